@@ -1,0 +1,193 @@
+"""Walk the paths, honour .gitignore files and excludes, classify each file by kind."""
+from __future__ import annotations
+
+import os
+import stat
+from collections.abc import Iterator, Sequence
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+import pathspec
+
+from auditor.parsing.manifest import manifest_flavour
+from auditor.types import SourceFile
+
+CUDA_SUFFIXES = {".cu", ".cuh"}
+CPP_SUFFIXES = {".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".hh", ".hxx", ".inl", ".inc", ".tpp"}
+ALWAYS_SKIPPED_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".tox", ".nox", ".mypy_cache",
+                       ".pytest_cache", ".ruff_cache", ".venv", "venv", ".eggs", "site-packages"}
+
+
+def classify(relative: str) -> str | None:
+    """The kind of a file from its path, or None when rocm-audit does not read it."""
+    path = PurePosixPath(relative)
+    name = path.name
+    lower = name.lower()
+    suffix = path.suffix.lower()
+    if suffix in CUDA_SUFFIXES:
+        return "cuda"
+    if suffix in CPP_SUFFIXES:
+        return "cpp"
+    if suffix in (".py", ".pyi"):
+        return "python"
+    if suffix == ".ipynb":
+        return "notebook"
+    if manifest_flavour(relative):
+        return "manifest"
+    if name == "CMakeLists.txt" or suffix == ".cmake" or name in ("Makefile", "GNUmakefile", "makefile") \
+            or suffix == ".mk":
+        return "build"
+    if lower.startswith("dockerfile") or lower.endswith((".dockerfile", ".containerfile")) \
+            or lower.startswith("containerfile") \
+            or (lower.startswith(("docker-compose", "compose")) and suffix in (".yml", ".yaml")):
+        return "container"
+    parts = path.parts
+    if (len(parts) >= 3 and parts[-3] == ".github" and parts[-2] == "workflows" and suffix in (".yml", ".yaml")) \
+            or lower == ".gitlab-ci.yml":
+        return "ci"
+    if suffix in (".sh", ".bash"):
+        return "shell"
+    return None
+
+
+@dataclass(frozen=True, slots=True)
+class Discovery:
+    files: tuple[SourceFile, ...]
+    errors: tuple[tuple[str, str], ...]
+    root: str
+
+
+def _spec(lines: Sequence[str]) -> pathspec.PathSpec:
+    return pathspec.GitIgnoreSpec.from_lines(lines)
+
+
+def _read_ignore(path: Path) -> list[str]:
+    try:
+        return path.read_text(encoding="utf-8", errors="replace").splitlines()
+    except OSError:
+        return []
+
+
+def common_root(paths: Sequence[Path]) -> Path:
+    resolved = [p.resolve() if p.exists() else p.absolute() for p in paths]
+    dirs = [p if p.is_dir() else p.parent for p in resolved]
+    return Path(os.path.commonpath([str(d) for d in dirs])) if dirs else Path.cwd()
+
+
+def discover(
+    paths: Sequence[Path],
+    root: Path,
+    excludes: Sequence[str] = (),
+    force_exclude: bool = False,
+    use_gitignore: bool = True,
+) -> Discovery:
+    exclude_spec = _spec(list(excludes))
+    found: dict[str, SourceFile] = {}
+    errors: list[tuple[str, str]] = []
+    for given in paths:
+        absolute = given.absolute()
+        if absolute.is_symlink() and not absolute.exists():
+            errors.append((_relative(absolute, root), "dangling symbolic link"))
+            continue
+        if absolute.is_dir():
+            for source in _walk(absolute, root, exclude_spec, use_gitignore, errors):
+                found.setdefault(source.path, source)
+        elif absolute.exists():
+            relative = _relative(absolute, root)
+            if force_exclude and (exclude_spec.match_file(relative) or _ignored_by_git(absolute, root)):
+                continue
+            kind = classify(relative)
+            if kind:
+                found.setdefault(relative, SourceFile(relative, str(absolute), kind))
+    return Discovery(tuple(sorted(found.values(), key=lambda s: s.path)), tuple(errors), str(root))
+
+
+def _relative(path: Path, root: Path) -> str:
+    try:
+        return path.resolve().relative_to(root.resolve()).as_posix() if not path.is_symlink() \
+            else path.absolute().relative_to(root.absolute()).as_posix()
+    except ValueError:
+        return path.as_posix()
+
+
+def _ignored_by_git(path: Path, root: Path) -> bool:
+    specs: list[tuple[Path, pathspec.PathSpec]] = []
+    current = root
+    rel_parts = path.relative_to(root).parts if path.is_relative_to(root) else ()
+    for part in ("",) + tuple(rel_parts[:-1]):
+        current = current / part if part else current
+        ignore = current / ".gitignore"
+        if ignore.is_file():
+            specs.append((current, _spec(_read_ignore(ignore))))
+    return any(spec.match_file(path.relative_to(base).as_posix()) for base, spec in specs)
+
+
+def _walk(
+    top: Path,
+    root: Path,
+    exclude_spec: pathspec.PathSpec,
+    use_gitignore: bool,
+    errors: list[tuple[str, str]],
+) -> Iterator[SourceFile]:
+    # stack of (directory, gitignore specs that apply: (base dir, spec))
+    inherited: list[tuple[Path, pathspec.PathSpec]] = []
+    if use_gitignore:
+        for parent in reversed([top, *top.parents]):
+            if parent != top and not parent.is_relative_to(root):
+                continue
+            ignore = parent / ".gitignore"
+            if parent != top and ignore.is_file():
+                inherited.append((parent, _spec(_read_ignore(ignore))))
+    stack: list[tuple[Path, list[tuple[Path, pathspec.PathSpec]]]] = [(top, inherited)]
+    while stack:
+        directory, specs = stack.pop()
+        if use_gitignore and (directory / ".gitignore").is_file():
+            specs = specs + [(directory, _spec(_read_ignore(directory / ".gitignore")))]
+        try:
+            entries = sorted(os.scandir(directory), key=lambda e: e.name)
+        except OSError as err:
+            errors.append((_relative(directory, root), f"cannot list directory: {err.strerror or err}"))
+            continue
+        subdirs = []
+        for entry in entries:
+            path = Path(entry.path)
+            relative = _relative(path, root)
+            try:
+                is_dir = entry.is_dir(follow_symlinks=False)
+                is_link = entry.is_symlink()
+            except OSError:
+                continue
+            if is_link:
+                continue  # never follow links: they may leave the root or loop
+            if _excluded(path, relative, is_dir, exclude_spec, specs):
+                continue
+            if is_dir:
+                if entry.name not in ALWAYS_SKIPPED_DIRS:
+                    subdirs.append(path)
+                continue
+            kind = classify(relative)
+            if kind is None:
+                continue
+            try:
+                mode = entry.stat(follow_symlinks=False).st_mode
+            except OSError as err:
+                errors.append((relative, f"cannot stat: {err.strerror or err}"))
+                continue
+            if not stat.S_ISREG(mode):
+                continue
+            yield SourceFile(relative, str(path), kind)
+        stack.extend((d, specs) for d in reversed(subdirs))
+
+
+def _excluded(path: Path, relative: str, is_dir: bool, exclude_spec, specs) -> bool:
+    suffix = "/" if is_dir else ""
+    if exclude_spec.match_file(relative + suffix):
+        return True
+    for base, spec in specs:
+        try:
+            inner = path.relative_to(base).as_posix()
+        except ValueError:
+            continue
+        if spec.match_file(inner + suffix):
+            return True
+    return False

@@ -1,0 +1,146 @@
+"""Effort range and verdicts from findings (design.md section 6). Pure functions."""
+from __future__ import annotations
+
+import tomllib
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass
+from functools import cache
+from pathlib import PurePosixPath
+
+from auditor.rulebook import rules_root
+from auditor.types import Component, Effort, Finding, Rule, Severity
+
+
+@dataclass(frozen=True, slots=True)
+class EffortModel:
+    hours_per_day: float
+    site_hours: dict[str, tuple[float, float]]
+    repeat_share: float
+    optional_dirs: frozenset[str]
+
+
+@cache
+def load_model() -> EffortModel:
+    data = tomllib.loads((rules_root() / "effort.toml").read_text(encoding="utf-8"))
+    return EffortModel(
+        hours_per_day=float(data["hours_per_day"]),
+        site_hours={k: (float(v[0]), float(v[1])) for k, v in data["site_hours"].items()},
+        repeat_share=float(data["repeat"]["share"]),
+        optional_dirs=frozenset(data["optional_paths"]["names"]),
+    )
+
+
+def in_optional_dir(path: str, model: EffortModel, within: str = "") -> bool:
+    inner = PurePosixPath(path).relative_to(within) if within and path.startswith(within + "/") else PurePosixPath(path)
+    return any(part.lower() in model.optional_dirs for part in inner.parts[:-1])
+
+
+def counts(finding: Finding) -> bool:
+    """Whether a finding is work on the path a default install uses."""
+    return not finding.guarded and not finding.optional and finding.severity > Severity.INFO
+
+
+def site_hours(findings: Sequence[Finding], rules: dict[str, Rule], model: EffortModel) -> list[tuple[float, float]]:
+    """Hours per finding, in order; repeats of an L/XL rule+subject cost only `repeat_share`."""
+    seen: set[tuple[str, str]] = set()
+    out = []
+    for finding in findings:
+        rule = rules.get(finding.rule_id)
+        if rule is None or finding.guarded or finding.severity == Severity.INFO:
+            out.append((0.0, 0.0))
+            continue
+        low, high = model.site_hours[rule.effort]
+        key = (rule.id, finding.subject)
+        if rule.effort in ("L", "XL") and key in seen:
+            low, high = low * model.repeat_share, high * model.repeat_share
+        seen.add(key)
+        out.append((low, high))
+    return out
+
+
+def estimate(findings: Sequence[Finding], rules: dict[str, Rule]) -> tuple[Effort, list[tuple[float, float]]]:
+    model = load_model()
+    hours = site_hours(findings, rules, model)
+    by_category: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for finding, (low, high) in zip(findings, hours):
+        if counts(finding):
+            by_category[rules[finding.rule_id].category][0] += low
+            by_category[rules[finding.rule_id].category][1] += high
+    day = model.hours_per_day
+    categories = tuple(
+        (cat, round(low / day, 1), round(high / day, 1)) for cat, (low, high) in sorted(by_category.items())
+    )
+    total_low = round(sum(v[0] for v in by_category.values()) / day, 1)
+    total_high = round(sum(v[1] for v in by_category.values()) / day, 1)
+    assumptions = (
+        f"{day:g} engineer-hours per day",
+        "per-site hours by effort class: "
+        + ", ".join(f"{k} {lo:g}-{hi:g} h" for k, (lo, hi) in model.site_hours.items()),
+        f"repeated L/XL sites of the same rule and subject cost {model.repeat_share:.0%} of the first",
+        "guarded, optional and info findings cost nothing",
+    )
+    return Effort(total_low, total_high, categories, assumptions), hours
+
+
+# ---------------------------------------------------------------- verdicts
+
+def verdict_of(findings: Iterable[Finding], rules: dict[str, Rule]) -> tuple[str, str]:
+    live = [f for f in findings if counts(f)]
+    critical = [f for f in live if f.severity == Severity.CRITICAL]
+    if critical:
+        return "blocked", "blocked: " + _describe(critical, rules, "no ROCm equivalent")
+    work = [f for f in live if f.severity >= Severity.MEDIUM]
+    if work:
+        return "needs-port", "needs-port: " + _describe(work, rules, "to change by hand")
+    low = [f for f in live if f.severity == Severity.LOW]
+    if low:
+        return "ready", f"ready: {len(low)} finding(s) left, all handled by HIPIFY or a rename"
+    return "ready", "ready: nothing on the default install path needs porting"
+
+
+def _describe(findings: list[Finding], rules: dict[str, Rule], tail: str) -> str:
+    by_subject: dict[str, set[str]] = defaultdict(set)
+    for f in sorted(findings, key=lambda f: (-f.severity, f.path)):
+        label = rules[f.rule_id].name if f.rule_id in rules else f.rule_id
+        by_subject[f"{label} ({f.subject})" if f.subject and f.subject not in label else label].add(f.path)
+    items = list(by_subject.items())
+    shown = "; ".join(
+        f"{label} in {sorted(paths)[0]}" + (f" and {len(paths) - 1} more file(s)" if len(paths) > 1 else "")
+        for label, paths in items[:3]
+    )
+    more = f"; and {len(items) - 3} more" if len(items) > 3 else ""
+    return f"{len(findings)} finding(s) {tail}: {shown}{more}"
+
+
+def component_of(path: str, component_paths: Sequence[str]) -> str:
+    best = "."
+    for comp in component_paths:
+        if comp != "." and (path == comp or path.startswith(comp + "/")) and len(comp) > len(best if best != "." else ""):
+            best = comp
+    return best
+
+
+def components(
+    findings: Sequence[Finding],
+    component_dirs: dict[str, bool],
+    rules: dict[str, Rule],
+) -> tuple[tuple[Component, ...], str, str]:
+    """Per-component verdicts, and the overall verdict from the components a default install uses."""
+    model = load_model()
+    paths = sorted(component_dirs)
+    grouped: dict[str, list[Finding]] = defaultdict(list)
+    for finding in findings:
+        grouped[component_of(finding.path, paths)].append(finding)
+    result = []
+    default_path: list[Finding] = []
+    for comp in paths:
+        optional = comp != "." and in_optional_dir(comp + "/x", model)
+        own = grouped.get(comp, [])
+        core = [f for f in own if not in_optional_dir(f.path, model, "" if comp == "." else comp)]
+        verdict, reason = verdict_of(core, rules)
+        result.append(Component(comp, verdict, component_dirs[comp], reason, optional))
+        if not optional:
+            default_path.extend(core)
+    overall, reason = verdict_of(default_path, rules)
+    return tuple(result), overall, reason

@@ -1,0 +1,143 @@
+"""CUDA/C++ engine: includes, identifiers, inline asm and tree-sitter queries, with preprocessor guards."""
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable
+from dataclasses import dataclass
+from functools import cache
+
+from auditor.engines import make_finding, snippet_of
+from auditor.parsing import cuda as ts_cuda
+from auditor.parsing.preproc import LineStates, PreprocFacts, line_states
+from auditor.rulebook import Rulebook
+from auditor.types import Finding, Rule, Span
+
+PTX_MNEMONIC = re.compile(r"(?<![\w%.])([a-z][a-z0-9_]*(?:\.[a-z0-9_:]+)*)")
+
+
+@dataclass(frozen=True)
+class _Index:
+    """The cuda rules of a rulebook, indexed for one pass over a tree's inventory."""
+
+    exact_ids: dict[str, tuple[Rule, ...]]
+    glob_ids: tuple[tuple[re.Pattern, Rule], ...]
+    qualified: tuple[tuple[str, Rule], ...]
+    includes: tuple[tuple[str, Rule], ...]
+    asm: tuple[tuple[re.Pattern, Rule], ...]
+    queries: tuple[Rule, ...]
+
+
+@cache
+def _index(rules: tuple[Rule, ...]) -> _Index:
+    exact: dict[str, list[Rule]] = {}
+    globs, qualified, includes, asm, queries = [], [], [], [], []
+    for rule in rules:
+        m = rule.match
+        for pattern in m.get("identifiers", ()):
+            if "::" in pattern:
+                qualified.append((pattern, rule))
+            elif any(ch in pattern for ch in "*?["):
+                globs.append((re.compile(fnmatch.translate(pattern)), rule))
+            else:
+                exact.setdefault(pattern, []).append(rule)
+        includes.extend((pattern, rule) for pattern in m.get("includes", ()))
+        if "asm" in m:
+            asm.append((re.compile(m["asm"]), rule))
+        if "query" in m:
+            queries.append(rule)
+    return _Index(
+        {k: tuple(v) for k, v in exact.items()}, tuple(globs), tuple(qualified), tuple(includes),
+        tuple(asm), tuple(queries),
+    )
+
+
+def _qualified_matches(pattern: str, text: str) -> bool:
+    text = re.sub(r"<.*", "", "".join(text.split()))
+    if any(ch in pattern for ch in "*?["):
+        return fnmatch.fnmatchcase(text, pattern)
+    return text == pattern or text.startswith(pattern + "::")
+
+
+def _mnemonic_at(template: str, start: int) -> str:
+    m = PTX_MNEMONIC.search(template, start)
+    return m.group(1) if m else template[start:start + 24]
+
+
+def scan_cuda(
+    tree: ts_cuda.CudaTree,
+    rulebook: Rulebook,
+    path: str,
+    kind: str,
+    lines: list[str],
+    line_offset: int = 0,
+    states: LineStates | None = None,
+) -> list[Finding]:
+    rules = tuple(r for r in rulebook.family("cuda") if kind in r.match.get("files", ("cuda", "cpp")))
+    if not rules:
+        return []
+    index = _index(rules)
+    if states is None:
+        states = line_states(tree.source.decode("utf-8", "replace"), PreprocFacts.from_guards(rulebook.guards))
+    raw: list[tuple[Rule, int, int, int, str]] = []
+
+    def hit(rule: Rule, node, subject: str) -> None:
+        line, col, end = ts_cuda.position(node)
+        raw.append((rule, line, None if line_offset else col, end, subject))
+
+    inventory = ts_cuda.inventory(tree)
+    for node in inventory.get("include", ()):
+        header = ts_cuda.string_content(node) if node.type == "string_literal" else ts_cuda.text(node)[1:-1]
+        for pattern, rule in index.includes:
+            if fnmatch.fnmatchcase(header, pattern):
+                hit(rule, node, header)
+    if index.exact_ids or index.glob_ids:
+        for node in inventory.get("id", ()):
+            name = ts_cuda.text(node)
+            for rule in index.exact_ids.get(name, ()):
+                hit(rule, node, name)
+            for regex, rule in index.glob_ids:
+                if regex.match(name):
+                    hit(rule, node, name)
+    if index.qualified:
+        for node in inventory.get("qualified", ()):
+            if node.parent is not None and node.parent.type == "qualified_identifier":
+                continue  # only the outermost name: `a::b::c`, not its `b::c`
+            text = ts_cuda.text(node)
+            for pattern, rule in index.qualified:
+                if _qualified_matches(pattern, text):
+                    hit(rule, node, pattern)
+    for node in inventory.get("asm", ()):
+        template = ts_cuda.string_content(node)
+        for regex, rule in index.asm:
+            m = regex.search(template)
+            if m:
+                hit(rule, node, _mnemonic_at(template, m.start()))
+    for rule in index.queries:
+        for node in ts_cuda.hits(rule.match["query"], tree):
+            hit(rule, node, " ".join(ts_cuda.text(node).split())[:80])
+    return _findings(raw, states, path, lines, line_offset)
+
+
+def _findings(
+    raw: Iterable[tuple[Rule, int, int | None, int, str]],
+    states: LineStates,
+    path: str,
+    lines: list[str],
+    line_offset: int,
+) -> list[Finding]:
+    seen: set[tuple[str, int, str]] = set()
+    out: list[Finding] = []
+    for rule, line, col, end, subject in raw:
+        if line in states.dead:
+            continue
+        key = (rule.id, line, subject)
+        if key in seen:
+            continue
+        seen.add(key)
+        file_line = line + line_offset
+        out.append(make_finding(
+            rule, path, Span(file_line, col, end + line_offset), subject, snippet_of(lines, file_line),
+            guarded=line in states.excluded,
+        ))
+    return out

@@ -1,0 +1,152 @@
+"""Match declared requirements, index URLs and imports against the dependency rules."""
+from __future__ import annotations
+
+import fnmatch
+import re
+from collections.abc import Iterable, Iterator
+from dataclasses import dataclass
+from functools import cache
+
+from packaging.requirements import InvalidRequirement, Requirement
+from packaging.specifiers import SpecifierSet
+from packaging.utils import canonicalize_name
+from packaging.version import InvalidVersion, Version
+
+from auditor.engines import make_finding
+from auditor.types import Finding, Rule, Span
+
+NAME_ONLY = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?")
+
+
+@dataclass(frozen=True, slots=True)
+class Declared:
+    """One requirement as written in a manifest."""
+
+    text: str
+    line: int | None
+    optional: bool = False
+    where: str = ""       # e.g. "extra 'hopper'", shown with the finding
+
+
+@dataclass(frozen=True, slots=True)
+class ParsedRequirement:
+    name: str              # canonical
+    extras: frozenset[str]
+    specifier: SpecifierSet
+    local_labels: tuple[str, ...]
+
+
+def parse_requirement(text: str) -> ParsedRequirement | None:
+    text = text.strip()
+    if not text or text.startswith(("-", "#", "git+", "http:", "https:", "file:", ".", "/")):
+        return _from_url(text)
+    try:
+        req = Requirement(text)
+    except InvalidRequirement:
+        return _loose(text)
+    labels = tuple(
+        spec.version.split("+", 1)[1] for spec in req.specifier if "+" in spec.version
+    )
+    return ParsedRequirement(canonicalize_name(req.name), frozenset(req.extras), req.specifier, labels)
+
+
+def _from_url(text: str) -> ParsedRequirement | None:
+    """`pkg @ url` is handled by packaging; a bare VCS URL may name the package in #egg=."""
+    m = re.search(r"#egg=([A-Za-z0-9._-]+)", text)
+    if m:
+        return ParsedRequirement(canonicalize_name(m.group(1)), frozenset(), SpecifierSet(), ())
+    return None
+
+
+def _loose(text: str) -> ParsedRequirement | None:
+    """Conda specs (`cudatoolkit=11.8`, `pytorch::pytorch-cuda=12.1`) and other near-PEP 508 text."""
+    text = text.split("::", 1)[-1]
+    m = NAME_ONLY.match(text)
+    if not m:
+        return None
+    extras = frozenset(e.strip() for e in (m.group(2) or "[]")[1:-1].split(",") if e.strip())
+    version = re.search(r"[=<>~!]=?\s*([0-9][^,\s;]*)", text[m.end():])
+    labels = (version.group(1).split("+", 1)[1],) if version and "+" in version.group(1) else ()
+    return ParsedRequirement(canonicalize_name(m.group(1)), extras, SpecifierSet(), labels)
+
+
+def pin_upper(spec: SpecifierSet) -> Version | None:
+    """The highest version a requirement can resolve to, when it names one."""
+    best: Version | None = None
+    for item in spec:
+        if item.operator in ("==", "===", "~=", "<", "<="):
+            try:
+                version = Version(item.version.split("+", 1)[0].rstrip(".*"))
+            except InvalidVersion:
+                continue
+            best = version if best is None or version < best else best
+    return best
+
+
+@cache
+def _name_pattern(pattern: str) -> re.Pattern:
+    return re.compile(fnmatch.translate(canonicalize_name(pattern.replace("*", "x7x")).replace("x7x", "*")))
+
+
+def _names_match(patterns: Iterable[str], name: str) -> bool:
+    return any(_name_pattern(p).match(name) for p in patterns)
+
+
+def match_requirement(rule: Rule, req: ParsedRequirement) -> str | None:
+    """The subject when the rule applies to this requirement, else None."""
+    m = rule.match
+    if "pypi" in m and _names_match(m["pypi"], req.name):
+        if "extras" in m and not any(fnmatch.fnmatch(e.lower(), p) for e in req.extras for p in m["extras"]):
+            return None
+        if "versions" in m:
+            pinned = pin_upper(req.specifier)
+            if pinned is None or pinned not in SpecifierSet(m["versions"]):
+                return None
+        return req.name
+    if "local_version" in m:
+        for label in req.local_labels:
+            if re.search(m["local_version"], label):
+                return f"{req.name}+{label}"
+    return None
+
+
+def requirement_findings(
+    rules: Iterable[Rule], declared: Iterable[Declared], path: str, lines: list[str]
+) -> Iterator[Finding]:
+    from auditor.engines import snippet_of
+
+    rules = [r for r in rules if {"pypi", "local_version"} & set(r.match)]
+    for item in declared:
+        req = parse_requirement(item.text)
+        if req is None:
+            continue
+        for rule in rules:
+            subject = match_requirement(rule, req)
+            if subject:
+                span = Span(item.line, None, item.line)
+                detail = f"declared in {item.where}" if item.where else ""
+                yield make_finding(
+                    rule, path, span, subject, snippet_of(lines, item.line) or item.text,
+                    optional=item.optional, detail=detail,
+                )
+
+
+def url_findings(
+    rules: Iterable[Rule], urls: Iterable[tuple[str, int | None]], path: str, lines: list[str]
+) -> Iterator[Finding]:
+    from auditor.engines import snippet_of
+
+    rules = [r for r in rules if "index_url" in r.match]
+    for url, line in urls:
+        for rule in rules:
+            if re.search(rule.match["index_url"], url):
+                yield make_finding(rule, path, Span(line, None, line), url, snippet_of(lines, line) or url)
+
+
+def import_rule_for(rules: Iterable[Rule], module: str) -> Iterator[tuple[Rule, str]]:
+    """Rules whose `imports` cover this module path (the module itself or a parent of it)."""
+    for rule in rules:
+        for wanted in rule.match.get("imports", ()):
+            if module == wanted or module.startswith(wanted + "."):
+                yield rule, wanted
+                break

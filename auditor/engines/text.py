@@ -1,0 +1,47 @@
+"""Text engine: comment-stripped lines of build, container, CI and shell files."""
+from __future__ import annotations
+
+import re
+from functools import cache
+
+from auditor.engines import make_finding, snippet_of
+from auditor.rulebook import Rulebook
+from auditor.types import Finding, Rule, Span
+
+HASH_COMMENT = re.compile(r"(?:^|\s)#.*$")
+
+
+@cache
+def _compiled(pattern: str) -> re.Pattern:
+    return re.compile(pattern)
+
+
+def code_lines(text: str, kind: str) -> list[str]:
+    """Lines with `#` comments blanked (every kind we read uses `#`), numbering kept."""
+    out = []
+    for line in text.splitlines():
+        stripped = line.lstrip()
+        if stripped.startswith("#!") and not out:
+            out.append("")
+        elif stripped.startswith("#"):
+            out.append("")
+        else:
+            out.append(HASH_COMMENT.sub("", line) if "#" in line else line)
+    return out
+
+
+def scan_text(text: str, rulebook: Rulebook, path: str, kind: str, lines: list[str]) -> list[Finding]:
+    rules: list[Rule] = [r for r in rulebook.family("text") if kind in r.match["files"]]
+    if not rules:
+        return []
+    findings: list[Finding] = []
+    for number, line in enumerate(code_lines(text, kind), start=1):
+        if not line.strip():
+            continue
+        for rule in rules:
+            m = _compiled(rule.match["lines"]).search(line)
+            if m:
+                subject = " ".join(m.group(0).split())
+                span = Span(number, m.start() + 1, number)
+                findings.append(make_finding(rule, path, span, subject, snippet_of(lines, number)))
+    return findings

@@ -1,0 +1,70 @@
+"""The only module that imports tree-sitter: parse CUDA, C and C++ with the tree-sitter-cuda grammar."""
+from __future__ import annotations
+
+from collections.abc import Iterator
+from dataclasses import dataclass
+from functools import cache
+
+import tree_sitter as ts
+import tree_sitter_cuda
+
+CUDA = ts.Language(tree_sitter_cuda.language())
+
+# One pass collects everything the table-driven matchers look at.
+INVENTORY_QUERY = """
+(preproc_include path: (_) @include)
+(gnu_asm_expression assembly_code: (_) @asm)
+(identifier) @id
+(type_identifier) @id
+(field_identifier) @id
+(namespace_identifier) @id
+(qualified_identifier) @qualified
+"""
+
+
+@dataclass(frozen=True, slots=True)
+class CudaTree:
+    tree: ts.Tree
+    source: bytes
+
+    @property
+    def partial(self) -> bool:
+        return self.tree.root_node.has_error
+
+
+def parse(source: bytes) -> CudaTree:
+    return CudaTree(ts.Parser(CUDA).parse(source), source)
+
+
+@cache
+def compile_query(source: str) -> ts.Query:
+    return ts.Query(CUDA, source)
+
+
+def captures(query_source: str, tree: CudaTree) -> dict[str, list[ts.Node]]:
+    return ts.QueryCursor(compile_query(query_source)).captures(tree.tree.root_node)
+
+
+def hits(query_source: str, tree: CudaTree, capture: str = "hit") -> Iterator[ts.Node]:
+    for _pattern, found in ts.QueryCursor(compile_query(query_source)).matches(tree.tree.root_node):
+        yield from found.get(capture, ())
+
+
+def inventory(tree: CudaTree) -> dict[str, list[ts.Node]]:
+    return captures(INVENTORY_QUERY, tree)
+
+
+def text(node: ts.Node) -> str:
+    return node.text.decode("utf-8", "replace") if node.text is not None else ""
+
+
+def string_content(node: ts.Node) -> str:
+    """The characters of a string literal or a concatenation of them, quotes removed."""
+    if node.type == "string_content":
+        return text(node)
+    return "".join(string_content(child) for child in node.children if child.type != '"')
+
+
+def position(node: ts.Node) -> tuple[int, int, int]:
+    """1-based (line, column, end line)."""
+    return node.start_point[0] + 1, node.start_point[1] + 1, node.end_point[0] + 1

@@ -1,0 +1,251 @@
+"""Which lines a ROCm build compiles: a line-based reading of #if/#ifdef/#elif/#else/#endif.
+
+Line-based on purpose: it does not depend on tree-sitter placing a directive around whole
+constructs, which it cannot do when a branch splits a statement.
+"""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+
+DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b(.*)$")
+TOKEN = re.compile(
+    r"\s*(?:(?P<num>0[xX][0-9a-fA-F]+|\d+)[uUlL]*|(?P<id>[A-Za-z_]\w*)|"
+    r"(?P<op>&&|\|\||==|!=|<=|>=|<<|>>|[()!<>+\-*/%&|^~?:,]))"
+)
+COMMENT = re.compile(r"//.*$|/\*.*?\*/")
+
+Tri = bool | None  # True, False or unknown
+
+
+@dataclass(frozen=True, slots=True)
+class PreprocFacts:
+    rocm_defined: frozenset[str]
+    rocm_version_macros: frozenset[str]
+    cuda_only_defined: frozenset[str]
+
+    @classmethod
+    def from_guards(cls, guards: dict) -> "PreprocFacts":
+        section = guards.get("preprocessor", {})
+        return cls(
+            frozenset(section.get("rocm_defined", ())),
+            frozenset(section.get("rocm_version_macros", ())),
+            frozenset(section.get("cuda_only_defined", ())),
+        )
+
+    def defined(self, name: str) -> Tri:
+        if name in self.rocm_defined or name in self.rocm_version_macros:
+            return True
+        if name in self.cuda_only_defined:
+            return False
+        return None
+
+    def value(self, name: str) -> int | None:
+        if name in self.rocm_defined:
+            return 1
+        if name in self.cuda_only_defined:
+            return 0
+        return None
+
+
+class _Expr:
+    """Pratt parser over #if expressions; values are ints or None (unknown)."""
+
+    BINARY = {
+        "||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6,
+        "<": 7, ">": 7, "<=": 7, ">=": 7, "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10,
+    }
+
+    def __init__(self, text: str, facts: PreprocFacts):
+        self.tokens: list[tuple[str, str]] = []
+        pos = 0
+        while pos < len(text):
+            m = TOKEN.match(text, pos)
+            if not m:
+                if text[pos:].strip():
+                    raise ValueError(text)
+                break
+            pos = m.end()
+            kind = m.lastgroup or "op"
+            self.tokens.append((kind, m.group(kind)))
+        self.i = 0
+        self.facts = facts
+        self.literal_only = all(kind != "id" for kind, _ in self.tokens)
+
+    def peek(self) -> tuple[str, str] | None:
+        return self.tokens[self.i] if self.i < len(self.tokens) else None
+
+    def take(self) -> tuple[str, str]:
+        tok = self.peek()
+        if tok is None:
+            raise ValueError("unexpected end")
+        self.i += 1
+        return tok
+
+    def parse(self, min_prec: int = 0) -> int | None:
+        left = self.unary()
+        while (tok := self.peek()) and tok[0] == "op":
+            if tok[1] == "?":
+                self.take()
+                yes = self.parse()
+                if self.take()[1] != ":":
+                    raise ValueError("expected ':'")
+                no = self.parse()
+                left = None if left is None else (yes if left else no)
+                continue
+            prec = self.BINARY.get(tok[1])
+            if prec is None or prec < min_prec:
+                break
+            self.take()
+            right = self.parse(prec + 1)
+            left = _apply(tok[1], left, right)
+        return left
+
+    def unary(self) -> int | None:
+        kind, text = self.take()
+        if kind == "num":
+            return int(text, 16) if text.lower().startswith("0x") else int(text)
+        if kind == "id":
+            if text == "defined":
+                paren = self.peek() == ("op", "(")
+                if paren:
+                    self.take()
+                _, name = self.take()
+                if paren:
+                    self.take()
+                known = self.facts.defined(name)
+                return None if known is None else int(known)
+            if self.peek() == ("op", "("):  # function-like macro: value unknown
+                depth = 0
+                while tok := self.peek():
+                    self.take()
+                    depth += {"(": 1, ")": -1}.get(tok[1], 0) if tok[0] == "op" else 0
+                    if depth == 0:
+                        break
+                return None
+            return self.facts.value(text)
+        if text == "(":
+            value = self.parse()
+            self.take()
+            return value
+        operand = self.unary()
+        if operand is None:
+            return None
+        return {"!": int(not operand), "-": -operand, "+": operand, "~": ~operand}.get(text)
+
+
+def _apply(op: str, a: int | None, b: int | None) -> int | None:
+    if op == "&&":
+        if a == 0 or b == 0:
+            return 0
+        return None if a is None or b is None else 1
+    if op == "||":
+        if (a is not None and a != 0) or (b is not None and b != 0):
+            return 1
+        return None if a is None or b is None else 0
+    if a is None or b is None:
+        return None
+    if op in ("/", "%") and b == 0:
+        return None
+    return {
+        "|": a | b, "^": a ^ b, "&": a & b, "==": int(a == b), "!=": int(a != b), "<": int(a < b),
+        ">": int(a > b), "<=": int(a <= b), ">=": int(a >= b), "<<": a << min(b, 64), ">>": a >> min(b, 64),
+        "+": a + b, "-": a - b, "*": a * b, "/": int(a / b), "%": a % b,
+    }[op]
+
+
+def _truth(value: int | None) -> Tri:
+    return None if value is None else value != 0
+
+
+def evaluate(condition: str, facts: PreprocFacts) -> tuple[Tri, bool]:
+    """(truth under ROCm, whether the condition names no macro at all, e.g. `#if 0`)."""
+    try:
+        expr = _Expr(COMMENT.sub(" ", condition), facts)
+        value = expr.parse()
+        return _truth(value), expr.literal_only
+    except (ValueError, IndexError, OverflowError):
+        return None, False
+
+
+def _not(t: Tri) -> Tri:
+    return None if t is None else not t
+
+
+def _and(a: Tri, b: Tri) -> Tri:
+    if a is False or b is False:
+        return False
+    return None if a is None or b is None else True
+
+
+def _or(a: Tri, b: Tri) -> Tri:
+    if a is True or b is True:
+        return True
+    return None if a is None or b is None else False
+
+
+@dataclass(frozen=True, slots=True)
+class LineStates:
+    """Per 1-based line: 'rocm-excluded' (CUDA-only branch), 'dead' (`#if 0`), or compiled."""
+
+    excluded: frozenset[int]
+    dead: frozenset[int]
+
+
+def _logical_lines(text: str):
+    """Yield (first line number, joined text, number of physical lines) honouring backslash continuations."""
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        start = i
+        joined = lines[i]
+        while joined.endswith("\\") and i + 1 < len(lines):
+            i += 1
+            joined = joined[:-1] + " " + lines[i]
+        yield start + 1, joined, i - start + 1
+        i += 1
+
+
+def line_states(text: str, facts: PreprocFacts) -> LineStates:
+    if "#" not in text:
+        return LineStates(frozenset(), frozenset())
+    # stack of [current branch truth, any earlier branch taken, dead]
+    stack: list[list] = []
+    excluded: set[int] = set()
+    dead: set[int] = set()
+    for number, line, span in _logical_lines(text):
+        m = DIRECTIVE.match(line)
+        if m:
+            word, rest = m.group(1), m.group(2).strip()
+            if word in ("if", "ifdef", "ifndef"):
+                truth, is_dead = _condition(word, rest, facts)
+                stack.append([truth, truth, is_dead and truth is False])
+            elif word in ("elif", "elifdef", "elifndef") and stack:
+                truth, _ = _condition(word.replace("el", "", 1), rest, facts)
+                top = stack[-1]
+                top[0] = _and(_not(top[1]), truth)
+                top[1] = _or(top[1], truth)
+                top[2] = False
+            elif word == "else" and stack:
+                top = stack[-1]
+                top[0] = _not(top[1])
+                top[2] = False
+            elif word == "endif" and stack:
+                stack.pop()
+            continue
+        if not stack:
+            continue
+        lines = range(number, number + span)
+        if any(entry[2] for entry in stack):
+            dead.update(lines)
+        elif any(entry[0] is False for entry in stack):
+            excluded.update(lines)
+    return LineStates(frozenset(excluded), frozenset(dead))
+
+
+def _condition(word: str, rest: str, facts: PreprocFacts) -> tuple[Tri, bool]:
+    if word in ("ifdef", "ifndef"):
+        name = rest.split()[0] if rest.split() else ""
+        known = facts.defined(name)
+        return (known if word == "ifdef" else _not(known)), False
+    return evaluate(rest, facts)

@@ -1,0 +1,87 @@
+"""Report -> JSON (design.md section 4). The schema file in auditor/schema/ is the contract's test."""
+from __future__ import annotations
+
+import json
+
+from auditor import __version__
+from auditor.types import CATEGORIES, Report, Severity
+
+SCHEMA_VERSION = 1
+
+
+def finding_dict(report: Report, index: int) -> dict:
+    f = report.findings[index]
+    rule = report.rules.get(f.rule_id)
+    low, high = report.site_hours[index] if index < len(report.site_hours) else (0.0, 0.0)
+    message = f"{f.message} ({f.detail})" if f.detail else f.message
+    return {
+        "rule": f.rule_id,
+        "name": rule.name if rule else f.rule_id,
+        "category": rule.category if rule else "other",
+        "severity": f.severity.label,
+        "path": f.path,
+        "line": f.span.line,
+        "column": f.span.column,
+        "end_line": f.span.end_line,
+        "message": message,
+        "snippet": f.snippet,
+        "rocm_alternative": rule.rocm_alternative if rule else None,
+        "guarded": f.guarded,
+        "new": None,
+        "fingerprint": f.fingerprint,
+        "effort_hours": [round(low, 2), round(high, 2)],
+        "subject": f.subject,
+        "optional": f.optional,
+    }
+
+
+def report_dict(report: Report) -> dict:
+    by_severity = {s.label: 0 for s in sorted(Severity, reverse=True)}
+    by_category = {c: 0 for c in CATEGORIES}
+    for f in report.findings:
+        by_severity[f.severity.label] += 1
+        rule = report.rules.get(f.rule_id)
+        by_category[rule.category if rule else "other"] += 1
+    cov = report.coverage
+    return {
+        "schema_version": SCHEMA_VERSION,
+        "tool": {"name": "rocm-audit", "version": __version__},
+        "root": report.root,
+        "summary": {
+            "files_scanned": len(report.results),
+            "files_partial": sum(1 for r in report.results if r.partial),
+            "files_failed": sum(1 for r in report.results if r.error),
+            "findings": len(report.findings),
+            "by_severity": by_severity,
+            "by_category": by_category,
+            "verdict": report.verdict,
+            "verdict_reason": report.verdict_reason,
+            "suppressed": report.suppressed,
+        },
+        "components": [
+            {"path": c.path, "verdict": c.verdict, "rocm_build": c.rocm_build, "reason": c.reason,
+             "optional": c.optional}
+            for c in report.components
+        ],
+        "findings": [finding_dict(report, i) for i in range(len(report.findings))],
+        "coverage": {
+            "total": {"converted_refs": cov.converted, "unconverted_refs": cov.unconverted, "percent": cov.percent},
+            "files": [
+                {"path": path, "converted_refs": conv, "unconverted_refs": unconv,
+                 "percent": 100.0 if conv + unconv == 0 else round(100.0 * conv / (conv + unconv), 1)}
+                for path, conv, unconv in cov.files
+            ],
+            "unconverted": [{"name": name, "count": count} for name, count in cov.unconverted_names],
+        },
+        "effort": {
+            "low_days": report.effort.low_days,
+            "high_days": report.effort.high_days,
+            "by_category": {cat: [low, high] for cat, low, high in report.effort.by_category},
+            "assumptions": list(report.effort.assumptions),
+        },
+        "errors": [{"path": path, "message": message} for path, message in report.errors],
+    }
+
+
+def render_json(report: Report) -> str:
+    return json.dumps(report_dict(report), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,222 @@
+"""Load, validate and index the rule files under `rules/` (shipped as `auditor.rules`)."""
+from __future__ import annotations
+
+import fnmatch
+import hashlib
+import importlib.resources
+import re
+import tomllib
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, field
+from functools import cached_property
+from pathlib import Path
+
+from auditor.types import CATEGORIES, EFFORT_CLASSES, Rule, Severity
+
+COMMON_FIELDS = {
+    "id", "name", "category", "severity", "message", "rocm_alternative", "effort", "docs", "flag", "ok",
+}
+MATCHERS: dict[str, tuple[set[str], set[str]]] = {
+    # family: (primary keys, modifier keys)
+    "dependency": ({"pypi", "imports", "local_version", "index_url"}, {"extras", "versions"}),
+    "python": ({"calls", "names", "strings"}, {"contexts", "keywords", "in_calls", "files"}),
+    "cuda": ({"includes", "identifiers", "asm", "query"}, {"files"}),
+    "text": ({"lines"}, {"files"}),
+}
+PYTHON_CONTEXTS = {"compare", "argument", "attribute", "call", "test", "other"}
+TEXT_KINDS = {"build", "container", "ci", "shell"}
+DEFAULT_EXAMPLE_FILE = {
+    "dependency": "example.py",
+    "python": "example.py",
+    "cuda": "example.cu",
+    "build": "CMakeLists.txt",
+    "container": "Dockerfile",
+    "ci": ".github/workflows/ci.yml",
+    "shell": "run.sh",
+}
+ID_PATTERN = re.compile(r"^RA\d{3}$")
+NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+
+class RuleError(ValueError):
+    """A rule file is malformed; the message names the file and the rule."""
+
+
+@dataclass(frozen=True, slots=True)
+class Example:
+    file: str
+    code: str
+
+
+def rules_root() -> Path:
+    return Path(str(importlib.resources.files("auditor.rules")))
+
+
+def _example(item: object, default_file: str, where: str) -> Example:
+    if isinstance(item, str):
+        return Example(default_file, item)
+    if isinstance(item, dict) and set(item) == {"file", "code"}:
+        return Example(str(item["file"]), str(item["code"]))
+    raise RuleError(f"{where}: an example is a string or {{file = ..., code = ...}}, got {item!r}")
+
+
+def _matcher_family(raw: dict, where: str) -> str:
+    extra = set(raw) - COMMON_FIELDS
+    families = [name for name, (primary, _) in MATCHERS.items() if extra & primary]
+    if len(families) != 1:
+        raise RuleError(f"{where}: needs exactly one matcher family, found {families or 'none'}")
+    family = families[0]
+    primary, modifiers = MATCHERS[family]
+    unknown = extra - primary - modifiers
+    if unknown:
+        raise RuleError(f"{where}: unknown field(s) {sorted(unknown)} for a {family} rule")
+    return family
+
+
+def _validate_match(family: str, match: dict, where: str) -> None:
+    for key in ("lines", "asm", "strings", "local_version", "index_url"):
+        if key in match:
+            try:
+                re.compile(match[key])
+            except re.error as err:
+                raise RuleError(f"{where}: {key} is not a valid regex: {err}") from None
+    if family == "python" and "contexts" in match and not set(match["contexts"]) <= PYTHON_CONTEXTS:
+        raise RuleError(f"{where}: contexts must be among {sorted(PYTHON_CONTEXTS)}")
+    if family == "text" and not set(match.get("files", ())) <= TEXT_KINDS | {""} or (
+        family == "text" and not match.get("files")
+    ):
+        raise RuleError(f"{where}: a text rule needs files = a subset of {sorted(TEXT_KINDS)}")
+    if family == "cuda" and not set(match.get("files", ["cuda"])) <= {"cuda", "cpp"}:
+        raise RuleError(f"{where}: files of a cuda rule are 'cuda' and/or 'cpp'")
+    if family == "dependency" and "versions" in match:
+        from packaging.specifiers import InvalidSpecifier, SpecifierSet
+
+        try:
+            SpecifierSet(match["versions"])
+        except InvalidSpecifier as err:
+            raise RuleError(f"{where}: versions: {err}") from None
+    if family == "cuda" and "query" in match:
+        from auditor.parsing.cuda import compile_query
+
+        try:
+            compile_query(match["query"])
+        except Exception as err:  # tree-sitter raises several types for a bad query
+            raise RuleError(f"{where}: query does not compile: {err}") from None
+
+
+def parse_rule(raw: dict, source_file: str) -> Rule:
+    where = f"{source_file}: rule {raw.get('id', '?')}"
+    missing = {"id", "name", "category", "severity", "message", "effort", "docs", "flag", "ok"} - set(raw)
+    if missing:
+        raise RuleError(f"{where}: missing field(s) {sorted(missing)}")
+    if not ID_PATTERN.match(raw["id"]):
+        raise RuleError(f"{where}: id must be RA followed by three digits")
+    if not NAME_PATTERN.match(raw["name"]):
+        raise RuleError(f"{where}: name must be a kebab-case slug")
+    if raw["category"] not in CATEGORIES:
+        raise RuleError(f"{where}: unknown category {raw['category']!r}")
+    if raw["effort"] not in EFFORT_CLASSES:
+        raise RuleError(f"{where}: effort must be one of {EFFORT_CLASSES}")
+    try:
+        severity = Severity.parse(raw["severity"])
+    except ValueError as err:
+        raise RuleError(f"{where}: {err}") from None
+    family = _matcher_family(raw, where)
+    match = {k: v for k, v in raw.items() if k not in COMMON_FIELDS}
+    _validate_match(family, match, where)
+    example_kind = family if family != "text" else match["files"][0]
+    default_file = DEFAULT_EXAMPLE_FILE[example_kind]
+    flag = tuple(_example(item, default_file, where) for item in raw["flag"])
+    ok = tuple(_example(item, default_file, where) for item in raw["ok"])
+    if not flag or not ok:
+        raise RuleError(f"{where}: needs at least one flag and one ok example")
+    return Rule(
+        id=raw["id"],
+        name=raw["name"],
+        category=raw["category"],
+        severity=severity,
+        message=raw["message"].strip(),
+        rocm_alternative=(raw.get("rocm_alternative") or None),
+        effort=raw["effort"],
+        docs=raw["docs"].strip(),
+        matcher=family,
+        match=match,
+        flag=flag,
+        ok=ok,
+        example_kind=example_kind,
+        source_file=source_file,
+    )
+
+
+@dataclass(frozen=True)
+class Rulebook:
+    rules: tuple[Rule, ...]
+    digest: str = ""
+    guards: dict = field(default_factory=dict)
+
+    def by_id(self) -> dict[str, Rule]:
+        return {rule.id: rule for rule in self.rules}
+
+    def family(self, name: str) -> tuple[Rule, ...]:
+        return self._families.get(name, ())
+
+    @cached_property
+    def _families(self) -> dict[str, tuple[Rule, ...]]:
+        grouped: dict[str, list[Rule]] = {}
+        for rule in self.rules:
+            grouped.setdefault(rule.matcher, []).append(rule)
+        return {k: tuple(v) for k, v in grouped.items()}
+
+    def select(self, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> "Rulebook":
+        def chosen(rule: Rule) -> bool:
+            picked = not select or any(_id_matches(rule, s) for s in select)
+            return picked and not any(_id_matches(rule, s) for s in ignore)
+
+        kept = tuple(rule for rule in self.rules if chosen(rule))
+        return Rulebook(kept, _digest(kept, self.guards), self.guards)
+
+
+def _id_matches(rule: Rule, pattern: str) -> bool:
+    pattern = pattern.strip()
+    return rule.id.startswith(pattern.upper()) or rule.name == pattern or fnmatch.fnmatch(rule.id, pattern)
+
+
+def _digest(rules: Iterable[Rule], guards: dict) -> str:
+    h = hashlib.blake2b(digest_size=12)
+    for rule in rules:
+        h.update(repr((rule.id, rule.severity, rule.category, sorted(rule.match.items()))).encode())
+    h.update(repr(sorted(guards.items())).encode())
+    return h.hexdigest()
+
+
+def _rule_files(root: Path) -> list[Path]:
+    return sorted(p for p in root.rglob("*.toml") if p.name not in {"guards.toml", "effort.toml"})
+
+
+def load_rulebook(root: Path | None = None) -> Rulebook:
+    root = root or rules_root()
+    rules: list[Rule] = []
+    for path in _rule_files(root):
+        relative = path.relative_to(root).as_posix()
+        try:
+            data = tomllib.loads(path.read_text(encoding="utf-8"))
+        except tomllib.TOMLDecodeError as err:
+            raise RuleError(f"{relative}: {err}") from None
+        unknown = set(data) - {"rule"}
+        if unknown:
+            raise RuleError(f"{relative}: unknown top-level key(s) {sorted(unknown)}")
+        rules.extend(parse_rule(raw, relative) for raw in data.get("rule", []))
+    _check_unique(rules)
+    guards = tomllib.loads((root / "guards.toml").read_text(encoding="utf-8"))
+    ordered = tuple(sorted(rules, key=lambda r: r.id))
+    return Rulebook(ordered, _digest(ordered, guards), guards)
+
+
+def _check_unique(rules: list[Rule]) -> None:
+    seen_ids: dict[str, str] = {}
+    seen_names: dict[str, str] = {}
+    for rule in rules:
+        for key, seen in ((rule.id, seen_ids), (rule.name, seen_names)):
+            if key in seen:
+                raise RuleError(f"{rule.source_file}: duplicate {key!r} (also in {seen[key]})")
+            seen[key] = rule.source_file

@@ -1,0 +1,234 @@
+"""scan_file: read once, parse once, run the engines for the file's kind. Never raises."""
+from __future__ import annotations
+
+import codecs
+import re
+from pathlib import Path, PurePosixPath
+
+from auditor.engines import make_finding  # noqa: F401  (re-exported for engines' tests)
+from auditor.engines.dependency import requirement_findings, url_findings
+from auditor.engines.text import scan_text
+from auditor.parsing.manifest import (
+    READERS, ManifestContent, ManifestError, manifest_flavour, pip_install_commands, resolve_include,
+)
+from auditor.rulebook import Rulebook
+from auditor.suppress import read_suppressions
+from auditor.types import FileResult, Finding, SourceFile, Span
+
+MAX_FILE_BYTES = 16 * 1024 * 1024
+ROCM_BUILD = re.compile(
+    r"IS_HIP_EXTENSION|ROCM_HOME|USE_ROCM|enable_language\s*\(\s*HIP\b|LANGUAGES[^)\n]*\bHIP\b"
+    r"|find_package\s*\(\s*(?:hip|HIP)\b|\bhipcc\b|--offload-arch|PYTORCH_ROCM_ARCH|HIP_PLATFORM"
+    r"|CMAKE_HIP_ARCHITECTURES|\bBUILD_TARGET\b.*\brocm\b|torch\.version\.hip"
+)
+BUILD_FILE_NAMES = {"setup.py", "CMakeLists.txt", "pyproject.toml", "Makefile", "setup.cfg"}
+
+
+class InputError(ValueError):
+    """The file cannot be read as text; the message says why."""
+
+
+def decode(data: bytes) -> tuple[str, str | None]:
+    """Text and, when it was not plain UTF-8, how it was decoded."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16", "replace"), "UTF-16"
+    if b"\0" in data[:8192]:
+        raise InputError("binary file (NUL bytes)")
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError:
+        return data.decode("latin-1"), "Latin-1 (not valid UTF-8)"
+
+
+def read_source(source: SourceFile, max_bytes: int = MAX_FILE_BYTES) -> tuple[str, str | None]:
+    path = Path(source.abspath)
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise InputError(f"skipped: {size / 1e6:.1f} MB is over the {max_bytes / 1e6:.0f} MB file size limit")
+        with path.open("rb") as handle:
+            data = handle.read(max_bytes + 1)
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror or err}") from None
+    return decode(data)
+
+
+def scan_file(source: SourceFile, rulebook: Rulebook, max_bytes: int = MAX_FILE_BYTES) -> FileResult:
+    try:
+        text, encoding_note = read_source(source, max_bytes)
+    except InputError as err:
+        return FileResult(source.path, source.kind, error=str(err))
+    try:
+        return scan_text_as(source.path, source.kind, text, rulebook, Path(source.abspath), encoding_note)
+    except RecursionError:
+        return FileResult(source.path, source.kind, error="cannot parse: nesting too deep")
+    except Exception as err:  # a bug in one rule must not hide every other file's results
+        return FileResult(source.path, source.kind, error=f"internal error: {type(err).__name__}: {err}")
+
+
+def scan_text_as(
+    path: str,
+    kind: str,
+    text: str,
+    rulebook: Rulebook,
+    abspath: Path | None = None,
+    encoding_note: str | None = None,
+) -> FileResult:
+    """Scan text as a file of the given kind (also used for rule examples)."""
+    lines = text.splitlines()
+    facts: list[tuple[str, str]] = []
+    partial_reason = encoding_note
+    try:
+        found, more_facts, parse_note = _ENGINES[kind](path, text, lines, rulebook, abspath)
+    except (ManifestError, _ParseFailure) as err:
+        return FileResult(path, kind, error=str(err))
+    facts.extend(more_facts)
+    partial_reason = partial_reason or parse_note
+    if partial_reason:
+        facts.append(("partial", partial_reason))
+    if PurePosixPath(path).name in BUILD_FILE_NAMES and ROCM_BUILD.search(text):
+        facts.append(("rocm_build", "yes"))
+    suppressions = read_suppressions(text, frozenset(r.id for r in rulebook.rules))
+    kept = [f for f in found if not suppressions.covers(f.rule_id, f.span.line)]
+    for line, rule_id in suppressions.unknown_ids:
+        facts.append(("unknown_suppression", f"{line}:{rule_id}"))
+    return FileResult(
+        path, kind,
+        findings=tuple(sorted(kept, key=Finding.sort_key)),
+        suppressed=len(found) - len(kept),
+        partial=partial_reason is not None,
+        facts=tuple(facts),
+    )
+
+
+class _ParseFailure(ValueError):
+    pass
+
+
+def _python(path, text, lines, rulebook, abspath):
+    from auditor.engines.cuda import scan_cuda
+    from auditor.engines.python import scan_python
+    from auditor.parsing import cuda as ts_cuda
+    from auditor.parsing.python import PythonParseError, parse
+
+    try:
+        tree = parse(text)
+    except PythonParseError as err:
+        raise _ParseFailure(f"cannot parse: {err}") from None
+    scan, visitor = scan_python(tree, rulebook, path, lines)
+    found = list(scan.findings)
+    found.extend(requirement_findings(rulebook.family("dependency"), scan.declared, path, lines))
+    for embedded in scan.embedded:
+        sub_tree = ts_cuda.parse(embedded.code.encode())
+        hits = scan_cuda(sub_tree, rulebook, path, "cuda", lines, line_offset=embedded.first_line - 1)
+        found.extend(_guard_with(hits, visitor.guarded_line))
+    facts = [("cpp_extension", "yes")] if scan.uses_cpp_extension else []
+    return found, facts, None
+
+
+def _guard_with(findings: list[Finding], guarded_line) -> list[Finding]:
+    from dataclasses import replace
+
+    from auditor.types import Severity
+
+    return [
+        replace(f, guarded=True, severity=Severity.INFO) if not f.guarded and guarded_line(f.span.line) else f
+        for f in findings
+    ]
+
+
+def _notebook(path, text, lines, rulebook, abspath):
+    from dataclasses import replace
+
+    from auditor.parsing.python import PythonParseError, notebook_code
+
+    try:
+        code = notebook_code(text)
+    except PythonParseError as err:
+        raise _ParseFailure(f"cannot parse: {err}") from None
+    code_lines = code.source.splitlines()
+    found, facts, note = _python(path, code.source, code_lines, rulebook, abspath)
+    command_lines = [""] * len(code_lines)
+    for number, command in code.shell_lines:
+        command_lines[number - 1] = command
+    content = pip_install_commands("\n".join(command_lines))
+    found += list(requirement_findings(rulebook.family("dependency"), content.declared, path, code_lines))
+    out = []
+    for f in found:
+        line = f.span.line
+        if line and 1 <= line <= len(code.cells):
+            cell, cell_line = code.cells[line - 1]
+            f = replace(f, span=Span(cell_line, f.span.column, cell_line), detail=f"cell {cell}, line {cell_line}")
+        out.append(f)
+    return out, facts, note
+
+
+def _cuda(path, text, lines, rulebook, abspath, kind="cuda"):
+    from auditor.engines.cuda import scan_cuda
+    from auditor.parsing import cuda as ts_cuda
+
+    tree = ts_cuda.parse(text.encode("utf-8", "replace"))
+    found = scan_cuda(tree, rulebook, path, kind, lines)
+    return found, [], "syntax errors: scanned what parsed" if tree.partial else None
+
+
+def _cpp(path, text, lines, rulebook, abspath):
+    return _cuda(path, text, lines, rulebook, abspath, kind="cpp")
+
+
+def _manifest(path, text, lines, rulebook, abspath):
+    flavour = manifest_flavour(path)
+    content: ManifestContent = READERS[flavour](text) if flavour else ManifestContent()
+    rules = rulebook.family("dependency")
+    found = list(requirement_findings(rules, content.declared, path, lines))
+    found += url_findings(rules, content.urls, path, lines)
+    found += _included(path, content, rulebook, abspath, seen={path})
+    return found, [], None
+
+
+def _included(path, content, rulebook, abspath, seen: set[str]) -> list[Finding]:
+    """Follow `-r`/`-c` includes that discovery would not scan on its own."""
+    from auditor.discover import classify
+
+    found: list[Finding] = []
+    if abspath is None:
+        return found
+    for target, _line in content.includes:
+        relative = resolve_include(path, target)
+        if relative in seen or classify(relative) == "manifest":
+            continue
+        seen.add(relative)
+        include_path = abspath.parent / target
+        try:
+            text = include_path.read_text(encoding="utf-8", errors="replace")
+        except OSError:
+            continue
+        inner = READERS["requirements"](text)
+        lines = text.splitlines()
+        rules = rulebook.family("dependency")
+        found += requirement_findings(rules, inner.declared, relative, lines)
+        found += url_findings(rules, inner.urls, relative, lines)
+        found += _included(relative, inner, rulebook, include_path, seen)
+    return found
+
+
+def _textual(path, text, lines, rulebook, abspath, kind):
+    found = scan_text(text, rulebook, path, kind, lines)
+    content = pip_install_commands(text)
+    rules = rulebook.family("dependency")
+    found += requirement_findings(rules, content.declared, path, lines)
+    found += url_findings(rules, content.urls, path, lines)
+    return found, [], None
+
+
+_ENGINES = {
+    "python": _python,
+    "notebook": _notebook,
+    "cuda": _cuda,
+    "cpp": _cpp,
+    "manifest": _manifest,
+    "build": lambda *a: _textual(*a, kind="build"),
+    "container": lambda *a: _textual(*a, kind="container"),
+    "ci": lambda *a: _textual(*a, kind="ci"),
+    "shell": lambda *a: _textual(*a, kind="shell"),
+}

@@ -1,0 +1,136 @@
+"""Command-line flags into a frozen Settings. No analysis here."""
+from __future__ import annotations
+
+import argparse
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from auditor import __version__
+from auditor.types import Severity
+
+FORMATS = ("terminal", "json")
+FAIL_ON = ("critical", "high", "medium", "low", "info", "never")
+SUBCOMMANDS = ("check", "rules", "rule")
+
+
+class UsageError(Exception):
+    """Bad flags or arguments: exit 2 with one line."""
+
+
+@dataclass(frozen=True, slots=True)
+class Settings:
+    command: str
+    paths: tuple[Path, ...]
+    format: str
+    output: Path | None
+    fail_on: Severity | None          # None = never
+    select: tuple[str, ...]
+    ignore: tuple[str, ...]
+    exclude: tuple[str, ...]
+    force_exclude: bool
+    jobs: int
+    html: Path | None
+    no_html: bool
+    progress: bool
+    quiet: bool
+    max_file_size: int
+    rule_id: str | None
+    debug: bool
+    example: bool                     # no path given: the bundled example repository
+
+
+class _Parser(argparse.ArgumentParser):
+    def error(self, message: str):  # one line, exit 2 (argparse's default prints usage too)
+        raise UsageError(message)
+
+
+def _split(values: Sequence[str] | None) -> tuple[str, ...]:
+    return tuple(item.strip() for value in values or () for item in value.split(",") if item.strip())
+
+
+def _positive_int(text: str) -> int:
+    try:
+        value = int(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
+    if value < 1:
+        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
+    return value
+
+
+def _size(text: str) -> int:
+    units = {"k": 1024, "m": 1024**2, "g": 1024**3}
+    t = text.strip().lower().rstrip("b")
+    try:
+        if t and t[-1] in units:
+            return int(float(t[:-1]) * units[t[-1]])
+        return int(t)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a size such as 16M, got {text!r}") from None
+
+
+def build_parser() -> argparse.ArgumentParser:
+    parser = _Parser(
+        prog="rocm-audit",
+        description="Find what in a CUDA repository breaks on AMD ROCm, what replaces it, and what the port costs.",
+        epilog="Commands: check PATH… (default) · rules · rule ID. Exit codes: 0 clean, 1 findings at or above "
+               "--fail-on, 2 usage or tool error.",
+    )
+    parser.add_argument("--version", action="version", version=f"rocm-audit {__version__}")
+    parser.add_argument("args", nargs="*", metavar="PATH", help="files or directories (default: bundled example)")
+    parser.add_argument("--format", choices=FORMATS, default="terminal", help="output format (default terminal)")
+    parser.add_argument("-o", "--output", type=Path, help="write the report here instead of standard output")
+    parser.add_argument("--fail-on", choices=FAIL_ON, default="high",
+                        help="exit 1 when a finding at or above this severity is reported (default high)")
+    parser.add_argument("--select", action="append", help="only these rule ids or prefixes (comma separated)")
+    parser.add_argument("--ignore", action="append", help="skip these rule ids or prefixes (comma separated)")
+    parser.add_argument("--exclude", action="append", help="gitignore-style pattern to skip (repeatable)")
+    parser.add_argument("--force-exclude", action="store_true",
+                        help="apply --exclude and .gitignore to files named on the command line too")
+    parser.add_argument("-j", "--jobs", type=_positive_int, default=None, help="worker processes (default: all cores)")
+    parser.add_argument("--html", type=Path, help="also write the HTML report here")
+    parser.add_argument("--no-html", action="store_true", help="do not write the HTML report")
+    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
+    parser.add_argument("-q", "--quiet", action="store_true", help="only the verdict line and errors")
+    parser.add_argument("--max-file-size", type=_size, default=16 * 1024 * 1024,
+                        help="skip (and report) files larger than this (default 16M)")
+    parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    return parser
+
+
+def parse_settings(argv: Sequence[str]) -> Settings:
+    from auditor.runner import default_jobs
+
+    ns = build_parser().parse_args(list(argv))
+    args = list(ns.args)
+    command = "check"
+    if args and args[0] in SUBCOMMANDS:  # a directory named like a command: `check rules` or `./rules`
+        command = args.pop(0)
+    rule_id = None
+    if command == "rule":
+        if len(args) != 1:
+            raise UsageError("usage: rocm-audit rule ID (for example: rocm-audit rule RA301)")
+        rule_id = args.pop().upper()
+    elif command == "rules" and args:
+        raise UsageError("'rules' takes no paths")
+    return Settings(
+        command=command,
+        paths=tuple(Path(a) for a in args),
+        format=ns.format,
+        output=ns.output,
+        fail_on=None if ns.fail_on == "never" else Severity.parse(ns.fail_on),
+        select=_split(ns.select),
+        ignore=_split(ns.ignore),
+        exclude=tuple(ns.exclude or ()),
+        force_exclude=ns.force_exclude,
+        jobs=ns.jobs or default_jobs(),
+        html=ns.html,
+        no_html=ns.no_html,
+        progress=not ns.no_progress,
+        quiet=ns.quiet,
+        max_file_size=ns.max_file_size,
+        rule_id=rule_id,
+        debug=ns.debug,
+        example=command == "check" and not args,
+    )

@@ -1,0 +1,174 @@
+"""Central data types. Frozen and slotted; no logic beyond small properties."""
+from __future__ import annotations
+
+import enum
+import hashlib
+from dataclasses import dataclass, field
+
+
+class Severity(enum.IntEnum):
+    """Ordered so that `--fail-on` is one comparison."""
+
+    INFO = 0
+    LOW = 1
+    MEDIUM = 2
+    HIGH = 3
+    CRITICAL = 4
+
+    @classmethod
+    def parse(cls, text: str) -> "Severity":
+        try:
+            return cls[text.strip().upper()]
+        except KeyError:
+            names = ", ".join(s.label for s in cls)
+            raise ValueError(f"unknown severity {text!r} (expected one of {names})") from None
+
+    @property
+    def label(self) -> str:
+        return self.name.lower()
+
+
+CATEGORIES = (
+    "cuda_only_python_package",
+    "cuda_only_library",
+    "ptx_inline_asm",
+    "hopper_only_feature",
+    "warp_size_assumption",
+    "runtime_check",
+    "build_system",
+    "container",
+    "texture_or_surface",
+    "cooperative_groups",
+    "driver_api",
+    "unsupported_api",
+    "other",
+)
+
+EFFORT_CLASSES = ("S", "M", "L", "XL")
+
+
+@dataclass(frozen=True, slots=True, order=True)
+class Span:
+    """1-based line and column; `end_line` inclusive. Line None means the whole file."""
+
+    line: int | None = None
+    column: int | None = None
+    end_line: int | None = None
+
+    def shifted(self, lines: int) -> "Span":
+        if self.line is None:
+            return self
+        end = None if self.end_line is None else self.end_line + lines
+        return Span(self.line + lines, self.column, end)
+
+
+@dataclass(frozen=True, slots=True, eq=False)  # identity hash: rules are loaded once per process
+class Rule:
+    id: str
+    name: str
+    category: str
+    severity: Severity
+    message: str
+    rocm_alternative: str | None
+    effort: str
+    docs: str
+    matcher: str                     # dependency | python | cuda | text
+    match: dict                      # matcher-specific fields, as read from the rule file
+    flag: tuple  # of rulebook.Example
+    ok: tuple
+    example_kind: str                # the file kind the examples are written in
+    source_file: str = ""
+
+    @property
+    def sort_key(self) -> str:
+        return self.id
+
+
+@dataclass(frozen=True, slots=True)
+class Finding:
+    """One place that needs attention before the code runs on ROCm."""
+
+    rule_id: str
+    path: str                        # relative to the scanned root, posix
+    span: Span
+    subject: str                     # normalised matched thing: package, API, mnemonic, image
+    snippet: str
+    message: str
+    severity: Severity
+    guarded: bool = False
+    optional: bool = False           # declared as an optional extra or in an optional part of the tree
+    detail: str = ""                 # per-site addition to the rule message
+
+    @property
+    def fingerprint(self) -> str:
+        """Unchanged when code only moves: no line number in it."""
+        key = f"{self.rule_id}\0{self.path}\0{self.subject}"
+        return hashlib.blake2b(key.encode(), digest_size=8).hexdigest()
+
+    def sort_key(self) -> tuple:
+        return (self.path, self.span.line or 0, self.span.column or 0, self.rule_id, self.subject)
+
+
+@dataclass(frozen=True, slots=True)
+class SourceFile:
+    path: str                        # relative, posix
+    abspath: str
+    kind: str                        # python notebook cuda cpp manifest build container ci shell
+
+
+@dataclass(frozen=True, slots=True)
+class FileResult:
+    path: str
+    kind: str
+    findings: tuple[Finding, ...] = ()
+    suppressed: int = 0
+    site_hours: tuple[tuple[float, float], ...] = ()   # per finding, same order
+    partial: bool = False
+    error: str | None = None
+    facts: tuple[tuple[str, str], ...] = ()   # (fact, value) pairs for report-level analysis
+
+
+@dataclass(frozen=True, slots=True)
+class Component:
+    path: str
+    verdict: str
+    rocm_build: bool
+    reason: str
+    optional: bool
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage:
+    converted: int = 0
+    unconverted: int = 0
+    files: tuple[tuple[str, int, int], ...] = ()
+    unconverted_names: tuple[tuple[str, int], ...] = ()
+
+    @property
+    def percent(self) -> float:
+        total = self.converted + self.unconverted
+        return 100.0 if total == 0 else round(100.0 * self.converted / total, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class Effort:
+    low_days: float
+    high_days: float
+    by_category: tuple[tuple[str, float, float], ...]
+    assumptions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Report:
+    root: str
+    findings: tuple[Finding, ...]
+    results: tuple[FileResult, ...]
+    components: tuple[Component, ...]
+    verdict: str
+    verdict_reason: str
+    coverage: Coverage
+    effort: Effort
+    rules: dict = field(default_factory=dict)   # id -> Rule, for the renderers
+    errors: tuple[tuple[str, str], ...] = ()
+    suppressed: int = 0
+    site_hours: tuple[tuple[float, float], ...] = ()   # per finding, same order

@@ -1,0 +1,66 @@
+"""Which lines a ROCm build compiles: the guard logic behind `guarded: true`."""
+import pytest
+
+from auditor.parsing.preproc import PreprocFacts, evaluate, line_states
+from auditor.rulebook import load_rulebook
+
+FACTS = PreprocFacts.from_guards(load_rulebook().guards)
+
+
+def excluded_lines(code: str) -> set[int]:
+    return set(line_states(code, FACTS).excluded)
+
+
+@pytest.mark.parametrize(
+    ("condition", "truth"),
+    [
+        ("defined(USE_ROCM)", True),
+        ("!defined(USE_ROCM)", False),
+        ("defined(__HIP_PLATFORM_AMD__) || defined(USE_ROCM)", True),
+        ("defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900", False),
+        ("__CUDA_ARCH__ >= 800", False),
+        ("!defined(__CUDA_ARCH__) || __CUDA_ARCH__ >= 800", True),
+        ("defined(MY_FEATURE)", None),
+        ("defined(MY_FEATURE) && !defined(USE_ROCM)", False),
+        ("CUDA_VERSION >= 12000 && !defined(USE_ROCM)", False),
+        ("HIP_VERSION >= 60000000", None),
+        ("TORCH_CHECK_VERSION(2, 1)", None),
+    ],
+)
+def test_condition_truth_on_rocm(condition, truth):
+    assert evaluate(condition, FACTS)[0] is truth
+
+
+def test_cuda_side_of_hip_else_is_excluded():
+    code = (
+        "#if defined(__HIP_PLATFORM_AMD__)\n"   # 1
+        "  int lane = __lane_id();\n"            # 2
+        "#else\n"                                # 3
+        "  asm(\"mov.u32 %0, %%laneid;\");\n"    # 4
+        "#endif\n"                               # 5
+        "int after = 0;\n"                       # 6
+    )
+    assert excluded_lines(code) == {4}
+
+
+def test_ifndef_use_rocm_and_elif_chain():
+    code = (
+        "#ifndef USE_ROCM\n"                          # 1
+        "  cuda_only();\n"                             # 2
+        "#endif\n"                                     # 3
+        "#if __CUDA_ARCH__ >= 900\n"                   # 4
+        "  hopper();\n"                                # 5
+        "#elif defined(__HIPCC__)\n"                   # 6
+        "  rocm();\n"                                  # 7
+        "#else\n"                                      # 8
+        "  fallback();\n"                              # 9
+        "#endif\n"                                     # 10
+    )
+    assert excluded_lines(code) == {2, 5, 9}
+
+
+def test_unknown_conditions_exclude_nothing_and_if0_is_dead():
+    code = "#ifndef MY_HEADER_H\n#define MY_HEADER_H\nint x;\n#endif\n#if 0\nold();\n#else\nnew_();\n#endif\n"
+    states = line_states(code, FACTS)
+    assert states.excluded == frozenset()
+    assert states.dead == {6}
