@@ -1,6 +1,7 @@
 """Effort range and verdicts from findings (design.md section 6). Pure functions."""
 from __future__ import annotations
 
+import re
 import tomllib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -51,7 +52,7 @@ def site_hours(findings: Sequence[Finding], rules: dict[str, Rule], model: Effor
             out.append((0.0, 0.0))
             continue
         low, high = model.site_hours[rule.effort]
-        key = (rule.id, finding.subject)
+        key = (rule.id, "")  # L/XL work is per replacement, not per spelling of the subject
         if rule.effort in ("L", "XL") and key in seen:
             low, high = low * model.repeat_share, high * model.repeat_share
         seen.add(key)
@@ -77,7 +78,7 @@ def estimate(findings: Sequence[Finding], rules: dict[str, Rule]) -> tuple[Effor
         f"{day:g} engineer-hours per day",
         "per-site hours by effort class: "
         + ", ".join(f"{k} {lo:g}-{hi:g} h" for k, (lo, hi) in model.site_hours.items()),
-        f"repeated L/XL sites of the same rule and subject cost {model.repeat_share:.0%} of the first",
+        f"repeated L/XL sites of the same rule cost {model.repeat_share:.0%} of the first",
         "guarded, optional and info findings cost nothing",
     )
     return Effort(total_low, total_high, categories, assumptions), hours
@@ -89,7 +90,7 @@ def verdict_of(findings: Iterable[Finding], rules: dict[str, Rule]) -> tuple[str
     live = [f for f in findings if counts(f)]
     critical = [f for f in live if f.severity == Severity.CRITICAL]
     if critical:
-        return "blocked", "blocked: " + _describe(critical, rules, "no ROCm equivalent")
+        return "blocked", "blocked: " + _describe(critical, rules, "with no ROCm equivalent")
     work = [f for f in live if f.severity >= Severity.MEDIUM]
     if work:
         return "needs-port", "needs-port: " + _describe(work, rules, "to change by hand")
@@ -100,17 +101,31 @@ def verdict_of(findings: Iterable[Finding], rules: dict[str, Rule]) -> tuple[str
 
 
 def _describe(findings: list[Finding], rules: dict[str, Rule], tail: str) -> str:
-    by_subject: dict[str, set[str]] = defaultdict(set)
-    for f in sorted(findings, key=lambda f: (-f.severity, f.path)):
+    """`N finding(s) …: rule-name (subjects) in path and K more file(s); …` for the first three rules."""
+    by_rule: dict[str, tuple[list[str], set[str]]] = {}
+    for f in sorted(findings, key=lambda f: (-f.severity, f.path, f.span.line or 0)):
         label = rules[f.rule_id].name if f.rule_id in rules else f.rule_id
-        by_subject[f"{label} ({f.subject})" if f.subject and f.subject not in label else label].add(f.path)
-    items = list(by_subject.items())
-    shown = "; ".join(
-        f"{label} in {sorted(paths)[0]}" + (f" and {len(paths) - 1} more file(s)" if len(paths) > 1 else "")
-        for label, paths in items[:3]
-    )
-    more = f"; and {len(items) - 3} more" if len(items) > 3 else ""
-    return f"{len(findings)} finding(s) {tail}: {shown}{more}"
+        subjects, paths = by_rule.setdefault(label, ([], set()))
+        short = _short_subject(f.subject)
+        if short and short not in subjects and short not in label:
+            subjects.append(short)
+        paths.add(f.path)
+    parts = []
+    for label, (subjects, paths) in list(by_rule.items())[:3]:
+        named = f"{label} ({', '.join(subjects[:3])}{', …' if len(subjects) > 3 else ''})" if subjects else label
+        first = sorted(paths)[0]
+        parts.append(f"{named} in {first}" + (f" and {len(paths) - 1} more file(s)" if len(paths) > 1 else ""))
+    more = f"; and {len(by_rule) - 3} more rule(s)" if len(by_rule) > 3 else ""
+    return f"{len(findings)} finding(s) {tail}: {'; '.join(parts)}{more}"
+
+
+def _short_subject(subject: str) -> str:
+    """`mbarrier.try_wait.parity.shared::cta.b64` -> `mbarrier`; `cp.async.bulk.tensor.2d` -> `cp.async.bulk`."""
+    if not re.fullmatch(r"[A-Za-z_][\w.:+-]*", subject):
+        return ""  # a line of a build file or a URL says less than the rule name
+    parts = subject.split(".")
+    keep = 3 if len(parts[0]) <= 3 else 1
+    return ".".join(parts[:keep])
 
 
 def component_of(path: str, component_paths: Sequence[str]) -> str:

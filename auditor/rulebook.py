@@ -82,6 +82,8 @@ def _validate_match(family: str, match: dict, where: str) -> None:
                 raise RuleError(f"{where}: {key} is not a valid regex: {err}") from None
     if family == "python" and "contexts" in match and not set(match["contexts"]) <= PYTHON_CONTEXTS:
         raise RuleError(f"{where}: contexts must be among {sorted(PYTHON_CONTEXTS)}")
+    if family == "python" and "strings" in match and ("calls" in match or "names" in match):
+        raise RuleError(f"{where}: a python rule matches strings, or calls/names, not both")
     if family == "text" and not set(match.get("files", ())) <= TEXT_KINDS | {""} or (
         family == "text" and not match.get("files")
     ):

@@ -110,18 +110,21 @@ def _python(path, text, lines, rulebook, abspath):
     from auditor.engines.python import scan_python
     from auditor.parsing import cuda as ts_cuda
     from auditor.parsing.python import PythonParseError, parse
+    from auditor.prefilter import python_needles
 
+    if PurePosixPath(path).name != "setup.py" and not python_needles(rulebook).may_match(text.lower()):
+        return [], [], None
     try:
         tree = parse(text)
     except PythonParseError as err:
         raise _ParseFailure(f"cannot parse: {err}") from None
-    scan, visitor = scan_python(tree, rulebook, path, lines)
+    scan = scan_python(tree, rulebook, path, lines)
     found = list(scan.findings)
     found.extend(requirement_findings(rulebook.family("dependency"), scan.declared, path, lines))
     for embedded in scan.embedded:
         sub_tree = ts_cuda.parse(embedded.code.encode())
         hits = scan_cuda(sub_tree, rulebook, path, "cuda", lines, line_offset=embedded.first_line - 1)
-        found.extend(_guard_with(hits, visitor.guarded_line))
+        found.extend(_guard_with(hits, scan.guarded))
     facts = [("cpp_extension", "yes")] if scan.uses_cpp_extension else []
     return found, facts, None
 

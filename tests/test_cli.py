@@ -109,7 +109,8 @@ def test_terminal_summary_lists_verdict_and_worst_findings(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 1
     assert "Verdict: BLOCKED" in out
-    assert "serve.py:1" in out and "requirements.txt:2" in out
+    row = next(line for line in out.splitlines() if "RA100" in line)
+    assert "critical" in row and "requirements.txt:2" in row and " 3 " in row  # two imports and the requirement
 
 
 def test_parallel_scan_gives_identical_output(capsys):

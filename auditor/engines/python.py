@@ -1,13 +1,11 @@
-"""Python engine: imports, qualified-name references and calls, string literals, guards (libcst)."""
+"""Python engine: imports, qualified-name references and calls, string literals, guards."""
 from __future__ import annotations
 
+import ast
 import fnmatch
 import re
-from collections.abc import Iterator
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
-
-import libcst as cst
 
 from auditor.engines import make_finding, snippet_of
 from auditor.engines.dependency import Declared, import_rule_for
@@ -15,18 +13,24 @@ from auditor.parsing.python import PythonTree
 from auditor.rulebook import Rulebook
 from auditor.types import Finding, Rule, Span
 
-# Calls whose string argument is CUDA source, compiled at run time (scanned with the cuda rules).
+# Calls whose string argument is CUDA source compiled at run time: (keyword, position) of that argument.
 EMBEDDED_CUDA_CALLS = {
-    "torch.utils.cpp_extension.load_inline": ("cuda_sources",),
+    "torch.utils.cpp_extension.load_inline": ("cuda_sources", None),
     "cupy.RawKernel": ("code", 0),
     "cupy.RawModule": ("code", 0),
     "cupy.ElementwiseKernel": ("operation", 2),
     "cupy.ReductionKernel": ("map_expr", 2),
     "pycuda.compiler.SourceModule": ("source", 0),
-    "cuda.nvrtc.nvrtcCreateProgram": ("src", 1),
+}
+CPP_EXTENSION_CALLS = {
+    "torch.utils.cpp_extension.CUDAExtension", "torch.utils.cpp_extension.load",
+    "torch.utils.cpp_extension.load_inline",
 }
 SETUP_KEYWORDS = {"install_requires": False, "setup_requires": False, "extras_require": True}
 IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
+EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+Pos = tuple[int, int]
 
 
 @dataclass(frozen=True, slots=True)
@@ -41,15 +45,19 @@ class PythonScan:
     embedded: list[EmbeddedCuda] = field(default_factory=list)
     declared: list[Declared] = field(default_factory=list)
     uses_cpp_extension: bool = False
+    guarded_regions: list[tuple[Pos, Pos]] = field(default_factory=list)
+
+    def guarded(self, line: int) -> bool:
+        return any(start[0] <= line <= end[0] for start, end in self.guarded_regions)
 
 
-def _pattern_matches(patterns: list[str], names: set[str]) -> str | None:
-    for name in names:
+def _pattern_matches(patterns: list[str], names: frozenset[str]) -> str | None:
+    for name in sorted(names):
         for pattern in patterns:
             if pattern.endswith(".*"):
                 if name.startswith(pattern[:-1]) or name == pattern[:-2]:
                     return name
-            elif "*" in pattern:
+            elif "*" in pattern or "?" in pattern:
                 if fnmatch.fnmatchcase(name, pattern):
                     return name
             elif name == pattern:
@@ -57,353 +65,386 @@ def _pattern_matches(patterns: list[str], names: set[str]) -> str | None:
     return None
 
 
+def _start(node: ast.AST) -> Pos:
+    return node.lineno, node.col_offset
+
+
+def _end(node: ast.AST) -> Pos:
+    return node.end_lineno or node.lineno, node.end_col_offset or 0
+
+
+def _region(nodes: list[ast.AST]) -> tuple[Pos, Pos] | None:
+    return (_start(nodes[0]), _end(nodes[-1])) if nodes else None
+
+
+def _dotted(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else None
+    return None
+
+
+def string_value(node: ast.AST | None) -> str | None:
+    """A literal's text; an f-string's literal parts with `{}` where its fields are."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(
+            part.value if isinstance(part, ast.Constant) and isinstance(part.value, str) else "{}"
+            for part in node.values
+        )
+    return None
+
+
 class _Guards:
-    """Line ranges of Python code that a ROCm run never executes, from `if torch.version.hip:`-style tests."""
+    """Where a ROCm run never goes: branches of `if torch.version.hip:`-style tests, and what follows
+    an early `return` under such a test; plus `try: import X / except ImportError:` fallbacks."""
 
     def __init__(self, tree: PythonTree, guards: dict):
         section = guards.get("python", {})
-        self.tree = tree
+        self.names = tree.names
         self.rocm_names = set(section.get("rocm_true_names", ()))
         self.rocm_pattern = re.compile(section.get("rocm_true_pattern", r"(?!)"))
         self.cuda_names = set(section.get("cuda_only_names", ()))
         self.cuda_call = re.compile(section.get("cuda_only_call_pattern", r"(?!)"))
-        self.ranges: list[tuple[int, int]] = []
-        self.import_ranges: list[tuple[int, int]] = []
+        self.regions: list[tuple[Pos, Pos]] = []
+        self.import_regions: list[tuple[Pos, Pos]] = []
 
-    def dotted(self, node: cst.BaseExpression) -> str | None:
-        if isinstance(node, cst.Name):
-            return node.value
-        if isinstance(node, cst.Attribute):
-            inner = self.dotted(node.value)
-            return f"{inner}.{node.attr.value}" if inner else None
-        return None
+    def _candidates(self, node: ast.AST) -> set[str]:
+        return set(self.names.of(node)) | {_dotted(node) or ""}
 
-    def truth(self, node: cst.BaseExpression) -> bool | None:
+    def truth(self, node: ast.AST) -> bool | None:
         """Truth of an expression on a ROCm build, or None when unknown."""
-        if isinstance(node, cst.UnaryOperation) and isinstance(node.operator, cst.Not):
-            inner = self.truth(node.expression)
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            inner = self.truth(node.operand)
             return None if inner is None else not inner
-        if isinstance(node, cst.BooleanOperation):
-            left, right = self.truth(node.left), self.truth(node.right)
-            if isinstance(node.operator, cst.And):
-                if left is False or right is False:
+        if isinstance(node, ast.BoolOp):
+            values = [self.truth(v) for v in node.values]
+            if isinstance(node.op, ast.And):
+                if False in values:
                     return False
-                return True if left and right else None
-            if left is True or right is True:
+                return True if all(v is True for v in values) else None
+            if True in values:
                 return True
-            return False if left is False and right is False else None
-        if isinstance(node, cst.Comparison) and len(node.comparisons) == 1:
-            target = node.comparisons[0]
-            if isinstance(target.comparator, cst.Name) and target.comparator.value == "None":
+            return False if all(v is False for v in values) else None
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            right = node.comparators[0]
+            if isinstance(right, ast.Constant) and right.value is None and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
                 value = self.truth(node.left)
                 if value is None:
                     return None
-                is_none = not value
-                return is_none if isinstance(target.operator, cst.Is) else not is_none
+                return (not value) if isinstance(node.ops[0], ast.Is) else value
             return None
-        if isinstance(node, cst.Call):
-            names = self.tree.qualified_names(node.func) | {self.dotted(node.func) or ""}
+        if isinstance(node, ast.Call):
+            names = self._candidates(node.func)
             if any(self.cuda_call.search(n) for n in names if n):
                 return False
             return True if any(self.rocm_pattern.search(n) for n in names if n) else None
-        if isinstance(node, (cst.Name, cst.Attribute)):
-            names = self.tree.qualified_names(node) | {self.dotted(node) or ""}
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            names = self._candidates(node)
             if names & self.cuda_names:
                 return False
             if names & self.rocm_names or any(self.rocm_pattern.search(n) for n in names if n):
                 return True
         return None
 
-    def add_branch(self, test: cst.BaseExpression, body: cst.CSTNode, orelse: cst.CSTNode | None) -> None:
+    def visit_branch(self, test: ast.AST, body: list[ast.AST], orelse: list[ast.AST]) -> None:
         value = self.truth(test)
-        if value is False:
-            self.ranges.append(self._lines(body))
-        elif value is True and orelse is not None:
-            self.ranges.append(self._lines(orelse))
+        skipped = body if value is False else orelse if value is True else []
+        region = _region(skipped)
+        if region:
+            self.regions.append(region)
 
-    def add_try(self, node: cst.Try) -> None:
-        for handler in node.handlers:
-            caught = handler.type
-            names: set[str] = set()
-            if caught is None:
-                names.add("BaseException")
-            elif isinstance(caught, cst.Tuple):
-                names.update(self.dotted(e.value) or "" for e in caught.elements)
-            else:
-                names.add(self.dotted(caught) or "")
-            if names & IMPORT_ERRORS:
-                self.import_ranges.append(self._lines(node.body))
+    def visit_ifexp(self, node: ast.IfExp) -> None:
+        self.visit_branch(node.test, [node.body], [node.orelse])
+
+    def visit_boolop(self, node: ast.BoolOp) -> None:
+        """`a and b` never evaluates b when a is false on ROCm (and `a or b` when a is true)."""
+        stop = False if isinstance(node.op, ast.And) else True
+        for index, value in enumerate(node.values[:-1]):
+            if self.truth(value) is stop:
+                region = _region(node.values[index + 1:])
+                if region:
+                    self.regions.append(region)
                 return
 
-    def _lines(self, node: cst.CSTNode) -> tuple[int, int]:
-        start, _, end = self.tree.line(node)
-        return start, end
+    def visit_block(self, statements: list[ast.stmt]) -> None:
+        """After `if <true on ROCm>: … return`, the rest of the block is the CUDA path."""
+        for index, stmt in enumerate(statements[:-1]):
+            if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and isinstance(stmt.body[-1], EXITS) \
+                    and self.truth(stmt.test) is True:
+                region = _region(statements[index + 1:])
+                if region:
+                    self.regions.append(region)
+                return
+
+    def visit_try(self, node: ast.Try) -> None:
+        for handler in node.handlers:
+            caught: set[str] = set()
+            if handler.type is None:
+                caught.add("BaseException")
+            elif isinstance(handler.type, ast.Tuple):
+                caught.update(_dotted(e) or "" for e in handler.type.elts)
+            else:
+                caught.add(_dotted(handler.type) or "")
+            if {c.split(".")[-1] for c in caught} & IMPORT_ERRORS:
+                region = _region(node.body)
+                if region:
+                    self.import_regions.append(region)
+                return
 
     @staticmethod
-    def covers(ranges: list[tuple[int, int]], line: int) -> bool:
-        return any(a <= line <= b for a, b in ranges)
+    def inside(regions: list[tuple[Pos, Pos]], start: Pos, end: Pos) -> bool:
+        return any(a <= start and end <= b for a, b in regions)
 
 
-class _Visitor(cst.CSTVisitor):
+class _Engine:
     def __init__(self, tree: PythonTree, rulebook: Rulebook, path: str, lines: list[str]):
         self.tree = tree
         self.path = path
         self.lines = lines
         self.is_setup = PurePosixPath(path).name == "setup.py"
         self.dependency_rules = [r for r in rulebook.family("dependency") if "imports" in r.match]
-        self.python_rules = [r for r in rulebook.family("python") if self._applies(r)]
-        self.call_rules = [r for r in self.python_rules if "calls" in r.match]
-        self.name_rules = [r for r in self.python_rules if "names" in r.match]
-        self.string_rules = [r for r in self.python_rules if "strings" in r.match]
+        python_rules = [r for r in rulebook.family("python") if self._applies(r)]
+        self.call_rules = [r for r in python_rules if "calls" in r.match]
+        self.name_rules = [r for r in python_rules if "names" in r.match]
+        self.string_rules = [r for r in python_rules if "strings" in r.match]
         self.guards = _Guards(tree, rulebook.guards)
-        self.raw: list[tuple[Rule, int, int, int, str, str]] = []  # rule, line, col, end, subject, kind
-        self.call_stack: list[set[str]] = []
-        self.module_strings: dict[str, cst.BaseExpression] = {}
+        self.raw: list[tuple[Rule, ast.AST, str, str, int | None]] = []  # rule, node, subject, kind, line
+        self.module_strings: dict[str, ast.AST] = {}
         self.scan = PythonScan()
 
     def _applies(self, rule: Rule) -> bool:
         files = rule.match.get("files")
         return not files or any(fnmatch.fnmatch(PurePosixPath(self.path).name, f) for f in files)
 
-    def _hit(self, rule: Rule, node: cst.CSTNode, subject: str, kind: str = "code") -> None:
-        line, col, end = self.tree.line(node)
-        self.raw.append((rule, line, col, end, subject, kind))
-
-    # -- guards ---------------------------------------------------------------------------------
-    def visit_If(self, node: cst.If) -> None:
-        self.guards.add_branch(node.test, node.body, node.orelse)
-
-    def visit_IfExp(self, node: cst.IfExp) -> None:
-        self.guards.add_branch(node.test, node.body, node.orelse)
-
-    def visit_Try(self, node: cst.Try) -> None:
-        self.guards.add_try(node)
+    def run(self) -> PythonScan:
+        module = self.tree.module
+        for stmt in module.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                self.module_strings[stmt.targets[0].id] = stmt.value
+        for node in ast.walk(module):
+            handler = _HANDLERS.get(type(node))
+            if handler:
+                handler(self, node)
+            body = getattr(node, "body", None)
+            if isinstance(body, list):
+                self.guards.visit_block(body)
+                orelse = getattr(node, "orelse", None)
+                if isinstance(orelse, list) and orelse:
+                    self.guards.visit_block(orelse)
+        self.scan.findings.extend(self._findings())
+        self.scan.guarded_regions = self.guards.regions
+        return self.scan
 
     # -- imports --------------------------------------------------------------------------------
-    def _import(self, node: cst.CSTNode, module: str) -> None:
+    def _import(self, node: ast.AST, module: str) -> bool:
         best: tuple[Rule, str] | None = None
         for rule, wanted in import_rule_for(self.dependency_rules, module):
             if best is None or len(wanted) > len(best[1]):
                 best = (rule, wanted)
         if best:
-            self._hit(best[0], node, best[1], "import")
+            self.raw.append((best[0], node, best[1], "import", None))
+        return best is not None
 
-    def visit_Import(self, node: cst.Import) -> None:
+    def on_import(self, node: ast.Import) -> None:
         for alias in node.names:
-            self._import(node, _dotted_name(alias.name))
+            self._import(node, alias.name)
 
-    def visit_ImportFrom(self, node: cst.ImportFrom) -> None:
-        if node.relative or node.module is None:
+    def on_import_from(self, node: ast.ImportFrom) -> None:
+        if node.level or not node.module:
             return
-        module = _dotted_name(node.module)
-        if module == "torch.utils.cpp_extension" or module.startswith("torch.utils.cpp_extension"):
+        if node.module.startswith("torch.utils.cpp_extension"):
             self.scan.uses_cpp_extension = True
-        submodules = []
-        if not isinstance(node.names, cst.ImportStar):
-            submodules = [f"{module}.{_dotted_name(a.name)}" for a in node.names]
-        for candidate in submodules + [module]:
-            before = len(self.raw)
-            self._import(node, candidate)
-            if len(self.raw) > before:
+        candidates = [f"{node.module}.{a.name}" for a in node.names if a.name != "*"] + [node.module]
+        for candidate in candidates:
+            if self._import(node, candidate):
                 break
 
-    # -- module-level string constants (for embedded CUDA passed by name) -----------------------
-    def visit_Assign(self, node: cst.Assign) -> None:
-        if len(node.targets) == 1 and isinstance(node.targets[0].target, cst.Name):
-            self.module_strings[node.targets[0].target.value] = node.value
+    # -- guards ---------------------------------------------------------------------------------
+    def on_if(self, node: ast.If | ast.While) -> None:
+        self.guards.visit_branch(node.test, node.body, node.orelse)
+
+    def on_ifexp(self, node: ast.IfExp) -> None:
+        self.guards.visit_ifexp(node)
+
+    def on_boolop(self, node: ast.BoolOp) -> None:
+        self.guards.visit_boolop(node)
+
+    def on_try(self, node: ast.Try) -> None:
+        self.guards.visit_try(node)
 
     # -- calls ----------------------------------------------------------------------------------
-    def visit_Call(self, node: cst.Call) -> None:
-        names = self.tree.qualified_names(node.func)
-        self.call_stack.append(names)
+    def on_call(self, node: ast.Call) -> None:
+        names = self.tree.names.of(node.func)
         for rule in self.call_rules:
             hit = _pattern_matches(rule.match["calls"], names)
-            if hit and self._keywords_ok(rule, node):
-                self._hit(rule, node, hit)
+            if hit and self._keywords_ok(rule, node) and self._context_ok(rule, node) and self._inside_ok(rule, node):
+                self.raw.append((rule, node, hit, "code", None))
         if "importlib.import_module" in names and node.args:
-            value = _string_value(node.args[0].value)
+            value = string_value(node.args[0])
             if value:
                 self._import(node, value)
-        if names & {"torch.utils.cpp_extension.CUDAExtension", "torch.utils.cpp_extension.load",
-                    "torch.utils.cpp_extension.load_inline"}:
+        if names & CPP_EXTENSION_CALLS:
             self.scan.uses_cpp_extension = True
-        for name in names & set(EMBEDDED_CUDA_CALLS):
-            self._embedded(node, EMBEDDED_CUDA_CALLS[name])
+        for name in names & EMBEDDED_CUDA_CALLS.keys():
+            self._embedded(node, *EMBEDDED_CUDA_CALLS[name])
         if self.is_setup:
             self._setup_requirements(node)
 
-    def leave_Call(self, original_node: cst.Call) -> None:
-        self.call_stack.pop()
-
     @staticmethod
-    def _keywords_ok(rule: Rule, node: cst.Call) -> bool:
+    def _keywords_ok(rule: Rule, node: ast.Call) -> bool:
         wanted = rule.match.get("keywords")
-        if not wanted:
-            return True
-        return any(arg.keyword is not None and arg.keyword.value in wanted for arg in node.args)
+        return not wanted or any(kw.arg in wanted for kw in node.keywords)
 
-    def _embedded(self, node: cst.Call, where: tuple) -> None:
-        keyword, position = where[0], (where[1] if len(where) > 1 else None)
-        value: cst.BaseExpression | None = None
-        positional = [a for a in node.args if a.keyword is None]
-        for arg in node.args:
-            if arg.keyword is not None and arg.keyword.value == keyword:
-                value = arg.value
-        if value is None and position is not None and len(positional) > position:
-            value = positional[position].value
-        if isinstance(value, cst.Name) and value.value in self.module_strings:
-            value = self.module_strings[value.value]
-        items = value.elements if isinstance(value, (cst.List, cst.Tuple)) else [value] if value else []
+    def _resolve(self, node: ast.AST | None) -> ast.AST | None:
+        if isinstance(node, ast.Name) and node.id in self.module_strings:
+            return self.module_strings[node.id]
+        return node
+
+    def _embedded(self, node: ast.Call, keyword: str, position: int | None) -> None:
+        value = next((kw.value for kw in node.keywords if kw.arg == keyword), None)
+        if value is None and position is not None and len(node.args) > position:
+            value = node.args[position]
+        value = self._resolve(value)
+        items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value] if value is not None else []
         for item in items:
-            expr = item.value if isinstance(item, cst.Element) else item
-            if isinstance(expr, cst.Name) and expr.value in self.module_strings:
-                expr = self.module_strings[expr.value]
-            code = _string_value(expr)
-            if code and isinstance(expr, (cst.SimpleString, cst.ConcatenatedString)):
-                self.scan.embedded.append(EmbeddedCuda(code, self.tree.line(expr)[0]))
+            item = self._resolve(item)
+            if isinstance(item, ast.Constant) and isinstance(item.value, str):
+                self.scan.embedded.append(EmbeddedCuda(item.value, item.lineno))
 
-    def _setup_requirements(self, node: cst.Call) -> None:
-        for arg in node.args:
-            if arg.keyword is None or arg.keyword.value not in SETUP_KEYWORDS:
+    def _setup_requirements(self, node: ast.Call) -> None:
+        for kw in node.keywords:
+            if kw.arg not in SETUP_KEYWORDS:
                 continue
-            value = arg.value
-            if isinstance(value, cst.Name) and value.value in self.module_strings:
-                value = self.module_strings[value.value]
-            optional = SETUP_KEYWORDS[arg.keyword.value]
-            if isinstance(value, cst.Dict):
-                for element in value.elements:
-                    if isinstance(element, cst.DictElement):
-                        extra = _string_value(element.key) or "?"
-                        self._declare_list(element.value, True, f"extra '{extra}'")
+            value = self._resolve(kw.value)
+            if isinstance(value, ast.Dict):
+                for key, items in zip(value.keys, value.values):
+                    extra = string_value(key) or "?"
+                    self._declare_list(items, True, f"extra '{extra}'")
             else:
-                where = "" if arg.keyword.value == "install_requires" else arg.keyword.value
-                self._declare_list(value, optional, where)
+                where = "" if kw.arg == "install_requires" else kw.arg
+                self._declare_list(value, SETUP_KEYWORDS[kw.arg], where)
 
-    def _declare_list(self, value: cst.BaseExpression, optional: bool, where: str) -> None:
-        if isinstance(value, cst.Name) and value.value in self.module_strings:
-            value = self.module_strings[value.value]
-        if not isinstance(value, (cst.List, cst.Tuple)):
-            return
-        for element in value.elements:
-            text = _string_value(element.value)
-            if text:
-                self.scan.declared.append(Declared(text, self.tree.line(element.value)[0], optional, where))
+    def _declare_list(self, value: ast.AST, optional: bool, where: str) -> None:
+        value = self._resolve(value)
+        if isinstance(value, (ast.List, ast.Tuple)):
+            for element in value.elts:
+                text = string_value(element)
+                if text:
+                    self.scan.declared.append(Declared(text, element.lineno, optional, where))
 
     # -- names ----------------------------------------------------------------------------------
-    def _reference(self, node: cst.Name | cst.Attribute) -> None:
+    def on_reference(self, node: ast.Name | ast.Attribute) -> None:
         if not self.name_rules:
             return
-        names = self.tree.qualified_names(node)
+        names = self.tree.names.of(node)
         if not names:
             return
+        parent = self.tree.parent(node)
+        outer = self.tree.names.of(parent) if isinstance(parent, ast.Attribute) and parent.value is node else None
         for rule in self.name_rules:
             hit = _pattern_matches(rule.match["names"], names)
-            if hit and self._context_ok(rule, node):
-                self._hit(rule, node, hit)
+            if not hit or (outer and _pattern_matches(rule.match["names"], outer)):
+                continue  # report the outermost matching name only
+            if self._context_ok(rule, node) and self._inside_ok(rule, node):
+                self.raw.append((rule, node, hit, "code", None))
 
-    def visit_Attribute(self, node: cst.Attribute) -> None:
-        self._reference(node)
-
-    def visit_Name(self, node: cst.Name) -> None:
-        parent = self.tree.parent(node)
-        if isinstance(parent, cst.Attribute) and parent.attr is node:
-            return
-        self._reference(node)
-
-    def _context_ok(self, rule: Rule, node: cst.CSTNode) -> bool:
+    def _context_ok(self, rule: Rule, node: ast.AST) -> bool:
         contexts = rule.match.get("contexts")
         return not contexts or self._context(node) in contexts
 
-    def _context(self, node: cst.CSTNode) -> str:
+    def _inside_ok(self, rule: Rule, node: ast.AST) -> bool:
+        wanted = rule.match.get("in_calls")
+        return not wanted or self._enclosing_call_matches(node, wanted)
+
+    def _enclosing_call_matches(self, node: ast.AST, wanted: list[str]) -> bool:
+        child, parent = node, self.tree.parent(node)
+        while parent is not None and not isinstance(parent, ast.stmt):
+            if isinstance(parent, ast.Call) and child is not parent.func:
+                if _pattern_matches(wanted, self.tree.names.of(parent.func)):
+                    return True
+            child, parent = parent, self.tree.parent(parent)
+        return False
+
+    def _context(self, node: ast.AST) -> str:
         parent = self.tree.parent(node)
-        if isinstance(parent, cst.Call) and parent.func is node:
+        if isinstance(parent, ast.Call) and parent.func is node:
             return "call"
-        if isinstance(parent, cst.Attribute) and parent.value is node:
+        if isinstance(parent, ast.Attribute) and parent.value is node:
             return "attribute"
-        if isinstance(parent, cst.ComparisonTarget):
-            parent = self.tree.parent(parent)
-        if isinstance(parent, cst.Comparison):
-            is_none = all(
-                isinstance(t.operator, (cst.Is, cst.IsNot))
-                and isinstance(t.comparator, cst.Name) and t.comparator.value == "None"
-                for t in parent.comparisons
+        if isinstance(parent, ast.Compare):
+            is_none = all(isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops) and all(
+                isinstance(c, ast.Constant) and c.value is None for c in parent.comparators
             )
             return "test" if is_none else "compare"
-        if isinstance(parent, cst.Arg):
+        if isinstance(parent, (ast.Call, ast.keyword)):
             return "argument"
-        if isinstance(parent, (cst.If, cst.While, cst.IfExp, cst.BooleanOperation, cst.Assert)) or (
-            isinstance(parent, cst.UnaryOperation) and isinstance(parent.operator, cst.Not)
-        ):
+        if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and getattr(parent, "test", None) is node:
+            return "test"
+        if isinstance(parent, ast.BoolOp) or (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)):
             return "test"
         return "other"
 
     # -- strings --------------------------------------------------------------------------------
-    def visit_SimpleString(self, node: cst.SimpleString) -> None:
-        self._string(node)
-
-    def visit_ConcatenatedString(self, node: cst.ConcatenatedString) -> bool:
-        self._string(node)
-        return False
-
-    def _string(self, node: cst.BaseExpression) -> None:
-        if not self.string_rules:
-            return
-        value = _string_value(node)
+    def on_string(self, node: ast.Constant | ast.JoinedStr) -> None:
+        if not self.string_rules or isinstance(self.tree.parent(node), (ast.Expr, ast.JoinedStr)):
+            return  # docstrings and bare string statements are prose, not code
+        value = string_value(node)
         if not value:
             return
         for rule in self.string_rules:
-            wanted = rule.match.get("in_calls")
-            if wanted and not any(_pattern_matches(wanted, names) for names in self.call_stack):
-                continue
             m = re.search(rule.match["strings"], value)
-            if m:
-                line = self.tree.line(node)[0] + value.count("\n", 0, m.start())
-                self.raw.append((rule, line, None, line, m.group(0), "string"))
+            if m and self._inside_ok(rule, node):
+                line = node.lineno + (value.count("\n", 0, m.start()) if isinstance(node, ast.Constant) else 0)
+                self.raw.append((rule, node, m.group(0), "string", line))
 
     # -- results --------------------------------------------------------------------------------
-    def findings(self) -> list[Finding]:
+    def _findings(self) -> list[Finding]:
         seen: set[tuple[str, int, str]] = set()
         out: list[Finding] = []
-        for rule, line, col, end, subject, kind in self.raw:
+        for rule, node, subject, kind, line_override in self.raw:
+            start, end = _start(node), _end(node)
+            line = line_override or start[0]
             key = (rule.id, line, subject)
             if key in seen:
                 continue
             seen.add(key)
-            guarded = _Guards.covers(self.guards.ranges, line) or (
-                kind == "import" and _Guards.covers(self.guards.import_ranges, line)
+            guarded = _Guards.inside(self.guards.regions, start, end) or (
+                kind == "import" and _Guards.inside(self.guards.import_regions, start, end)
             )
+            column = start[1] + 1 if line_override is None else None
             out.append(make_finding(
-                rule, self.path, Span(line, col, end), subject, snippet_of(self.lines, line), guarded=guarded
+                rule, self.path, Span(line, column, end[0] if line_override is None else line), subject,
+                snippet_of(self.lines, line), guarded=guarded,
             ))
         return out
 
-    def guarded_line(self, line: int) -> bool:
-        return _Guards.covers(self.guards.ranges, line)
+
+def _on_constant(engine: _Engine, node: ast.Constant) -> None:
+    if isinstance(node.value, str):
+        engine.on_string(node)
 
 
-def _dotted_name(node: cst.BaseExpression) -> str:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        return f"{_dotted_name(node.value)}.{node.attr.value}"
-    return ""
+_HANDLERS = {
+    ast.Import: _Engine.on_import,
+    ast.ImportFrom: _Engine.on_import_from,
+    ast.If: _Engine.on_if,
+    ast.While: _Engine.on_if,
+    ast.IfExp: _Engine.on_ifexp,
+    ast.BoolOp: _Engine.on_boolop,
+    ast.Try: _Engine.on_try,
+    ast.Call: _Engine.on_call,
+    ast.Name: _Engine.on_reference,
+    ast.Attribute: _Engine.on_reference,
+    ast.Constant: _on_constant,
+    ast.JoinedStr: _Engine.on_string,
+}
+if hasattr(ast, "TryStar"):
+    _HANDLERS[ast.TryStar] = _Engine.on_try
 
 
-def _string_value(node: cst.BaseExpression | None) -> str | None:
-    try:
-        if isinstance(node, cst.SimpleString):
-            value = node.evaluated_value
-        elif isinstance(node, cst.ConcatenatedString):
-            value = node.evaluated_value
-        else:
-            return None
-    except Exception:  # libcst raises on some exotic literals; they carry nothing we match
-        return None
-    return value if isinstance(value, str) else None
-
-
-def scan_python(tree: PythonTree, rulebook: Rulebook, path: str, lines: list[str]) -> tuple[PythonScan, _Visitor]:
-    visitor = _Visitor(tree, rulebook, path, lines)
-    tree.module.visit(visitor)
-    visitor.scan.findings.extend(visitor.findings())
-    return visitor.scan, visitor
+def scan_python(tree: PythonTree, rulebook: Rulebook, path: str, lines: list[str]) -> PythonScan:
+    return _Engine(tree, rulebook, path, lines).run()

@@ -1,13 +1,16 @@
-"""The only module that imports libcst: parse Python once, with the metadata the engines need."""
+"""Parse Python once with the standard library's C parser, and resolve import aliases.
+
+design.md proposed libcst with QualifiedNameProvider. Measured on deepspeed 0.19.8 (200 files), libcst's
+metadata passes took 37 s against 0.3 s for `ast.parse`; the issue's speed goals (450 Python files in a
+few seconds on two cores) rule libcst out. `QualifiedNames` below gives the same answers for the cases
+rules need: `import torch.cuda as tc; tc.foo()`, `from x import y as z`, star imports.
+"""
 from __future__ import annotations
 
+import ast
 import json
-from dataclasses import dataclass
-
-import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider, QualifiedNameProvider
-
-PROVIDERS = (QualifiedNameProvider, PositionProvider, ParentNodeProvider)
+import warnings
+from dataclasses import dataclass, field
 
 
 class PythonParseError(ValueError):
@@ -15,34 +18,76 @@ class PythonParseError(ValueError):
 
 
 @dataclass(frozen=True, slots=True)
+class QualifiedNames:
+    aliases: dict[str, frozenset[str]]        # local name -> qualified names it may stand for
+    star_modules: tuple[str, ...] = ()
+
+    def of(self, node: ast.AST) -> frozenset[str]:
+        """Qualified names an expression may denote (empty when it is not a dotted name)."""
+        parts: list[str] = []
+        while isinstance(node, (ast.Attribute, ast.Call)):
+            if isinstance(node, ast.Call):  # `f(0).major` reads as `f.major`, as libcst names it
+                if not parts:
+                    return frozenset()
+                node = node.func
+                continue
+            parts.append(node.attr)
+            node = node.value
+        if not isinstance(node, ast.Name):
+            return frozenset()
+        tail = ".".join(reversed(parts))
+        heads = self.aliases.get(node.id)
+        if heads is None:
+            heads = frozenset({node.id, *(f"{m}.{node.id}" for m in self.star_modules)})
+        return frozenset(f"{h}.{tail}" if tail else h for h in heads)
+
+
+def _aliases(module: ast.Module) -> QualifiedNames:
+    aliases: dict[str, set[str]] = {}
+    stars: list[str] = []
+    for node in ast.walk(module):
+        if isinstance(node, ast.Import):
+            for alias in node.names:
+                if alias.asname:
+                    aliases.setdefault(alias.asname, set()).add(alias.name)
+                else:
+                    root = alias.name.split(".")[0]
+                    aliases.setdefault(root, set()).add(root)
+        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+            for alias in node.names:
+                if alias.name == "*":
+                    stars.append(node.module)
+                else:
+                    aliases.setdefault(alias.asname or alias.name, set()).add(f"{node.module}.{alias.name}")
+    return QualifiedNames({k: frozenset(v) for k, v in aliases.items()}, tuple(stars))
+
+
+@dataclass(frozen=True, slots=True)
 class PythonTree:
-    module: cst.Module
-    metadata: dict  # provider -> {node: value}
+    module: ast.Module
+    names: QualifiedNames
+    parents: dict = field(default_factory=dict)    # node -> parent node
 
-    def qualified_names(self, node: cst.CSTNode) -> set[str]:
-        found = self.metadata[QualifiedNameProvider].get(node, ())
-        if callable(found):  # libcst resolves qualified names lazily
-            found = found()
-        return {q.name for q in found}
-
-    def line(self, node: cst.CSTNode) -> tuple[int, int, int]:
-        pos = self.metadata[PositionProvider][node]
-        return pos.start.line, pos.start.column + 1, pos.end.line
-
-    def parent(self, node: cst.CSTNode) -> cst.CSTNode | None:
-        return self.metadata[ParentNodeProvider].get(node)
+    def parent(self, node: ast.AST) -> ast.AST | None:
+        return self.parents.get(node)
 
 
 def parse(source: str) -> PythonTree:
     try:
-        module = cst.parse_module(source)
-        wrapper = MetadataWrapper(module, unsafe_skip_copy=True)
-        metadata = wrapper.resolve_many(PROVIDERS)
-    except cst.ParserSyntaxError as err:
-        raise PythonParseError(f"syntax error at line {err.raw_line}: {err.message}") from None
-    except RecursionError:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")  # invalid escape sequences in the scanned code are not ours
+            module = ast.parse(source)
+    except SyntaxError as err:
+        raise PythonParseError(f"syntax error at line {err.lineno}: {err.msg}") from None
+    except (RecursionError, MemoryError):
         raise PythonParseError("nesting too deep to parse") from None
-    return PythonTree(module, metadata)
+    except ValueError as err:  # e.g. NUL bytes
+        raise PythonParseError(str(err)) from None
+    parents = {}
+    for node in ast.walk(module):
+        for child in ast.iter_child_nodes(node):
+            parents[child] = node
+    return PythonTree(module, _aliases(module), parents)
 
 
 @dataclass(frozen=True, slots=True)

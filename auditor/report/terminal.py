@@ -72,23 +72,40 @@ def _counts_table(report: Report) -> Table:
 
 
 def _top_table(report: Report) -> Table:
+    """The worst rules, one row each: how many sites, where the first is, what to use instead."""
     worst = sorted(
         (f for f in report.findings if not f.guarded and f.severity > Severity.INFO),
         key=lambda f: (-f.severity, f.optional, f.path, f.span.line or 0),
     )
-    table = Table(title=f"Worst findings ({min(len(worst), TOP_FINDINGS)} of {len(worst)})", title_justify="left")
-    table.add_column("severity")
-    table.add_column("rule")
-    table.add_column("where", overflow="fold")
-    table.add_column("what", overflow="fold")
-    table.add_column("ROCm alternative", overflow="fold")
-    for f in worst[:TOP_FINDINGS]:
-        rule = report.rules.get(f.rule_id)
-        where = f"{f.path}:{f.span.line}" if f.span.line else f.path
-        what = f.message + (f" [{f.subject}]" if f.subject else "")
-        table.add_row(Text(f.severity.label, SEVERITY_STYLE[f.severity]), f.rule_id, where, what,
-                      (rule.rocm_alternative if rule else "") or "")
+    by_rule: dict[str, list] = {}
+    for f in worst:
+        by_rule.setdefault(f.rule_id, []).append(f)
+    shown = list(by_rule.items())[:TOP_FINDINGS]
+    table = Table(
+        title=f"Worst findings: {len(shown)} of {len(by_rule)} rules, {len(worst)} sites "
+              "(rocm-audit rule ID explains one)",
+        title_justify="left",
+    )
+    table.add_column("severity", no_wrap=True)
+    table.add_column("rule", no_wrap=True)
+    table.add_column("sites", justify="right")
+    table.add_column("first at", no_wrap=True, overflow="ellipsis", max_width=40)
+    table.add_column("ROCm alternative", overflow="fold", ratio=1)
+    for rule_id, sites in shown:
+        rule = report.rules.get(rule_id)
+        first = sites[0]
+        where = f"{first.path}:{first.span.line}" if first.span.line else first.path
+        table.add_row(
+            Text(first.severity.label, SEVERITY_STYLE[first.severity]),
+            rule_id, str(len(sites)), where,
+            _short((rule.rocm_alternative if rule else "") or ""),
+        )
     return table
+
+
+def _short(text: str, limit: int = 90) -> str:
+    first = text.split("; ")[0].rstrip(".")
+    return first if len(first) <= limit else first[: limit - 1] + "…"
 
 
 def _errors(report: Report, console: Console) -> None:
