@@ -52,12 +52,14 @@ def _rulebook(settings):
 def bundled_example() -> Path:
     import importlib.resources
 
-    return Path(str(importlib.resources.files("auditor.example")))
+    return Path(str(importlib.resources.files("auditor") / "example"))
 
 
 def _check(settings) -> int:
     from auditor.analysis import build_report
     from auditor.discover import common_root, discover
+    from auditor.macros import cuda_only_macros
+    from auditor.parsing.preproc import PreprocFacts
     from auditor.runner import scan_all
 
     paths = settings.paths
@@ -72,6 +74,9 @@ def _check(settings) -> int:
     rulebook = _rulebook(settings)
     root = common_root(paths)
     found = discover(paths, root, settings.exclude, settings.force_exclude)
+    rulebook = rulebook.with_cuda_only_macros(
+        cuda_only_macros(found.files, PreprocFacts.from_guards(rulebook.guards), settings.max_file_size)
+    )
     progress = _progress_bar(settings, len(found.files))
     try:
         results = scan_all(found.files, rulebook, settings.jobs, progress.advance if progress else None,

@@ -18,7 +18,7 @@ COMMON_FIELDS = {
 }
 MATCHERS: dict[str, tuple[set[str], set[str]]] = {
     # family: (primary keys, modifier keys)
-    "dependency": ({"pypi", "imports", "local_version", "index_url"}, {"extras", "versions"}),
+    "dependency": ({"pypi", "imports", "local_version", "index_url"}, {"extras", "versions", "declared_in"}),
     "python": ({"calls", "names", "strings"}, {"contexts", "keywords", "in_calls", "files"}),
     "cuda": ({"includes", "identifiers", "asm", "query"}, {"files"}),
     "text": ({"lines"}, {"files"}),
@@ -74,7 +74,7 @@ def _matcher_family(raw: dict, where: str) -> str:
 
 
 def _validate_match(family: str, match: dict, where: str) -> None:
-    for key in ("lines", "asm", "strings", "local_version", "index_url"):
+    for key in ("lines", "asm", "strings", "local_version", "index_url", "declared_in"):
         if key in match:
             try:
                 re.compile(match[key])
@@ -168,6 +168,15 @@ class Rulebook:
         for rule in self.rules:
             grouped.setdefault(rule.matcher, []).append(rule)
         return {k: tuple(v) for k, v in grouped.items()}
+
+    def with_cuda_only_macros(self, names: frozenset[str]) -> "Rulebook":
+        """This rulebook, with macros the scanned repository defines only on CUDA-only branches."""
+        if not names:
+            return self
+        pre = dict(self.guards.get("preprocessor", {}))
+        pre["cuda_only_defined"] = sorted(set(pre.get("cuda_only_defined", ())) | names)
+        guards = {**self.guards, "preprocessor": pre}
+        return Rulebook(self.rules, _digest(self.rules, guards), guards)
 
     def select(self, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> "Rulebook":
         def chosen(rule: Rule) -> bool:

@@ -5,7 +5,7 @@ import subprocess
 
 import pytest
 
-from tests.conftest import FIXTURES
+from tests.conftest import FIXTURES, REPO
 
 NVCC = shutil.which("nvcc")
 FLAGS_FILE = FIXTURES / "NVCC_FLAGS.txt"
@@ -23,7 +23,8 @@ def _entries() -> list[tuple[str, str]]:
 
 def test_every_cuda_fixture_is_listed():
     listed = {path for path, _ in _entries()}
-    sources = {p.relative_to(FIXTURES).as_posix() for p in FIXTURES.rglob("*.cu")}
+    sources = {p.relative_to(REPO).as_posix() for root in (FIXTURES, REPO / "auditor" / "example")
+               for p in root.rglob("*.cu")}
     assert sources <= listed, f"add to NVCC_FLAGS.txt: {sorted(sources - listed)}"
 
 
@@ -32,6 +33,6 @@ def test_every_cuda_fixture_is_listed():
 def test_fixture_compiles_with_nvcc(path, flags, tmp_path):
     if flags.startswith("skip"):
         pytest.skip(f"{path}: {flags}")
-    command = [NVCC, *shlex.split(flags), "-c", str(FIXTURES / path), "-o", str(tmp_path / "out.o")]
+    command = [NVCC, *shlex.split(flags), "-c", str(REPO / path), "-o", str(tmp_path / "out.o")]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, f"{' '.join(command)}\n{done.stderr[-3000:]}"

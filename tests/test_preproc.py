@@ -64,3 +64,29 @@ def test_unknown_conditions_exclude_nothing_and_if0_is_dead():
     states = line_states(code, FACTS)
     assert states.excluded == frozenset()
     assert states.dead == {6}
+
+
+def test_macro_defined_only_on_the_cuda_side_guards_its_users():
+    code = (
+        "#if __CUDA_ARCH__ >= 800\n"        # 1
+        "#define PTX_AVAILABLE\n"            # 2
+        "#endif\n"                           # 3
+        "#ifdef PTX_AVAILABLE\n"             # 4
+        "  asm volatile(\"cp.async.cg.shared.global [%0], [%1], 16;\" :: \"r\"(d), \"l\"(s));\n"  # 5
+        "#else\n"                            # 6
+        "  fallback();\n"                    # 7
+        "#endif\n"                           # 8
+    )
+    states = line_states(code, FACTS)
+    assert 5 in states.excluded and 7 not in states.excluded
+    assert dict(states.defines) == {"PTX_AVAILABLE": True}
+
+
+def test_macro_defined_on_both_sides_stays_unknown():
+    code = (
+        "#ifdef USE_ROCM\n#define WARP 64\n#else\n#define WARP 32\n#endif\n"
+        "#ifdef WARP\nint x;\n#endif\n"
+    )
+    states = line_states(code, FACTS)
+    assert 7 not in states.excluded
+    assert dict(states.defines) == {"WARP": False}

@@ -112,7 +112,7 @@ def scan_cuda(
         for regex, rule in index.asm:
             m = regex.search(template)
             if m:
-                hit(rule, node, _mnemonic_at(template, m.start()))
+                hit(rule, node.parent or node, _mnemonic_at(template, m.start()))  # at the `asm` keyword
     for rule in index.queries:
         for node in ts_cuda.hits(rule.match["query"], tree):
             hit(rule, node, " ".join(ts_cuda.text(node).split())[:80])

@@ -34,6 +34,7 @@ class ParsedRequirement:
     extras: frozenset[str]
     specifier: SpecifierSet
     local_labels: tuple[str, ...]
+    url: str = ""          # a PEP 508 direct reference (`pkg @ https://…whl`)
 
 
 def parse_requirement(text: str) -> ParsedRequirement | None:
@@ -47,7 +48,7 @@ def parse_requirement(text: str) -> ParsedRequirement | None:
     labels = tuple(
         spec.version.split("+", 1)[1] for spec in req.specifier if "+" in spec.version
     )
-    return ParsedRequirement(canonicalize_name(req.name), frozenset(req.extras), req.specifier, labels)
+    return ParsedRequirement(canonicalize_name(req.name), frozenset(req.extras), req.specifier, labels, req.url or "")
 
 
 def _from_url(text: str) -> ParsedRequirement | None:
@@ -92,9 +93,15 @@ def _names_match(patterns: Iterable[str], name: str) -> bool:
     return any(_name_pattern(p).match(name) for p in patterns)
 
 
-def match_requirement(rule: Rule, req: ParsedRequirement) -> str | None:
+def _exact_name(rule: Rule, name: str) -> bool:
+    return any("*" not in p and canonicalize_name(p) == name for p in rule.match.get("pypi", ()))
+
+
+def match_requirement(rule: Rule, req: ParsedRequirement, where: str = "") -> str | None:
     """The subject when the rule applies to this requirement, else None."""
     m = rule.match
+    if "declared_in" in m and not re.search(m["declared_in"], where):
+        return None
     if "pypi" in m and _names_match(m["pypi"], req.name):
         if "extras" in m and not any(fnmatch.fnmatch(e.lower(), p) for e in req.extras for p in m["extras"]):
             return None
@@ -115,13 +122,19 @@ def requirement_findings(
 ) -> Iterator[Finding]:
     from auditor.engines import snippet_of
 
-    rules = [r for r in rules if {"pypi", "local_version"} & set(r.match)]
+    rules = list(rules)
+    requirement_rules = [r for r in rules if {"pypi", "local_version"} & set(r.match)]
     for item in declared:
         req = parse_requirement(item.text)
         if req is None:
             continue
-        for rule in rules:
-            subject = match_requirement(rule, req)
+        matched = [(rule, s) for rule in requirement_rules if (s := match_requirement(rule, req, item.where))]
+        if any(_exact_name(rule, req.name) for rule, _ in matched):  # a rule naming the package beats a glob
+            matched = [(rule, s) for rule, s in matched if _exact_name(rule, req.name) or "pypi" not in rule.match
+                       or "declared_in" in rule.match]
+        if req.url:
+            yield from url_findings(rules, [(req.url, item.line)], path, lines)
+        for rule, subject in matched:
             if subject:
                 span = Span(item.line, None, item.line)
                 detail = f"declared in {item.where}" if item.where else ""

@@ -35,6 +35,11 @@ def scan_text(text: str, rulebook: Rulebook, path: str, kind: str, lines: list[s
     if not rules:
         return []
     findings: list[Finding] = []
+    excluded: frozenset[int] = frozenset()
+    if kind == "build":
+        from auditor.parsing.buildblocks import excluded_lines
+
+        excluded = excluded_lines(path, text, rulebook.guards.get("build", {}).get("rocm_condition_pattern", "(?!)"))
     for number, line in enumerate(code_lines(text, kind), start=1):
         if not line.strip():
             continue
@@ -43,5 +48,7 @@ def scan_text(text: str, rulebook: Rulebook, path: str, kind: str, lines: list[s
             if m:
                 subject = " ".join(m.group(0).split())
                 span = Span(number, m.start() + 1, number)
-                findings.append(make_finding(rule, path, span, subject, snippet_of(lines, number)))
+                findings.append(make_finding(
+                    rule, path, span, subject, snippet_of(lines, number), guarded=number in excluded
+                ))
     return findings

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import re
-import shlex
 import tomllib
 from dataclasses import dataclass, field
 from pathlib import Path, PurePosixPath
@@ -11,7 +10,9 @@ from auditor.engines.dependency import Declared
 
 URL_OPTION = re.compile(r"^\s*(?:--index-url|--extra-index-url|-i|--find-links|-f)(?:\s+|=)(\S+)")
 INCLUDE_OPTION = re.compile(r"^\s*(?:-r|--requirement|-c|--constraint)(?:\s+|=)(\S+)")
-PIP_INSTALL = re.compile(r"\b(?:pip3?|python3?\s+-m\s+pip|uv\s+pip)\s+install\b(?P<args>.*)")
+PIP_INSTALL = re.compile(
+    r"\b(?P<tool>pip3?|python3?(?:\.\d+)?\s+-m\s+pip|uv\s+pip|conda|mamba|micromamba)\s+install\b(?P<args>.*)"
+)
 
 
 class ManifestError(ValueError):
@@ -65,37 +66,62 @@ def requirements_txt(text: str) -> ManifestContent:
     return ManifestContent(tuple(declared), tuple(urls), tuple(includes))
 
 
-def pip_install_commands(text: str, comment: str = "#") -> ManifestContent:
-    """`pip install …` inside Dockerfiles, shell scripts and CI steps, read as requirements."""
+def _joined_commands(text: str):
+    """Shell text with backslash continuations joined: (joined line, physical line of each character)."""
+    pieces: list[str] = []
+    owners: list[int] = []
+    for number, raw in enumerate(text.splitlines(), start=1):
+        line = re.sub(r"(^|\s)#.*$", "", raw)
+        continued = line.rstrip().endswith("\\")
+        if continued:
+            line = line.rstrip()[:-1] + " "
+        pieces.append(line)
+        owners.extend([number] * len(line))
+        if not continued:
+            yield "".join(pieces), owners
+            pieces, owners = [], []
+    if pieces:
+        yield "".join(pieces), owners
+
+
+PIP_VALUE_OPTIONS = {"-r", "-c", "--requirement", "--constraint", "-t", "--target", "--prefix", "--root",
+                     "--platform", "--python-version", "--cache-dir", "-e", "--editable"}
+INDEX_OPTIONS = {"-i", "--index-url", "--extra-index-url", "-f", "--find-links"}
+
+
+def pip_install_commands(text: str) -> ManifestContent:
+    """`pip install …` and `conda install …` in Dockerfiles, shell scripts and CI steps, as requirements."""
     declared: list[Declared] = []
     urls: list[tuple[str, int | None]] = []
-    for number, line in _logical(text) if comment == "#" else enumerate(text.splitlines(), 1):
-        for m in PIP_INSTALL.finditer(line):
-            args = re.split(r"&&|;|\|\|", m.group("args"), maxsplit=1)[0]
-            try:
-                words = shlex.split(args, posix=True)
-            except ValueError:
-                words = args.split()
-            expect_value = False
-            for word in words:
-                if expect_value:
-                    if url_like(word):
-                        urls.append((word, number))
-                    expect_value = False
+    for joined, owners in _joined_commands(text):
+        for segment in re.finditer(r"[^;&|]+", joined):
+            m = PIP_INSTALL.search(segment.group(0))
+            if not m:
+                continue
+            conda = m.group("tool") in ("conda", "mamba", "micromamba")
+            pending: str | None = None   # the option whose value comes next
+            base = segment.start() + m.start("args")
+            for word_match in re.finditer(r"\S+", m.group("args")):
+                word = word_match.group(0).strip("'\"")
+                line = owners[min(base + word_match.start(), len(owners) - 1)] if owners else None
+                if pending is not None:
+                    if pending in ("-c", "--channel") and conda:
+                        urls.append((f"conda channel {word}", line))
+                    elif pending in INDEX_OPTIONS and url_like(word):
+                        urls.append((word, line))
+                    pending = None
                     continue
-                if word in ("-i", "--index-url", "--extra-index-url", "-f", "--find-links"):
-                    expect_value = True
+                if (conda and word in ("-c", "--channel")) or word in INDEX_OPTIONS or word in PIP_VALUE_OPTIONS:
+                    pending = word
                     continue
                 if m2 := re.match(r"--(?:extra-)?index-url=(\S+)", word):
-                    urls.append((m2.group(1), number))
-                    continue
-                if word in ("-r", "-c", "--requirement", "--constraint", "-t", "--target", "--prefix",
-                            "--root", "--platform", "--python-version", "--cache-dir"):
-                    expect_value = True
+                    urls.append((m2.group(1), line))
                     continue
                 if word.startswith("-") or word in (".", "..") or "$" in word or word.endswith((".txt", ".whl")):
                     continue
-                declared.append(Declared(word, number))
+                if conda and "::" in word:
+                    urls.append((f"conda channel {word.split('::', 1)[0]}", line))
+                declared.append(Declared(word, line, where="conda install" if conda else ""))
     return ManifestContent(tuple(declared), tuple(urls))
 
 

@@ -8,7 +8,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif)\b(.*)$")
+DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define)\b(.*)$")
 TOKEN = re.compile(
     r"\s*(?:(?P<num>0[xX][0-9a-fA-F]+|\d+)[uUlL]*|(?P<id>[A-Za-z_]\w*)|"
     r"(?P<op>&&|\|\||==|!=|<=|>=|<<|>>|[()!<>+\-*/%&|^~?:,]))"
@@ -46,6 +46,11 @@ class PreprocFacts:
         if name in self.cuda_only_defined:
             return 0
         return None
+
+    def with_cuda_only(self, names: frozenset[str]) -> "PreprocFacts":
+        """These facts plus macros the scanned code itself defines only on CUDA-only branches."""
+        extra = names - self.rocm_defined - self.rocm_version_macros
+        return PreprocFacts(self.rocm_defined, self.rocm_version_macros, self.cuda_only_defined | extra)
 
 
 class _Expr:
@@ -186,10 +191,12 @@ def _or(a: Tri, b: Tri) -> Tri:
 
 @dataclass(frozen=True, slots=True)
 class LineStates:
-    """Per 1-based line: 'rocm-excluded' (CUDA-only branch), 'dead' (`#if 0`), or compiled."""
+    """Per 1-based line: 'rocm-excluded' (CUDA-only branch), 'dead' (`#if 0`), or compiled; and, per
+    macro the file `#define`s, whether every definition sits on a CUDA-only branch."""
 
     excluded: frozenset[int]
     dead: frozenset[int]
+    defines: tuple[tuple[str, bool], ...] = ()
 
 
 def _logical_lines(text: str):
@@ -213,11 +220,19 @@ def line_states(text: str, facts: PreprocFacts) -> LineStates:
     stack: list[list] = []
     excluded: set[int] = set()
     dead: set[int] = set()
+    cuda_only_macro: dict[str, bool] = {}
     for number, line, span in _logical_lines(text):
         m = DIRECTIVE.match(line)
         if m:
             word, rest = m.group(1), m.group(2).strip()
-            if word in ("if", "ifdef", "ifndef"):
+            if word == "define":
+                name = re.match(r"[A-Za-z_]\w*", rest)
+                if name and not any(entry[2] for entry in stack):
+                    on_cuda_side = any(entry[0] is False for entry in stack)
+                    cuda_only_macro[name.group(0)] = cuda_only_macro.get(name.group(0), True) and on_cuda_side
+                    if on_cuda_side and cuda_only_macro[name.group(0)]:
+                        facts = facts.with_cuda_only(frozenset({name.group(0)}))
+            elif word in ("if", "ifdef", "ifndef"):
                 truth, is_dead = _condition(word, rest, facts)
                 stack.append([truth, truth, is_dead and truth is False])
             elif word in ("elif", "elifdef", "elifndef") and stack:
@@ -232,7 +247,8 @@ def line_states(text: str, facts: PreprocFacts) -> LineStates:
                 top[2] = False
             elif word == "endif" and stack:
                 stack.pop()
-            continue
+            if word != "define":
+                continue
         if not stack:
             continue
         lines = range(number, number + span)
@@ -240,7 +256,7 @@ def line_states(text: str, facts: PreprocFacts) -> LineStates:
             dead.update(lines)
         elif any(entry[0] is False for entry in stack):
             excluded.update(lines)
-    return LineStates(frozenset(excluded), frozenset(dead))
+    return LineStates(frozenset(excluded), frozenset(dead), tuple(sorted(cuda_only_macro.items())))
 
 
 def _condition(word: str, rest: str, facts: PreprocFacts) -> tuple[Tri, bool]:
