@@ -34,7 +34,9 @@ def component_dirs(results: Sequence[FileResult]) -> dict[str, bool]:
     return dirs
 
 
-def build_report(root: str, results: Sequence[FileResult], rulebook: Rulebook, errors=()) -> Report:
+def build_report(
+    root: str, results: Sequence[FileResult], rulebook: Rulebook, errors=(), vendored: Sequence[str] = ()
+) -> Report:
     model = load_model()
     rules = rulebook.by_id()
     findings: list[Finding] = []
@@ -60,4 +62,5 @@ def build_report(root: str, results: Sequence[FileResult], rulebook: Rulebook, e
         errors=tuple(sorted(all_errors)),
         suppressed=sum(r.suppressed for r in results),
         site_hours=tuple(hours),
+        vendored=tuple(vendored),
     )

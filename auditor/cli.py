@@ -73,7 +73,8 @@ def _check(settings) -> int:
             raise ToolError(f"path does not exist: {path}")
     rulebook = _rulebook(settings)
     root = common_root(paths)
-    found = discover(paths, root, settings.exclude, settings.force_exclude)
+    found = discover(paths, root, settings.exclude, settings.force_exclude,
+                     include_vendored=settings.include_vendored)
     rulebook = rulebook.with_cuda_only_macros(
         cuda_only_macros(found.files, PreprocFacts.from_guards(rulebook.guards), settings.max_file_size)
     )
@@ -85,7 +86,7 @@ def _check(settings) -> int:
         if progress:
             progress.stop()
     shown_root = str(paths[0]) if len(paths) == 1 else str(root)
-    report = build_report(shown_root, results, rulebook, found.errors)
+    report = build_report(shown_root, results, rulebook, found.errors, found.vendored)
     _emit(settings, report)
     return _exit_code(report, settings.fail_on)
 

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import os
+import re
 import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
@@ -16,6 +17,9 @@ CUDA_SUFFIXES = {".cu", ".cuh"}
 CPP_SUFFIXES = {".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".hh", ".hxx", ".inl", ".inc", ".tpp"}
 ALWAYS_SKIPPED_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".tox", ".nox", ".mypy_cache",
                        ".pytest_cache", ".ruff_cache", ".venv", "venv", ".eggs", "site-packages"}
+# Vendored copies of other projects (CUTLASS in third_party/, …): their own code is not the scanned
+# project's porting work, and the project's use of them is found in its own includes and imports.
+VENDORED_DIRS = {"third_party", "third-party", "thirdparty", "3rdparty", "vendor", "vendored"}
 
 
 def classify(relative: str) -> str | None:
@@ -55,6 +59,7 @@ class Discovery:
     files: tuple[SourceFile, ...]
     errors: tuple[tuple[str, str], ...]
     root: str
+    vendored: tuple[str, ...] = ()     # directories skipped as vendored code
 
 
 def _spec(lines: Sequence[str]) -> pathspec.PathSpec:
@@ -80,17 +85,22 @@ def discover(
     excludes: Sequence[str] = (),
     force_exclude: bool = False,
     use_gitignore: bool = True,
+    include_vendored: bool = False,
 ) -> Discovery:
     exclude_spec = _spec(list(excludes))
     found: dict[str, SourceFile] = {}
     errors: list[tuple[str, str]] = []
+    vendored: list[str] = []
+    skip_dirs = set() if include_vendored else _submodule_dirs(root)
     for given in paths:
         absolute = given.absolute()
         if absolute.is_symlink() and not absolute.exists():
             errors.append((_relative(absolute, root), "dangling symbolic link"))
             continue
         if absolute.is_dir():
-            for source in _walk(absolute, root, exclude_spec, use_gitignore, errors):
+            walk = _walk(absolute, root, exclude_spec, use_gitignore, errors,
+                         None if include_vendored else (skip_dirs, vendored))
+            for source in walk:
                 found.setdefault(source.path, source)
         elif absolute.exists():
             relative = _relative(absolute, root)
@@ -99,7 +109,18 @@ def discover(
             kind = classify(relative)
             if kind:
                 found.setdefault(relative, SourceFile(relative, str(absolute), kind))
-    return Discovery(tuple(sorted(found.values(), key=lambda s: s.path)), tuple(errors), str(root))
+    return Discovery(
+        tuple(sorted(found.values(), key=lambda s: s.path)), tuple(errors), str(root), tuple(sorted(vendored))
+    )
+
+
+def _submodule_dirs(root: Path) -> set[str]:
+    """Paths of git submodules, from .gitmodules (read, never run through git)."""
+    try:
+        text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
+    except OSError:
+        return set()
+    return {m.strip().strip("/") for m in re.findall(r"^\s*path\s*=\s*(.+)$", text, re.MULTILINE)}
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -128,6 +149,7 @@ def _walk(
     exclude_spec: pathspec.PathSpec,
     use_gitignore: bool,
     errors: list[tuple[str, str]],
+    vendoring: tuple[set[str], list[str]] | None = None,
 ) -> Iterator[SourceFile]:
     # stack of (directory, gitignore specs that apply: (base dir, spec))
     inherited: list[tuple[Path, pathspec.PathSpec]] = []
@@ -162,8 +184,12 @@ def _walk(
             if _excluded(path, relative, is_dir, exclude_spec, specs):
                 continue
             if is_dir:
-                if entry.name not in ALWAYS_SKIPPED_DIRS:
-                    subdirs.append(path)
+                if entry.name in ALWAYS_SKIPPED_DIRS:
+                    continue
+                if vendoring is not None and (entry.name in VENDORED_DIRS or relative in vendoring[0]):
+                    vendoring[1].append(relative)
+                    continue
+                subdirs.append(path)
                 continue
             kind = classify(relative)
             if kind is None:

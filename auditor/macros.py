@@ -28,6 +28,10 @@ def cuda_only_macros(sources: Iterable[SourceFile], facts: PreprocFacts, max_byt
             continue  # the scan itself reports unreadable files
         if "#define" not in text and "# define" not in text:
             continue
-        for name, cuda_only in line_states(text, facts).defines:
+        try:
+            defines = line_states(text, facts).defines
+        except Exception:  # a file this pass cannot read is still scanned, and reported, on its own
+            continue
+        for name, cuda_only in defines:
             verdict[name] = verdict.get(name, True) and cuda_only
     return frozenset(name for name, cuda_only in verdict.items() if cuda_only)

@@ -29,6 +29,7 @@ class Settings:
     ignore: tuple[str, ...]
     exclude: tuple[str, ...]
     force_exclude: bool
+    include_vendored: bool
     jobs: int
     html: Path | None
     no_html: bool
@@ -88,6 +89,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--exclude", action="append", help="gitignore-style pattern to skip (repeatable)")
     parser.add_argument("--force-exclude", action="store_true",
                         help="apply --exclude and .gitignore to files named on the command line too")
+    parser.add_argument("--include-vendored", action="store_true",
+                        help="also scan vendored code (third_party/, vendor/, git submodules), skipped by default")
     parser.add_argument("-j", "--jobs", type=_positive_int, default=None, help="worker processes (default: all cores)")
     parser.add_argument("--html", type=Path, help="also write the HTML report here")
     parser.add_argument("--no-html", action="store_true", help="do not write the HTML report")
@@ -124,6 +127,7 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         ignore=_split(ns.ignore),
         exclude=tuple(ns.exclude or ()),
         force_exclude=ns.force_exclude,
+        include_vendored=ns.include_vendored,
         jobs=ns.jobs or default_jobs(),
         html=ns.html,
         no_html=ns.no_html,

@@ -123,6 +123,7 @@ class FileResult:
     findings: tuple[Finding, ...] = ()
     suppressed: int = 0
     site_hours: tuple[tuple[float, float], ...] = ()   # per finding, same order
+    vendored: tuple[str, ...] = ()                      # directories skipped as vendored code
     partial: bool = False
     error: str | None = None
     facts: tuple[tuple[str, str], ...] = ()   # (fact, value) pairs for report-level analysis
@@ -172,3 +173,4 @@ class Report:
     errors: tuple[tuple[str, str], ...] = ()
     suppressed: int = 0
     site_hours: tuple[tuple[float, float], ...] = ()   # per finding, same order
+    vendored: tuple[str, ...] = ()                      # directories skipped as vendored code

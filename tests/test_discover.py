@@ -56,3 +56,15 @@ def test_symlinks_are_not_followed(tmp_path: Path):
     (tmp_path / "a" / "dangling.cu").symlink_to(tmp_path / "missing.cu")
     found = discover([tmp_path], tmp_path)
     assert [f.path for f in found.files] == ["a/k.cu"]
+
+
+def test_vendored_code_and_submodules_are_skipped_unless_asked(tmp_path: Path):
+    (tmp_path / ".gitmodules").write_text('[submodule "csrc/cutlass"]\n\tpath = csrc/cutlass\n\turl = x\n')
+    for relative in ("src/k.cu", "third_party/cub/c.cu", "csrc/cutlass/gemm.cu", "csrc/own.cu"):
+        (tmp_path / relative).parent.mkdir(parents=True, exist_ok=True)
+        (tmp_path / relative).write_text("__global__ void k() {}\n")
+    found = discover([tmp_path], tmp_path)
+    assert [f.path for f in found.files] == ["csrc/own.cu", "src/k.cu"]
+    assert found.vendored == ("csrc/cutlass", "third_party")
+    everything = discover([tmp_path], tmp_path, include_vendored=True)
+    assert len(everything.files) == 4 and everything.vendored == ()

@@ -90,3 +90,10 @@ def test_macro_defined_on_both_sides_stays_unknown():
     states = line_states(code, FACTS)
     assert 7 not in states.excluded
     assert dict(states.defines) == {"WARP": False}
+
+
+def test_arithmetic_edge_cases_are_unknown_not_errors():
+    assert evaluate("FOO / 0 > 1", FACTS)[0] is None
+    assert evaluate("1 / 0", FACTS)[0] is None
+    assert evaluate("(1 << 70) > 0", FACTS)[0] is True
+    assert evaluate("defined(", FACTS)[0] is None

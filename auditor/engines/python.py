@@ -157,6 +157,20 @@ class _Guards:
         if region:
             self.regions.append(region)
 
+    def visit_elif_chain(self, node: ast.If) -> None:
+        """`if <cuda build>: … elif torch.version.hip: …`: a later branch that is the ROCm path means the
+        earlier ones were written for CUDA, even when their own test cannot be read (`FORCE_CUDA`)."""
+        if self.truth(node.test) is not None:
+            return
+        branch = node.orelse
+        while len(branch) == 1 and isinstance(branch[0], ast.If):
+            if self.truth(branch[0].test) is True:
+                region = _region(node.body)
+                if region:
+                    self.regions.append(region)
+                return
+            branch = branch[0].orelse
+
     def visit_ifexp(self, node: ast.IfExp) -> None:
         self.visit_branch(node.test, [node.body], [node.orelse])
 
@@ -266,6 +280,8 @@ class _Engine:
     # -- guards ---------------------------------------------------------------------------------
     def on_if(self, node: ast.If | ast.While) -> None:
         self.guards.visit_branch(node.test, node.body, node.orelse)
+        if isinstance(node, ast.If):
+            self.guards.visit_elif_chain(node)
 
     def on_ifexp(self, node: ast.IfExp) -> None:
         self.guards.visit_ifexp(node)

@@ -5,6 +5,7 @@ constructs, which it cannot do when a branch splits a statement.
 """
 from __future__ import annotations
 
+import operator
 import re
 from dataclasses import dataclass
 
@@ -152,11 +153,16 @@ def _apply(op: str, a: int | None, b: int | None) -> int | None:
         return None
     if op in ("/", "%") and b == 0:
         return None
-    return {
-        "|": a | b, "^": a ^ b, "&": a & b, "==": int(a == b), "!=": int(a != b), "<": int(a < b),
-        ">": int(a > b), "<=": int(a <= b), ">=": int(a >= b), "<<": a << min(b, 64), ">>": a >> min(b, 64),
-        "+": a + b, "-": a - b, "*": a * b, "/": int(a / b), "%": a % b,
-    }[op]
+    return _ARITHMETIC[op](a, b)
+
+
+_ARITHMETIC = {
+    "|": operator.or_, "^": operator.xor, "&": operator.and_,
+    "==": lambda a, b: int(a == b), "!=": lambda a, b: int(a != b), "<": lambda a, b: int(a < b),
+    ">": lambda a, b: int(a > b), "<=": lambda a, b: int(a <= b), ">=": lambda a, b: int(a >= b),
+    "<<": lambda a, b: a << min(max(b, 0), 64), ">>": lambda a, b: a >> min(max(b, 0), 64),
+    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": lambda a, b: int(a / b), "%": operator.mod,
+}
 
 
 def _truth(value: int | None) -> Tri:
@@ -169,7 +175,7 @@ def evaluate(condition: str, facts: PreprocFacts) -> tuple[Tri, bool]:
         expr = _Expr(COMMENT.sub(" ", condition), facts)
         value = expr.parse()
         return _truth(value), expr.literal_only
-    except (ValueError, IndexError, OverflowError):
+    except (ValueError, IndexError, ArithmeticError):
         return None, False
 
 

@@ -57,6 +57,7 @@ def report_dict(report: Report) -> dict:
             "verdict": report.verdict,
             "verdict_reason": report.verdict_reason,
             "suppressed": report.suppressed,
+            "skipped_vendored": list(report.vendored),
         },
         "components": [
             {"path": c.path, "verdict": c.verdict, "rocm_build": c.rocm_build, "reason": c.reason,

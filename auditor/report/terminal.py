@@ -30,7 +30,11 @@ def render_terminal(report: Report, console: Console, quiet: bool = False) -> No
         f" · HIPIFY coverage {report.coverage.percent:.1f}%"
         f" · effort {report.effort.low_days:g}-{report.effort.high_days:g} engineer-days"
     )
-    console.print(Panel(Group(headline, facts), title=f"rocm-audit · {report.root}", expand=False))
+    parts = [headline, facts]
+    if report.vendored:
+        shown = ", ".join(report.vendored[:3]) + (" …" if len(report.vendored) > 3 else "")
+        parts.append(Text(f"vendored code not scanned: {shown} (--include-vendored scans it)", style="dim"))
+    console.print(Panel(Group(*parts), title=f"rocm-audit · {report.root}", expand=False))
     if quiet:
         _errors(report, console)
         return

@@ -1,0 +1,73 @@
+"""Python code that a ROCm run never executes is reported as guarded, at info."""
+from auditor.rulebook import load_rulebook
+from auditor.scan import scan_text_as
+
+RULEBOOK = load_rulebook()
+
+
+def guarded_by_line(code: str) -> dict[int, bool]:
+    result = scan_text_as("pkg/mod.py", "python", code, RULEBOOK)
+    assert result.error is None
+    return {f.span.line: f.guarded for f in result.findings}
+
+
+def test_else_of_torch_version_hip_is_guarded():
+    code = (
+        "import torch\n"
+        "if torch.version.hip:\n"
+        "    from aiter import flash_attn_func\n"
+        "else:\n"
+        "    from flash_attn_interface import flash_attn_func\n"
+        "from flash_attn_interface import flash_attn_varlen_func\n"
+    )
+    assert guarded_by_line(code) == {5: True, 6: False}
+
+
+def test_negated_and_aliased_platform_checks():
+    code = (
+        "from vllm.platforms import current_platform\n"
+        "if not current_platform.is_rocm():\n"
+        "    import pynvml\n"
+        "if current_platform.is_cuda():\n"
+        "    import tensorrt_llm\n"
+    )
+    assert guarded_by_line(code) == {3: True, 5: True}
+
+
+def test_early_return_under_rocm_test_guards_the_rest_of_the_block():
+    code = (
+        "import torch\n"
+        "def attention(q, k, v):\n"
+        "    if torch.version.hip is not None:\n"
+        "        return torch.nn.functional.scaled_dot_product_attention(q, k, v)\n"
+        "    from flash_attn_interface import flash_attn_func\n"
+        "    return flash_attn_func(q, k, v)\n"
+        "import pynvml\n"
+    )
+    assert guarded_by_line(code) == {5: True, 7: False}
+
+
+def test_short_circuit_and_try_import_fallback():
+    code = (
+        "import torch\n"
+        "ok = torch.version.cuda is not None and int(torch.version.cuda.split('.')[0]) >= 12\n"
+        "major = int(torch.version.cuda.split('.')[0])\n"
+        "try:\n"
+        "    import pynvml\n"
+        "except ImportError:\n"
+        "    pynvml = None\n"
+    )
+    assert guarded_by_line(code) == {2: True, 3: False, 5: True}
+
+
+def test_cuda_branch_of_an_if_elif_hip_chain():
+    code = (
+        "import os, torch\n"
+        "if os.getenv('FORCE_CUDA') == '1' or torch.version.cuda is not None:\n"
+        "    flags = ['-gencode', 'arch=compute_90a,code=sm_90a']\n"
+        "elif torch.version.hip:\n"
+        "    flags = ['--offload-arch=gfx942']\n"
+        "extra = ['-gencode', 'arch=compute_80,code=sm_80']\n"
+    )
+    lines = guarded_by_line(code)
+    assert lines[3] is True and lines[6] is False
