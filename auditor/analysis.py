@@ -2,11 +2,10 @@
 from __future__ import annotations
 
 from collections.abc import Sequence
-from dataclasses import replace
 from pathlib import PurePosixPath
 
 from auditor.coverage import coverage
-from auditor.effort import components, estimate, in_optional_dir, load_model
+from auditor.effort import components, estimate
 from auditor.rulebook import Rulebook
 from auditor.types import FileResult, Finding, Report
 
@@ -37,14 +36,10 @@ def component_dirs(results: Sequence[FileResult]) -> dict[str, bool]:
 def build_report(
     root: str, results: Sequence[FileResult], rulebook: Rulebook, errors=(), vendored: Sequence[str] = ()
 ) -> Report:
-    model = load_model()
     rules = rulebook.by_id()
     findings: list[Finding] = []
     for result in results:
-        for finding in result.findings:
-            if not finding.optional and in_optional_dir(finding.path, model):
-                finding = replace(finding, optional=True)
-            findings.append(finding)
+        findings.extend(result.findings)
     findings.sort(key=Finding.sort_key)
     effort, hours = estimate(findings, rules)
     comps, verdict, reason = components(findings, component_dirs(results), rules)

@@ -19,7 +19,10 @@ ALWAYS_SKIPPED_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".t
                        ".pytest_cache", ".ruff_cache", ".venv", "venv", ".eggs", "site-packages"}
 # Vendored copies of other projects (CUTLASS in third_party/, …): their own code is not the scanned
 # project's porting work, and the project's use of them is found in its own includes and imports.
-VENDORED_DIRS = {"third_party", "third-party", "thirdparty", "3rdparty", "vendor", "vendored"}
+VENDORED_DIRS = {"third_party", "third-party", "thirdparty", "3rdparty", "vendor", "vendored",
+                 # libraries commonly checked in as submodules (sdists carry no .gitmodules)
+                 "cutlass", "cccl", "cub", "thrust", "libcudacxx", "composable_kernel", "googletest",
+                 "pybind11", "eigen", "spdlog", "fmt"}
 
 
 def classify(relative: str) -> str | None:
@@ -186,7 +189,9 @@ def _walk(
             if is_dir:
                 if entry.name in ALWAYS_SKIPPED_DIRS:
                     continue
-                if vendoring is not None and (entry.name in VENDORED_DIRS or relative in vendoring[0]):
+                if vendoring is not None and (
+                    entry.name in VENDORED_DIRS or relative in vendoring[0] or (path / ".git").exists()
+                ):
                     vendoring[1].append(relative)
                     continue
                 subdirs.append(path)

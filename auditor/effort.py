@@ -17,7 +17,7 @@ from auditor.types import Component, Effort, Finding, Rule, Severity
 class EffortModel:
     hours_per_day: float
     site_hours: dict[str, tuple[float, float]]
-    repeat_share: float
+    repeat_effort: str
     optional_dirs: frozenset[str]
 
 
@@ -27,7 +27,7 @@ def load_model() -> EffortModel:
     return EffortModel(
         hours_per_day=float(data["hours_per_day"]),
         site_hours={k: (float(v[0]), float(v[1])) for k, v in data["site_hours"].items()},
-        repeat_share=float(data["repeat"]["share"]),
+        repeat_effort=str(data["repeat"]["effort"]),
         optional_dirs=frozenset(data["optional_paths"]["names"]),
     )
 
@@ -38,13 +38,18 @@ def in_optional_dir(path: str, model: EffortModel, within: str = "") -> bool:
 
 
 def counts(finding: Finding) -> bool:
-    """Whether a finding is work on the path a default install uses."""
+    """Whether a finding is work, wherever it sits (optional directories are the caller's business)."""
     return not finding.guarded and not finding.optional and finding.severity > Severity.INFO
+
+
+def on_default_path(finding: Finding, model: EffortModel | None = None) -> bool:
+    """Work a default install needs: counted, and not under examples/, tests/, hopper/ and the like."""
+    return counts(finding) and not in_optional_dir(finding.path, model or load_model())
 
 
 def site_hours(findings: Sequence[Finding], rules: dict[str, Rule], model: EffortModel) -> list[tuple[float, float]]:
     """Hours per finding, in order; repeats of an L/XL rule+subject cost only `repeat_share`."""
-    seen: set[tuple[str, str]] = set()
+    seen: set[str] = set()
     out = []
     for finding in findings:
         rule = rules.get(finding.rule_id)
@@ -52,10 +57,9 @@ def site_hours(findings: Sequence[Finding], rules: dict[str, Rule], model: Effor
             out.append((0.0, 0.0))
             continue
         low, high = model.site_hours[rule.effort]
-        key = (rule.id, "")  # L/XL work is per replacement, not per spelling of the subject
-        if rule.effort in ("L", "XL") and key in seen:
-            low, high = low * model.repeat_share, high * model.repeat_share
-        seen.add(key)
+        if rule.effort in ("L", "XL") and rule.id in seen:  # per replacement, not per spelling or site
+            low, high = model.site_hours[model.repeat_effort]
+        seen.add(rule.id)
         out.append((low, high))
     return out
 
@@ -65,7 +69,7 @@ def estimate(findings: Sequence[Finding], rules: dict[str, Rule]) -> tuple[Effor
     hours = site_hours(findings, rules, model)
     by_category: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     for finding, (low, high) in zip(findings, hours):
-        if counts(finding):
+        if on_default_path(finding, model):
             by_category[rules[finding.rule_id].category][0] += low
             by_category[rules[finding.rule_id].category][1] += high
     day = model.hours_per_day
@@ -78,8 +82,9 @@ def estimate(findings: Sequence[Finding], rules: dict[str, Rule]) -> tuple[Effor
         f"{day:g} engineer-hours per day",
         "per-site hours by effort class: "
         + ", ".join(f"{k} {lo:g}-{hi:g} h" for k, (lo, hi) in model.site_hours.items()),
-        f"repeated L/XL sites of the same rule cost {model.repeat_share:.0%} of the first",
-        "guarded, optional and info findings cost nothing",
+        f"an L/XL replacement is paid once per rule; each further site costs an {model.repeat_effort}-class edit",
+        "guarded, info and optional findings (declared extras; examples/, tests/, benchmarks/, hopper/ and"
+        " other optional directories) cost nothing",
     )
     return Effort(total_low, total_high, categories, assumptions), hours
 

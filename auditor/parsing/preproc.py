@@ -219,11 +219,22 @@ def _logical_lines(text: str):
         i += 1
 
 
+class _Group:
+    """One #if … #endif group while it is being read. A branch ROCm skips counts as guarded even
+    without an #else (design.md section 8: `#if __CUDA_ARCH__ >= 900` paths are ROCm-handled)."""
+
+    __slots__ = ("truth", "taken", "dead")
+
+    def __init__(self, truth: Tri, dead: bool):
+        self.truth = truth          # of the branch being read
+        self.taken = truth          # of any branch so far
+        self.dead = dead
+
+
 def line_states(text: str, facts: PreprocFacts) -> LineStates:
     if "#" not in text:
         return LineStates(frozenset(), frozenset())
-    # stack of [current branch truth, any earlier branch taken, dead]
-    stack: list[list] = []
+    stack: list[_Group] = []
     excluded: set[int] = set()
     dead: set[int] = set()
     cuda_only_macro: dict[str, bool] = {}
@@ -233,24 +244,24 @@ def line_states(text: str, facts: PreprocFacts) -> LineStates:
             word, rest = m.group(1), m.group(2).strip()
             if word == "define":
                 name = re.match(r"[A-Za-z_]\w*", rest)
-                if name and not any(entry[2] for entry in stack):
-                    on_cuda_side = any(entry[0] is False for entry in stack)
+                if name and not any(group.dead for group in stack):
+                    on_cuda_side = any(group.truth is False for group in stack)
                     cuda_only_macro[name.group(0)] = cuda_only_macro.get(name.group(0), True) and on_cuda_side
                     if on_cuda_side and cuda_only_macro[name.group(0)]:
                         facts = facts.with_cuda_only(frozenset({name.group(0)}))
             elif word in ("if", "ifdef", "ifndef"):
                 truth, is_dead = _condition(word, rest, facts)
-                stack.append([truth, truth, is_dead and truth is False])
+                stack.append(_Group(truth, is_dead and truth is False))
             elif word in ("elif", "elifdef", "elifndef") and stack:
                 truth, _ = _condition(word.replace("el", "", 1), rest, facts)
                 top = stack[-1]
-                top[0] = _and(_not(top[1]), truth)
-                top[1] = _or(top[1], truth)
-                top[2] = False
+                top.truth = _and(_not(top.taken), truth)
+                top.taken = _or(top.taken, truth)
+                top.dead = False
             elif word == "else" and stack:
                 top = stack[-1]
-                top[0] = _not(top[1])
-                top[2] = False
+                top.truth = _not(top.taken)
+                top.dead = False
             elif word == "endif" and stack:
                 stack.pop()
             if word != "define":
@@ -258,9 +269,9 @@ def line_states(text: str, facts: PreprocFacts) -> LineStates:
         if not stack:
             continue
         lines = range(number, number + span)
-        if any(entry[2] for entry in stack):
+        if any(group.dead for group in stack):
             dead.update(lines)
-        elif any(entry[0] is False for entry in stack):
+        elif any(group.truth is False for group in stack):
             excluded.update(lines)
     return LineStates(frozenset(excluded), frozenset(dead), tuple(sorted(cuda_only_macro.items())))
 

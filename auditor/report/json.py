@@ -4,6 +4,7 @@ from __future__ import annotations
 import json
 
 from auditor import __version__
+from auditor.effort import in_optional_dir, load_model
 from auditor.types import CATEGORIES, Report, Severity
 
 SCHEMA_VERSION = 1
@@ -31,7 +32,7 @@ def finding_dict(report: Report, index: int) -> dict:
         "fingerprint": f.fingerprint,
         "effort_hours": [round(low, 2), round(high, 2)],
         "subject": f.subject,
-        "optional": f.optional,
+        "optional": f.optional or in_optional_dir(f.path, load_model()),
     }
 
 
