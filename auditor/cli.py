@@ -56,11 +56,7 @@ def bundled_example() -> Path:
 
 
 def _check(settings) -> int:
-    from auditor.analysis import build_report
-    from auditor.discover import common_root, discover
-    from auditor.macros import cuda_only_macros
-    from auditor.parsing.preproc import PreprocFacts
-    from auditor.runner import scan_all
+    from auditor.pipeline import ScanOptions, audit
 
     paths = settings.paths
     if settings.example:
@@ -71,22 +67,21 @@ def _check(settings) -> int:
     for path in paths:
         if not path.exists() and not path.is_symlink():
             raise ToolError(f"path does not exist: {path}")
-    rulebook = _rulebook(settings)
-    root = common_root(paths)
-    found = discover(paths, root, settings.exclude, settings.force_exclude,
-                     include_vendored=settings.include_vendored)
-    rulebook = rulebook.with_cuda_only_macros(
-        cuda_only_macros(found.files, PreprocFacts.from_guards(rulebook.guards), settings.max_file_size)
-    )
-    progress = _progress_bar(settings, len(found.files))
+    options = ScanOptions(settings.exclude, settings.force_exclude, settings.include_vendored, settings.jobs,
+                          settings.max_file_size)
+    bar: list[_Progress] = []
+
+    def start_progress(total: int):
+        if not settings.progress or settings.quiet or total < 50 or not sys.stderr.isatty():
+            return None
+        bar.append(_Progress(total))
+        return bar[0].advance
+
     try:
-        results = scan_all(found.files, rulebook, settings.jobs, progress.advance if progress else None,
-                           settings.max_file_size)
+        report = audit(paths, _rulebook(settings), options, progress=start_progress)
     finally:
-        if progress:
-            progress.stop()
-    shown_root = str(paths[0]) if len(paths) == 1 else str(root)
-    report = build_report(shown_root, results, rulebook, found.errors, found.vendored)
+        for shown in bar:
+            shown.stop()
     _emit(settings, report)
     return _exit_code(report, settings.fail_on)
 
@@ -160,12 +155,6 @@ class _Progress:
         self._progress.stop()
 
 
-def _progress_bar(settings, total: int) -> _Progress | None:
-    if not settings.progress or settings.quiet or total < 50 or not sys.stderr.isatty():
-        return None
-    return _Progress(total)
-
-
 def _list_rules(settings) -> int:
     from rich.console import Console
     from rich.table import Table
@@ -196,8 +185,9 @@ def _explain_rule(settings) -> int:
     if rule.rocm_alternative:
         console.print(f"ROCm alternative: {rule.rocm_alternative}", markup=False)
     console.print()
-    console.print(rule.docs, markup=False)
-    console.print()
+    for paragraph in rule.docs.split("\n\n"):  # the docs are wrapped for the TOML file, not the terminal
+        console.print(" ".join(paragraph.split()), markup=False, highlight=False)
+        console.print()
     for label, examples in (("Reported", rule.flag), ("Not reported", rule.ok)):
         console.print(f"[bold]{label}:[/bold]")
         for example in examples:

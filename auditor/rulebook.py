@@ -23,7 +23,7 @@ MATCHERS: dict[str, tuple[set[str], set[str]]] = {
     "cuda": ({"includes", "identifiers", "asm", "query"}, {"files"}),
     "text": ({"lines"}, {"files"}),
 }
-PYTHON_CONTEXTS = {"compare", "argument", "attribute", "call", "test", "other"}
+PYTHON_CONTEXTS = {"compare", "argument", "attribute", "call", "test", "format", "other"}
 TEXT_KINDS = {"build", "container", "ci", "shell"}
 DEFAULT_EXAMPLE_FILE = {
     "dependency": "example.py",

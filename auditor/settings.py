@@ -31,7 +31,6 @@ class Settings:
     force_exclude: bool
     include_vendored: bool
     jobs: int
-    html: Path | None
     no_html: bool
     progress: bool
     quiet: bool
@@ -92,7 +91,6 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--include-vendored", action="store_true",
                         help="also scan vendored code (third_party/, vendor/, git submodules), skipped by default")
     parser.add_argument("-j", "--jobs", type=_positive_int, default=None, help="worker processes (default: all cores)")
-    parser.add_argument("--html", type=Path, help="also write the HTML report here")
     parser.add_argument("--no-html", action="store_true", help="do not write the HTML report")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.add_argument("-q", "--quiet", action="store_true", help="only the verdict line and errors")
@@ -129,7 +127,6 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         force_exclude=ns.force_exclude,
         include_vendored=ns.include_vendored,
         jobs=ns.jobs or default_jobs(),
-        html=ns.html,
         no_html=ns.no_html,
         progress=not ns.no_progress,
         quiet=ns.quiet,

@@ -13,7 +13,9 @@ from auditor.parsing.preproc import LineStates, PreprocFacts, line_states
 from auditor.rulebook import Rulebook
 from auditor.types import Finding, Rule, Span
 
-PTX_MNEMONIC = re.compile(r"(?<![\w%.])([a-z][a-z0-9_]*(?:\.[a-z0-9_:]+)*)")
+# An instruction with at least one modifier (`ld.global.nc.v4.u32`), not a `.reg` declaration or register.
+PTX_INSTRUCTION = re.compile(r"(?<![\w%.$])([a-z][a-z0-9_]*(?:\.[a-z0-9_:]+)+)")
+PTX_WORD = re.compile(r"(?<![\w%.$])([a-z][a-z0-9_]*)")
 
 
 @dataclass(frozen=True)
@@ -59,9 +61,15 @@ def _qualified_matches(pattern: str, text: str) -> bool:
     return text == pattern or text.startswith(pattern + "::")
 
 
-def _mnemonic_at(template: str, start: int) -> str:
-    m = PTX_MNEMONIC.search(template, start)
-    return m.group(1) if m else template[start:start + 24]
+def _asm_subject(template: str, match: re.Match) -> str:
+    """The instruction a rule matched: its `subject` group, else the first PTX instruction from the match."""
+    if "subject" in match.re.groupindex and match.group("subject"):
+        return match.group("subject")
+    for pattern in (PTX_INSTRUCTION, PTX_WORD):
+        found = pattern.search(template, match.start())
+        if found:
+            return found.group(1)
+    return template[match.start():match.start() + 24].strip()
 
 
 def scan_cuda(
@@ -112,7 +120,7 @@ def scan_cuda(
         for regex, rule in index.asm:
             m = regex.search(template)
             if m:
-                hit(rule, node.parent or node, _mnemonic_at(template, m.start()))  # at the `asm` keyword
+                hit(rule, node.parent or node, _asm_subject(template, m))  # reported at the `asm` keyword
     for rule in index.queries:
         for node in ts_cuda.hits(rule.match["query"], tree):
             hit(rule, node, " ".join(ts_cuda.text(node).split())[:80])

@@ -388,7 +388,9 @@ class _Engine:
     def _context(self, node: ast.AST) -> str:
         parent = self.tree.parent(node)
         if isinstance(parent, ast.Call) and parent.func is node:
-            return "call"
+            return "format" if isinstance(self.tree.parent(parent), ast.FormattedValue) else "call"
+        if isinstance(parent, ast.FormattedValue):
+            return "format"
         if isinstance(parent, ast.Attribute) and parent.value is node:
             return "attribute"
         if isinstance(parent, ast.Compare):
@@ -406,8 +408,8 @@ class _Engine:
 
     # -- strings --------------------------------------------------------------------------------
     def on_string(self, node: ast.Constant | ast.JoinedStr) -> None:
-        if not self.string_rules or isinstance(self.tree.parent(node), (ast.Expr, ast.JoinedStr)):
-            return  # docstrings and bare string statements are prose, not code
+        if not self.string_rules or isinstance(self.tree.parent(node), (ast.Expr, ast.JoinedStr, ast.FormattedValue)):
+            return  # docstrings, bare string statements and f-string format specs are not code
         value = string_value(node)
         if not value:
             return

@@ -1,0 +1,43 @@
+"""The whole audit of some paths: discover, the macro pre-pass, scan, build the report."""
+from __future__ import annotations
+
+from collections.abc import Callable, Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from auditor.analysis import build_report
+from auditor.discover import common_root, discover
+from auditor.macros import cuda_only_macros
+from auditor.parsing.preproc import PreprocFacts
+from auditor.rulebook import Rulebook
+from auditor.runner import scan_all
+from auditor.scan import MAX_FILE_BYTES
+from auditor.types import Report
+
+
+@dataclass(frozen=True, slots=True)
+class ScanOptions:
+    exclude: tuple[str, ...] = ()
+    force_exclude: bool = False
+    include_vendored: bool = False
+    jobs: int = 1
+    max_file_size: int = MAX_FILE_BYTES
+
+
+def audit(
+    paths: Sequence[Path],
+    rulebook: Rulebook,
+    options: ScanOptions = ScanOptions(),
+    shown_root: str | None = None,
+    progress: Callable[[int], Callable[[int], None] | None] | None = None,
+) -> Report:
+    """`progress(total)` may return a callback that is told how many files were scanned."""
+    root = common_root(paths)
+    found = discover(paths, root, options.exclude, options.force_exclude, include_vendored=options.include_vendored)
+    facts = PreprocFacts.from_guards(rulebook.guards)
+    rulebook = rulebook.with_cuda_only_macros(cuda_only_macros(found.files, facts, options.max_file_size))
+    advance = progress(len(found.files)) if progress else None
+    results = scan_all(found.files, rulebook, options.jobs, advance, options.max_file_size)
+    if shown_root is None:
+        shown_root = str(paths[0]) if len(paths) == 1 else str(root)
+    return build_report(shown_root, results, rulebook, found.errors, found.vendored)

@@ -1,0 +1,13 @@
+"""reports/ holds the fixtures' reports as a user sees them; they must match what the tool renders now."""
+import pytest
+
+from scripts.pin_fixtures import FIXTURES
+from scripts.render_reports import render
+from tests.conftest import REPO
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_sample_reports_are_up_to_date(name):
+    for file_name, text in render(name, FIXTURES[name]).items():
+        committed = (REPO / "reports" / file_name).read_text(encoding="utf-8")
+        assert committed == text, f"reports/{file_name} is stale: run scripts/render_reports.py"
