@@ -51,7 +51,7 @@ def build_report(
         components=comps,
         verdict=verdict,
         verdict_reason=reason,
-        coverage=coverage(results),
+        coverage=coverage(results, rulebook.table.describe()),
         effort=effort,
         rules=rules,
         errors=tuple(sorted(all_errors)),

@@ -15,6 +15,8 @@ class ToolError(Exception):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
+    from auditor.config import ConfigError
+    from auditor.gate import GateError
     from auditor.settings import UsageError, parse_settings
 
     argv = sys.argv[1:] if argv is None else list(argv)
@@ -25,8 +27,14 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _list_rules(settings)
         if settings.command == "rule":
             return _explain_rule(settings)
+        if settings.command == "config":
+            return _show_config(settings)
+        if settings.command == "baseline":
+            return _write_baseline(settings)
+        if settings.command == "coverage":
+            return _coverage(settings)
         return _check(settings)
-    except (UsageError, ToolError) as err:
+    except (UsageError, ToolError, ConfigError, GateError) as err:
         print(f"rocm-audit: error: {err}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
@@ -44,9 +52,51 @@ def _rulebook(settings):
     from auditor.rulebook import RuleError, load_rulebook
 
     try:
-        return load_rulebook().select(settings.select, settings.ignore)
+        rulebook = load_rulebook().select(settings.select, settings.ignore)
     except RuleError as err:
         raise ToolError(f"rule files: {err}") from None
+    table = _installed_api_table(settings)
+    return rulebook if table is None else rulebook.with_api_table(table)
+
+
+def _installed_api_table(settings):
+    """An installed hipify-perl's tables (--hipify-perl PATH, else on PATH), or None for the shipped table."""
+    from auditor.hipify_perl import HipifyPerlError, installed_table
+
+    try:
+        return installed_table(getattr(settings, "hipify_perl", None))
+    except HipifyPerlError as err:
+        raise ToolError(str(err)) from None
+
+
+def _coverage(settings) -> int:
+    """`rocm-audit coverage [PATH…]`: the HIPIFY coverage section alone; `--table-info`: the table's sources."""
+    if settings.table_info:
+        from auditor.apitable import shipped_table
+
+        table = _installed_api_table(settings) or shipped_table()
+        print("\n".join(table.describe()))
+        return EXIT_CLEAN
+    from rich.console import Console
+
+    from auditor.pipeline import ScanOptions, audit
+    from auditor.report.json import coverage_dict
+    from auditor.report.terminal import render_coverage
+
+    paths = settings.paths or (Path("."),)
+    for path in paths:
+        if not path.exists():
+            raise ToolError(f"path does not exist: {path}")
+    options = ScanOptions(settings.exclude, settings.force_exclude, settings.include_vendored, settings.jobs,
+                          settings.max_file_size)
+    report = audit(paths, _rulebook(settings), options)
+    if settings.format == "json":
+        import json
+
+        _write_or_print(json.dumps(coverage_dict(report.coverage), indent=2) + "\n", settings.output)
+    else:
+        render_coverage(report, Console(), all_names=True)
+    return EXIT_CLEAN
 
 
 def bundled_example() -> Path:
@@ -56,6 +106,39 @@ def bundled_example() -> Path:
 
 
 def _check(settings) -> int:
+    from dataclasses import replace
+
+    from auditor.gate import against_baseline, against_git, read_baseline, render_baseline, shrink
+
+    rulebook = _rulebook(settings)
+    report, root, options = _scan(settings, rulebook)
+    if settings.baseline:
+        baseline = read_baseline(settings.baseline)
+        shown = settings.baseline.absolute()
+        report = against_baseline(report, baseline, Path(os.path.relpath(shown)) if shown.is_relative_to(Path.cwd())
+                                  else shown)
+        if settings.update_baseline:
+            smaller = shrink(baseline, report)
+            write_atomic(settings.baseline, render_baseline(smaller))
+            removed = sum(e.count for e in baseline.entries) - sum(e.count for e in smaller.entries)
+            print(f"rocm-audit: {settings.baseline}: {removed} finding(s) no longer found removed", file=sys.stderr)
+            report = replace(report, gate=replace(report.gate, gone=()))
+    elif settings.diff_base:
+        report = against_git(report, root, settings.diff_base, rulebook, options)
+    _emit(settings, report)
+    code = _exit_code(report, settings.fail_on)
+    if settings.strict and report.gate and report.gate.gone:
+        print(f"rocm-audit: --strict: the baseline lists {sum(n for *_, n in report.gate.gone)} finding(s) that are "
+              "gone; run with --update-baseline and commit the baseline", file=sys.stderr)
+        code = EXIT_FINDINGS
+    return code
+
+
+def _scan(settings, rulebook):
+    """The audit of the settings' paths: (report, the root its paths are relative to, scan options)."""
+    from dataclasses import replace
+
+    from auditor.discover import common_root
     from auditor.pipeline import ScanOptions, audit
 
     paths = settings.paths
@@ -77,40 +160,114 @@ def _check(settings) -> int:
         bar.append(_Progress(total))
         return bar[0].advance
 
+    root = _files_root(paths, settings)
+    shown_root = None if root is None else (os.path.relpath(root) if root.is_relative_to(Path.cwd()) else str(root))
     try:
-        report = audit(paths, _rulebook(settings), options, progress=start_progress)
+        report = audit(paths, rulebook, options, shown_root=shown_root, progress=start_progress, root=root)
     finally:
         for shown in bar:
             shown.stop()
-    _emit(settings, report)
-    return _exit_code(report, settings.fail_on)
+    root = root or common_root(paths)
+    return replace(report, repo_prefix=_repo_prefix(root)), root, options
+
+
+def _files_root(paths, settings) -> Path | None:
+    """Files named one by one (the pre-commit hook) are reported relative to their repository (or config
+    file's directory), so that paths and fingerprints are the same as in a scan of the whole tree."""
+    from auditor.config import project_root
+    from auditor.discover import common_root
+
+    if not paths or any(p.is_dir() for p in paths):
+        return None
+    common = common_root(paths)
+    top = project_root(common) or (settings.config_file.parent.absolute() if settings.config_file else None)
+    return top.resolve() if top and common.is_relative_to(top.resolve()) else None
+
+
+def _repo_prefix(root: Path) -> str:
+    from auditor.config import project_root
+
+    top = project_root(root)
+    if top is None:
+        return ""
+    prefix = root.resolve().relative_to(top.resolve()).as_posix()
+    return "" if prefix == "." else prefix
 
 
 def _exit_code(report, fail_on) -> int:
-    if fail_on is None:
-        return EXIT_CLEAN
-    failing = [f for f in report.findings if not f.guarded and f.severity >= fail_on]
-    return EXIT_FINDINGS if failing else EXIT_CLEAN
+    from auditor.gate import failing
+
+    return EXIT_FINDINGS if failing(report, fail_on) else EXIT_CLEAN
+
+
+def _render(fmt: str, report, settings) -> str:
+    """One report format as text (the terminal one without colour)."""
+    if fmt == "json":
+        from auditor.report.json import render_json
+
+        return render_json(report)
+    if fmt == "sarif":
+        from auditor.report.sarif import render_sarif
+
+        return render_sarif(report)
+    if fmt == "github":
+        from auditor.report.github import render_github
+
+        return render_github(report, settings.fail_on)
+    if fmt == "markdown":
+        from auditor.report.markdown import render_markdown
+
+        return render_markdown(report, settings.fail_on)
+    import io
+
+    from rich.console import Console
+
+    from auditor.report.terminal import render_terminal
+
+    buffer = io.StringIO()
+    render_terminal(report, Console(file=buffer, width=120, color_system=None), settings.quiet, settings.fail_on)
+    return buffer.getvalue()
 
 
 def _emit(settings, report) -> None:
-    if settings.format == "json":
-        from auditor.report.json import render_json
-
-        _write_or_print(render_json(report), settings.output)
+    """The files asked for with --sarif/--json/--markdown FILE, then the main format (-o FILE or stdout)."""
+    for fmt, path in settings.outputs:
+        write_atomic(path, _render(fmt, report, settings))
+    if settings.format != "terminal" or settings.output:
+        _write_or_print(_render(settings.format, report, settings), settings.output)
         return
     from rich.console import Console
 
     from auditor.report.terminal import render_terminal
 
-    if settings.output:
-        import io
+    render_terminal(report, Console(), settings.quiet, settings.fail_on)
 
-        buffer = io.StringIO()
-        render_terminal(report, Console(file=buffer, width=120, color_system=None), settings.quiet)
-        _write_or_print(buffer.getvalue(), settings.output)
-    else:
-        render_terminal(report, Console(), settings.quiet)
+
+def _write_baseline(settings) -> int:
+    """`rocm-audit baseline PATH`: every unguarded finding becomes known (reasons already written are kept)."""
+    from auditor.gate import BASELINE_FILE, GateError, baseline_from, read_baseline, render_baseline
+
+    report, root, _ = _scan(settings, _rulebook(settings))
+    target = settings.output or settings.baseline or (root / BASELINE_FILE)
+    previous = None
+    if target.exists():
+        try:
+            previous = read_baseline(target)
+        except GateError as err:
+            print(f"rocm-audit: replacing an unreadable baseline ({err})", file=sys.stderr)
+    baseline = baseline_from(report, previous)
+    write_atomic(target, render_baseline(baseline))
+    total = sum(e.count for e in baseline.entries)
+    print(f"rocm-audit: wrote {target}: {total} known finding(s) in {len(baseline.entries)} entries "
+          f"({len(report.results)} files scanned)")
+    return EXIT_CLEAN
+
+
+def _show_config(settings) -> int:
+    from auditor.config import describe
+
+    sys.stdout.write(describe(settings.sources, settings.config_file, settings.config_start or Path.cwd()))
+    return EXIT_CLEAN
 
 
 def _write_or_print(text: str, output: Path | None) -> None:

@@ -10,7 +10,7 @@ from auditor.discover import common_root, discover
 from auditor.macros import cuda_only_macros
 from auditor.parsing.preproc import PreprocFacts
 from auditor.rulebook import Rulebook
-from auditor.runner import scan_all
+from auditor.runner import DEFAULT_TIME_BUDGET, scan_all
 from auditor.scan import MAX_FILE_BYTES
 from auditor.types import Report
 
@@ -22,6 +22,7 @@ class ScanOptions:
     include_vendored: bool = False
     jobs: int = 1
     max_file_size: int = MAX_FILE_BYTES
+    time_budget: float = DEFAULT_TIME_BUDGET    # seconds per file
 
 
 def audit(
@@ -30,14 +31,19 @@ def audit(
     options: ScanOptions = ScanOptions(),
     shown_root: str | None = None,
     progress: Callable[[int], Callable[[int], None] | None] | None = None,
+    root: Path | None = None,
+    only: frozenset[str] | None = None,
 ) -> Report:
-    """`progress(total)` may return a callback that is told how many files were scanned."""
-    root = common_root(paths)
+    """`progress(total)` may return a callback that is told how many files were scanned. `root` (default: the
+    paths' common directory) is what finding paths are relative to; `only` limits the scan to these paths
+    while the cross-file pre-pass still sees every file discovered."""
+    root = root or common_root(paths)
     found = discover(paths, root, options.exclude, options.force_exclude, include_vendored=options.include_vendored)
     facts = PreprocFacts.from_guards(rulebook.guards)
     rulebook = rulebook.with_cuda_only_macros(cuda_only_macros(found.files, facts, options.max_file_size))
-    advance = progress(len(found.files)) if progress else None
-    results = scan_all(found.files, rulebook, options.jobs, advance, options.max_file_size)
+    files = found.files if only is None else tuple(f for f in found.files if f.path in only)
+    advance = progress(len(files)) if progress else None
+    results = scan_all(files, rulebook, options.jobs, advance, options.max_file_size)
     if shown_root is None:
         shown_root = str(paths[0]) if len(paths) == 1 else str(root)
     return build_report(shown_root, results, rulebook, found.errors, found.vendored)

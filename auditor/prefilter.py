@@ -6,6 +6,7 @@ must contain), so a rule cannot be skipped by a forgotten hand-written list.
 """
 from __future__ import annotations
 
+import functools
 import re
 from collections.abc import Iterable
 
@@ -39,29 +40,64 @@ def _literal_runs(parsed) -> list[str]:
     return sorted(runs, key=len, reverse=True)
 
 
-def regex_needles(pattern: str) -> frozenset[str] | None:
+def regex_needles(pattern: str, min_len: int = MIN_NEEDLE) -> frozenset[str] | None:
     """Lower-cased literals of which every match contains at least one; None when none can be derived."""
     try:
         parsed = sre_parse.parse(pattern)
     except Exception:  # an unusual pattern only costs us the shortcut
         return None
-    return _needles(parsed)
+    return _needles(parsed, min_len)
 
 
-def _needles(parsed) -> frozenset[str] | None:
-    core = [item for item in parsed if item[0] is not sre_constants.AT]
-    if len(core) == 1 and core[0][0] is sre_constants.BRANCH:
-        found: set[str] = set()
-        for branch in core[0][1][1]:
-            inner = _needles(branch)
-            if inner is None:
-                return None
-            found |= inner
-        return frozenset(found)
-    if len(core) == 1 and core[0][0] is sre_constants.SUBPATTERN:
-        return _needles(core[0][1][-1])
-    runs = [r for r in _literal_runs(parsed) if len(r) >= MIN_NEEDLE]
-    return frozenset({runs[0].lower()}) if runs else None
+def _prefixes(parsed, limit: int = 64) -> tuple[set[str], bool]:
+    """Literal prefixes one of which every match starts with (`cu(Init|Mem[A-Z])` -> cuInit, cuMem), and
+    whether they are whole matches (so that what follows may be appended)."""
+    out = {""}
+    for op, arg in parsed:
+        if op is sre_constants.AT:
+            continue
+        if op is sre_constants.LITERAL:
+            out = {p + chr(arg) for p in out}
+            continue
+        if op is sre_constants.SUBPATTERN:
+            inner, complete = _prefixes(arg[-1], limit)
+        elif op is sre_constants.BRANCH:
+            parts = [_prefixes(branch, limit) for branch in arg[1]]
+            inner = set().union(*(p for p, _ in parts))
+            complete = all(c for _, c in parts)
+        else:
+            return out, False
+        grown = {p + q for p in out for q in inner}
+        if len(grown) > limit:
+            return out, False
+        out = grown
+        if not complete:
+            return out, False
+    return out, True
+
+
+def _needles(parsed, min_len: int = MIN_NEEDLE) -> frozenset[str] | None:
+    """The most selective any-of set among the literal runs, prefixes, alternations, groups and lookaheads
+    that every match must go through (selectivity: the length of the set's shortest needle)."""
+    candidates: list[frozenset[str]] = [frozenset({run.lower()}) for run in _literal_runs(parsed)
+                                        if len(run) >= min_len]
+    prefixes, _ = _prefixes(parsed)
+    if prefixes and min(map(len, prefixes)) >= min_len:
+        candidates.append(frozenset(p.lower() for p in prefixes))
+    for op, arg in parsed:
+        inner = None
+        if op is sre_constants.BRANCH:
+            branches = [_needles(branch, min_len) for branch in arg[1]]
+            inner = None if any(b is None for b in branches) else frozenset().union(*branches)
+        elif op is sre_constants.SUBPATTERN:
+            inner = _needles(arg[-1], min_len)
+        elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT) and arg[0] >= 1:
+            inner = _needles(arg[2], min_len)
+        elif op is sre_constants.ASSERT and arg[0] == 1:  # a lookahead's text is in the subject too
+            inner = _needles(arg[1], min_len)
+        if inner:
+            candidates.append(inner)
+    return max(candidates, key=lambda c: min(map(len, c)), default=None)
 
 
 def name_needle(pattern: str) -> str | None:
@@ -104,7 +140,9 @@ def python_needles(rulebook) -> Needles:
         for rule in rulebook.family("python"):
             for key_name in ("calls", "names"):
                 needles.extend(name_needle(p) for p in rule.match.get(key_name, ()))
-            if "strings" in rule.match:
+            if "needles" in rule.match:
+                needles.extend(word.lower() for word in rule.match["needles"])
+            elif "strings" in rule.match:
                 found = regex_needles(rule.match["strings"])
                 if found is None and rule.match.get("in_calls"):  # the string must sit inside one of these calls
                     found = frozenset(name_needle(call) for call in rule.match["in_calls"])
@@ -112,3 +150,137 @@ def python_needles(rulebook) -> Needles:
         needles.extend(name_needle(call) for call in EMBEDDED_CUDA_CALLS)
         _CACHE[key] = Needles(needles)
     return _CACHE[key]
+
+
+# --- tree-sitter queries ---------------------------------------------------------------------------
+# Compiling a query against the CUDA grammar costs 10-400 ms, far more than running it, so a query is
+# compiled and run only on files that contain the text its patterns require: the anonymous tokens it
+# names ("__global__"), the strings of its #eq?/#any-of? predicates and the literals its #match?
+# regexes require. The result is a conjunction of any-of clauses; an empty one means "always run".
+
+_QUERY_TOKEN = re.compile(r'''\s+|;[^\n]*|"(?:\\.|[^"\\])*"|[()\[\]]|[*+?]|@[\w.\-]+|#[\w\-]+[?!]?|!?[\w.\-/]+:?|.''')
+_ESCAPES = {"n": "\n", "t": "\t", "r": "\r", "0": "\0"}
+# Named nodes of the CUDA grammar that always begin with a fixed token.
+NODE_TOKENS = {"kernel_call_syntax": "<<<", "launch_bounds": "__launch_bounds__"}
+
+Clauses = tuple[frozenset[str], ...]
+
+
+def _unquote(token: str) -> str:
+    return re.sub(r"\\(.)", lambda m: _ESCAPES.get(m.group(1), m.group(1)), token[1:-1])
+
+
+class _QueryReader:
+    """Just enough of the query syntax to know what text a match needs; unknown shapes need nothing."""
+
+    def __init__(self, source: str):
+        self.tokens = [t for t in _QUERY_TOKEN.findall(source) if t.strip() and not t.startswith(";")]
+        self.at = 0
+
+    def peek(self) -> str | None:
+        return self.tokens[self.at] if self.at < len(self.tokens) else None
+
+    def take(self) -> str:
+        token = self.tokens[self.at]
+        self.at += 1
+        return token
+
+    def patterns(self) -> list[tuple[Clauses, list[tuple[str, Clauses]], set[str]]]:
+        """Top-level patterns: (clauses from structure, predicates as (capture, clauses), required captures)."""
+        out = []
+        while self.peek() is not None:
+            preds: list[tuple[str, Clauses]] = []
+            captures: set[str] = set()
+            out.append((self.pattern(preds, captures, required=True), preds, captures))
+        return out
+
+    def pattern(self, preds, captures: set[str], required: bool) -> Clauses:
+        token = self.take()
+        if token.endswith(":") or token.startswith("!"):  # field name: the pattern follows
+            return () if token.startswith("!") else self.pattern(preds, captures, required)
+        if token == ".":
+            return ()
+        clauses: Clauses = ()
+        if token.startswith('"'):
+            text = _unquote(token).lower()
+            # `"#include"`-style tokens are aliases whose text varies (`# include`)
+            clauses = (frozenset({text}),) if text and not text.startswith("#") else ()
+        elif token == "[":
+            branches = []
+            while self.peek() not in ("]", None):
+                branches.append(self.pattern(preds, captures, required=False))
+            self.at += 1
+            clauses = _any_of(branches)
+        elif token == "(" and (self.peek() or "").startswith("#"):
+            preds.append(self.predicate())
+            return ()
+        elif token == "(":
+            parts: list[Clauses] = []
+            if self.peek() in NODE_TOKENS:
+                parts.append((frozenset({NODE_TOKENS[self.peek()]}),))
+            while self.peek() not in (")", None):
+                parts.append(self.pattern(preds, captures, required))
+            self.at += 1
+            clauses = tuple(c for part in parts for c in part)
+        optional = False
+        while self.peek() is not None and (self.peek() in ("*", "+", "?") or self.peek().startswith("@")):
+            mark = self.take()
+            if mark in ("*", "?"):
+                optional = True
+            elif mark.startswith("@") and required and not optional:
+                captures.add(mark[1:])
+        return () if optional else clauses
+
+    def predicate(self) -> tuple[str, Clauses]:
+        name = self.take()
+        args: list[str] = []
+        while self.peek() not in (")", None):
+            args.append(self.take())
+        self.at += 1
+        capture = args[0][1:] if args and args[0].startswith("@") else ""
+        strings = [_unquote(a) for a in args[1:] if a.startswith('"')]
+        if name in ("#eq?", "#any-of?") and strings and len(strings) == len(args) - 1:
+            return capture, (frozenset(s.lower() for s in strings),) if all(strings) else ()
+        if name == "#match?" and len(strings) == 1:
+            found = regex_needles(strings[0], min_len=1)
+            return capture, (found,) if found else ()
+        return capture, ()
+
+
+def _best(clauses: Clauses) -> frozenset[str] | None:
+    """The most selective clause: the one whose shortest needle is longest."""
+    return max(clauses, key=lambda c: min(map(len, c)), default=None)
+
+
+def _any_of(alternatives: list[Clauses]) -> Clauses:
+    """What any one of the alternatives needs. Each clause is a union holding one clause of every
+    alternative (so it holds whichever alternative matched), grown from the first one's clauses."""
+    if not alternatives or any(not clauses for clauses in alternatives):
+        return ()
+    out: list[frozenset[str]] = []
+    for start in alternatives[0]:
+        union = set(start)
+        for clauses in alternatives[1:]:
+            union |= min(clauses, key=lambda c: (len(c - union), -min(map(len, c))))
+        out.append(frozenset(union))
+    return tuple(dict.fromkeys(out))
+
+
+@functools.cache
+def query_needles(source: str) -> Clauses:
+    """Clauses of lower-cased needles; a file can match the query only if every clause has one present."""
+    try:
+        patterns = _QueryReader(source).patterns()
+    except Exception:  # an unusual query only costs us the shortcut
+        return ()
+    per_pattern = []
+    for clauses, preds, captures in patterns:
+        extra = tuple(c for capture, pred in preds if capture in captures for c in pred)
+        per_pattern.append(clauses + extra)
+    if len(per_pattern) == 1:
+        return tuple(dict.fromkeys(per_pattern[0]))
+    return _any_of(per_pattern)
+
+
+def query_may_match(source: str, lowered_text: str) -> bool:
+    return all(any(needle in lowered_text for needle in clause) for clause in query_needles(source))

@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path
 
+from auditor.apitable import ApiTable, shipped_table
 from auditor.types import CATEGORIES, EFFORT_CLASSES, Rule, Severity
 
 COMMON_FIELDS = {
@@ -19,8 +20,8 @@ COMMON_FIELDS = {
 MATCHERS: dict[str, tuple[set[str], set[str]]] = {
     # family: (primary keys, modifier keys)
     "dependency": ({"pypi", "imports", "local_version", "index_url"}, {"extras", "versions", "declared_in"}),
-    "python": ({"calls", "names", "strings"}, {"contexts", "keywords", "in_calls", "files"}),
-    "cuda": ({"includes", "identifiers", "asm", "query"}, {"files"}),
+    "python": ({"calls", "names", "strings"}, {"contexts", "keywords", "in_calls", "files", "needles"}),
+    "cuda": ({"includes", "identifiers", "asm", "query", "hipify_status"}, {"files", "unless_asm", "hipify_names", "hipify_apis"}),
     "text": ({"lines"}, {"files"}),
 }
 PYTHON_CONTEXTS = {"compare", "argument", "attribute", "call", "test", "format", "other"}
@@ -73,8 +74,8 @@ def _matcher_family(raw: dict, where: str) -> str:
     return family
 
 
-def _validate_match(family: str, match: dict, where: str) -> None:
-    for key in ("lines", "asm", "strings", "local_version", "index_url", "declared_in"):
+def _validate_match(family: str, match: dict, where: str, check_queries: bool = True) -> None:
+    for key in ("lines", "asm", "unless_asm", "strings", "local_version", "index_url", "declared_in"):
         if key in match:
             try:
                 re.compile(match[key])
@@ -88,6 +89,10 @@ def _validate_match(family: str, match: dict, where: str) -> None:
         family == "text" and not match.get("files")
     ):
         raise RuleError(f"{where}: a text rule needs files = a subset of {sorted(TEXT_KINDS)}")
+    if family == "cuda" and "hipify_status" not in match and {"hipify_names", "hipify_apis"} & set(match):
+        raise RuleError(f"{where}: hipify_names and hipify_apis narrow a hipify_status rule")
+    if family == "cuda" and "hipify_status" in match:
+        _validate_hipify(match, where)
     if family == "cuda" and not set(match.get("files", ["cuda"])) <= {"cuda", "cpp"}:
         raise RuleError(f"{where}: files of a cuda rule are 'cuda' and/or 'cpp'")
     if family == "dependency" and "versions" in match:
@@ -97,7 +102,7 @@ def _validate_match(family: str, match: dict, where: str) -> None:
             SpecifierSet(match["versions"])
         except InvalidSpecifier as err:
             raise RuleError(f"{where}: versions: {err}") from None
-    if family == "cuda" and "query" in match:
+    if family == "cuda" and "query" in match and check_queries:  # 10-400 ms each: the test suite checks them
         from auditor.parsing.cuda import compile_query
 
         try:
@@ -106,7 +111,21 @@ def _validate_match(family: str, match: dict, where: str) -> None:
             raise RuleError(f"{where}: query does not compile: {err}") from None
 
 
-def parse_rule(raw: dict, source_file: str) -> Rule:
+HIPIFY_STATUSES = {"unsupported"}   # what HIPIFY cannot translate; the API table says which names
+
+
+def _validate_hipify(match: dict, where: str) -> None:
+    if match["hipify_status"] not in HIPIFY_STATUSES:
+        raise RuleError(f"{where}: hipify_status must be one of {sorted(HIPIFY_STATUSES)}")
+    if {"includes", "identifiers", "asm", "query"} & set(match):
+        raise RuleError(f"{where}: a hipify_status rule takes its names from the API table, not identifiers/query")
+    for key in ("hipify_names", "hipify_apis"):
+        value = match.get(key, [])
+        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
+            raise RuleError(f"{where}: {key} is a list of non-empty strings")
+
+
+def parse_rule(raw: dict, source_file: str, check_queries: bool = True) -> Rule:
     where = f"{source_file}: rule {raw.get('id', '?')}"
     missing = {"id", "name", "category", "severity", "message", "effort", "docs", "flag", "ok"} - set(raw)
     if missing:
@@ -125,7 +144,7 @@ def parse_rule(raw: dict, source_file: str) -> Rule:
         raise RuleError(f"{where}: {err}") from None
     family = _matcher_family(raw, where)
     match = {k: v for k, v in raw.items() if k not in COMMON_FIELDS}
-    _validate_match(family, match, where)
+    _validate_match(family, match, where, check_queries)
     example_kind = family if family != "text" else match["files"][0]
     default_file = DEFAULT_EXAMPLE_FILE[example_kind]
     flag = tuple(_example(item, default_file, where) for item in raw["flag"])
@@ -155,6 +174,18 @@ class Rulebook:
     rules: tuple[Rule, ...]
     digest: str = ""
     guards: dict = field(default_factory=dict)
+    api_table: ApiTable | None = None     # None: the HIPIFY API table shipped in rules/hipify/
+
+    @property
+    def table(self) -> ApiTable:
+        return self.api_table if self.api_table is not None else shipped_table()
+
+    def with_api_table(self, table: ApiTable) -> "Rulebook":
+        """This rulebook, counting and reporting with another API table (an installed hipify-perl's)."""
+        return Rulebook(self.rules, f"{_digest(self.rules, self.guards)}:{table.digest}", self.guards, table)
+
+    def _with_table(self, digest: str) -> str:
+        return digest if self.api_table is None else f"{digest}:{self.api_table.digest}"
 
     def by_id(self) -> dict[str, Rule]:
         return {rule.id: rule for rule in self.rules}
@@ -176,7 +207,7 @@ class Rulebook:
         pre = dict(self.guards.get("preprocessor", {}))
         pre["cuda_only_defined"] = sorted(set(pre.get("cuda_only_defined", ())) | names)
         guards = {**self.guards, "preprocessor": pre}
-        return Rulebook(self.rules, _digest(self.rules, guards), guards)
+        return Rulebook(self.rules, self._with_table(_digest(self.rules, guards)), guards, self.api_table)
 
     def select(self, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> "Rulebook":
         def chosen(rule: Rule) -> bool:
@@ -184,7 +215,7 @@ class Rulebook:
             return picked and not any(_id_matches(rule, s) for s in ignore)
 
         kept = tuple(rule for rule in self.rules if chosen(rule))
-        return Rulebook(kept, _digest(kept, self.guards), self.guards)
+        return Rulebook(kept, self._with_table(_digest(kept, self.guards)), self.guards, self.api_table)
 
 
 def _id_matches(rule: Rule, pattern: str) -> bool:
@@ -204,7 +235,8 @@ def _rule_files(root: Path) -> list[Path]:
     return sorted(p for p in root.rglob("*.toml") if p.name not in {"guards.toml", "effort.toml"})
 
 
-def load_rulebook(root: Path | None = None) -> Rulebook:
+def load_rulebook(root: Path | None = None, check_queries: bool = False) -> Rulebook:
+    """Queries are compiled when first used (and checked here with `check_queries`, as the tests do)."""
     root = root or rules_root()
     rules: list[Rule] = []
     for path in _rule_files(root):
@@ -216,7 +248,7 @@ def load_rulebook(root: Path | None = None) -> Rulebook:
         unknown = set(data) - {"rule"}
         if unknown:
             raise RuleError(f"{relative}: unknown top-level key(s) {sorted(unknown)}")
-        rules.extend(parse_rule(raw, relative) for raw in data.get("rule", []))
+        rules.extend(parse_rule(raw, relative, check_queries) for raw in data.get("rule", []))
     _check_unique(rules)
     guards = tomllib.loads((root / "guards.toml").read_text(encoding="utf-8"))
     ordered = tuple(sorted(rules, key=lambda r: r.id))

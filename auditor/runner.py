@@ -2,6 +2,8 @@
 from __future__ import annotations
 
 import os
+import signal
+import threading
 from collections.abc import Callable, Sequence
 from concurrent.futures import ProcessPoolExecutor
 
@@ -11,18 +13,45 @@ from auditor.types import FileResult, SourceFile
 
 _WORKER_RULEBOOK: Rulebook | None = None
 _WORKER_MAX_BYTES = MAX_FILE_BYTES
+_WORKER_BUDGET = 0.0
 IN_PROCESS_BELOW = 24  # files; below this, starting workers costs more than it saves
+DEFAULT_TIME_BUDGET = 60.0  # seconds per file
 
 
-def _init_worker(rulebook: Rulebook, max_bytes: int) -> None:
-    global _WORKER_RULEBOOK, _WORKER_MAX_BYTES
+class _OverBudget(BaseException):  # not an Exception: scan_file's own error handling must not catch it
+    pass
+
+
+def _on_alarm(signum, frame):
+    raise _OverBudget
+
+
+def scan_with_budget(source: SourceFile, rulebook: Rulebook, max_bytes: int, budget: float) -> FileResult:
+    """scan_file, stopped after `budget` seconds (a pathological file must not stall the whole scan)."""
+    if budget <= 0 or threading.current_thread() is not threading.main_thread():
+        return scan_file(source, rulebook, max_bytes)
+    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    signal.setitimer(signal.ITIMER_REAL, budget)
+    try:
+        return scan_file(source, rulebook, max_bytes)
+    except _OverBudget:
+        message = f"skipped: scanning took over the {budget:g} s per-file time budget"
+        return FileResult(source.path, source.kind, error=message)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+
+
+def _init_worker(rulebook: Rulebook, max_bytes: int, budget: float) -> None:
+    global _WORKER_RULEBOOK, _WORKER_MAX_BYTES, _WORKER_BUDGET
     _WORKER_RULEBOOK = rulebook
     _WORKER_MAX_BYTES = max_bytes
+    _WORKER_BUDGET = budget
 
 
 def _scan_chunk(chunk: list[SourceFile]) -> list[FileResult]:
     assert _WORKER_RULEBOOK is not None
-    return [scan_file(source, _WORKER_RULEBOOK, _WORKER_MAX_BYTES) for source in chunk]
+    return [scan_with_budget(source, _WORKER_RULEBOOK, _WORKER_MAX_BYTES, _WORKER_BUDGET) for source in chunk]
 
 
 def default_jobs() -> int:
@@ -51,15 +80,17 @@ def scan_all(
     jobs: int,
     progress: Callable[[int], None] | None = None,
     max_bytes: int = MAX_FILE_BYTES,
+    time_budget: float = DEFAULT_TIME_BUDGET,
 ) -> list[FileResult]:
     results: list[FileResult] = []
     if jobs <= 1 or len(sources) < IN_PROCESS_BELOW:
         for source in sources:
-            results.append(scan_file(source, rulebook, max_bytes))
+            results.append(scan_with_budget(source, rulebook, max_bytes, time_budget))
             if progress:
                 progress(1)
     else:
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=(rulebook, max_bytes)) as pool:
+        initargs = (rulebook, max_bytes, time_budget)
+        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=initargs) as pool:
             futures = [pool.submit(_scan_chunk, chunk) for chunk in _chunks(sources, jobs)]
             for future in futures:
                 chunk_results = future.result()

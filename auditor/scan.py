@@ -79,9 +79,11 @@ def scan_text_as(
     facts: list[tuple[str, str]] = []
     partial_reason = encoding_note
     try:
-        found, more_facts, parse_note = _ENGINES[kind](path, text, lines, rulebook, abspath)
+        outcome = _ENGINES[kind](path, text, lines, rulebook, abspath)
     except (ManifestError, _ParseFailure) as err:
         return FileResult(path, kind, error=str(err))
+    found, more_facts, parse_note = outcome[:3]
+    file_coverage = outcome[3] if len(outcome) > 3 else None   # cuda and cpp files count CUDA references
     facts.extend(more_facts)
     partial_reason = partial_reason or parse_note
     if partial_reason:
@@ -98,6 +100,7 @@ def scan_text_as(
         suppressed=len(found) - len(kept),
         partial=partial_reason is not None,
         facts=tuple(facts),
+        coverage=file_coverage,
     )
 
 
@@ -112,12 +115,12 @@ def _python(path, text, lines, rulebook, abspath):
     from auditor.parsing.python import PythonParseError, parse
     from auditor.prefilter import python_needles
 
-    if PurePosixPath(path).name != "setup.py" and not python_needles(rulebook).may_match(text.lower()):
-        return [], [], None
     try:
-        tree = parse(text)
+        tree = parse(text)  # always: a syntax error is reported even where no rule could match
     except PythonParseError as err:
         raise _ParseFailure(f"cannot parse: {err}") from None
+    if PurePosixPath(path).name != "setup.py" and not python_needles(rulebook).may_match(text.lower()):
+        return [], [], None
     scan = scan_python(tree, rulebook, path, lines)
     found = list(scan.findings)
     found.extend(requirement_findings(rulebook.family("dependency"), scan.declared, path, lines))
@@ -167,12 +170,27 @@ def _notebook(path, text, lines, rulebook, abspath):
 
 
 def _cuda(path, text, lines, rulebook, abspath, kind="cuda"):
+    """One parse, one inventory: the rules' matches and the HIPIFY reference count share them."""
     from auditor.engines.cuda import scan_cuda
+    from auditor.engines.hipify import unsupported_findings
     from auditor.parsing import cuda as ts_cuda
+    from auditor.parsing.preproc import PreprocFacts, line_states
+    from auditor.references import HAZARD_CATEGORIES, HAZARD_RULES, file_coverage, find_references, function_spans
 
     tree = ts_cuda.parse(text.encode("utf-8", "replace"))
-    found = scan_cuda(tree, rulebook, path, kind, lines)
-    return found, [], "syntax errors: scanned what parsed" if tree.partial else None
+    inventory = ts_cuda.inventory(tree)
+    states = line_states(tree.source.decode("utf-8", "replace"), PreprocFacts.from_guards(rulebook.guards))
+    found = scan_cuda(tree, rulebook, path, kind, lines, states=states, inventory=inventory)
+    references = find_references(inventory, rulebook.table, states.dead)
+    cuda_rules = rulebook.family("cuda")
+    hipify_rules = tuple(r for r in cuda_rules if "hipify_status" in r.match
+                         and kind in r.match.get("files", ("cuda", "cpp")))
+    found += unsupported_findings(references, hipify_rules, found, states, path, lines, cuda_rules)
+    categories = {r.id: r.category for r in cuda_rules}
+    hazards = {f.span.line for f in found if not f.guarded and f.span.line
+               and (categories.get(f.rule_id) in HAZARD_CATEGORIES or f.rule_id in HAZARD_RULES)}
+    coverage = file_coverage(references, hazards, function_spans(inventory))
+    return found, [], "syntax errors: scanned what parsed" if tree.partial else None, coverage
 
 
 def _cpp(path, text, lines, rulebook, abspath):

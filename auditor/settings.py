@@ -9,9 +9,10 @@ from pathlib import Path
 from auditor import __version__
 from auditor.types import Severity
 
-FORMATS = ("terminal", "json")
+FORMATS = ("terminal", "json", "sarif", "github", "markdown")
+FILE_OUTPUTS = ("sarif", "json", "markdown")   # `--sarif FILE` …: extra reports from the same run (html joins later)
 FAIL_ON = ("critical", "high", "medium", "low", "info", "never")
-SUBCOMMANDS = ("check", "rules", "rule")
+SUBCOMMANDS = ("check", "rules", "rule", "baseline", "config", "coverage")
 
 
 class UsageError(Exception):
@@ -38,6 +39,16 @@ class Settings:
     rule_id: str | None
     debug: bool
     example: bool                     # no path given: the bundled example repository
+    baseline: Path | None = None      # known findings (--baseline FILE)
+    update_baseline: bool = False
+    strict: bool = False              # fail when the baseline lists findings that are gone
+    diff_base: str | None = None      # git ref: only what HEAD adds since the merge-base is new
+    outputs: tuple[tuple[str, Path], ...] = ()          # (format, file) from --sarif/--json/--markdown FILE
+    config_file: Path | None = None   # the config file in use
+    sources: tuple[tuple[str, object, str], ...] = ()   # (long flag, value, where it came from)
+    config_start: Path | None = None  # where the config file search started
+    hipify_perl: Path | None = None   # an installed hipify-perl whose tables replace the shipped API table
+    table_info: bool = False          # `coverage --table-info`: what the API table was built from
 
 
 class _Parser(argparse.ArgumentParser):
@@ -74,8 +85,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="rocm-audit",
         description="Find what in a CUDA repository breaks on AMD ROCm, what replaces it, and what the port costs.",
-        epilog="Commands: check PATH… (default) · rules · rule ID. Exit codes: 0 clean, 1 findings at or above "
-               "--fail-on, 2 usage or tool error.",
+        epilog="Commands: check PATH… (default) · rules · rule ID · baseline PATH · config [PATH]. Exit codes: "
+               "0 clean, 1 new findings at or above --fail-on, 2 usage, config, baseline, git or tool error.",
     )
     parser.add_argument("--version", action="version", version=f"rocm-audit {__version__}")
     parser.add_argument("args", nargs="*", metavar="PATH", help="files or directories (default: bundled example)")
@@ -93,18 +104,50 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-j", "--jobs", type=_positive_int, default=None, help="worker processes (default: all cores)")
     parser.add_argument("--no-html", action="store_true", help="do not write the HTML report")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    parser.add_argument("-q", "--quiet", action="store_true", help="only the verdict line and errors")
+    parser.add_argument("-q", "--quiet", action="store_true",
+                        help="a line per finding that fails the run, then a summary line (the pre-commit hook's output)")
     parser.add_argument("--max-file-size", type=_size, default=16 * 1024 * 1024,
                         help="skip (and report) files larger than this (default 16M)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
+    parser.add_argument("--hipify-perl", type=Path, metavar="PATH",
+                        help="count HIPIFY coverage with this hipify-perl's tables (default: hipify-perl on PATH, "
+                             "else the table shipped with rocm-audit)")
+    parser.add_argument("--table-info", action="store_true",
+                        help="with `coverage`: print what the HIPIFY API table was built from, and stop")
+    gate = parser.add_argument_group("CI gate (exit 1 only for new findings)")
+    gate.add_argument("--baseline", type=Path, metavar="FILE",
+                      help="findings listed in this baseline are known, not new (rocm-audit baseline PATH writes one)")
+    gate.add_argument("--update-baseline", action="store_true",
+                      help="rewrite --baseline without the findings that are gone (keeps reasons; adds nothing)")
+    gate.add_argument("--strict", action="store_true",
+                      help="also fail when the baseline lists findings that are gone, so it can only shrink")
+    gate.add_argument("--diff-base", metavar="REF",
+                      help="new = what HEAD adds since its merge-base with REF (git; only changed files rescanned)")
+    outputs = parser.add_argument_group("more reports from the same run")
+    for name in FILE_OUTPUTS:
+        outputs.add_argument(f"--{name}", type=Path, metavar="FILE", help=f"also write the {name} report to FILE")
+    parser.add_argument("--config", type=Path, metavar="FILE",
+                        help="config file to use instead of searching for .rocm-audit.toml or pyproject.toml")
     return parser
 
 
 def parse_settings(argv: Sequence[str]) -> Settings:
+    """Command line over config file over defaults (auditor/config.py)."""
+    from auditor.config import find_config, read_config, resolve
     from auditor.runner import default_jobs
 
-    ns = build_parser().parse_args(list(argv))
-    args = list(ns.args)
+    command_line = build_parser()
+    for action in command_line._actions:   # what the user typed, and nothing else
+        action.default = argparse.SUPPRESS
+    given = vars(command_line.parse_intermixed_args(list(argv)))   # `check --flag a.py b.py`, as pre-commit calls it
+    first = Path(given["args"][0]) if given.get("args") and given["args"][0] not in SUBCOMMANDS else None
+    if first is None and len(given.get("args", ())) > 1:
+        first = Path(given["args"][1])
+    config_start = (first or Path(".")).absolute()
+    config_path = given.get("config") or find_config(config_start)
+    resolved = resolve(build_parser(), given, read_config(config_path) if config_path else None)
+    ns = argparse.Namespace(**resolved.values)
+    args = list(ns.args or ())
     command = "check"
     if args and args[0] in SUBCOMMANDS:  # a directory named like a command: `check rules` or `./rules`
         command = args.pop(0)
@@ -115,6 +158,13 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         rule_id = args.pop().upper()
     elif command == "rules" and args:
         raise UsageError("'rules' takes no paths")
+    if ns.baseline and ns.diff_base:
+        raise UsageError("use --baseline or --diff-base, not both")
+    for flag, on in (("--update-baseline", ns.update_baseline), ("--strict", ns.strict)):
+        if on and not ns.baseline:
+            raise UsageError(f"{flag} needs --baseline FILE (or baseline in the config file)")
+    if command == "baseline" and not args:
+        args = ["."]
     return Settings(
         command=command,
         paths=tuple(Path(a) for a in args),
@@ -134,4 +184,14 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         rule_id=rule_id,
         debug=ns.debug,
         example=command == "check" and not args,
+        baseline=ns.baseline,
+        update_baseline=ns.update_baseline,
+        strict=ns.strict,
+        diff_base=ns.diff_base,
+        outputs=tuple((name, getattr(ns, name)) for name in FILE_OUTPUTS if getattr(ns, name)),
+        config_file=resolved.config.path if resolved.config else None,
+        sources=resolved.sources,
+        config_start=config_start,
+        hipify_perl=getattr(ns, "hipify_perl", None),
+        table_info=bool(getattr(ns, "table_info", False)),
     )

@@ -43,3 +43,18 @@ def read_suppressions(text: str, known_ids: frozenset[str] | None = None) -> Sup
             own_line = line.lstrip().startswith(COMMENT_START)
             by_line.setdefault(number + 1 if own_line else number, set()).update(ids)
     return Suppressions({k: frozenset(v) for k, v in by_line.items()}, frozenset(whole), tuple(unknown))
+
+
+def unknown_suppressions(results) -> tuple[tuple[str, int, str], ...]:
+    """(path, line, rule id) of each suppression naming a rule that does not exist, from the scan's facts."""
+    found = []
+    for result in results:
+        for fact, value in result.facts:
+            if fact == "unknown_suppression":
+                line, _, rule_id = value.partition(":")
+                found.append((result.path, int(line), rule_id))
+    return tuple(sorted(found))
+
+
+def unknown_suppression_message(rule_id: str) -> str:
+    return f"unknown rule id {rule_id} in a rocm-audit suppression (rocm-audit rules lists them)"

@@ -84,6 +84,13 @@ class Rule:
         return self.id
 
 
+def fingerprint(rule_id: str, path: str, subject: str) -> str:
+    """The identity of a finding across edits (README "Baselines"): rule, path and the matched subject with
+    its whitespace collapsed, never the line, so moving code keeps it; 16 hex digits of BLAKE2b."""
+    key = f"{rule_id}\0{path}\0{' '.join(subject.split())}"
+    return hashlib.blake2b(key.encode(), digest_size=8).hexdigest()
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One place that needs attention before the code runs on ROCm."""
@@ -102,8 +109,7 @@ class Finding:
     @property
     def fingerprint(self) -> str:
         """Unchanged when code only moves: no line number in it."""
-        key = f"{self.rule_id}\0{self.path}\0{self.subject}"
-        return hashlib.blake2b(key.encode(), digest_size=8).hexdigest()
+        return fingerprint(self.rule_id, self.path, self.subject)
 
     def sort_key(self) -> tuple:
         return (self.path, self.span.line or 0, self.span.column or 0, self.rule_id, self.subject)
@@ -117,6 +123,21 @@ class SourceFile:
 
 
 @dataclass(frozen=True, slots=True)
+class FileCoverage:
+    """The CUDA references of one file, counted as HIPIFY does (design.md section 5)."""
+
+    converted: int = 0
+    clean: int = 0                                   # converted, with no HIPIFY-silent hazard in the same function
+    unconverted: tuple[tuple[str, int], ...] = ()    # (name, line) of each unconverted reference
+    disagreements: tuple[tuple[str, bool, int], ...] = ()  # (name, HIPIFY converts it, references) where
+                                                           # PyTorch's hipify does the opposite
+
+    @property
+    def total(self) -> int:
+        return self.converted + len(self.unconverted)
+
+
+@dataclass(frozen=True, slots=True)
 class FileResult:
     path: str
     kind: str
@@ -127,6 +148,7 @@ class FileResult:
     partial: bool = False
     error: str | None = None
     facts: tuple[tuple[str, str], ...] = ()   # (fact, value) pairs for report-level analysis
+    coverage: FileCoverage | None = None      # CUDA references, for cuda and cpp files
 
 
 @dataclass(frozen=True, slots=True)
@@ -138,17 +160,46 @@ class Component:
     optional: bool
 
 
+def percent_of(part: int, total: int) -> float:
+    """100 when there is nothing to count, as design.md section 5 defines."""
+    return 100.0 if total == 0 else round(100.0 * part / total, 1)
+
+
+@dataclass(frozen=True, slots=True)
+class CoverageFile:
+    path: str
+    converted: int
+    unconverted: int
+    clean: int
+    translator: str                  # "torch-hipify" (torch.utils.cpp_extension) or "hipify" (hipify-perl/clang)
+
+    @property
+    def percent(self) -> float:
+        return percent_of(self.converted, self.converted + self.unconverted)
+
+    @property
+    def clean_percent(self) -> float:
+        return percent_of(self.clean, self.converted + self.unconverted)
+
+
 @dataclass(frozen=True, slots=True)
 class Coverage:
     converted: int = 0
     unconverted: int = 0
-    files: tuple[tuple[str, int, int], ...] = ()
-    unconverted_names: tuple[tuple[str, int], ...] = ()
+    files: tuple[CoverageFile, ...] = ()
+    unconverted_names: tuple[tuple[str, int, tuple[str, ...]], ...] = ()   # (name, count, "path:line"s)
+    clean: int = 0
+    disagreements: tuple[tuple[str, bool, int], ...] = ()  # (name, HIPIFY converts it, references in
+                                                           # files PyTorch's hipify translates)
+    table: tuple[str, ...] = ()                            # what the API table was built from
 
     @property
     def percent(self) -> float:
-        total = self.converted + self.unconverted
-        return 100.0 if total == 0 else round(100.0 * self.converted / total, 1)
+        return percent_of(self.converted, self.converted + self.unconverted)
+
+    @property
+    def clean_percent(self) -> float:
+        return percent_of(self.clean, self.converted + self.unconverted)
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,6 +208,16 @@ class Effort:
     high_days: float
     by_category: tuple[tuple[str, float, float], ...]
     assumptions: tuple[str, ...] = ()
+
+
+@dataclass(frozen=True, slots=True)
+class Gate:
+    """What findings were compared with: a baseline file or a git base (design.md section 7)."""
+
+    mode: str                        # "baseline" | "diff-base"
+    against: str                     # the baseline file, or "REF (merge-base SHA)"
+    gone: tuple[tuple[str, str, str, int], ...] = ()   # baseline entries no longer found: (rule, path, subject, count)
+    changed_files: int | None = None                   # diff-base: files changed since the merge-base
 
 
 @dataclass(frozen=True, slots=True)
@@ -174,3 +235,9 @@ class Report:
     suppressed: int = 0
     site_hours: tuple[tuple[float, float], ...] = ()   # per finding, same order
     vendored: tuple[str, ...] = ()                      # directories skipped as vendored code
+    new: tuple[bool, ...] = ()          # per finding, same order, when a gate is in use (else empty: unknown)
+    gate: Gate | None = None            # what "new" was measured against
+    repo_prefix: str = ""               # the scanned root relative to its git repository's root, posix ("" = same)
+
+    def is_new(self, index: int) -> bool | None:
+        return self.new[index] if index < len(self.new) else None

@@ -52,3 +52,47 @@ def test_scanned_tree_is_not_modified_and_not_executed(tmp_path, run_json):
     after = {p: p.read_bytes() for p in (tmp_path / "repo").rglob("*") if p.is_file()}
     assert not marker.exists()
     assert before == after
+
+
+def test_hostile_tree_keeps_good_findings(tmp_path, run_json):
+    write_tree(tmp_path, {
+        "good/serve.py": "import tensorrt_llm\n",
+        "good/kernel.cu": "__global__ void k(unsigned* m) {\r\n  m[0] = __ballot_sync(0xffffffff, 1);\r\n}\r\n",
+        "minified/one_line.cuh": "__device__ int v0=0;" * 250_000 + "\n",
+        "minified/one_line.py": "x=1;" * 250_000 + "\n",
+        "deep/nested.py": "x = " + "[" * 3000 + "]" * 3000 + "\n",
+        "big/generated.cu": "__device__ int f0() { return 0; }\n" * 700_000,
+        "names/with space.py": "import pynvml\n",
+        "names/ünïcödé.cu": "__global__ void k() { int lane = threadIdx.x & 31; (void)lane; }\n",
+        "names/new\nline.py": "import pynvml\n",
+    })
+    outside = tmp_path.parent / f"{tmp_path.name}-outside"
+    outside.mkdir()
+    (outside / "secret.py").write_text("import tensorrt_llm\n")
+    (tmp_path / "escape").symlink_to(outside, target_is_directory=True)
+    (tmp_path / "loop").symlink_to(tmp_path, target_is_directory=True)
+    code, report = run_json(tmp_path, "--max-file-size", "8M")
+    got = {(f["path"], f["line"], f["rule"]) for f in report["findings"]}
+    assert ("good/serve.py", 1, "RA100") in got
+    assert ("good/kernel.cu", 2, "RA200") in got  # CRLF line endings keep line numbers
+    assert ("names/with space.py", 1, "RA112") in got
+    assert ("names/new\nline.py", 1, "RA112") in got
+    assert any(p == "names/ünïcödé.cu" for p, _, _ in got)
+    assert not any(p.startswith(("escape", "loop")) for p, _, _ in got)  # links are not followed
+    errors = {e["path"]: e["message"] for e in report["errors"]}
+    assert "file size limit" in errors["big/generated.cu"]
+    assert errors["deep/nested.py"].startswith("cannot parse")
+    assert "minified/one_line.py" not in errors and "minified/one_line.cuh" not in errors
+    assert code == 1
+
+
+def test_unreadable_file_is_listed(tmp_path, run_json):
+    import pytest
+
+    if os.geteuid() == 0:
+        pytest.skip("root reads every file regardless of its mode")
+    write_tree(tmp_path, {"locked.py": "import tensorrt_llm\n", "open.py": "import pynvml\n"})
+    (tmp_path / "locked.py").chmod(0)
+    _, report = run_json(tmp_path)
+    assert {e["path"] for e in report["errors"]} == {"locked.py"}
+    assert [f["path"] for f in report["findings"]] == ["open.py"]

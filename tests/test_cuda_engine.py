@@ -32,7 +32,7 @@ __device__ __forceinline__ unsigned lane_id() {
 def test_each_asm_statement_is_one_finding_at_the_asm_line_with_its_instruction():
     result = scan_text_as("csrc/load.cuh", "cuda", KERNEL, RULEBOOK)
     asm = [(f.span.line, f.rule_id, f.subject) for f in result.findings if f.rule_id.startswith("RA30")]
-    assert asm == [(6, "RA300", "setp.ne.b32"), (20, "RA302", "mov.u32")]
+    assert asm == [(6, "RA300", "setp.ne.b32"), (20, "RA302", "%laneid")]
 
 
 def test_embedded_cuda_in_python_strings_is_scanned_at_the_string_line():

@@ -10,6 +10,7 @@ from functools import cache
 from auditor.engines import make_finding, snippet_of
 from auditor.parsing import cuda as ts_cuda
 from auditor.parsing.preproc import LineStates, PreprocFacts, line_states
+from auditor.prefilter import query_may_match
 from auditor.rulebook import Rulebook
 from auditor.types import Finding, Rule, Span
 
@@ -26,7 +27,7 @@ class _Index:
     glob_ids: tuple[tuple[re.Pattern, Rule], ...]
     qualified: tuple[tuple[str, Rule], ...]
     includes: tuple[tuple[str, Rule], ...]
-    asm: tuple[tuple[re.Pattern, Rule], ...]
+    asm: tuple[tuple[re.Pattern, re.Pattern | None, Rule], ...]
     queries: tuple[Rule, ...]
 
 
@@ -45,7 +46,8 @@ def _index(rules: tuple[Rule, ...]) -> _Index:
                 exact.setdefault(pattern, []).append(rule)
         includes.extend((pattern, rule) for pattern in m.get("includes", ()))
         if "asm" in m:
-            asm.append((re.compile(m["asm"]), rule))
+            unless = re.compile(m["unless_asm"]) if "unless_asm" in m else None
+            asm.append((re.compile(m["asm"]), unless, rule))
         if "query" in m:
             queries.append(rule)
     return _Index(
@@ -65,11 +67,13 @@ def _asm_subject(template: str, match: re.Match) -> str:
     """The instruction a rule matched: its `subject` group, else the first PTX instruction from the match."""
     if "subject" in match.re.groupindex and match.group("subject"):
         return match.group("subject")
+    if match.group(0).startswith("%"):  # a special register: `%%laneid` in the C string is `%laneid`
+        return "%" + match.group(0).lstrip("%")
     for pattern in (PTX_INSTRUCTION, PTX_WORD):
         found = pattern.search(template, match.start())
         if found:
             return found.group(1)
-    return template[match.start():match.start() + 24].strip()
+    return match.group(0).strip()
 
 
 def scan_cuda(
@@ -80,8 +84,12 @@ def scan_cuda(
     lines: list[str],
     line_offset: int = 0,
     states: LineStates | None = None,
+    inventory: dict | None = None,
 ) -> list[Finding]:
-    rules = tuple(r for r in rulebook.family("cuda") if kind in r.match.get("files", ("cuda", "cpp")))
+    """`inventory` is the tree's ts_cuda.inventory() when the caller has it already (scan shares it with
+    the HIPIFY reference count: the inventory query runs once per file)."""
+    rules = tuple(r for r in rulebook.family("cuda") if kind in r.match.get("files", ("cuda", "cpp"))
+                  and "hipify_status" not in r.match)
     if not rules:
         return []
     index = _index(rules)
@@ -93,7 +101,8 @@ def scan_cuda(
         line, col, end = ts_cuda.position(node)
         raw.append((rule, line, None if line_offset else col, end, subject))
 
-    inventory = ts_cuda.inventory(tree)
+    if inventory is None:
+        inventory = ts_cuda.inventory(tree)
     for node in inventory.get("include", ()):
         header = ts_cuda.string_content(node) if node.type == "string_literal" else ts_cuda.text(node)[1:-1]
         for pattern, rule in index.includes:
@@ -117,11 +126,14 @@ def scan_cuda(
                     hit(rule, node, pattern)
     for node in inventory.get("asm", ()):
         template = ts_cuda.string_content(node)
-        for regex, rule in index.asm:
+        for regex, unless, rule in index.asm:
             m = regex.search(template)
-            if m:
+            if m and not (unless and unless.search(template)):
                 hit(rule, node.parent or node, _asm_subject(template, m))  # reported at the `asm` keyword
+    lowered = tree.source.decode("utf-8", "replace").lower() if index.queries else ""
     for rule in index.queries:
+        if not query_may_match(rule.match["query"], lowered):  # compiling a query costs more than this
+            continue
         for node in ts_cuda.hits(rule.match["query"], tree):
             hit(rule, node, " ".join(ts_cuda.text(node).split())[:80])
     return _findings(raw, states, path, lines, line_offset)
@@ -136,7 +148,7 @@ def _findings(
 ) -> list[Finding]:
     seen: set[tuple[str, int, str]] = set()
     out: list[Finding] = []
-    for rule, line, col, end, subject in raw:
+    for rule, line, col, end, subject in sorted(raw, key=lambda hit: (hit[1], hit[2] or 0, hit[0].id)):  # stable
         if line in states.dead:
             continue
         key = (rule.id, line, subject)

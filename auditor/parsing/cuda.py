@@ -19,6 +19,8 @@ INVENTORY_QUERY = """
 (field_identifier) @id
 (namespace_identifier) @id
 (qualified_identifier) @qualified
+(preproc_arg) @macro_body
+(function_definition) @function
 """
 
 

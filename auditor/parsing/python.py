@@ -10,7 +10,8 @@ from __future__ import annotations
 import ast
 import json
 import warnings
-from dataclasses import dataclass, field
+from dataclasses import dataclass
+from functools import cached_property
 
 
 class PythonParseError(ValueError):
@@ -62,11 +63,21 @@ def _aliases(module: ast.Module) -> QualifiedNames:
     return QualifiedNames({k: frozenset(v) for k, v in aliases.items()}, tuple(stars))
 
 
-@dataclass(frozen=True, slots=True)
+@dataclass(frozen=True)
 class PythonTree:
     module: ast.Module
-    names: QualifiedNames
-    parents: dict = field(default_factory=dict)    # node -> parent node
+
+    @cached_property
+    def names(self) -> QualifiedNames:
+        return _aliases(self.module)
+
+    @cached_property
+    def parents(self) -> dict[ast.AST, ast.AST]:
+        found = {}
+        for node in ast.walk(self.module):
+            for child in ast.iter_child_nodes(node):
+                found[child] = node
+        return found
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self.parents.get(node)
@@ -83,11 +94,7 @@ def parse(source: str) -> PythonTree:
         raise PythonParseError("nesting too deep to parse") from None
     except ValueError as err:  # e.g. NUL bytes
         raise PythonParseError(str(err)) from None
-    parents = {}
-    for node in ast.walk(module):
-        for child in ast.iter_child_nodes(node):
-            parents[child] = node
-    return PythonTree(module, _aliases(module), parents)
+    return PythonTree(module)
 
 
 @dataclass(frozen=True, slots=True)

@@ -5,7 +5,8 @@ import json
 
 from auditor import __version__
 from auditor.effort import in_optional_dir, load_model
-from auditor.types import CATEGORIES, Report, Severity
+from auditor.suppress import unknown_suppression_message, unknown_suppressions
+from auditor.types import CATEGORIES, Coverage, Report, Severity
 
 SCHEMA_VERSION = 1
 
@@ -28,7 +29,7 @@ def finding_dict(report: Report, index: int) -> dict:
         "snippet": f.snippet,
         "rocm_alternative": rule.rocm_alternative if rule else None,
         "guarded": f.guarded,
-        "new": None,
+        "new": report.is_new(index),
         "fingerprint": f.fingerprint,
         "effort_hours": [round(low, 2), round(high, 2)],
         "subject": f.subject,
@@ -66,15 +67,7 @@ def report_dict(report: Report) -> dict:
             for c in report.components
         ],
         "findings": [finding_dict(report, i) for i in range(len(report.findings))],
-        "coverage": {
-            "total": {"converted_refs": cov.converted, "unconverted_refs": cov.unconverted, "percent": cov.percent},
-            "files": [
-                {"path": path, "converted_refs": conv, "unconverted_refs": unconv,
-                 "percent": 100.0 if conv + unconv == 0 else round(100.0 * conv / (conv + unconv), 1)}
-                for path, conv, unconv in cov.files
-            ],
-            "unconverted": [{"name": name, "count": count} for name, count in cov.unconverted_names],
-        },
+        "coverage": coverage_dict(cov),
         "effort": {
             "low_days": report.effort.low_days,
             "high_days": report.effort.high_days,
@@ -82,6 +75,48 @@ def report_dict(report: Report) -> dict:
             "assumptions": list(report.effort.assumptions),
         },
         "errors": [{"path": path, "message": message} for path, message in report.errors],
+        "warnings": [{"path": path, "line": line, "message": unknown_suppression_message(rule_id)}
+                     for path, line, rule_id in unknown_suppressions(report.results)],
+        "gate": _gate(report),
+    }
+
+
+def _gate(report: Report) -> dict | None:
+    """What `new` was measured against, or null when every finding counts (no baseline or git base)."""
+    if report.gate is None:
+        return None
+    from auditor.gate import counts
+
+    new, known = counts(report)
+    return {
+        "mode": report.gate.mode,
+        "against": report.gate.against,
+        "new": new,
+        "known": known,
+        "gone": [{"rule": rule, "path": path, "subject": subject, "count": count}
+                 for rule, path, subject, count in report.gate.gone],
+        "changed_files": report.gate.changed_files,
+    }
+
+
+def coverage_dict(cov: Coverage) -> dict:
+    """design.md section 4 `coverage`, plus: clean-after-HIPIFY counts, each file's translator, where each
+    unconverted name is, the names PyTorch's hipify treats the other way, and the API table used."""
+    return {
+        "total": {"converted_refs": cov.converted, "unconverted_refs": cov.unconverted, "percent": cov.percent,
+                  "clean_refs": cov.clean, "clean_percent": cov.clean_percent},
+        "files": [
+            {"path": f.path, "converted_refs": f.converted, "unconverted_refs": f.unconverted,
+             "percent": f.percent, "clean_refs": f.clean, "clean_percent": f.clean_percent,
+             "translator": f.translator}
+            for f in cov.files
+        ],
+        "unconverted": [{"name": name, "count": count, "locations": list(locations)}
+                        for name, count, locations in cov.unconverted_names],
+        "disagreements": [{"name": name, "hipify": "converted" if hipify else "unconverted",
+                           "torch_hipify": "unconverted" if hipify else "converted", "count": count}
+                          for name, hipify, count in cov.disagreements],
+        "table": list(cov.table),
     }
 
 

@@ -1,0 +1,74 @@
+"""Report -> GitHub Actions workflow commands: an annotation on each new finding's line, up to what GitHub
+shows for one step (10 errors and 10 warnings); the rest, and the totals, in a notice and the log."""
+from __future__ import annotations
+
+from auditor.gate import counts, failing, gated
+from auditor.report.sarif import repo_uri
+from auditor.suppress import unknown_suppression_message, unknown_suppressions
+from auditor.types import Report, Severity
+
+MAX_PER_LEVEL = 10   # GitHub shows at most 10 error and 10 warning annotations per step
+
+
+def _data(text: str) -> str:
+    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def _prop(text: str) -> str:
+    return _data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def _command(level: str, message: str, file: str | None = None, line: int | None = None,
+             col: int | None = None, end_line: int | None = None, title: str | None = None) -> str:
+    props = []
+    if file:
+        props.append(f"file={_prop(file)}")
+        if line:
+            props.append(f"line={line}")
+            if end_line and end_line > line:
+                props.append(f"endLine={end_line}")
+            if col:
+                props.append(f"col={col}")
+    if title:
+        props.append(f"title={_prop(title)}")
+    return f"::{level} {','.join(props)}::{_data(message)}" if props else f"::{level}::{_data(message)}"
+
+
+def render_github(report: Report, fail_on: Severity | None = Severity.HIGH) -> str:
+    fails = set(failing(report, fail_on))
+    new = [i for i in gated(report) if report.is_new(i) is not False and report.findings[i].severity > Severity.INFO]
+    levels = {i: "error" if i in fails else "warning" for i in new}
+    lines: list[str] = []
+    shown = {"error": 0, "warning": 0}
+    left_out: list[int] = []
+    for i in sorted(new, key=lambda i: (levels[i] != "error", -report.findings[i].severity)):
+        f = report.findings[i]
+        level = levels[i]
+        if shown[level] >= MAX_PER_LEVEL:
+            left_out.append(i)
+            continue
+        shown[level] += 1
+        rule = report.rules.get(f.rule_id)
+        title = f"rocm-audit {f.rule_id} {rule.name if rule else ''} ({f.severity.label})".replace("  ", " ")
+        message = f"{f.message} ({f.detail})" if f.detail else f.message
+        if rule and rule.rocm_alternative:
+            message += f"\nROCm alternative: {rule.rocm_alternative}"
+        lines.append(_command(level, message, repo_uri(report, f.path), f.span.line, f.span.column,
+                              f.span.end_line, title))
+    for path, line, rule_id in unknown_suppressions(report.results)[:MAX_PER_LEVEL - shown["warning"]]:
+        lines.append(_command("warning", unknown_suppression_message(rule_id), repo_uri(report, path), line))
+    new_count, known = counts(report)
+    against = f" (compared with {report.gate.against})" if report.gate else ""
+    summary = (f"rocm-audit: {len(fails)} finding(s) fail the check (at or above "
+               f"{fail_on.label if fail_on is not None else 'never'}); {new_count} new, {known} known{against}, "
+               f"{report.suppressed} suppressed; verdict {report.verdict}")
+    if left_out:
+        summary += f"; {len(left_out)} more new finding(s) not annotated (GitHub shows 10 per level), listed in the log"
+    lines.append(_command("notice", summary, title="rocm-audit"))
+    for i in left_out:
+        f = report.findings[i]
+        where = f"{repo_uri(report, f.path)}:{f.span.line}" if f.span.line else repo_uri(report, f.path)
+        lines.append(f"{where}: {f.rule_id} {f.severity.label}: {f.message}")
+    for path, message in report.errors:
+        lines.append(f"rocm-audit: could not scan {repo_uri(report, path)}: {message}")
+    return "\n".join(lines) + "\n"

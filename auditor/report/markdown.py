@@ -1,0 +1,82 @@
+"""Report -> Markdown for a pull-request comment or a job summary: what this change adds first, then the
+known findings folded away. Every text from the scanned repository is escaped."""
+from __future__ import annotations
+
+from auditor.gate import counts, failing, gated
+from auditor.report.sarif import repo_uri
+from auditor.suppress import unknown_suppression_message, unknown_suppressions
+from auditor.types import Report, Severity
+
+MAX_ROWS = 50
+MARKER = "<!-- rocm-audit -->"   # lets a workflow find and update its own comment
+
+
+def _cell(text: str) -> str:
+    """Plain text in a table cell: no markup, no HTML, no line breaks."""
+    out = " ".join(str(text).split())
+    for ch in "\\`*_[]<>|#~":
+        out = out.replace(ch, "\\" + ch)
+    return out
+
+
+def _code(text: str) -> str:
+    text = " ".join(str(text).split()).replace("`", "'")
+    return f"`{text}`" if text else ""
+
+
+def _rows(report: Report, indexes: list[int], fails: set[int]) -> list[str]:
+    rows = ["| | severity | rule | where | finding | ROCm alternative |", "|---|---|---|---|---|---|"]
+    for i in indexes[:MAX_ROWS]:
+        f = report.findings[i]
+        rule = report.rules.get(f.rule_id)
+        where = f"{repo_uri(report, f.path)}:{f.span.line}" if f.span.line else repo_uri(report, f.path)
+        mark = "❌" if i in fails else ("🆕" if report.is_new(i) else "")
+        message = f"{f.message} ({f.detail})" if f.detail else f.message
+        rows.append(f"| {mark} | {f.severity.label} | {f.rule_id} {_cell(rule.name if rule else '')} | {_code(where)} "
+                    f"| {_cell(message)} | {_cell((rule.rocm_alternative if rule else None) or '')} |")
+    if len(indexes) > MAX_ROWS:
+        rows.append(f"\n… and {len(indexes) - MAX_ROWS} more (see the SARIF or JSON report).")
+    return rows
+
+
+def render_markdown(report: Report, fail_on: Severity | None = Severity.HIGH) -> str:
+    fails = set(failing(report, fail_on))
+    new_count, known = counts(report)
+    live = gated(report)
+    order = sorted(live, key=lambda i: (i not in fails, -report.findings[i].severity, report.findings[i].path,
+                                        report.findings[i].span.line or 0))
+    threshold = fail_on.label if fail_on is not None else "never"
+    if report.gate is None:
+        title = (f"❌ {len(fails)} finding(s) at or above `{threshold}` break on ROCm" if fails
+                 else f"✅ nothing at or above `{threshold}` breaks on ROCm")
+    else:
+        title = (f"❌ this change adds {len(fails)} finding(s) at or above `{threshold}` that break on ROCm" if fails
+                 else f"✅ this change adds nothing at or above `{threshold}` that breaks on ROCm")
+    lines = [MARKER, f"### rocm-audit: {title}", ""]
+    compared = f" compared with {_code(report.gate.against)}" if report.gate else ""
+    lines.append(f"{new_count} new and {known} known finding(s){compared}; {report.suppressed} suppressed, "
+                 f"{len(report.findings) - len(live)} guarded. Verdict for the whole tree: **{report.verdict}** "
+                 f"({_cell(report.verdict_reason.split(': ', 1)[-1])}).")
+    lines.append("")
+    new = [i for i in order if report.is_new(i) is not False]
+    if new:
+        lines.append("#### New" if report.gate else "#### Findings")
+        lines += _rows(report, new, fails)
+        lines.append("")
+    old = [i for i in order if report.is_new(i) is False]
+    if old:
+        lines += [f"<details><summary>{len(old)} known finding(s)</summary>", ""]
+        lines += _rows(report, old, fails)
+        lines += ["", "</details>", ""]
+    if report.gate and report.gate.gone:
+        lines.append(f"{sum(n for *_, n in report.gate.gone)} baseline finding(s) are gone: "
+                     "`rocm-audit check --update-baseline` removes them.")
+        lines.append("")
+    warnings = unknown_suppressions(report.results)
+    if warnings or report.errors:
+        lines.append("#### Warnings")
+        lines += [f"- {_code(f'{repo_uri(report, p)}:{n}')}: {_cell(unknown_suppression_message(r))}"
+                  for p, n, r in warnings]
+        lines += [f"- {_code(repo_uri(report, p))}: could not be scanned: {_cell(m)}" for p, m in report.errors]
+        lines.append("")
+    return "\n".join(lines).rstrip() + "\n"

@@ -1,0 +1,110 @@
+"""Report -> SARIF 2.1.0 for GitHub code scanning: repo-relative URIs, rule metadata with help text, our
+fingerprint under partialFingerprints. auditor/schema/sarif-github.schema.json holds what GitHub requires."""
+from __future__ import annotations
+
+import json
+
+from auditor import __version__
+from auditor.suppress import unknown_suppression_message, unknown_suppressions
+from auditor.types import Finding, Report, Rule, Severity
+
+SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
+FINGERPRINT_KEY = "rocmAudit/v1"
+INFORMATION_URI = "https://pypi.org/project/rocm-audit/"
+LEVEL = {Severity.CRITICAL: "error", Severity.HIGH: "error", Severity.MEDIUM: "warning", Severity.LOW: "note",
+         Severity.INFO: "note"}
+# GitHub sorts alerts by this (0-10); it is not a security score.
+RANK = {Severity.CRITICAL: 95.0, Severity.HIGH: 75.0, Severity.MEDIUM: 50.0, Severity.LOW: 20.0, Severity.INFO: 5.0}
+
+
+def repo_uri(report: Report, path: str) -> str:
+    """A finding's path relative to the repository root, as GitHub matches it to the checked-out tree."""
+    return f"{report.repo_prefix}/{path}" if report.repo_prefix else path
+
+
+def _rule(rule: Rule) -> dict:
+    help_text = rule.docs or rule.message
+    if rule.rocm_alternative:
+        help_text = f"{help_text}\n\nROCm alternative: {rule.rocm_alternative}"
+    markdown = f"**{rule.message}**\n\n" + "\n\n".join(" ".join(p.split()) for p in (rule.docs or "").split("\n\n"))
+    if rule.rocm_alternative:
+        markdown += f"\n\n**ROCm alternative:** {rule.rocm_alternative}"
+    return {
+        "id": rule.id,
+        "name": "".join(part.capitalize() for part in rule.name.split("-")),
+        "shortDescription": {"text": rule.message},
+        "fullDescription": {"text": rule.message + (f" ROCm alternative: {rule.rocm_alternative}."
+                                                    if rule.rocm_alternative else "")},
+        "help": {"text": help_text, "markdown": markdown.strip()},
+        "defaultConfiguration": {"level": LEVEL[rule.severity], "rank": RANK[rule.severity]},
+        "properties": {
+            "tags": ["rocm", "portability", rule.category],
+            "precision": "high",
+            "problem.severity": "recommendation" if rule.severity <= Severity.LOW else LEVEL[rule.severity],
+            "category": rule.category,
+            "effort": rule.effort,
+        },
+    }
+
+
+def _result(report: Report, index: int, rule_index: dict[str, int]) -> dict:
+    f: Finding = report.findings[index]
+    rule = report.rules.get(f.rule_id)
+    message = f"{f.message} ({f.detail})" if f.detail else f.message
+    if rule and rule.rocm_alternative:
+        message += f" ROCm alternative: {rule.rocm_alternative}."
+    region = {"startLine": f.span.line or 1}
+    if f.span.column:
+        region["startColumn"] = f.span.column
+    if f.span.end_line and f.span.line and f.span.end_line >= f.span.line:
+        region["endLine"] = f.span.end_line
+    if f.snippet:
+        region["snippet"] = {"text": f.snippet}
+    result = {
+        "ruleId": f.rule_id,
+        "ruleIndex": rule_index[f.rule_id],
+        "level": LEVEL[f.severity] if not f.guarded else "note",
+        "message": {"text": message},
+        "locations": [{"physicalLocation": {
+            "artifactLocation": {"uri": repo_uri(report, f.path), "uriBaseId": "%SRCROOT%"},
+            "region": region,
+        }}],
+        "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
+        "properties": {"severity": f.severity.label, "subject": f.subject, "guarded": f.guarded},
+    }
+    if f.guarded:   # a ROCm path already exists: reported, but not a problem to act on
+        result["suppressions"] = [{"kind": "inSource", "justification": "guarded: a ROCm code path already exists"}]
+    new = report.is_new(index)
+    if new is not None:
+        result["baselineState"] = "new" if new else "unchanged"
+    return result
+
+
+def sarif_dict(report: Report) -> dict:
+    used = sorted({f.rule_id for f in report.findings})
+    rules = [_rule(report.rules[rule_id]) for rule_id in used if rule_id in report.rules]
+    rule_index = {r["id"]: i for i, r in enumerate(rules)}
+    notifications = [
+        {"level": "warning", "message": {"text": unknown_suppression_message(rule_id)},
+         "locations": [{"physicalLocation": {"artifactLocation": {"uri": repo_uri(report, path),
+                                                                  "uriBaseId": "%SRCROOT%"},
+                                             "region": {"startLine": line}}}]}
+        for path, line, rule_id in unknown_suppressions(report.results)
+    ] + [
+        {"level": "error", "message": {"text": f"{path}: {message}"}} for path, message in report.errors
+    ]
+    run = {
+        "tool": {"driver": {"name": "rocm-audit", "version": __version__, "semanticVersion": __version__,
+                            "informationUri": INFORMATION_URI, "rules": rules}},
+        "automationDetails": {"id": "rocm-audit/"},
+        "results": [_result(report, i, rule_index) for i in range(len(report.findings))
+                    if report.findings[i].rule_id in rule_index],
+        "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}],
+        "properties": {"verdict": report.verdict, "verdictReason": report.verdict_reason,
+                       "suppressed": report.suppressed},
+    }
+    return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
+
+
+def render_sarif(report: Report) -> str:
+    return json.dumps(sarif_dict(report), indent=2, ensure_ascii=False) + "\n"

@@ -1,0 +1,70 @@
+"""The real pre-commit (from PyPI) runs this repository's hook on a throwaway repository: it builds the hook's
+virtualenv by pip-installing rocm-audit, so it needs PyPI (or a configured index) and takes a while once."""
+import shutil
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+from tests.conftest import REPO
+from tests.gitrepo import GIT_ENV, GitRepo, git
+
+
+@pytest.fixture(scope="module")
+def hook_repo(tmp_path_factory) -> Path:
+    """This working tree as pre-commit would fetch it: a repository whose HEAD holds every file that is not
+    ignored (committed or not yet), so the test checks the hook as it is on disk."""
+    snapshot = tmp_path_factory.mktemp("hook") / "rocm-audit"
+    listed = git(REPO, "ls-files", "-z", "--cached", "--others", "--exclude-standard").split("\0")
+    for relative in filter(None, listed):
+        source = REPO / relative
+        if source.is_file():
+            target = snapshot / relative
+            target.parent.mkdir(parents=True, exist_ok=True)
+            shutil.copy2(source, target)
+    GitRepo(snapshot).commit(message="snapshot")
+    return snapshot
+
+
+@pytest.fixture(scope="module")
+def pre_commit_home(tmp_path_factory) -> Path:
+    return tmp_path_factory.mktemp("pre-commit-home")
+
+
+def try_repo(workdir: Path, hook_repo: Path, home: Path) -> subprocess.CompletedProcess:
+    env = {**GIT_ENV, "PRE_COMMIT_HOME": str(home), "PRE_COMMIT_COLOR": "never", "NO_COLOR": "1"}
+    env.pop("VIRTUAL_ENV", None)
+    return subprocess.run(
+        [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), "rocm-audit", "--verbose"],
+        cwd=workdir, env=env, capture_output=True, text=True, timeout=900, check=False,
+    )
+
+
+def staged_repo(root: Path, files: dict[str, str]) -> Path:
+    repo = GitRepo(root, {"README.md": "a throwaway repository\n"})
+    repo.write(files)
+    repo.git("add", *files)
+    return root
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_precommit_hook_blocks_cuda_only_import_and_passes_portable_code(tmp_path, hook_repo, pre_commit_home):
+    blocked = staged_repo(tmp_path / "blocked", {
+        "model/attention.py": "import torch\nfrom flash_attn_interface import flash_attn_func\n",
+        "model/ok.py": "import torch\n",
+    })
+    done = try_repo(blocked, hook_repo, pre_commit_home)
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    assert "model/attention.py:2:1: RA101" in output, output     # the file, the line, the rule
+    assert "model/ok.py:" not in output
+
+    portable = staged_repo(tmp_path / "portable", {
+        "train.py": "import torch\n\ndevice = 'cuda' if torch.cuda.is_available() else 'cpu'\n",
+        "requirements.txt": "torch>=2.3\n",
+    })
+    done = try_repo(portable, hook_repo, pre_commit_home)
+    assert done.returncode == 0, done.stdout + done.stderr
+    assert "Passed" in done.stdout
+

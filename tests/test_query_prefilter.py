@@ -1,0 +1,76 @@
+"""Tree-sitter queries are compiled lazily and only for files that contain the text they need: the
+needles derived from a query must never skip a file the query matches."""
+import pytest
+
+from auditor.discover import classify
+from auditor.engines import cuda as cuda_engine
+from auditor.prefilter import query_may_match, query_needles, regex_needles
+from auditor.rulebook import RuleError, load_rulebook
+from auditor.scan import scan_text_as
+from tests.conftest import FIXTURES
+
+RULEBOOK = load_rulebook()
+QUERY_RULES = [r for r in RULEBOOK.family("cuda") if "query" in r.match]
+
+
+def _cuda_sources():
+    for rule in RULEBOOK.family("cuda"):
+        for i, example in enumerate(rule.flag + rule.ok):
+            yield pytest.param(example.file, example.code, id=f"{rule.id}-{i}")
+    for path in sorted(FIXTURES.rglob("*")):
+        if path.suffix in (".cu", ".cuh", ".cpp", ".h"):
+            yield pytest.param(path.name, path.read_text(encoding="utf-8"), id=path.relative_to(FIXTURES).as_posix())
+
+
+@pytest.mark.parametrize(("name", "code"), list(_cuda_sources()))
+def test_skipping_queries_never_changes_the_findings(name, code, monkeypatch):
+    def found() -> set:
+        # (the column is left out: which of two same-line hits of one rule is kept is not stable today)
+        return {(f.rule_id, f.span.line, f.subject, f.guarded, f.severity)
+                for f in scan_text_as(name, classify(name), code, RULEBOOK).findings}
+
+    with_prefilter = found()
+    monkeypatch.setattr(cuda_engine, "query_may_match", lambda query, text: True)
+    assert found() == with_prefilter
+
+
+def test_most_queries_are_skipped_for_plain_cuda():
+    plain = "__global__ void scale(float* x, float a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n" \
+            "  if (i < n) x[i] *= a;\n}\n"
+    run = [r.id for r in QUERY_RULES if query_may_match(r.match["query"], plain.lower())]
+    assert len(run) <= len(QUERY_RULES) // 4, run
+
+
+@pytest.mark.parametrize(("query", "needed"), [
+    ('(call_expression function: (_) @f (#match? @f "^(::)?cudnn[A-Z]"))', [{"cudnn"}]),
+    ('((identifier) @x (#eq? @x "__managed__"))', [{"__managed__"}]),
+    ('(function_definition ["__global__" "__device__"] body: (_ (kernel_call_syntax)))',
+     [{"__global__", "__device__"}, {"<<<"}]),
+    ('(call_expression (identifier) @f (#match? @f "^cu(Init|Mem[A-Z])"))', [{"cuinit", "cumem"}]),
+    ('(binary_expression operator: "%" right: (_)? @r (#eq? @r "32"))', [{"%"}]),   # optional capture: no needle
+    ('((x) @a (#any-of? @a "foo" "bar"))\n((y) @b (#eq? @b "baz"))', [{"foo", "bar", "baz"}]),
+    ("(identifier) @id", []),
+])
+def test_query_needles(query, needed):
+    assert [set(c) for c in query_needles(query)] == needed
+
+
+def test_regex_needles_follow_prefixes_and_lookaheads():
+    assert regex_needles(r"lib(cuda|nccl)[.]so") == {"libcuda.so", "libnccl.so"}
+    assert regex_needles(r"\A(?=[\s\S]*\basm\b)[\s\S]*") == {"asm"}
+    assert regex_needles(r"a|b") is None
+
+
+def test_queries_compile_when_checked(tmp_path):
+    assert load_rulebook(check_queries=True).rules
+    from auditor.rulebook import rules_root
+
+    for path in rules_root().rglob("*.toml"):
+        target = tmp_path / path.relative_to(rules_root())
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(path.read_text())
+    broken = tmp_path / "cuda" / "constructs.toml"
+    broken.write_text(broken.read_text().replace("(kernel_call_syntax)", "(no_such_node)", 1))
+    assert load_rulebook(tmp_path).rules                 # a scan compiles queries only when it needs them
+    with pytest.raises(RuleError, match="query does not compile"):
+        load_rulebook(tmp_path, check_queries=True)
