@@ -165,13 +165,13 @@ def percent_of(part: int, total: int) -> float:
     return 100.0 if total == 0 else round(100.0 * part / total, 1)
 
 
-@dataclass(frozen=True, slots=True)
-class CoverageFile:
-    path: str
+class _CoveragePercents:
+    """`percent` and `clean_percent` of anything with converted, unconverted and clean counts."""
+
+    __slots__ = ()
     converted: int
     unconverted: int
     clean: int
-    translator: str                  # "torch-hipify" (torch.utils.cpp_extension) or "hipify" (hipify-perl/clang)
 
     @property
     def percent(self) -> float:
@@ -183,7 +183,16 @@ class CoverageFile:
 
 
 @dataclass(frozen=True, slots=True)
-class Coverage:
+class CoverageFile(_CoveragePercents):
+    path: str
+    converted: int
+    unconverted: int
+    clean: int
+    translator: str                  # "torch-hipify" (torch.utils.cpp_extension) or "hipify" (hipify-perl/clang)
+
+
+@dataclass(frozen=True, slots=True)
+class Coverage(_CoveragePercents):
     converted: int = 0
     unconverted: int = 0
     files: tuple[CoverageFile, ...] = ()
@@ -192,14 +201,6 @@ class Coverage:
     disagreements: tuple[tuple[str, bool, int], ...] = ()  # (name, HIPIFY converts it, references in
                                                            # files PyTorch's hipify translates)
     table: tuple[str, ...] = ()                            # what the API table was built from
-
-    @property
-    def percent(self) -> float:
-        return percent_of(self.converted, self.converted + self.unconverted)
-
-    @property
-    def clean_percent(self) -> float:
-        return percent_of(self.clean, self.converted + self.unconverted)
 
 
 @dataclass(frozen=True, slots=True)

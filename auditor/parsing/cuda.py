@@ -52,6 +52,37 @@ def hits(query_source: str, tree: CudaTree, capture: str = "hit") -> Iterator[ts
         yield from found.get(capture, ())
 
 
+@dataclass(frozen=True)
+class QueryGroup:
+    """Several rules' queries compiled as one: tree-sitter compiles one query of N patterns about three
+    times faster than N queries, and runs it in one pass over the tree."""
+
+    query: ts.Query
+    owner: tuple[int, ...]        # pattern index -> index of the source it came from
+
+
+def compile_group(sources: tuple[str, ...]) -> QueryGroup:
+    text = b""
+    spans: list[tuple[int, int]] = []
+    for source in sources:
+        start = len(text)
+        text += source.encode("utf-8") + b"\n"
+        spans.append((start, len(text)))
+    query = ts.Query(CUDA, text.decode("utf-8"))
+    owner = tuple(
+        next(i for i, (start, end) in enumerate(spans) if start <= query.start_byte_for_pattern(p) < end)
+        for p in range(query.pattern_count)
+    )
+    return QueryGroup(query, owner)
+
+
+def group_hits(group: QueryGroup, tree: CudaTree, capture: str = "hit") -> Iterator[tuple[int, ts.Node]]:
+    """(index of the source, captured node) for every match of the group."""
+    for pattern, found in ts.QueryCursor(group.query).matches(tree.tree.root_node):
+        for node in found.get(capture, ()):
+            yield group.owner[pattern], node
+
+
 def inventory(tree: CudaTree) -> dict[str, list[ts.Node]]:
     return captures(INVENTORY_QUERY, tree)
 
