@@ -79,7 +79,7 @@ def _coverage(settings) -> int:
         return EXIT_CLEAN
     from rich.console import Console
 
-    from auditor.pipeline import ScanOptions, audit
+    from auditor.pipeline import audit
     from auditor.report.json import coverage_dict
     from auditor.report.terminal import render_coverage
 
@@ -87,9 +87,7 @@ def _coverage(settings) -> int:
     for path in paths:
         if not path.exists():
             raise ToolError(f"path does not exist: {path}")
-    options = ScanOptions(settings.exclude, settings.force_exclude, settings.include_vendored, settings.jobs,
-                          settings.max_file_size)
-    report = audit(paths, _rulebook(settings), options)
+    report = audit(paths, _rulebook(settings), scan_options(settings))
     if settings.format == "json":
         import json
 
@@ -97,6 +95,13 @@ def _coverage(settings) -> int:
     else:
         render_coverage(report, Console(), all_names=True)
     return EXIT_CLEAN
+
+
+def scan_options(settings):
+    from auditor.pipeline import ScanOptions
+
+    return ScanOptions(settings.exclude, settings.force_exclude, settings.include_vendored, settings.jobs,
+                       settings.max_file_size, settings.time_budget)
 
 
 def bundled_example() -> Path:
@@ -139,7 +144,7 @@ def _scan(settings, rulebook):
     from dataclasses import replace
 
     from auditor.discover import common_root
-    from auditor.pipeline import ScanOptions, audit
+    from auditor.pipeline import audit
 
     paths = settings.paths
     if settings.example:
@@ -150,8 +155,7 @@ def _scan(settings, rulebook):
     for path in paths:
         if not path.exists() and not path.is_symlink():
             raise ToolError(f"path does not exist: {path}")
-    options = ScanOptions(settings.exclude, settings.force_exclude, settings.include_vendored, settings.jobs,
-                          settings.max_file_size)
+    options = scan_options(settings)
     bar: list[_Progress] = []
 
     def start_progress(total: int):

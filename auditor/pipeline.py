@@ -43,7 +43,7 @@ def audit(
     rulebook = rulebook.with_cuda_only_macros(cuda_only_macros(found.files, facts, options.max_file_size))
     files = found.files if only is None else tuple(f for f in found.files if f.path in only)
     advance = progress(len(files)) if progress else None
-    results = scan_all(files, rulebook, options.jobs, advance, options.max_file_size)
+    results = scan_all(files, rulebook, options.jobs, advance, options.max_file_size, options.time_budget)
     if shown_root is None:
         shown_root = str(paths[0]) if len(paths) == 1 else str(root)
     return build_report(shown_root, results, rulebook, found.errors, found.vendored)

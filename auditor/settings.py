@@ -36,6 +36,7 @@ class Settings:
     progress: bool
     quiet: bool
     max_file_size: int
+    time_budget: float
     rule_id: str | None
     debug: bool
     example: bool                     # no path given: the bundled example repository
@@ -67,6 +68,16 @@ def _positive_int(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
     if value < 1:
         raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
+    return value
+
+
+def _seconds(text: str) -> float:
+    try:
+        value = float(text)
+    except ValueError:
+        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
+    if not value > 0:
+        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
     return value
 
 
@@ -108,6 +119,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="a line per finding that fails the run, then a summary line (the pre-commit hook's output)")
     parser.add_argument("--max-file-size", type=_size, default=16 * 1024 * 1024,
                         help="skip (and report) files larger than this (default 16M)")
+    parser.add_argument("--time-budget", type=_seconds, default=60.0, metavar="SECONDS",
+                        help="stop scanning a file after this long and report it (default 60)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     parser.add_argument("--hipify-perl", type=Path, metavar="PATH",
                         help="count HIPIFY coverage with this hipify-perl's tables (default: hipify-perl on PATH, "
@@ -181,6 +194,7 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         progress=not ns.no_progress,
         quiet=ns.quiet,
         max_file_size=ns.max_file_size,
+        time_budget=ns.time_budget,
         rule_id=rule_id,
         debug=ns.debug,
         example=command == "check" and not args,

@@ -96,3 +96,14 @@ def test_unreadable_file_is_listed(tmp_path, run_json):
     _, report = run_json(tmp_path)
     assert {e["path"] for e in report["errors"]} == {"locked.py"}
     assert [f["path"] for f in report["findings"]] == ["open.py"]
+
+
+def test_a_file_over_the_time_budget_is_reported_and_the_scan_goes_on(tmp_path, run_json):
+    write_tree(tmp_path, {
+        "slow/generated.cu": "__global__ void k(unsigned* m) { m[0] = __ballot_sync(0xffffffff, 1); }\n" * 20000,
+        "app/serve.py": "import tensorrt_llm\n",
+    })
+    code, report = run_json(tmp_path, "--time-budget", "0.001")
+    errors = {e["path"]: e["message"] for e in report["errors"]}
+    assert errors["slow/generated.cu"] == "skipped: scanning took over the 0.001 s per-file time budget"
+    assert code == 1  # the findings of the other file still count
