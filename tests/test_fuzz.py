@@ -66,3 +66,32 @@ def test_readers_never_raise_unexpectedly(text):
             reader(text)
         except ManifestError:
             pass
+
+
+@SETTINGS
+@given(data=st.one_of(
+    st.binary(max_size=300),
+    st.text(max_size=300).map(str.encode),
+    st.recursive(
+        st.none() | st.booleans() | st.integers() | st.text(max_size=20),
+        lambda inner: st.lists(inner, max_size=4) | st.dictionaries(st.text(max_size=10), inner, max_size=4),
+        max_leaves=12,
+    ).map(lambda value: __import__("json").dumps({"version": 1, "entries": value}).encode()),
+))
+def test_baseline_and_config_readers_fail_only_with_their_own_errors(data, tmp_path_factory):
+    from auditor.config import ConfigError, read_config
+    from auditor.gate import GateError, read_baseline
+
+    folder = tmp_path_factory.mktemp("readers")
+    baseline = folder / ".rocm-audit-baseline.json"
+    baseline.write_bytes(data)
+    try:
+        read_baseline(baseline)
+    except GateError:
+        pass
+    config = folder / ".rocm-audit.toml"
+    config.write_bytes(data)
+    try:
+        read_config(config)
+    except ConfigError:
+        pass
