@@ -5,7 +5,6 @@ import codecs
 import re
 from pathlib import Path, PurePosixPath
 
-from auditor.engines import make_finding  # noqa: F401  (re-exported for engines' tests)
 from auditor.engines.dependency import requirement_findings, url_findings
 from auditor.engines.text import scan_text
 from auditor.parsing.manifest import (
@@ -133,12 +132,10 @@ def _python(path, text, lines, rulebook, abspath):
 
 
 def _guard_with(findings: list[Finding], guarded_line) -> list[Finding]:
-    from dataclasses import replace
-
-    from auditor.types import Severity
+    from auditor.engines import as_guarded
 
     return [
-        replace(f, guarded=True, severity=Severity.INFO) if not f.guarded and guarded_line(f.span.line) else f
+        as_guarded(f) if not f.guarded and guarded_line(f.span.line) else f
         for f in findings
     ]
 
@@ -179,7 +176,7 @@ def _cuda(path, text, lines, rulebook, abspath, kind="cuda"):
 
     tree = ts_cuda.parse(text.encode("utf-8", "replace"))
     inventory = ts_cuda.inventory(tree)
-    states = line_states(tree.source.decode("utf-8", "replace"), PreprocFacts.from_guards(rulebook.guards))
+    states = line_states(text, PreprocFacts.from_guards(rulebook.guards))
     found = scan_cuda(tree, rulebook, path, kind, lines, states=states, inventory=inventory)
     references = find_references(inventory, rulebook.table, states.dead)
     cuda_rules = rulebook.family("cuda")

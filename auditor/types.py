@@ -79,10 +79,6 @@ class Rule:
     example_kind: str                # the file kind the examples are written in
     source_file: str = ""
 
-    @property
-    def sort_key(self) -> str:
-        return self.id
-
 
 def fingerprint(rule_id: str, path: str, subject: str) -> str:
     """The identity of a finding across edits (README "Baselines"): rule, path and the matched subject with

@@ -1,6 +1,8 @@
 """Engines turn parse results into findings: one engine per input kind, never one class per rule."""
 from __future__ import annotations
 
+from dataclasses import replace
+
 from auditor.types import Finding, Rule, Severity, Span
 
 SNIPPET_LIMIT = 160
@@ -24,16 +26,20 @@ def make_finding(
     optional: bool = False,
     detail: str = "",
 ) -> Finding:
-    severity = Severity.INFO if guarded else rule.severity
-    return Finding(
+    finding = Finding(
         rule_id=rule.id,
         path=path,
         span=span,
         subject=subject,
         snippet=snippet,
         message=rule.message,
-        severity=severity,
-        guarded=guarded,
+        severity=rule.severity,
         optional=optional,
         detail=detail,
     )
+    return as_guarded(finding) if guarded else finding
+
+
+def as_guarded(finding: Finding) -> Finding:
+    """On a path a ROCm build never takes (design.md section 8): reported, capped at info."""
+    return replace(finding, guarded=True, severity=Severity.INFO)

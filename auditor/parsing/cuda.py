@@ -47,11 +47,6 @@ def captures(query_source: str, tree: CudaTree) -> dict[str, list[ts.Node]]:
     return ts.QueryCursor(compile_query(query_source)).captures(tree.tree.root_node)
 
 
-def hits(query_source: str, tree: CudaTree, capture: str = "hit") -> Iterator[ts.Node]:
-    for _pattern, found in ts.QueryCursor(compile_query(query_source)).matches(tree.tree.root_node):
-        yield from found.get(capture, ())
-
-
 @dataclass(frozen=True)
 class QueryGroup:
     """Several rules' queries compiled as one: tree-sitter compiles one query of N patterns about three

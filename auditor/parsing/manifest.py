@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import re
 import tomllib
-from dataclasses import dataclass, field
-from pathlib import Path, PurePosixPath
+from dataclasses import dataclass
+from pathlib import PurePosixPath
 
 from auditor.engines.dependency import Declared
 
@@ -27,28 +27,12 @@ class ManifestContent:
     rocm_build: bool = False
 
 
-def _logical(text: str):
-    """Requirement-file lines with comments removed and backslash continuations joined."""
-    pending = ""
-    start = 0
-    for number, raw in enumerate(text.splitlines(), start=1):
-        line = re.sub(r"(^|\s)#.*$", "", raw)
-        if not pending:
-            start = number
-        if line.rstrip().endswith("\\"):
-            pending += line.rstrip()[:-1] + " "
-            continue
-        yield start, (pending + line).strip()
-        pending = ""
-    if pending:
-        yield start, pending.strip()
-
-
 def requirements_txt(text: str) -> ManifestContent:
     declared: list[Declared] = []
     urls: list[tuple[str, int | None]] = []
     includes: list[tuple[str, int]] = []
-    for number, line in _logical(text):
+    for number, joined, _owners in _joined_lines(text):
+        line = joined.strip()
         if not line:
             continue
         if m := URL_OPTION.match(line):
@@ -66,22 +50,26 @@ def requirements_txt(text: str) -> ManifestContent:
     return ManifestContent(tuple(declared), tuple(urls), tuple(includes))
 
 
-def _joined_commands(text: str):
-    """Shell text with backslash continuations joined: (joined line, physical line of each character)."""
+def _joined_lines(text: str):
+    """Lines with `#` comments removed and backslash continuations joined:
+    (first physical line, joined text, physical line of each character of it)."""
     pieces: list[str] = []
     owners: list[int] = []
+    first = 0
     for number, raw in enumerate(text.splitlines(), start=1):
         line = re.sub(r"(^|\s)#.*$", "", raw)
+        if not pieces:
+            first = number
         continued = line.rstrip().endswith("\\")
         if continued:
             line = line.rstrip()[:-1] + " "
         pieces.append(line)
         owners.extend([number] * len(line))
         if not continued:
-            yield "".join(pieces), owners
+            yield first, "".join(pieces), owners
             pieces, owners = [], []
     if pieces:
-        yield "".join(pieces), owners
+        yield first, "".join(pieces), owners
 
 
 PIP_VALUE_OPTIONS = {"-r", "-c", "--requirement", "--constraint", "-t", "--target", "--prefix", "--root",
@@ -93,7 +81,7 @@ def pip_install_commands(text: str) -> ManifestContent:
     """`pip install …` and `conda install …` in Dockerfiles, shell scripts and CI steps, as requirements."""
     declared: list[Declared] = []
     urls: list[tuple[str, int | None]] = []
-    for joined, owners in _joined_commands(text):
+    for _first, joined, owners in _joined_lines(text):
         for segment in re.finditer(r"[^;&|]+", joined):
             m = PIP_INSTALL.search(segment.group(0))
             if not m:
@@ -318,7 +306,3 @@ def resolve_include(base: str, target: str) -> str:
         elif part != ".":
             parts.append(part)
     return "/".join(parts)
-
-
-def read_text_file(path: Path) -> str:
-    return path.read_bytes().decode("utf-8", "replace")
