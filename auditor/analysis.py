@@ -41,7 +41,7 @@ def build_report(
     for result in results:
         findings.extend(result.findings)
     findings.sort(key=Finding.sort_key)
-    effort, hours = estimate(findings, rules)
+    effort, hours = estimate(findings, rules, results)
     comps, verdict, reason = components(findings, component_dirs(results), rules)
     all_errors = list(errors) + [(r.path, r.error) for r in results if r.error]
     return Report(

@@ -49,10 +49,11 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _rulebook(settings):
-    from auditor.rulebook import RuleError, load_rulebook
+    from auditor.cache import cached_rulebook
+    from auditor.rulebook import RuleError
 
     try:
-        rulebook = load_rulebook().select(settings.select, settings.ignore)
+        rulebook = cached_rulebook(_cache_dir(settings)).select(settings.select, settings.ignore)
     except RuleError as err:
         raise ToolError(f"rule files: {err}") from None
     table = _installed_api_table(settings)
@@ -101,7 +102,20 @@ def scan_options(settings):
     from auditor.pipeline import ScanOptions
 
     return ScanOptions(settings.exclude, settings.force_exclude, settings.include_vendored, settings.jobs,
-                       settings.max_file_size, settings.time_budget)
+                       settings.max_file_size, settings.time_budget, _cache_dir(settings))
+
+
+def _cache_dir(settings) -> Path | None:
+    """The cache directory of this run, or None (--no-cache; or the default one lies in a scanned path)."""
+    from auditor.cache import cache_directory
+
+    if settings.example:
+        scanned = (bundled_example(),)
+    elif settings.command in ("check", "baseline", "coverage"):
+        scanned = settings.paths or (Path("."),)
+    else:
+        scanned = ()
+    return cache_directory(settings.no_cache, settings.cache_dir, scanned)
 
 
 def bundled_example() -> Path:
@@ -130,7 +144,7 @@ def _check(settings) -> int:
             report = replace(report, gate=replace(report.gate, gone=()))
     elif settings.diff_base:
         report = against_git(report, root, settings.diff_base, rulebook, options)
-    _emit(settings, report)
+    _emit(settings, report, root)
     code = _exit_code(report, settings.fail_on)
     if settings.strict and report.gate and report.gate.gone:
         print(f"rocm-audit: --strict: the baseline lists {sum(n for *_, n in report.gate.gone)} finding(s) that are "
@@ -204,8 +218,13 @@ def _exit_code(report, fail_on) -> int:
     return EXIT_FINDINGS if failing(report, fail_on) else EXIT_CLEAN
 
 
-def _render(fmt: str, report, settings) -> str:
-    """One report format as text (the terminal one without colour)."""
+def _render(fmt: str, report, settings, root: Path | None = None) -> str:
+    """One report format as text (the terminal one without colour). `root`: where the scanned files are, for
+    the code the HTML report shows around each finding."""
+    if fmt == "html":
+        from auditor.report.html import render_html
+
+        return render_html(report, root)
     if fmt == "json":
         from auditor.report.json import render_json
 
@@ -233,18 +252,34 @@ def _render(fmt: str, report, settings) -> str:
     return buffer.getvalue()
 
 
-def _emit(settings, report) -> None:
-    """The files asked for with --sarif/--json/--markdown FILE, then the main format (-o FILE or stdout)."""
+def _emit(settings, report, root: Path | None = None) -> None:
+    """The files asked for with --html/--sarif/--json/--markdown FILE, then the main format (-o FILE or stdout);
+    in an interactive terminal run, also the HTML report in the current directory."""
     for fmt, path in settings.outputs:
-        write_atomic(path, _render(fmt, report, settings))
+        write_atomic(path, _render(fmt, report, settings, root))
     if settings.format != "terminal" or settings.output:
-        _write_or_print(_render(settings.format, report, settings), settings.output)
+        _write_or_print(_render(settings.format, report, settings, root), settings.output)
         return
     from rich.console import Console
 
     from auditor.report.terminal import render_terminal
 
-    render_terminal(report, Console(), settings.quiet, settings.fail_on)
+    console = Console()
+    render_terminal(report, console, settings.quiet, settings.fail_on)
+    default_html = default_html_path(settings, sys.stdout.isatty())
+    if default_html is not None:
+        write_atomic(default_html, _render("html", report, settings, root))
+        console.print(f"HTML report: {default_html.absolute()}", markup=False, highlight=False, soft_wrap=True)
+
+
+def default_html_path(settings, interactive: bool) -> Path | None:
+    """design.md section 7: an interactive run writes the HTML report unless told not to or given --html."""
+    from auditor.settings import DEFAULT_HTML
+
+    asked = any(fmt == "html" for fmt, _ in settings.outputs)
+    if not interactive or settings.no_html or settings.quiet or asked or settings.format != "terminal":
+        return None
+    return Path(DEFAULT_HTML)
 
 
 def _write_baseline(settings) -> int:
@@ -291,10 +326,17 @@ def write_atomic(path: Path, text: str) -> None:
     try:
         with os.fdopen(fd, "w", encoding="utf-8") as handle:
             handle.write(text)
+        os.chmod(tmp, 0o666 & ~_umask())   # mkstemp makes it private; a report is as readable as any new file
         os.replace(tmp, path)
     except OSError as err:
         Path(tmp).unlink(missing_ok=True)
         raise ToolError(f"cannot write {path}: {err.strerror or err}") from None
+
+
+def _umask() -> int:
+    mask = os.umask(0o022)
+    os.umask(mask)
+    return mask
 
 
 class _Progress:

@@ -163,20 +163,22 @@ def _walk(
             ignore = parent / ".gitignore"
             if parent != top and ignore.is_file():
                 inherited.append((parent, _spec(_read_ignore(ignore))))
-    stack: list[tuple[Path, list[tuple[Path, pathspec.PathSpec]]]] = [(top, inherited)]
+    # (directory, its path relative to root, the gitignore specs that apply: (base dir, spec))
+    stack: list[tuple[Path, str, list[tuple[Path, pathspec.PathSpec]]]] = [(top, _relative(top, root), inherited)]
     while stack:
-        directory, specs = stack.pop()
+        directory, directory_relative, specs = stack.pop()
         if use_gitignore and (directory / ".gitignore").is_file():
             specs = specs + [(directory, _spec(_read_ignore(directory / ".gitignore")))]
         try:
             entries = sorted(os.scandir(directory), key=lambda e: e.name)
         except OSError as err:
-            errors.append((_relative(directory, root), f"cannot list directory: {err.strerror or err}"))
+            errors.append((directory_relative, f"cannot list directory: {err.strerror or err}"))
             continue
         subdirs = []
         for entry in entries:
             path = Path(entry.path)
-            relative = _relative(path, root)
+            # links are skipped below, so the path needs no resolving: its directory's relative path and its name
+            relative = entry.name if directory_relative == "." else f"{directory_relative}/{entry.name}"
             try:
                 is_dir = entry.is_dir(follow_symlinks=False)
                 is_link = entry.is_symlink()
@@ -194,7 +196,7 @@ def _walk(
                 ):
                     vendoring[1].append(relative)
                     continue
-                subdirs.append(path)
+                subdirs.append((path, relative))
                 continue
             kind = classify(relative)
             if kind is None:
@@ -207,7 +209,7 @@ def _walk(
             if not stat.S_ISREG(mode):
                 continue
             yield SourceFile(relative, str(path), kind)
-        stack.extend((d, specs) for d in reversed(subdirs))
+        stack.extend((d, relative, specs) for d, relative in reversed(subdirs))
 
 
 def _excluded(path: Path, relative: str, is_dir: bool, exclude_spec, specs) -> bool:

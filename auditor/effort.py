@@ -10,25 +10,78 @@ from functools import cache
 from pathlib import PurePosixPath
 
 from auditor.rulebook import rules_root
-from auditor.types import Component, Effort, Finding, Rule, Severity
+from auditor.types import Assumption, Component, Effort, FileResult, Finding, Rule, Severity
+
+
+Hours = tuple[float, float]
+DEPENDENCY_CATEGORIES = frozenset({"cuda_only_python_package", "cuda_only_library"})
+NO_HOURS: Hours = (0.0, 0.0)
 
 
 @dataclass(frozen=True, slots=True)
 class EffortModel:
     hours_per_day: float
-    site_hours: dict[str, tuple[float, float]]
+    site_hours: dict[str, Hours]
+    handled_hours: Hours
     repeat_effort: str
+    dependency_hours: dict[str, Hours]
+    review_file_hours: Hours
+    review_unconverted_hours: Hours
+    validation_base_hours: Hours
+    validation_kernel_file_hours: Hours
     optional_dirs: frozenset[str]
+    assumptions: tuple[Assumption, ...]
+
+
+def _pair(value) -> Hours:
+    return float(value[0]), float(value[1])
+
+
+def _hours_text(value: Hours) -> str:
+    return f"{value[0]:g}-{value[1]:g} h"
 
 
 @cache
 def load_model() -> EffortModel:
     data = tomllib.loads((rules_root() / "effort.toml").read_text(encoding="utf-8"))
+    site = {k: _pair(v["hours"]) for k, v in data["site"].items()}
+    dependency = {k: _pair(v["hours"]) for k, v in data["dependency"].items()}
+    review, validation = data["hipify_review"], data["validation"]
+    assumptions = [Assumption("engineer-day", f"{data['day']['hours']:g} h", data["day"]["source"])]
+    assumptions += [Assumption(f"site of an {k} rule" if k in ("L", "XL") else f"site of a {k} rule",
+                               _hours_text(v), data["site"][k]["source"]) for k, v in site.items()]
+    assumptions += [
+        Assumption("low finding (HIPIFY or a rename handles it)", _hours_text(_pair(data["handled"]["hours"])),
+                   data["handled"]["source"]),
+        Assumption("further site of an L/XL rule or of a replaced dependency",
+                   f"as a {data['repeat']['effort']} site", data["repeat"]["source"]),
+    ]
+    assumptions += [Assumption(f"replacing a CUDA-only dependency, {k} rule (once per package)", _hours_text(v),
+                               data["dependency"][k]["source"]) for k, v in dependency.items()]
+    assumptions += [
+        Assumption("running HIPIFY on a file with CUDA references and reviewing the output",
+                   f"{_hours_text(_pair(review['file_hours']))} + {_hours_text(_pair(review['per_unconverted_hours']))}"
+                   " per unconverted reference", review["source"]),
+        Assumption("validation on AMD hardware (numerics and benchmarks)",
+                   f"{_hours_text(_pair(validation['base_hours']))} + "
+                   f"{_hours_text(_pair(validation['per_kernel_file_hours']))} per file that defines __global__ kernels",
+                   validation["source"]),
+        Assumption("cost nothing", "guarded and info findings, declared extras, and "
+                   + ", ".join(f"{n}/" for n in data["optional_paths"]["names"][:8]) + " and similar directories",
+                   data["optional_paths"]["source"]),
+    ]
     return EffortModel(
-        hours_per_day=float(data["hours_per_day"]),
-        site_hours={k: (float(v[0]), float(v[1])) for k, v in data["site_hours"].items()},
+        hours_per_day=float(data["day"]["hours"]),
+        site_hours=site,
+        handled_hours=_pair(data["handled"]["hours"]),
         repeat_effort=str(data["repeat"]["effort"]),
+        dependency_hours=dependency,
+        review_file_hours=_pair(review["file_hours"]),
+        review_unconverted_hours=_pair(review["per_unconverted_hours"]),
+        validation_base_hours=_pair(validation["base_hours"]),
+        validation_kernel_file_hours=_pair(validation["per_kernel_file_hours"]),
         optional_dirs=frozenset(data["optional_paths"]["names"]),
+        assumptions=tuple(assumptions),
     )
 
 
@@ -47,46 +100,108 @@ def on_default_path(finding: Finding, model: EffortModel | None = None) -> bool:
     return counts(finding) and not in_optional_dir(finding.path, model or load_model())
 
 
-def site_hours(findings: Sequence[Finding], rules: dict[str, Rule], model: EffortModel) -> list[tuple[float, float]]:
-    """Hours per finding, in order; repeats of an L/XL rule+subject cost only `repeat_share`."""
-    seen: set[str] = set()
-    out = []
-    for finding in findings:
-        rule = rules.get(finding.rule_id)
+def site_hours(findings: Sequence[Finding], rules: dict[str, Rule], model: EffortModel) -> list[Hours]:
+    """Hours per finding, in order. A replacement (an L/XL rule, a CUDA-only dependency: one rule names one
+    package or library, whatever its spelling) is paid once, by a site on the default install path when there is
+    one; its further sites cost a repeat-class edit."""
+    paid: set[str] = set()
+    out: list[Hours] = [NO_HOURS] * len(findings)
+    order = sorted(range(len(findings)), key=lambda i: not on_default_path(findings[i], model))
+    for i in order:
+        finding, rule = findings[i], rules.get(findings[i].rule_id)
         if rule is None or finding.guarded or finding.severity == Severity.INFO:
-            out.append((0.0, 0.0))
             continue
-        low, high = model.site_hours[rule.effort]
-        if rule.effort in ("L", "XL") and rule.id in seen:  # per replacement, not per spelling or site
-            low, high = model.site_hours[model.repeat_effort]
-        seen.add(rule.id)
-        out.append((low, high))
+        if finding.severity == Severity.LOW:
+            out[i] = model.handled_hours
+            continue
+        dependency = rule.category in DEPENDENCY_CATEGORIES
+        if rule.id in paid:
+            out[i] = model.site_hours[model.repeat_effort]
+        elif dependency:
+            out[i] = model.dependency_hours[rule.effort]
+        else:
+            out[i] = model.site_hours[rule.effort]
+        if dependency or rule.effort in ("L", "XL"):
+            paid.add(rule.id)
     return out
 
 
-def estimate(findings: Sequence[Finding], rules: dict[str, Rule]) -> tuple[Effort, list[tuple[float, float]]]:
+def review_hours(result: FileResult, model: EffortModel) -> Hours:
+    """Running HIPIFY on one file and reading what it did and what it left."""
+    cov = result.coverage
+    if cov is None or cov.total == 0:
+        return NO_HOURS
+    unconverted = len(cov.unconverted)
+    return (model.review_file_hours[0] + unconverted * model.review_unconverted_hours[0],
+            model.review_file_hours[1] + unconverted * model.review_unconverted_hours[1])
+
+
+def _top_directory(path: str) -> str:
+    parts = PurePosixPath(path).parts
+    return parts[0] + "/" if len(parts) > 1 else "(top level)"
+
+
+class _Tally:
+    """Hours summed under keys."""
+
+    def __init__(self) -> None:
+        self.hours: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+
+    def add(self, key: str, hours: Hours) -> None:
+        if hours != NO_HOURS:
+            self.hours[key][0] += hours[0]
+            self.hours[key][1] += hours[1]
+
+    def total(self) -> Hours:
+        return sum(v[0] for v in self.hours.values()), sum(v[1] for v in self.hours.values())
+
+    def days(self, day: float, by_cost: bool = False) -> tuple[tuple[str, float, float], ...]:
+        """Rows of (key, low, high) in units of `day` hours (1.0: hours), by key or costliest first."""
+        digits = 1 if day > 1 else 2
+        rows = [(key, round(low / day, digits), round(high / day, digits)) for key, (low, high) in self.hours.items()]
+        return tuple(sorted(rows, key=lambda r: (-r[2], -r[1], r[0]) if by_cost else r[0]))
+
+
+def estimate(
+    findings: Sequence[Finding], rules: dict[str, Rule], results: Sequence[FileResult] = ()
+) -> tuple[Effort, list[Hours]]:
+    """The effort range (design.md section 6) and each finding's hours, in the findings' order."""
     model = load_model()
-    hours = site_hours(findings, rules, model)
-    by_category: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
-    for finding, (low, high) in zip(findings, hours):
-        if on_default_path(finding, model):
-            by_category[rules[finding.rule_id].category][0] += low
-            by_category[rules[finding.rule_id].category][1] += high
     day = model.hours_per_day
-    categories = tuple(
-        (cat, round(low / day, 1), round(high / day, 1)) for cat, (low, high) in sorted(by_category.items())
+    hours = site_hours(findings, rules, model)
+    by_category, by_directory, by_file = _Tally(), _Tally(), _Tally()
+    for finding, cost in zip(findings, hours):
+        if on_default_path(finding, model):
+            by_category.add(rules[finding.rule_id].category, cost)
+            by_directory.add(_top_directory(finding.path), cost)
+            by_file.add(finding.path, cost)
+    review = _Tally()
+    kernel_files = 0
+    for result in results:
+        if in_optional_dir(result.path, model):
+            continue
+        cost = review_hours(result, model)
+        review.add("review", cost)
+        by_directory.add(_top_directory(result.path), cost)
+        by_file.add(result.path, cost)
+        kernel_files += ("defines_kernels", "yes") in result.facts
+    validation = NO_HOURS
+    if review.hours or any(not in_optional_dir(f.path, model) for f in findings):  # GPU code to validate
+        validation = tuple(base + kernel_files * per for base, per in
+                           zip(model.validation_base_hours, model.validation_kernel_file_hours))
+    work_low, work_high = by_category.total()
+    review_low, review_high = review.total()
+    effort = Effort(
+        low_days=round((work_low + review_low + validation[0]) / day, 1),
+        high_days=round((work_high + review_high + validation[1]) / day, 1),
+        by_category=by_category.days(day),
+        assumptions=model.assumptions,
+        hipify_review=(round(review_low / day, 1), round(review_high / day, 1)),
+        validation=(round(validation[0] / day, 1), round(validation[1] / day, 1)),
+        by_directory=by_directory.days(day, by_cost=True),
+        by_file=by_file.days(1.0, by_cost=True),
     )
-    total_low = round(sum(v[0] for v in by_category.values()) / day, 1)
-    total_high = round(sum(v[1] for v in by_category.values()) / day, 1)
-    assumptions = (
-        f"{day:g} engineer-hours per day",
-        "per-site hours by effort class: "
-        + ", ".join(f"{k} {lo:g}-{hi:g} h" for k, (lo, hi) in model.site_hours.items()),
-        f"an L/XL replacement is paid once per rule; each further site costs an {model.repeat_effort}-class edit",
-        "guarded, info and optional findings (declared extras; examples/, tests/, benchmarks/, hopper/ and"
-        " other optional directories) cost nothing",
-    )
-    return Effort(total_low, total_high, categories, assumptions), hours
+    return effort, hours
 
 
 # ---------------------------------------------------------------- verdicts

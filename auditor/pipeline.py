@@ -1,11 +1,14 @@
 """The whole audit of some paths: discover, the macro pre-pass, scan, build the report."""
 from __future__ import annotations
 
-from collections.abc import Callable, Sequence
+import time
+from collections.abc import Callable, Iterator, Sequence
+from contextlib import contextmanager
 from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.analysis import build_report
+from auditor.cache import result_cache
 from auditor.discover import common_root, discover
 from auditor.macros import cuda_only_macros
 from auditor.parsing.preproc import PreprocFacts
@@ -23,6 +26,17 @@ class ScanOptions:
     jobs: int = 1
     max_file_size: int = MAX_FILE_BYTES
     time_budget: float = DEFAULT_TIME_BUDGET    # seconds per file
+    cache_dir: Path | None = None               # where results are cached (auditor/cache.py); None: no cache
+
+
+@contextmanager
+def _timed(timings: dict[str, float] | None, stage: str) -> Iterator[None]:
+    start = time.perf_counter()
+    try:
+        yield
+    finally:
+        if timings is not None:
+            timings[stage] = timings.get(stage, 0.0) + time.perf_counter() - start
 
 
 def audit(
@@ -33,17 +47,25 @@ def audit(
     progress: Callable[[int], Callable[[int], None] | None] | None = None,
     root: Path | None = None,
     only: frozenset[str] | None = None,
+    timings: dict[str, float] | None = None,
 ) -> Report:
     """`progress(total)` may return a callback that is told how many files were scanned. `root` (default: the
     paths' common directory) is what finding paths are relative to; `only` limits the scan to these paths
-    while the cross-file pre-pass still sees every file discovered."""
+    while the cross-file pre-pass still sees every file discovered. `timings`, when given, receives the
+    seconds each stage took."""
     root = root or common_root(paths)
-    found = discover(paths, root, options.exclude, options.force_exclude, include_vendored=options.include_vendored)
-    facts = PreprocFacts.from_guards(rulebook.guards)
-    rulebook = rulebook.with_cuda_only_macros(cuda_only_macros(found.files, facts, options.max_file_size))
+    with _timed(timings, "discover"):
+        found = discover(paths, root, options.exclude, options.force_exclude,
+                         include_vendored=options.include_vendored)
+    with _timed(timings, "macro pre-pass"):
+        facts = PreprocFacts.from_guards(rulebook.guards)
+        rulebook = rulebook.with_cuda_only_macros(cuda_only_macros(found.files, facts, options.max_file_size))
     files = found.files if only is None else tuple(f for f in found.files if f.path in only)
     advance = progress(len(files)) if progress else None
-    results = scan_all(files, rulebook, options.jobs, advance, options.max_file_size, options.time_budget)
+    with _timed(timings, "scan"):
+        cache = result_cache(options.cache_dir, rulebook, options.max_file_size) if options.cache_dir else None
+        results = scan_all(files, rulebook, options.jobs, advance, options.max_file_size, options.time_budget, cache)
     if shown_root is None:
         shown_root = str(paths[0]) if len(paths) == 1 else str(root)
-    return build_report(shown_root, results, rulebook, found.errors, found.vendored)
+    with _timed(timings, "report"):
+        return build_report(shown_root, results, rulebook, found.errors, found.vendored)

@@ -7,6 +7,7 @@ must contain), so a rule cannot be skipped by a forgotten hand-written list.
 from __future__ import annotations
 
 import functools
+import json
 import re
 from collections.abc import Iterable
 
@@ -87,6 +88,9 @@ def _needles(parsed, min_len: int = MIN_NEEDLE) -> frozenset[str] | None:
     for op, arg in parsed:
         inner = None
         if op is sre_constants.BRANCH:
+            common = _common_literal(arg[1], min_len)
+            if common:
+                candidates.append(frozenset({common}))
             branches = [_needles(branch, min_len) for branch in arg[1]]
             inner = None if any(b is None for b in branches) else frozenset().union(*branches)
         elif op is sre_constants.SUBPATTERN:
@@ -97,7 +101,30 @@ def _needles(parsed, min_len: int = MIN_NEEDLE) -> frozenset[str] | None:
             inner = _needles(arg[1], min_len)
         if inner:
             candidates.append(inner)
-    return max(candidates, key=lambda c: min(map(len, c)), default=None)
+    return max(candidates, key=_selectivity, default=None)
+
+
+def _selectivity(needles: frozenset[str]) -> tuple[int, int]:
+    """Longer needles are rarer; of sets as long, the smaller one."""
+    return min(map(len, needles)), -len(needles)
+
+
+def _common_literal(branches, min_len: int) -> str | None:
+    """The longest literal every alternative contains (`warp_?size|threads_?per_?warp` -> warp)."""
+    runs = [[run.lower() for run in _literal_runs(branch)] for branch in branches]
+    if not runs or not all(runs):
+        return None
+    found = None
+    for run in runs[0]:
+        for size in range(len(run), max(min_len, len(found or "")) - 1, -1):
+            for start in range(len(run) - size + 1):
+                piece = run[start:start + size]
+                if all(any(piece in other for other in others) for others in runs[1:]):
+                    found = piece if found is None or len(piece) > len(found) else found
+                    break
+            if found is not None and len(found) >= size:
+                break
+    return found if found is not None and len(found) >= min_len else None
 
 
 def name_needle(pattern: str) -> str | None:
@@ -125,6 +152,67 @@ class Needles:
         return bool(self._regex and self._regex.search(lowered_text))
 
 
+# Needles derived from the rules' text (the regex parser and the query reader take ~50 ms for all of them),
+# memoised by that text; the rulebook cache keeps them with the rulebook (derived_needles, remember).
+_DERIVED: dict[tuple[str, str], object] = {}
+
+
+def _derived(kind: str, text: str, derive):
+    key = (kind, text)
+    if key not in _DERIVED:
+        _DERIVED[key] = derive()
+    return _DERIVED[key]
+
+
+def derived_needles(rulebook) -> dict:
+    """Every needle the rulebook's rules give, to be stored with it."""
+    for rule in rulebook.rules:
+        if "query" in rule.match:
+            query_needles(rule.match["query"])
+        elif rule.matcher == "python" or "imports" in rule.match:
+            rule_needles(rule)
+    return dict(_DERIVED)
+
+
+def remember(derived: dict) -> None:
+    _DERIVED.update(derived)
+
+
+def rule_needles(rule) -> frozenset[str] | None:
+    """What a Python file must contain (lower-cased, any one of them) for this python rule or import rule to
+    match it; None when no needle can be derived (the rule always runs)."""
+    match = rule.match
+    return _derived("rule", json.dumps(match, sort_keys=True, default=str), lambda: _rule_needles(match))
+
+
+def _rule_needles(match: dict) -> frozenset[str] | None:
+    found: list[str | None] = []
+    found.extend(module.split(".")[0].lower() for module in match.get("imports", ()))
+    for key_name in ("calls", "names"):
+        found.extend(name_needle(p) for p in match.get(key_name, ()))
+    if "needles" in match:
+        found.extend(word.lower() for word in match["needles"])
+    elif "strings" in match:
+        derived = regex_needles(match["strings"])
+        if derived is None and match.get("in_calls"):  # the string must sit inside one of these calls
+            derived = frozenset(name_needle(call) for call in match["in_calls"])
+        found.extend(derived if derived is not None else [None])
+    return None if None in found or not found else frozenset(found)
+
+
+def rules_present(rules: tuple, lowered_text: str) -> tuple:
+    """The rules whose needles occur in the text (and those without needles)."""
+    indexed, all_needles = _needles_of(rules)
+    present = {needle for needle in all_needles if needle in lowered_text}
+    return tuple(rule for rule, needles in indexed if needles is None or not needles.isdisjoint(present))
+
+
+@functools.lru_cache(maxsize=16)
+def _needles_of(rules: tuple) -> tuple[tuple, tuple[str, ...]]:
+    indexed = tuple((rule, rule_needles(rule)) for rule in rules)
+    return indexed, tuple(sorted({needle for _, needles in indexed for needle in needles or ()}))
+
+
 _CACHE: dict[tuple[str, str], Needles] = {}
 
 
@@ -135,17 +223,9 @@ def python_needles(rulebook) -> Needles:
     key = (rulebook.digest, "python")
     if key not in _CACHE:
         needles: list[str | None] = []
-        for rule in rulebook.family("dependency"):
-            needles.extend(module.split(".")[0].lower() for module in rule.match.get("imports", ()))
-        for rule in rulebook.family("python"):
-            for key_name in ("calls", "names"):
-                needles.extend(name_needle(p) for p in rule.match.get(key_name, ()))
-            if "needles" in rule.match:
-                needles.extend(word.lower() for word in rule.match["needles"])
-            elif "strings" in rule.match:
-                found = regex_needles(rule.match["strings"])
-                if found is None and rule.match.get("in_calls"):  # the string must sit inside one of these calls
-                    found = frozenset(name_needle(call) for call in rule.match["in_calls"])
+        for rule in rulebook.family("dependency") + rulebook.family("python"):
+            if rule.matcher == "python" or "imports" in rule.match:
+                found = rule_needles(rule)
                 needles.extend(found if found is not None else [None])
         needles.extend(name_needle(call) for call in EMBEDDED_CUDA_CALLS)
         _CACHE[key] = Needles(needles)
@@ -257,18 +337,25 @@ def _any_of(alternatives: list[Clauses]) -> Clauses:
     alternative (so it holds whichever alternative matched), grown from the first one's clauses."""
     if not alternatives or any(not clauses for clauses in alternatives):
         return ()
+    def uncovered(clause: frozenset[str], union: set[str]) -> set[str]:
+        """Needles not implied by the union: a text holding `__shfl_sync` holds `__shfl`."""
+        return {needle for needle in clause if not any(have in needle for have in union)}
+
     out: list[frozenset[str]] = []
     for start in alternatives[0]:
         union = set(start)
         for clauses in alternatives[1:]:
-            union |= min(clauses, key=lambda c: (len(c - union), -min(map(len, c))))
+            union |= uncovered(min(clauses, key=lambda c: (len(uncovered(c, union)), -min(map(len, c)))), union)
         out.append(frozenset(union))
     return tuple(dict.fromkeys(out))
 
 
-@functools.cache
 def query_needles(source: str) -> Clauses:
     """Clauses of lower-cased needles; a file can match the query only if every clause has one present."""
+    return _derived("query", source, lambda: _query_needles(source))
+
+
+def _query_needles(source: str) -> Clauses:
     try:
         patterns = _QueryReader(source).patterns()
     except Exception:  # an unusual query only costs us the shortcut
@@ -284,3 +371,17 @@ def query_needles(source: str) -> Clauses:
 
 def query_may_match(source: str, lowered_text: str) -> bool:
     return all(any(needle in lowered_text for needle in clause) for clause in query_needles(source))
+
+
+def active_queries(sources: tuple[str, ...], lowered_text: str) -> frozenset[str]:
+    """The queries a file with this (lower-cased) text may match: each needle is looked for once."""
+    indexed, all_needles = _query_index(sources)
+    present = {needle for needle in all_needles if needle in lowered_text}
+    return frozenset(source for source, clauses in indexed
+                     if all(not clause.isdisjoint(present) for clause in clauses))
+
+
+@functools.lru_cache(maxsize=16)
+def _query_index(sources: tuple[str, ...]) -> tuple[tuple[tuple[str, Clauses], ...], tuple[str, ...]]:
+    indexed = tuple((source, query_needles(source)) for source in sources)
+    return indexed, tuple(sorted({needle for _, clauses in indexed for clause in clauses for needle in clause}))

@@ -21,7 +21,8 @@ MATCHERS: dict[str, tuple[set[str], set[str]]] = {
     # family: (primary keys, modifier keys)
     "dependency": ({"pypi", "imports", "local_version", "index_url"}, {"extras", "versions", "declared_in"}),
     "python": ({"calls", "names", "strings"}, {"contexts", "keywords", "in_calls", "files", "needles"}),
-    "cuda": ({"includes", "identifiers", "asm", "query", "hipify_status"}, {"files", "unless_asm", "hipify_names", "hipify_apis"}),
+    "cuda": ({"includes", "identifiers", "asm", "query", "hipify_status"},
+             {"files", "unless_asm", "hipify_names", "hipify_apis", "in_functions"}),
     "text": ({"lines"}, {"files"}),
 }
 PYTHON_CONTEXTS = {"compare", "argument", "attribute", "call", "test", "format", "other"}
@@ -93,6 +94,11 @@ def _validate_match(family: str, match: dict, where: str, check_queries: bool = 
         raise RuleError(f"{where}: hipify_names and hipify_apis narrow a hipify_status rule")
     if family == "cuda" and "hipify_status" in match:
         _validate_hipify(match, where)
+    if family == "cuda" and "in_functions" in match and (
+        "query" not in match or not isinstance(match["in_functions"], list)
+        or not all(isinstance(v, str) and v for v in match["in_functions"])
+    ):
+        raise RuleError(f"{where}: in_functions narrows a query: a list of function specifiers such as __global__")
     if family == "cuda" and not set(match.get("files", ["cuda"])) <= {"cuda", "cpp"}:
         raise RuleError(f"{where}: files of a cuda rule are 'cuda' and/or 'cpp'")
     if family == "dependency" and "versions" in match:

@@ -1,21 +1,24 @@
-"""Scan many files: in this process for a handful, across processes otherwise; order is always by path."""
+"""Scan many files: cached results first, then in this process for a handful, across processes otherwise;
+order is always by path."""
 from __future__ import annotations
 
 import os
 import signal
 import threading
 from collections.abc import Callable, Sequence
-from concurrent.futures import ProcessPoolExecutor
 
+from auditor.cache import ResultCache, cacheable
 from auditor.rulebook import Rulebook
-from auditor.scan import MAX_FILE_BYTES, scan_file
+from auditor.scan import MAX_FILE_BYTES, InputError, read_bytes, scan_file
 from auditor.types import FileResult, SourceFile
 
-_WORKER_RULEBOOK: Rulebook | None = None
-_WORKER_MAX_BYTES = MAX_FILE_BYTES
-_WORKER_BUDGET = 0.0
 IN_PROCESS_BELOW = 24  # files; below this, starting workers costs more than it saves
 DEFAULT_TIME_BUDGET = 60.0  # seconds per file
+CHUNKS_PER_WORKER = 8      # enough that the last chunks to finish are small ones
+MAX_CHUNK_FILES = 32
+FILE_COST_BYTES = 4096     # a file's fixed cost (open, decode, set-up), counted as this many bytes
+C_COST_FACTOR = 2          # a byte of C/C++ (tree-sitter, queries) costs about twice a byte of Python
+PLAN_FROM_TEXT_UP_TO = 48  # C/C++ files; with more, a worker compiles every tree-sitter query up front
 
 
 class _OverBudget(BaseException):  # not an Exception: scan_file's own error handling must not catch it
@@ -26,14 +29,16 @@ def _on_alarm(signum, frame):
     raise _OverBudget
 
 
-def scan_with_budget(source: SourceFile, rulebook: Rulebook, max_bytes: int, budget: float) -> FileResult:
+def scan_with_budget(
+    source: SourceFile, rulebook: Rulebook, max_bytes: int, budget: float, data: bytes | None = None
+) -> FileResult:
     """scan_file, stopped after `budget` seconds (a pathological file must not stall the whole scan)."""
     if budget <= 0 or threading.current_thread() is not threading.main_thread():
-        return scan_file(source, rulebook, max_bytes)
+        return scan_file(source, rulebook, max_bytes, data)
     previous = signal.signal(signal.SIGALRM, _on_alarm)
     signal.setitimer(signal.ITIMER_REAL, budget)
     try:
-        return scan_file(source, rulebook, max_bytes)
+        return scan_file(source, rulebook, max_bytes, data)
     except _OverBudget:
         message = f"skipped: scanning took over the {budget:g} s per-file time budget"
         return FileResult(source.path, source.kind, error=message)
@@ -42,36 +47,122 @@ def scan_with_budget(source: SourceFile, rulebook: Rulebook, max_bytes: int, bud
         signal.signal(signal.SIGALRM, previous)
 
 
-def _init_worker(rulebook: Rulebook, max_bytes: int, budget: float) -> None:
-    global _WORKER_RULEBOOK, _WORKER_MAX_BYTES, _WORKER_BUDGET
-    _WORKER_RULEBOOK = rulebook
-    _WORKER_MAX_BYTES = max_bytes
-    _WORKER_BUDGET = budget
-
-
-def _scan_chunk(chunk: list[SourceFile]) -> list[FileResult]:
-    assert _WORKER_RULEBOOK is not None
-    return [scan_with_budget(source, _WORKER_RULEBOOK, _WORKER_MAX_BYTES, _WORKER_BUDGET) for source in chunk]
-
-
-def default_jobs() -> int:
+def _scan_and_save(
+    source: SourceFile, rulebook: Rulebook, max_bytes: int, budget: float, cache: ResultCache | None
+) -> FileResult:
+    """Scan the bytes the cache key is made from, so a file edited meanwhile is never saved under an old key."""
+    if cache is None:
+        return scan_with_budget(source, rulebook, max_bytes, budget)
     try:
-        return max(1, len(os.sched_getaffinity(0)))
-    except AttributeError:
-        return max(1, os.cpu_count() or 1)
+        data = read_bytes(source, max_bytes)
+    except InputError as err:
+        return FileResult(source.path, source.kind, error=str(err))
+    result = scan_with_budget(source, rulebook, max_bytes, budget, data)
+    if cacheable(source, data):
+        cache.save(cache.key(source, data), result)
+    return result
 
 
-def _chunks(sources: Sequence[SourceFile], jobs: int) -> list[list[SourceFile]]:
-    """Small chunks, biggest files first, so one huge file does not leave the other workers idle."""
-    def size(source: SourceFile) -> int:
+def _cached(source: SourceFile, cache: ResultCache, max_bytes: int) -> FileResult | None:
+    try:
+        data = read_bytes(source, max_bytes)
+    except InputError:
+        return None  # the scan reports it
+    return cache.load(cache.key(source, data)) if cacheable(source, data) else None
+
+
+class _Worker:
+    """What each worker process holds for the whole scan."""
+
+    rulebook: Rulebook
+    max_bytes = MAX_FILE_BYTES
+    budget = 0.0
+    cache: ResultCache | None = None
+
+
+def _init_worker(rulebook: Rulebook, max_bytes: int, budget: float, cache: ResultCache | None) -> None:
+    _Worker.rulebook, _Worker.max_bytes, _Worker.budget, _Worker.cache = rulebook, max_bytes, budget, cache
+
+
+def _scan_chunk(chunk: list[SourceFile], every_query: bool) -> list[FileResult]:
+    _plan_queries(chunk, _Worker.rulebook, _Worker.max_bytes, every_query)
+    return [_scan_and_save(source, _Worker.rulebook, _Worker.max_bytes, _Worker.budget, _Worker.cache)
+            for source in chunk]
+
+
+def _c_sources(sources: Sequence[SourceFile]) -> list[SourceFile]:
+    return [source for source in sources if source.kind in ("cuda", "cpp")]
+
+
+def _plan_queries(sources: Sequence[SourceFile], rulebook: Rulebook, max_bytes: int, every_query: bool) -> None:
+    """Tell this process which tree-sitter queries these files will need, so that they are compiled together
+    (one group of N queries compiles three times faster than N groups): every query when the scan has many
+    C/C++ files, which need most of them anyway; else what the text of these files asks for."""
+    c_files = _c_sources(sources)
+    if not c_files:
+        return
+    from auditor.engines.cuda import plan_queries, queries_needed
+
+    if every_query:
+        plan_queries(rule for rule in rulebook.family("cuda") if "query" in rule.match)
+        return
+    for source in c_files:
         try:
-            return os.stat(source.abspath).st_size
-        except OSError:
-            return 0
+            text = read_bytes(source, max_bytes).decode("utf-8", "replace")
+        except InputError:
+            continue
+        plan_queries(queries_needed(rulebook, source.kind, text))
 
-    ordered = sorted(sources, key=size, reverse=True)
-    per_chunk = max(1, min(16, len(ordered) // (jobs * 8) or 1))
-    return [ordered[i:i + per_chunk] for i in range(0, len(ordered), per_chunk)]
+
+def _cost(source: SourceFile) -> int:
+    try:
+        size = os.stat(source.abspath).st_size
+    except OSError:
+        size = 0
+    return FILE_COST_BYTES + size * (C_COST_FACTOR if source.kind in ("cuda", "cpp") else 1)
+
+
+def chunks(sources: Sequence[SourceFile], jobs: int) -> list[list[SourceFile]]:
+    """Chunks of about equal estimated cost, costliest files first: a huge file is a chunk of its own and the
+    last chunks handed out are the cheapest, so no worker waits long for another at the end."""
+    costed = sorted(((_cost(source), source) for source in sources), key=lambda item: -item[0])
+    target = sum(cost for cost, _ in costed) / (max(1, jobs) * CHUNKS_PER_WORKER)
+    out: list[list[SourceFile]] = []
+    current: list[SourceFile] = []
+    current_cost = 0
+    for cost, source in costed:
+        current.append(source)
+        current_cost += cost
+        if current_cost >= target or len(current) >= MAX_CHUNK_FILES:
+            out.append(current)
+            current, current_cost = [], 0
+    if current:
+        out.append(current)
+    return out
+
+
+def _balanced(sources: Sequence[SourceFile], bins: int) -> list[list[SourceFile]]:
+    """Costliest first, each into the bin with the least cost so far."""
+    loads = [0] * bins
+    out: list[list[SourceFile]] = [[] for _ in range(bins)]
+    for cost, source in sorted(((_cost(s), s) for s in sources), key=lambda item: -item[0]):
+        lightest = loads.index(min(loads))
+        out[lightest].append(source)
+        loads[lightest] += cost
+    return [chunk for chunk in out if chunk]
+
+
+def _work_split(sources: Sequence[SourceFile], jobs: int) -> list[list[SourceFile]] | None:
+    """How the files are shared among worker processes; None: scan them in this process."""
+    if jobs <= 1 or len(sources) < 2:
+        return None
+    if len(sources) >= IN_PROCESS_BELOW:
+        return chunks(sources, jobs)
+    if _c_sources(sources):
+        # a few files, but C/C++ ones: compiling their tree-sitter queries costs more than starting workers,
+        # and each worker compiles only what its own files need
+        return _balanced(sources, jobs)
+    return None
 
 
 def scan_all(
@@ -81,17 +172,36 @@ def scan_all(
     progress: Callable[[int], None] | None = None,
     max_bytes: int = MAX_FILE_BYTES,
     time_budget: float = DEFAULT_TIME_BUDGET,
+    cache: ResultCache | None = None,
 ) -> list[FileResult]:
     results: list[FileResult] = []
-    if jobs <= 1 or len(sources) < IN_PROCESS_BELOW:
+    todo = list(sources)
+    if cache is not None:
+        todo = []
         for source in sources:
-            results.append(scan_with_budget(source, rulebook, max_bytes, time_budget))
+            hit = _cached(source, cache, max_bytes)
+            if hit is None:
+                todo.append(source)
+            else:
+                results.append(hit)
+        if progress and results:
+            progress(len(results))
+    every_query = len(_c_sources(todo)) > PLAN_FROM_TEXT_UP_TO
+    work = _work_split(todo, jobs)
+    if work is None:
+        _plan_queries(todo, rulebook, max_bytes, every_query)
+        for source in todo:
+            results.append(_scan_and_save(source, rulebook, max_bytes, time_budget, cache))
             if progress:
                 progress(1)
     else:
-        initargs = (rulebook, max_bytes, time_budget)
-        with ProcessPoolExecutor(max_workers=jobs, initializer=_init_worker, initargs=initargs) as pool:
-            futures = [pool.submit(_scan_chunk, chunk) for chunk in _chunks(sources, jobs)]
+        from concurrent.futures import ProcessPoolExecutor
+
+        if _c_sources(todo):
+            rulebook.table   # the HIPIFY API table, loaded once here rather than in every worker
+        initargs = (rulebook, max_bytes, time_budget, cache)
+        with ProcessPoolExecutor(min(jobs, len(work)), initializer=_init_worker, initargs=initargs) as pool:
+            futures = [pool.submit(_scan_chunk, chunk, every_query) for chunk in work]
             for future in futures:
                 chunk_results = future.result()
                 results.extend(chunk_results)

@@ -39,22 +39,28 @@ def decode(data: bytes) -> tuple[str, str | None]:
         return data.decode("latin-1"), "Latin-1 (not valid UTF-8)"
 
 
-def read_source(source: SourceFile, max_bytes: int = MAX_FILE_BYTES) -> tuple[str, str | None]:
+def read_bytes(source: SourceFile, max_bytes: int = MAX_FILE_BYTES) -> bytes:
     path = Path(source.abspath)
     try:
         size = path.stat().st_size
         if size > max_bytes:
             raise InputError(f"skipped: {size / 1e6:.1f} MB is over the {max_bytes / 1e6:.0f} MB file size limit")
         with path.open("rb") as handle:
-            data = handle.read(max_bytes + 1)
+            return handle.read(max_bytes + 1)
     except OSError as err:
         raise InputError(f"cannot read: {err.strerror or err}") from None
-    return decode(data)
 
 
-def scan_file(source: SourceFile, rulebook: Rulebook, max_bytes: int = MAX_FILE_BYTES) -> FileResult:
+def read_source(source: SourceFile, max_bytes: int = MAX_FILE_BYTES) -> tuple[str, str | None]:
+    return decode(read_bytes(source, max_bytes))
+
+
+def scan_file(
+    source: SourceFile, rulebook: Rulebook, max_bytes: int = MAX_FILE_BYTES, data: bytes | None = None
+) -> FileResult:
+    """`data`: the file's bytes when the caller has read them already (read_bytes)."""
     try:
-        text, encoding_note = read_source(source, max_bytes)
+        text, encoding_note = read_source(source, max_bytes) if data is None else decode(data)
     except InputError as err:
         return FileResult(source.path, source.kind, error=str(err))
     try:
@@ -75,7 +81,9 @@ def scan_text_as(
 ) -> FileResult:
     """Scan text as a file of the given kind (also used for rule examples)."""
     lines = text.splitlines()
-    facts: list[tuple[str, str]] = []
+    facts: list[tuple[str, str]] = [("lines", str(len(lines)))]
+    if kind in ("cuda", "cpp") and "__global__" in text:
+        facts.append(("defines_kernels", "yes"))   # what validation on AMD hardware is counted by
     partial_reason = encoding_note
     try:
         outcome = _ENGINES[kind](path, text, lines, rulebook, abspath)
@@ -108,9 +116,7 @@ class _ParseFailure(ValueError):
 
 
 def _python(path, text, lines, rulebook, abspath):
-    from auditor.engines.cuda import scan_cuda
     from auditor.engines.python import scan_python
-    from auditor.parsing import cuda as ts_cuda
     from auditor.parsing.python import PythonParseError, parse
     from auditor.prefilter import python_needles
 
@@ -118,12 +124,16 @@ def _python(path, text, lines, rulebook, abspath):
         tree = parse(text)  # always: a syntax error is reported even where no rule could match
     except PythonParseError as err:
         raise _ParseFailure(f"cannot parse: {err}") from None
-    if PurePosixPath(path).name != "setup.py" and not python_needles(rulebook).may_match(text.lower()):
+    lowered = text.lower()
+    if PurePosixPath(path).name != "setup.py" and not python_needles(rulebook).may_match(lowered):
         return [], [], None
-    scan = scan_python(tree, rulebook, path, lines)
+    scan = scan_python(tree, rulebook, path, lines, lowered)
     found = list(scan.findings)
     found.extend(requirement_findings(rulebook.family("dependency"), scan.declared, path, lines))
     for embedded in scan.embedded:
+        from auditor.engines.cuda import scan_cuda   # tree-sitter only when there is CUDA to parse
+        from auditor.parsing import cuda as ts_cuda
+
         sub_tree = ts_cuda.parse(embedded.code.encode())
         hits = scan_cuda(sub_tree, rulebook, path, "cuda", lines, line_offset=embedded.first_line - 1)
         found.extend(_guard_with(hits, scan.guarded))

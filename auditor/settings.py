@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import argparse
+import os
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -9,10 +10,12 @@ from pathlib import Path
 from auditor import __version__
 from auditor.types import Severity
 
-FORMATS = ("terminal", "json", "sarif", "github", "markdown")
-FILE_OUTPUTS = ("sarif", "json", "markdown")   # `--sarif FILE` …: extra reports from the same run (html joins later)
+FORMATS = ("terminal", "json", "sarif", "github", "markdown", "html")
+FILE_OUTPUTS = ("html", "sarif", "json", "markdown")   # `--html FILE` …: extra reports from the same run
 FAIL_ON = ("critical", "high", "medium", "low", "info", "never")
+DEFAULT_HTML = "rocm-audit-report.html"   # interactive runs write it in the current directory
 SUBCOMMANDS = ("check", "rules", "rule", "baseline", "config", "coverage")
+CACHE_ENV = "ROCM_AUDIT_CACHE_DIR"   # the cache directory, when --cache-dir is not given
 
 
 class UsageError(Exception):
@@ -44,12 +47,14 @@ class Settings:
     update_baseline: bool = False
     strict: bool = False              # fail when the baseline lists findings that are gone
     diff_base: str | None = None      # git ref: only what HEAD adds since the merge-base is new
-    outputs: tuple[tuple[str, Path], ...] = ()          # (format, file) from --sarif/--json/--markdown FILE
+    outputs: tuple[tuple[str, Path], ...] = ()          # (format, file) from --html/--sarif/--json/--markdown FILE
     config_file: Path | None = None   # the config file in use
     sources: tuple[tuple[str, object, str], ...] = ()   # (long flag, value, where it came from)
     config_start: Path | None = None  # where the config file search started
     hipify_perl: Path | None = None   # an installed hipify-perl whose tables replace the shipped API table
     table_info: bool = False          # `coverage --table-info`: what the API table was built from
+    no_cache: bool = False            # neither read nor write the result cache
+    cache_dir: Path | None = None     # --cache-dir, ROCM_AUDIT_CACHE_DIR or config; None: the user's cache directory
 
 
 class _Parser(argparse.ArgumentParser):
@@ -92,6 +97,13 @@ def _size(text: str) -> int:
         raise argparse.ArgumentTypeError(f"expected a size such as 16M, got {text!r}") from None
 
 
+def default_jobs() -> int:
+    try:
+        return max(1, len(os.sched_getaffinity(0)))
+    except AttributeError:
+        return max(1, os.cpu_count() or 1)
+
+
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="rocm-audit",
@@ -113,7 +125,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--include-vendored", action="store_true",
                         help="also scan vendored code (third_party/, vendor/, git submodules), skipped by default")
     parser.add_argument("-j", "--jobs", type=_positive_int, default=None, help="worker processes (default: all cores)")
-    parser.add_argument("--no-html", action="store_true", help="do not write the HTML report")
+    parser.add_argument("--no-html", action="store_true",
+                        help=f"do not write {DEFAULT_HTML} (written by default when the output is a terminal)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="a line per finding that fails the run, then a summary line (the pre-commit hook's output)")
@@ -121,6 +134,9 @@ def build_parser() -> argparse.ArgumentParser:
                         help="skip (and report) files larger than this (default 16M)")
     parser.add_argument("--time-budget", type=_seconds, default=60.0, metavar="SECONDS",
                         help="stop scanning a file after this long and report it (default 60)")
+    parser.add_argument("--no-cache", action="store_true", help="neither read nor write cached scan results")
+    parser.add_argument("--cache-dir", type=Path, metavar="DIR",
+                        help=f"cache scan results here (default: ${CACHE_ENV}, else the user's cache directory)")
     parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
     parser.add_argument("--hipify-perl", type=Path, metavar="PATH",
                         help="count HIPIFY coverage with this hipify-perl's tables (default: hipify-perl on PATH, "
@@ -144,10 +160,24 @@ def build_parser() -> argparse.ArgumentParser:
     return parser
 
 
+def _cache_dir(given: dict, resolved: Path | None) -> Path | None:
+    """--cache-dir on the command line, else ROCM_AUDIT_CACHE_DIR, else the config file's cache-dir."""
+    if "cache_dir" in given:
+        return given["cache_dir"]
+    return Path(os.environ[CACHE_ENV]) if os.environ.get(CACHE_ENV) else resolved
+
+
+def _with_environment(sources: tuple, given: dict) -> tuple:
+    """`rocm-audit config` names ROCM_AUDIT_CACHE_DIR when it is what sets the cache directory."""
+    if "cache_dir" in given or not os.environ.get(CACHE_ENV):
+        return sources
+    return tuple((name, os.environ[CACHE_ENV], f"environment {CACHE_ENV}") if name == "cache-dir"
+                 else (name, value, source) for name, value, source in sources)
+
+
 def parse_settings(argv: Sequence[str]) -> Settings:
     """Command line over config file over defaults (auditor/config.py)."""
     from auditor.config import find_config, read_config, resolve
-    from auditor.runner import default_jobs
 
     command_line = build_parser()
     for action in command_line._actions:   # what the user typed, and nothing else
@@ -204,8 +234,10 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         diff_base=ns.diff_base,
         outputs=tuple((name, getattr(ns, name)) for name in FILE_OUTPUTS if getattr(ns, name)),
         config_file=resolved.config.path if resolved.config else None,
-        sources=resolved.sources,
+        sources=_with_environment(resolved.sources, given),
         config_start=config_start,
         hipify_perl=getattr(ns, "hipify_perl", None),
         table_info=bool(getattr(ns, "table_info", False)),
+        no_cache=bool(ns.no_cache),
+        cache_dir=_cache_dir(given, ns.cache_dir),
     )

@@ -200,11 +200,27 @@ class Coverage(_CoveragePercents):
 
 
 @dataclass(frozen=True, slots=True)
+class Assumption:
+    """One constant of the effort model, as the report lists it."""
+
+    name: str
+    value: str
+    source: str
+
+
+@dataclass(frozen=True, slots=True)
 class Effort:
+    """Engineer-days, each as (low, high). Findings cost by category; HIPIFY review and validation are
+    costs of their own; directories and files carry the findings and review costs found in them."""
+
     low_days: float
     high_days: float
     by_category: tuple[tuple[str, float, float], ...]
-    assumptions: tuple[str, ...] = ()
+    assumptions: tuple[Assumption, ...] = ()
+    hipify_review: tuple[float, float] = (0.0, 0.0)
+    validation: tuple[float, float] = (0.0, 0.0)
+    by_directory: tuple[tuple[str, float, float], ...] = ()
+    by_file: tuple[tuple[str, float, float], ...] = ()      # in hours, costliest first: the hotspots
 
 
 @dataclass(frozen=True, slots=True)

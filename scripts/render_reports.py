@@ -17,14 +17,17 @@ from scripts.pin_fixtures import FIXTURES  # noqa: E402
 def render(name: str, path: Path) -> dict[str, str]:
     """The report files for one fixture: {file name: text}."""
     from auditor.pipeline import audit
+    from auditor.report.html import render_html
     from auditor.report.json import render_json
+    from auditor.report.markdown import render_markdown
     from auditor.report.terminal import render_terminal
     from auditor.rulebook import load_rulebook
 
     report = audit([path], load_rulebook(), shown_root=path.relative_to(REPO).as_posix())
     buffer = io.StringIO()
     render_terminal(report, Console(file=buffer, width=110, color_system=None))
-    return {f"{name}.json": render_json(report), f"{name}.txt": buffer.getvalue()}
+    return {f"{name}.json": render_json(report), f"{name}.txt": buffer.getvalue(),
+            f"{name}.md": render_markdown(report), f"{name}.html": render_html(report, path)}
 
 
 def main() -> None:

@@ -1,4 +1,8 @@
+import atexit
 import json
+import os
+import shutil
+import tempfile
 from pathlib import Path
 
 import pytest
@@ -7,6 +11,17 @@ from auditor.cli import main
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
+
+# The tests never write to the user's cache directory: each test caches into a directory of its own (below), and
+# processes started with the environment captured at import time (tests/gitrepo.py) into one for the session.
+SESSION_CACHE = tempfile.mkdtemp(prefix="rocm-audit-test-cache-")
+os.environ["ROCM_AUDIT_CACHE_DIR"] = SESSION_CACHE
+atexit.register(shutil.rmtree, SESSION_CACHE, True)
+
+
+@pytest.fixture(autouse=True)
+def _cache_of_this_test(tmp_path_factory, monkeypatch):
+    monkeypatch.setenv("ROCM_AUDIT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
 
 
 def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:

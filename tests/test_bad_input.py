@@ -1,5 +1,6 @@
 """Bad input is reported and skipped; the rest of the scan goes on; the exit code does not change."""
 import os
+from pathlib import Path
 
 from tests.conftest import write_tree
 
@@ -86,14 +87,21 @@ def test_hostile_tree_keeps_good_findings(tmp_path, run_json):
     assert code == 1
 
 
-def test_unreadable_file_is_listed(tmp_path, run_json):
-    import pytest
-
-    if os.geteuid() == 0:
-        pytest.skip("root reads every file regardless of its mode")
+def test_unreadable_file_is_listed(tmp_path, run_json, monkeypatch):
     write_tree(tmp_path, {"locked.py": "import tensorrt_llm\n", "open.py": "import pynvml\n"})
     (tmp_path / "locked.py").chmod(0)
-    _, report = run_json(tmp_path)
+    if os.geteuid() == 0:   # root reads every file whatever its mode: make the open fail as it would for a user
+        real_open = Path.open
+
+        def refuse_locked(self, *args, **kwargs):
+            if self.name == "locked.py":
+                raise PermissionError(13, "Permission denied", str(self))
+            return real_open(self, *args, **kwargs)
+
+        monkeypatch.setattr(Path, "open", refuse_locked)
+    code, report = run_json(tmp_path)
+    assert code == 1
+    assert report["errors"] == [{"path": "locked.py", "message": "cannot read: Permission denied"}]
     assert {e["path"] for e in report["errors"]} == {"locked.py"}
     assert [f["path"] for f in report["findings"]] == ["open.py"]
 

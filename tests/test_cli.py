@@ -118,7 +118,8 @@ def test_parallel_scan_gives_identical_output(capsys):
 
     outputs = []
     for jobs in ("1", "2"):
-        main([str(REPO / "fixtures"), "--format", "json", "--no-progress", "-j", jobs, "--fail-on", "never"])
+        main([str(REPO / "fixtures"), "--format", "json", "--no-progress", "-j", jobs, "--fail-on", "never",
+              "--no-cache"])
         outputs.append(capsys.readouterr().out)
     assert json.loads(outputs[0])["summary"]["files_scanned"] >= IN_PROCESS_BELOW  # really went parallel
     assert outputs[0] == outputs[1]

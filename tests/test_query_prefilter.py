@@ -30,7 +30,7 @@ def test_skipping_queries_never_changes_the_findings(name, code, monkeypatch):
                 for f in scan_text_as(name, classify(name), code, RULEBOOK).findings}
 
     with_prefilter = found()
-    monkeypatch.setattr(cuda_engine, "query_may_match", lambda query, text: True)
+    monkeypatch.setattr(cuda_engine, "active_queries", lambda queries, text: frozenset(queries))
     assert found() == with_prefilter
 
 
@@ -74,3 +74,12 @@ def test_queries_compile_when_checked(tmp_path):
     assert load_rulebook(tmp_path).rules                 # a scan compiles queries only when it needs them
     with pytest.raises(RuleError, match="query does not compile"):
         load_rulebook(tmp_path, check_queries=True)
+
+
+def test_needles_prefer_what_every_alternative_shares():
+    # every name contains "warp": one needle, not {warp, threads, lanes}
+    assert regex_needles(r"(?i)^(warp_?size|threads_?per_?warp|lanes_?per_?warp)$", 1) == {"warp"}
+    # a clause another alternative's needles already imply adds nothing: `__shfl_xor_sync` holds `__shfl`
+    query = ('((call_expression function: (identifier) @f) @hit (#match? @f "__shfl"))\n'
+             '((call_expression function: (identifier) @g) @hit (#match? @g "^__shfl_(xor|down)_sync$"))')
+    assert [set(c) for c in query_needles(query)] == [{"__shfl"}]

@@ -4,13 +4,13 @@ from __future__ import annotations
 import fnmatch
 import re
 from collections.abc import Iterable
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 
 from auditor.engines import make_finding, snippet_of
 from auditor.parsing import cuda as ts_cuda
 from auditor.parsing.preproc import LineStates, PreprocFacts, line_states
-from auditor.prefilter import query_may_match
+from auditor.prefilter import active_queries
 from auditor.rulebook import Rulebook
 from auditor.types import Finding, Rule, Span
 
@@ -29,6 +29,24 @@ class _Index:
     includes: tuple[tuple[str, Rule], ...]
     asm: tuple[tuple[re.Pattern, re.Pattern | None, Rule], ...]
     queries: tuple[Rule, ...]
+    # A file names the same identifiers many times, and a repository the same ones in many files.
+    _id_rules: dict[str, tuple[Rule, ...]] = field(default_factory=dict)
+    _qualified_rules: dict[str, tuple[tuple[str, Rule], ...]] = field(default_factory=dict)
+
+    def rules_for_id(self, name: str) -> tuple[Rule, ...]:
+        found = self._id_rules.get(name)
+        if found is None:
+            found = self.exact_ids.get(name, ()) + tuple(rule for regex, rule in self.glob_ids if regex.match(name))
+            self._id_rules[name] = found
+        return found
+
+    def rules_for_qualified(self, text: str) -> tuple[tuple[str, Rule], ...]:
+        found = self._qualified_rules.get(text)
+        if found is None:
+            name = _qualified_name(text)
+            found = tuple((pattern, rule) for pattern, rule in self.qualified if _qualified_matches(pattern, name))
+            self._qualified_rules[text] = found
+        return found
 
 
 @cache
@@ -56,8 +74,13 @@ def _index(rules: tuple[Rule, ...]) -> _Index:
     )
 
 
+def _qualified_name(text: str) -> str:
+    """`std :: vector<int>` -> `std::vector`."""
+    return re.sub(r"<.*", "", "".join(text.split()))
+
+
 def _qualified_matches(pattern: str, text: str) -> bool:
-    text = re.sub(r"<.*", "", "".join(text.split()))
+    """`text` as _qualified_name gives it."""
     if any(ch in pattern for ch in "*?["):
         return fnmatch.fnmatchcase(text, pattern)
     return text == pattern or text.startswith(pattern + "::")
@@ -111,19 +134,14 @@ def scan_cuda(
     if index.exact_ids or index.glob_ids:
         for node in inventory.get("id", ()):
             name = ts_cuda.text(node)
-            for rule in index.exact_ids.get(name, ()):
+            for rule in index.rules_for_id(name):
                 hit(rule, node, name)
-            for regex, rule in index.glob_ids:
-                if regex.match(name):
-                    hit(rule, node, name)
     if index.qualified:
         for node in inventory.get("qualified", ()):
             if node.parent is not None and node.parent.type == "qualified_identifier":
                 continue  # only the outermost name: `a::b::c`, not its `b::c`
-            text = ts_cuda.text(node)
-            for pattern, rule in index.qualified:
-                if _qualified_matches(pattern, text):
-                    hit(rule, node, pattern)
+            for pattern, rule in index.rules_for_qualified(ts_cuda.text(node)):
+                hit(rule, node, pattern)
     for node in inventory.get("asm", ()):
         template = ts_cuda.string_content(node)
         for regex, unless, rule in index.asm:
@@ -131,32 +149,67 @@ def scan_cuda(
             if m and not (unless and unless.search(template)):
                 hit(rule, node.parent or node, _asm_subject(template, m))  # reported at the `asm` keyword
     lowered = tree.source.decode("utf-8", "replace").lower() if index.queries else ""
-    active = {_rule_key(rule): rule for rule in index.queries if query_may_match(rule.match["query"], lowered)}
+    active = {_rule_key(rule): rule for rule in _queries_present(index.queries, lowered)}
     for group, members in _query_groups(list(active.values())):
         for owner, node in ts_cuda.group_hits(group, tree):
             rule = active.get(_rule_key(members[owner]))
-            if rule is not None:  # groups are shared across file kinds and rule selections
+            if rule is not None and _in_functions(rule, node):  # groups are shared across kinds and selections
                 hit(rule, node, " ".join(ts_cuda.text(node).split())[:80])
     return _findings(raw, states, path, lines, line_offset)
 
 
-# Query groups compiled in this process, and the group each rule's query lives in. A rule is compiled
-# the first time a file may match it (compiling is what costs: ~20 ms a query), together with the other
-# rules first needed by the same file.
+def _in_functions(rule: Rule, node) -> bool:
+    """A query hit of a rule with `in_functions` counts inside a function declared with one of them (any
+    depth: a query can only say so level by level, which is slow to compile and to run)."""
+    wanted = rule.match.get("in_functions")
+    if not wanted:
+        return True
+    while node is not None and node.type != "function_definition":
+        node = node.parent
+    return node is not None and any(child.type in wanted for child in node.children)
+
+
+def _queries_present(rules: tuple[Rule, ...], lowered: str) -> tuple[Rule, ...]:
+    sources = active_queries(tuple(rule.match["query"] for rule in rules), lowered)
+    return tuple(rule for rule in rules if rule.match["query"] in sources)
+
+
+def queries_needed(rulebook: Rulebook, kind: str, text: str) -> tuple[Rule, ...]:
+    """The query rules a file of this kind and text makes a scan compile."""
+    rules = tuple(rule for rule in rulebook.family("cuda")
+                  if "query" in rule.match and kind in rule.match.get("files", ("cuda", "cpp")))
+    return _queries_present(rules, text.lower()) if rules else ()
+
+
+# Query groups compiled in this process, and the group each rule's query lives in. A rule is compiled the
+# first time a file may match it (compiling is what costs: ~20 ms a query, ~8 ms in a group; tree-sitter holds
+# the GIL meanwhile), together with the other rules first needed by the same file and with every rule planned
+# for this process.
 _GROUPS: list[tuple[ts_cuda.QueryGroup, tuple[Rule, ...]]] = []
 _GROUP_OF: dict[str, int] = {}
+_PLANNED: dict[str, Rule] = {}
+
+
+def plan_queries(rules: Iterable[Rule]) -> None:
+    """Rules this process will need: they are compiled as one group when the first of them is needed (one
+    group of N queries compiles about three times faster than N groups)."""
+    for rule in rules:
+        if "query" in rule.match and _rule_key(rule) not in _GROUP_OF:
+            _PLANNED[_rule_key(rule)] = rule
 
 
 def _query_groups(rules: list[Rule]) -> list[tuple[ts_cuda.QueryGroup, tuple[Rule, ...]]]:
     missing = tuple(rule for rule in rules if _GROUP_OF.get(_rule_key(rule)) is None)
+    if missing and any(_rule_key(rule) in _PLANNED for rule in missing):
+        missing = tuple({_rule_key(rule): rule for rule in (*missing, *_PLANNED.values())}.values())
+        _PLANNED.clear()
     if missing:
         group = ts_cuda.compile_group(tuple(rule.match["query"] for rule in missing))
         for rule in missing:
             _GROUP_OF[_rule_key(rule)] = len(_GROUPS)
         _GROUPS.append((group, missing))
-    wanted = {_rule_key(rule) for rule in rules}
-    used = sorted({_GROUP_OF[key] for key in wanted})
-    return [(_GROUPS[i][0], _GROUPS[i][1]) for i in used]
+    used = sorted({_GROUP_OF[_rule_key(rule)] for rule in rules})
+    return [_GROUPS[i] for i in used]
 
 
 def _rule_key(rule: Rule) -> str:

@@ -6,16 +6,24 @@ import re
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from functools import cache
-
-from packaging.requirements import InvalidRequirement, Requirement
-from packaging.specifiers import SpecifierSet
-from packaging.utils import canonicalize_name
-from packaging.version import InvalidVersion, Version
+from typing import TYPE_CHECKING
 
 from auditor.engines import make_finding
 from auditor.types import Finding, Rule, Span
 
+if TYPE_CHECKING:
+    from packaging.specifiers import SpecifierSet
+    from packaging.version import Version
+
+# packaging is imported where a requirement is parsed: compiling its regexes costs ~70 ms, which a run that
+# reads no requirement (a warm run, a pre-commit hook on code only) does not pay.
 NAME_ONLY = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)\s*(\[[^\]]*\])?")
+SEPARATORS = re.compile(r"[-_.]+")
+
+
+def canonicalize_name(name: str) -> str:
+    """PEP 503 normalisation, as packaging.utils.canonicalize_name does it."""
+    return SEPARATORS.sub("-", name).lower()
 
 
 @dataclass(frozen=True, slots=True)
@@ -38,6 +46,8 @@ class ParsedRequirement:
 
 
 def parse_requirement(text: str) -> ParsedRequirement | None:
+    from packaging.requirements import InvalidRequirement, Requirement
+
     text = text.strip()
     if not text or text.startswith(("-", "#", "git+", "http:", "https:", "file:", ".", "/")):
         return _from_url(text)
@@ -53,6 +63,8 @@ def parse_requirement(text: str) -> ParsedRequirement | None:
 
 def _from_url(text: str) -> ParsedRequirement | None:
     """`pkg @ url` is handled by packaging; a bare VCS URL may name the package in #egg=."""
+    from packaging.specifiers import SpecifierSet
+
     m = re.search(r"#egg=([A-Za-z0-9._-]+)", text)
     if m:
         return ParsedRequirement(canonicalize_name(m.group(1)), frozenset(), SpecifierSet(), ())
@@ -61,6 +73,8 @@ def _from_url(text: str) -> ParsedRequirement | None:
 
 def _loose(text: str) -> ParsedRequirement | None:
     """Conda specs (`cudatoolkit=11.8`, `pytorch::pytorch-cuda=12.1`) and other near-PEP 508 text."""
+    from packaging.specifiers import SpecifierSet
+
     text = text.split("::", 1)[-1]
     m = NAME_ONLY.match(text)
     if not m:
@@ -73,6 +87,8 @@ def _loose(text: str) -> ParsedRequirement | None:
 
 def pin_upper(spec: SpecifierSet) -> Version | None:
     """The highest version a requirement can resolve to, when it names one."""
+    from packaging.version import InvalidVersion, Version
+
     best: Version | None = None
     for item in spec:
         if item.operator in ("==", "===", "~=", "<", "<="):
@@ -106,6 +122,8 @@ def match_requirement(rule: Rule, req: ParsedRequirement, where: str = "") -> st
         if "extras" in m and not any(fnmatch.fnmatch(e.lower(), p) for e in req.extras for p in m["extras"]):
             return None
         if "versions" in m:
+            from packaging.specifiers import SpecifierSet
+
             pinned = pin_upper(req.specifier)
             if pinned is None or pinned not in SpecifierSet(m["versions"]):
                 return None

@@ -5,11 +5,13 @@ import ast
 import fnmatch
 import re
 from dataclasses import dataclass, field
+from functools import cache
 from pathlib import PurePosixPath
 
 from auditor.engines import make_finding, snippet_of
 from auditor.engines.dependency import Declared, import_rule_for
 from auditor.parsing.python import PythonTree
+from auditor.prefilter import rules_present
 from auditor.rulebook import Rulebook
 from auditor.types import Finding, Rule, Span
 
@@ -52,17 +54,46 @@ class PythonScan:
 
 
 def _pattern_matches(patterns: list[str], names: frozenset[str]) -> str | None:
-    for name in sorted(names):
-        for pattern in patterns:
-            if pattern.endswith(".*"):
-                if name.startswith(pattern[:-1]) or name == pattern[:-2]:
-                    return name
-            elif "*" in pattern or "?" in pattern:
-                if fnmatch.fnmatchcase(name, pattern):
-                    return name
-            elif name == pattern:
-                return name
+    """The first name (in sorted order) that one of the patterns matches: `a.b.*` is a.b and what is under
+    it, `*`/`?` are wildcards (across dots too), anything else is the exact name."""
+    if not names:
+        return None
+    matches = _name_regex(tuple(patterns)).fullmatch
+    for name in sorted(names) if len(names) > 1 else names:
+        if matches(name):
+            return name
     return None
+
+
+@cache
+def _name_regex(patterns: tuple[str, ...]) -> re.Pattern:
+    parts = []
+    for pattern in patterns:
+        if pattern.endswith(".*"):
+            parts.append(re.escape(pattern[:-2]) + r"(?:\..*)?")
+        elif "*" in pattern or "?" in pattern:
+            parts.append(fnmatch.translate(pattern))
+        else:
+            parts.append(re.escape(pattern))
+    return re.compile("|".join(f"(?:{part})" for part in parts), re.DOTALL)
+
+
+@cache
+def _last_names(patterns: tuple[str, ...]) -> frozenset[str] | None:
+    """The last dotted component every name these patterns match ends with (`*props.major` -> major), or None
+    when a pattern leaves it open. An attribute whose own name is not among them cannot match."""
+    found = set()
+    for pattern in patterns:
+        tail = re.split(r"[*?\[]", pattern)[-1]
+        if pattern.endswith(".*") or "." not in tail and tail != pattern:
+            return None
+        found.add(tail.rsplit(".", 1)[-1])
+    return frozenset(found)
+
+
+@cache
+def _compiled(pattern: str) -> re.Pattern:
+    return re.compile(pattern)
 
 
 def _start(node: ast.AST) -> Pos:
@@ -215,16 +246,21 @@ class _Guards:
 
 
 class _Engine:
-    def __init__(self, tree: PythonTree, rulebook: Rulebook, path: str, lines: list[str]):
+    def __init__(self, tree: PythonTree, rulebook: Rulebook, path: str, lines: list[str], lowered: str | None):
         self.tree = tree
         self.path = path
         self.lines = lines
         self.is_setup = PurePosixPath(path).name == "setup.py"
-        self.dependency_rules = [r for r in rulebook.family("dependency") if "imports" in r.match]
-        python_rules = [r for r in rulebook.family("python") if self._applies(r)]
+        dependency_rules = tuple(r for r in rulebook.family("dependency") if "imports" in r.match)
+        python_rules = tuple(r for r in rulebook.family("python") if self._applies(r))
+        if lowered is not None:   # only the rules whose needles the file contains can match it
+            dependency_rules = rules_present(dependency_rules, lowered)
+            python_rules = rules_present(python_rules, lowered)
+        self.dependency_rules = list(dependency_rules)
         self.call_rules = [r for r in python_rules if "calls" in r.match]
         self.name_rules = [r for r in python_rules if "names" in r.match]
         self.string_rules = [r for r in python_rules if "strings" in r.match]
+        self.name_attrs = _attribute_names(self.name_rules)
         self.guards = _Guards(tree, rulebook.guards)
         self.raw: list[tuple[Rule, ast.AST, str, str, int | None]] = []  # rule, node, subject, kind, line
         self.module_strings: dict[str, ast.AST] = {}
@@ -239,7 +275,7 @@ class _Engine:
         for stmt in module.body:
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 self.module_strings[stmt.targets[0].id] = stmt.value
-        for node in ast.walk(module):
+        for node in self.tree.nodes:
             handler = _HANDLERS.get(type(node))
             if handler:
                 handler(self, node)
@@ -356,14 +392,21 @@ class _Engine:
     def on_reference(self, node: ast.Name | ast.Attribute) -> None:
         if not self.name_rules:
             return
+        if self.name_attrs is not None and isinstance(node, ast.Attribute) and node.attr not in self.name_attrs:
+            return
         names = self.tree.names.of(node)
         if not names:
             return
-        parent = self.tree.parent(node)
-        outer = self.tree.names.of(parent) if isinstance(parent, ast.Attribute) and parent.value is node else None
+        outer = None
         for rule in self.name_rules:
             hit = _pattern_matches(rule.match["names"], names)
-            if not hit or (outer and _pattern_matches(rule.match["names"], outer)):
+            if not hit:
+                continue
+            if outer is None:
+                parent = self.tree.parent(node)
+                is_outer = isinstance(parent, ast.Attribute) and parent.value is node
+                outer = self.tree.names.of(parent) if is_outer else frozenset()
+            if outer and _pattern_matches(rule.match["names"], outer):
                 continue  # report the outermost matching name only
             if self._context_ok(rule, node) and self._inside_ok(rule, node):
                 self.raw.append((rule, node, hit, "code", None))
@@ -408,14 +451,18 @@ class _Engine:
 
     # -- strings --------------------------------------------------------------------------------
     def on_string(self, node: ast.Constant | ast.JoinedStr) -> None:
-        if not self.string_rules or isinstance(self.tree.parent(node), (ast.Expr, ast.JoinedStr, ast.FormattedValue)):
-            return  # docstrings, bare string statements and f-string format specs are not code
+        if not self.string_rules:
+            return
         value = string_value(node)
         if not value:
             return
+        code = None
         for rule in self.string_rules:
-            m = re.search(rule.match["strings"], value)
-            if m and self._inside_ok(rule, node):
+            m = _compiled(rule.match["strings"]).search(value)
+            if m and code is None:
+                # docstrings, bare string statements and f-string format specs are not code
+                code = not isinstance(self.tree.parent(node), (ast.Expr, ast.JoinedStr, ast.FormattedValue))
+            if m and code and self._inside_ok(rule, node):
                 line = node.lineno + (value.count("\n", 0, m.start()) if isinstance(node, ast.Constant) else 0)
                 self.raw.append((rule, node, m.group(0), "string", line))
 
@@ -464,5 +511,19 @@ if hasattr(ast, "TryStar"):
     _HANDLERS[ast.TryStar] = _Engine.on_try
 
 
-def scan_python(tree: PythonTree, rulebook: Rulebook, path: str, lines: list[str]) -> PythonScan:
-    return _Engine(tree, rulebook, path, lines).run()
+def _attribute_names(rules: list[Rule]) -> frozenset[str] | None:
+    """The attribute names any of these rules can match (None: any)."""
+    found: set[str] = set()
+    for rule in rules:
+        names = _last_names(tuple(rule.match["names"]))
+        if names is None:
+            return None
+        found |= names
+    return frozenset(found)
+
+
+def scan_python(
+    tree: PythonTree, rulebook: Rulebook, path: str, lines: list[str], lowered: str | None = None
+) -> PythonScan:
+    """`lowered` (the file's text in lower case) lets rules whose needles it lacks be skipped."""
+    return _Engine(tree, rulebook, path, lines, lowered).run()

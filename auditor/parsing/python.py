@@ -43,10 +43,10 @@ class QualifiedNames:
         return frozenset(f"{h}.{tail}" if tail else h for h in heads)
 
 
-def _aliases(module: ast.Module) -> QualifiedNames:
+def _aliases(imports: list[ast.Import | ast.ImportFrom]) -> QualifiedNames:
     aliases: dict[str, set[str]] = {}
     stars: list[str] = []
-    for node in ast.walk(module):
+    for node in imports:
         if isinstance(node, ast.Import):
             for alias in node.names:
                 if alias.asname:
@@ -54,7 +54,7 @@ def _aliases(module: ast.Module) -> QualifiedNames:
                 else:
                     root = alias.name.split(".")[0]
                     aliases.setdefault(root, set()).add(root)
-        elif isinstance(node, ast.ImportFrom) and node.module and not node.level:
+        elif node.module and not node.level:
             for alias in node.names:
                 if alias.name == "*":
                     stars.append(node.module)
@@ -63,24 +63,53 @@ def _aliases(module: ast.Module) -> QualifiedNames:
     return QualifiedNames({k: frozenset(v) for k, v in aliases.items()}, tuple(stars))
 
 
+# Fields whose values are shared singletons no rule looks at (Load/Store, operators): not walked.
+_SKIPPED_FIELDS = frozenset({"ctx", "op", "ops"})
+_CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+
+
+def _flatten(module: ast.Module) -> tuple[list[ast.AST], dict[ast.AST, ast.AST]]:
+    """Every node in `ast.walk`'s breadth-first order, and each node's parent, in one pass (ast.walk and
+    ast.iter_child_nodes are generic and cost more than the rules run on the nodes)."""
+    nodes: list[ast.AST] = [module]
+    parents: dict[ast.AST, ast.AST] = {}
+    node_type = ast.AST
+    for node in nodes:      # the list grows while it is read
+        fields = _CHILD_FIELDS.get(type(node))
+        if fields is None:
+            fields = _CHILD_FIELDS[type(node)] = tuple(f for f in node._fields if f not in _SKIPPED_FIELDS)
+        for name in fields:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, node_type):
+                        nodes.append(item)
+                        parents[item] = node
+            elif isinstance(value, node_type):
+                nodes.append(value)
+                parents[value] = node
+    return nodes, parents
+
+
 @dataclass(frozen=True)
 class PythonTree:
     module: ast.Module
 
     @cached_property
-    def names(self) -> QualifiedNames:
-        return _aliases(self.module)
+    def _flat(self) -> tuple[list[ast.AST], dict[ast.AST, ast.AST]]:
+        return _flatten(self.module)
+
+    @property
+    def nodes(self) -> list[ast.AST]:
+        """Every node (but expression contexts and operators), breadth-first as `ast.walk` yields them."""
+        return self._flat[0]
 
     @cached_property
-    def parents(self) -> dict[ast.AST, ast.AST]:
-        found = {}
-        for node in ast.walk(self.module):
-            for child in ast.iter_child_nodes(node):
-                found[child] = node
-        return found
+    def names(self) -> QualifiedNames:
+        return _aliases([n for n in self.nodes if isinstance(n, (ast.Import, ast.ImportFrom))])
 
     def parent(self, node: ast.AST) -> ast.AST | None:
-        return self.parents.get(node)
+        return self._flat[1].get(node)
 
 
 def parse(source: str) -> PythonTree:

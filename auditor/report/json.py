@@ -6,7 +6,7 @@ import json
 from auditor import __version__
 from auditor.effort import in_optional_dir, load_model
 from auditor.suppress import unknown_suppression_message, unknown_suppressions
-from auditor.types import CATEGORIES, Coverage, Report, Severity
+from auditor.types import CATEGORIES, Coverage, Effort, Report, Severity
 
 SCHEMA_VERSION = 1
 
@@ -53,6 +53,7 @@ def report_dict(report: Report) -> dict:
             "files_scanned": len(report.results),
             "files_partial": sum(1 for r in report.results if r.partial),
             "files_failed": sum(1 for r in report.results if r.error),
+            "lines_scanned": lines_scanned(report),
             "findings": len(report.findings),
             "by_severity": by_severity,
             "by_category": by_category,
@@ -68,12 +69,7 @@ def report_dict(report: Report) -> dict:
         ],
         "findings": [finding_dict(report, i) for i in range(len(report.findings))],
         "coverage": coverage_dict(cov),
-        "effort": {
-            "low_days": report.effort.low_days,
-            "high_days": report.effort.high_days,
-            "by_category": {cat: [low, high] for cat, low, high in report.effort.by_category},
-            "assumptions": list(report.effort.assumptions),
-        },
+        "effort": effort_dict(report.effort),
         "errors": [{"path": path, "message": message} for path, message in report.errors],
         "warnings": [{"path": path, "line": line, "message": unknown_suppression_message(rule_id)}
                      for path, line, rule_id in unknown_suppressions(report.results)],
@@ -97,6 +93,28 @@ def _gate(report: Report) -> dict | None:
                  for rule, path, subject, count in report.gate.gone],
         "changed_files": report.gate.changed_files,
     }
+
+
+HOTSPOTS = 20
+
+
+def effort_dict(effort: Effort) -> dict:
+    """design.md section 4 `effort`, plus: HIPIFY review and validation (also in the total), the costliest
+    top-level directories and files (in hours), and every constant the model used with its source."""
+    return {
+        "low_days": effort.low_days,
+        "high_days": effort.high_days,
+        "by_category": {cat: [low, high] for cat, low, high in effort.by_category},
+        "hipify_review_days": list(effort.hipify_review),
+        "validation_days": list(effort.validation),
+        "by_directory": {name: [low, high] for name, low, high in effort.by_directory},
+        "hotspots": [{"path": path, "hours": [low, high]} for path, low, high in effort.by_file[:HOTSPOTS]],
+        "assumptions": [{"name": a.name, "value": a.value, "source": a.source} for a in effort.assumptions],
+    }
+
+
+def lines_scanned(report: Report) -> int:
+    return sum(int(value) for r in report.results for fact, value in r.facts if fact == "lines")
 
 
 def coverage_dict(cov: Coverage) -> dict:

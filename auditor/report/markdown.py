@@ -3,6 +3,7 @@ known findings folded away. Every text from the scanned repository is escaped.""
 from __future__ import annotations
 
 from auditor.gate import counts, failing, gated
+from auditor.report import view
 from auditor.report.sarif import repo_uri
 from auditor.suppress import unknown_suppression_message, unknown_suppressions
 from auditor.types import Report, Severity
@@ -54,9 +55,13 @@ def render_markdown(report: Report, fail_on: Severity | None = Severity.HIGH) ->
                  else f"✅ this change adds nothing at or above `{threshold}` that breaks on ROCm")
     lines = [MARKER, f"### rocm-audit: {title}", ""]
     compared = f" compared with {_code(report.gate.against)}" if report.gate else ""
-    lines.append(f"{new_count} new and {known} known finding(s){compared}; {report.suppressed} suppressed, "
-                 f"{len(report.findings) - len(live)} guarded. Verdict for the whole tree: **{report.verdict}** "
-                 f"({_cell(report.verdict_reason.split(': ', 1)[-1])}).")
+    s = view.summary(report)
+    lines.append(f"{new_count} new and {known} known finding(s){compared}; {s.suppressed} suppressed, "
+                 f"{len(report.findings) - len(live)} guarded. Verdict for the whole tree: **{s.verdict}** "
+                 f"({_cell(s.reason)}).")
+    lines.append("")
+    lines.append(f"Effort **{s.effort_text}** · HIPIFY coverage **{s.coverage_text}** · "
+                 f"{s.files} files, {s.lines:,} lines scanned")
     lines.append("")
     new = [i for i in order if report.is_new(i) is not False]
     if new:

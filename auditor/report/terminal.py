@@ -8,7 +8,8 @@ from rich.text import Text
 
 from auditor.gate import counts, failing, gated
 from auditor.suppress import unknown_suppression_message, unknown_suppressions
-from auditor.types import CATEGORIES, Report, Severity
+from auditor.report import view
+from auditor.types import Report, Severity
 
 VERDICT_STYLE = {"ready": "bold green", "needs-port": "bold yellow", "blocked": "bold red"}
 SEVERITY_STYLE = {
@@ -17,6 +18,7 @@ SEVERITY_STYLE = {
 }
 TOP_FINDINGS = 15
 TOP_COVERAGE = 10
+TOP_HOTSPOTS = 5
 
 
 def render_terminal(report: Report, console: Console, quiet: bool = False,
@@ -24,29 +26,31 @@ def render_terminal(report: Report, console: Console, quiet: bool = False,
     if quiet:   # what the pre-commit hook shows: a line per finding that fails the run, and one summary line
         _concise(report, console, fail_on)
         return
-    rules = report.rules
-    live = [f for f in report.findings if not f.guarded]
-    guarded = len(report.findings) - len(live)
-    headline = Text.assemble(
-        ("Verdict: ", "bold"), (report.verdict.upper(), VERDICT_STYLE[report.verdict]), "  ",
-        (report.verdict_reason.split(": ", 1)[-1], ""),
-    )
+    s = view.summary(report)
+    headline = Text.assemble(("Verdict: ", "bold"), (s.verdict.upper(), VERDICT_STYLE[s.verdict]), "  ", s.reason)
     facts = Text(
-        f"{len(report.results)} files scanned · {len(live)} findings"
-        f" ({guarded} guarded, {report.suppressed} suppressed)"
-        f" · HIPIFY coverage {report.coverage.percent:.1f}% ({report.coverage.clean_percent:.1f}% clean after HIPIFY)"
-        f" · effort {report.effort.low_days:g}-{report.effort.high_days:g} engineer-days"
+        f"{s.files} files ({s.lines:,} lines) scanned · {s.findings} findings"
+        f" ({s.guarded} guarded, {s.suppressed} suppressed)"
+        f" · HIPIFY coverage {s.coverage_text} · effort {s.effort_text}"
     )
     parts = [headline, facts]
-    if report.vendored:
-        shown = ", ".join(report.vendored[:3]) + (" …" if len(report.vendored) > 3 else "")
+    effort = view.effort_rows(report)
+    if effort:
+        parts.append(Text("effort by part: " + ", ".join(f"{r.label} {r.low:g}-{r.high:g} d" for r in effort[:5])
+                          + (" …" if len(effort) > 5 else "") + " (assumptions: --format json or the HTML report)",
+                          style="dim"))
+    if s.vendored:
+        shown = ", ".join(s.vendored[:3]) + (" …" if len(s.vendored) > 3 else "")
         parts.append(Text(f"vendored code not scanned: {shown} (--include-vendored scans it)", style="dim"))
     if report.gate is not None:
         parts.append(Text(_gate_summary(report, fail_on), style="bold red" if failing(report, fail_on) else "green"))
     console.print(Panel(Group(*parts), title=f"rocm-audit · {report.root}", expand=False))
-    if live:
+    if s.findings:
         console.print(_counts_table(report))
         console.print(_top_table(report))
+        hot = view.hotspots(report, TOP_HOTSPOTS)
+        if hot:
+            console.print(_hotspot_table(hot))
     _new_table(report, console, fail_on)
     if len(report.components) > 1:
         table = Table(title="Components", title_justify="left")
@@ -62,7 +66,6 @@ def render_terminal(report: Report, console: Console, quiet: bool = False,
     render_coverage(report, console)
     _errors(report, console)
     _warnings(report, console)
-    del rules
 
 
 def _counts_table(report: Report) -> Table:
@@ -71,16 +74,8 @@ def _counts_table(report: Report) -> Table:
     table.add_column("category")
     for sev in severities:
         table.add_column(sev.label, justify="right", style=SEVERITY_STYLE[sev])
-    counts: dict[str, dict[Severity, int]] = {}
-    for f in report.findings:
-        if f.guarded:
-            continue
-        category = report.rules[f.rule_id].category if f.rule_id in report.rules else "other"
-        counts.setdefault(category, {}).setdefault(f.severity, 0)
-        counts[category][f.severity] += 1
-    for category in CATEGORIES:
-        if category in counts:
-            table.add_row(category, *(str(counts[category].get(s, "")) for s in severities))
+    for category, counts in view.category_counts(report):
+        table.add_row(category, *(str(counts.get(s.label, "")) for s in severities))
     return table
 
 
@@ -113,6 +108,16 @@ def _top_table(report: Report) -> Table:
             rule_id, str(len(sites)), where,
             _short((rule.rocm_alternative if rule else "") or ""),
         )
+    return table
+
+
+def _hotspot_table(hot) -> Table:
+    table = Table(title="Costliest files (findings and HIPIFY review; validation not included)", title_justify="left")
+    table.add_column("file", overflow="fold")
+    table.add_column("findings", justify="right")
+    table.add_column("engineer-hours", justify="right")
+    for h in hot:
+        table.add_row(h.path, str(h.findings), f"{h.low_hours:.1f}-{h.high_hours:.1f}")
     return table
 
 

@@ -1,0 +1,178 @@
+"""Report -> the plain view-model that the terminal, Markdown and HTML renderers share, so the three never
+disagree on the verdict, the effort, the coverage or the counts. No formatting here: only numbers and text."""
+from __future__ import annotations
+
+from collections import defaultdict
+from dataclasses import dataclass
+
+from auditor import __version__
+from auditor.effort import in_optional_dir, load_model
+from auditor.report.json import lines_scanned
+from auditor.types import CATEGORIES, Finding, Report, Severity
+
+DEPENDENCY_CATEGORIES = ("cuda_only_python_package", "cuda_only_library")
+ROCM_STATUS = {   # what a dependency finding's severity says about the package on ROCm (design.md section 4)
+    Severity.CRITICAL: "no ROCm build: replace it",
+    Severity.HIGH: "breaks on ROCm until changed",
+    Severity.MEDIUM: "works on ROCm; review",
+    Severity.LOW: "HIPIFY or a rename handles it",
+    Severity.INFO: "note",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Summary:
+    root: str
+    verdict: str
+    reason: str                       # the verdict's reason without the leading "verdict: "
+    low_days: float
+    high_days: float
+    coverage_percent: float
+    clean_percent: float
+    converted_refs: int
+    unconverted_refs: int
+    by_severity: tuple[tuple[str, int], ...]   # unguarded findings, critical first
+    findings: int                     # unguarded
+    guarded: int
+    suppressed: int
+    files: int
+    lines: int
+    files_failed: int
+    files_partial: int
+    vendored: tuple[str, ...]
+    tool_version: str
+    rule_count: int
+
+    @property
+    def effort_text(self) -> str:
+        return f"{self.low_days:g}-{self.high_days:g} engineer-days"
+
+    @property
+    def coverage_text(self) -> str:
+        return f"{self.coverage_percent:.1f}% ({self.clean_percent:.1f}% clean after HIPIFY)"
+
+
+@dataclass(frozen=True, slots=True)
+class EffortRow:
+    label: str
+    low: float
+    high: float
+    kind: str                         # "category" | "review" | "validation"
+
+
+@dataclass(frozen=True, slots=True)
+class Hotspot:
+    path: str
+    low_hours: float
+    high_hours: float
+    findings: int
+
+
+@dataclass(frozen=True, slots=True)
+class Dependency:
+    name: str                         # the package, library or header as the code spells it
+    rule_id: str
+    rule_name: str
+    category: str
+    severity: str
+    status: str
+    alternative: str
+    places: tuple[str, ...]           # path:line where it is declared or used
+    guarded: bool                     # every place is guarded or optional
+
+
+def category_of(report: Report, finding: Finding) -> str:
+    rule = report.rules.get(finding.rule_id)
+    return rule.category if rule else "other"
+
+
+def where(finding: Finding) -> str:
+    return f"{finding.path}:{finding.span.line}" if finding.span.line else finding.path
+
+
+def summary(report: Report) -> Summary:
+    live = [f for f in report.findings if not f.guarded]
+    by_severity = {s: 0 for s in sorted(Severity, reverse=True)}
+    for f in live:
+        by_severity[f.severity] += 1
+    cov = report.coverage
+    return Summary(
+        root=report.root,
+        verdict=report.verdict,
+        reason=report.verdict_reason.split(": ", 1)[-1],
+        low_days=report.effort.low_days,
+        high_days=report.effort.high_days,
+        coverage_percent=cov.percent,
+        clean_percent=cov.clean_percent,
+        converted_refs=cov.converted,
+        unconverted_refs=cov.unconverted,
+        by_severity=tuple((s.label, n) for s, n in by_severity.items()),
+        findings=len(live),
+        guarded=len(report.findings) - len(live),
+        suppressed=report.suppressed,
+        files=len(report.results),
+        lines=lines_scanned(report),
+        files_failed=sum(1 for r in report.results if r.error),
+        files_partial=sum(1 for r in report.results if r.partial),
+        vendored=report.vendored,
+        tool_version=__version__,
+        rule_count=len(report.rules),
+    )
+
+
+def effort_rows(report: Report) -> tuple[EffortRow, ...]:
+    """What the effort range is made of, costliest first: finding categories, HIPIFY review, validation."""
+    effort = report.effort
+    rows = [EffortRow(cat, low, high, "category") for cat, low, high in effort.by_category if high > 0]
+    if effort.hipify_review[1] > 0:
+        rows.append(EffortRow("HIPIFY run and review", *effort.hipify_review, "review"))
+    if effort.validation[1] > 0:
+        rows.append(EffortRow("validation on AMD hardware", *effort.validation, "validation"))
+    return tuple(sorted(rows, key=lambda r: (-r.high, -r.low, r.label)))
+
+
+def hotspots(report: Report, limit: int = 15) -> tuple[Hotspot, ...]:
+    counted = defaultdict(int)
+    for f in report.findings:
+        if not f.guarded and f.severity > Severity.INFO:
+            counted[f.path] += 1
+    return tuple(Hotspot(path, low, high, counted[path]) for path, low, high in report.effort.by_file[:limit]
+                 if high > 0)
+
+
+def dependencies(report: Report) -> tuple[Dependency, ...]:
+    """Each CUDA-only package or library once, with every place that declares or uses it."""
+    model = load_model()
+    grouped: dict[tuple[str, str], list[Finding]] = defaultdict(list)
+    for f in report.findings:
+        if category_of(report, f) in DEPENDENCY_CATEGORIES and (f.severity > Severity.INFO or f.guarded):
+            grouped[(f.rule_id, _dependency_name(f))].append(f)
+    rows = []
+    for (rule_id, name), sites in grouped.items():
+        rule = report.rules.get(rule_id)
+        worst = max(sites, key=lambda f: f.severity)
+        inert = all(f.guarded or f.optional or in_optional_dir(f.path, model) for f in sites)
+        rows.append(Dependency(
+            name=name, rule_id=rule_id, rule_name=rule.name if rule else rule_id,
+            category=rule.category if rule else "other", severity=worst.severity.label,
+            status="guarded or optional: a ROCm path exists" if inert else ROCM_STATUS[worst.severity],
+            alternative=(rule.rocm_alternative if rule else None) or "",
+            places=tuple(where(f) for f in sites), guarded=inert,
+        ))
+    order = {s.label: -s for s in Severity}
+    return tuple(sorted(rows, key=lambda d: (d.guarded, order[d.severity], d.name.lower())))
+
+
+def _dependency_name(finding: Finding) -> str:
+    subject = " ".join(finding.subject.split())
+    return subject if len(subject) <= 60 else subject[:59] + "…"
+
+
+def category_counts(report: Report) -> tuple[tuple[str, dict[str, int]], ...]:
+    """Unguarded findings per category and severity, in the contract's category order."""
+    counts: dict[str, dict[str, int]] = {}
+    for f in report.findings:
+        if not f.guarded:
+            row = counts.setdefault(category_of(report, f), {})
+            row[f.severity.label] = row.get(f.severity.label, 0) + 1
+    return tuple((c, counts[c]) for c in CATEGORIES if c in counts)

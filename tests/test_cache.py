@@ -1,0 +1,190 @@
+"""The result cache (auditor/cache.py): a re-run reuses results only when nothing they depend on changed."""
+import json
+import os
+import subprocess
+import sys
+from pathlib import Path
+
+import pytest
+
+import auditor.runner
+from auditor.cache import EntryStore, cache_directory
+from auditor.cli import main
+from tests.conftest import FIXTURES, write_tree
+
+PTX = 'asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(d), "l"(s));'
+ARCH_HEADER = "#if __CUDA_ARCH__ >= 800\n#define PTX_AVAILABLE\n#endif\n"
+KERNEL = (f'#include "arch.h"\n__device__ void copy(unsigned d, const void* s) {{\n'
+          f'#ifdef PTX_AVAILABLE\n  {PTX}\n#endif\n}}\n')
+
+
+@pytest.fixture
+def scans(monkeypatch) -> list[str]:
+    """The paths of the files actually scanned (not taken from the cache), in this process."""
+    scanned: list[str] = []
+    real = auditor.runner.scan_with_budget
+
+    def counting(source, *args, **kwargs):
+        scanned.append(source.path)
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(auditor.runner, "scan_with_budget", counting)
+    return scanned
+
+
+def audit_json(capsys, *args) -> dict:
+    main([*map(str, args), "--format", "json", "--no-progress", "-j", "1", "--fail-on", "never"])
+    return json.loads(capsys.readouterr().out)
+
+
+def entries(directory: Path) -> list[Path]:
+    return sorted(p for p in directory.rglob("*") if p.is_file()) if directory.exists() else []
+
+
+def test_a_warm_run_gives_the_cold_output_without_scanning(tmp_path, capsys, scans):
+    cache = tmp_path / "cache"
+    cold = audit_json(capsys, FIXTURES / "torch_extension", "--cache-dir", cache)
+    cold_scans = list(scans)
+    warm = audit_json(capsys, FIXTURES / "torch_extension", "--cache-dir", cache)
+    assert warm == cold
+    assert cold_scans and scans[len(cold_scans):] == []
+    assert audit_json(capsys, FIXTURES / "torch_extension", "--no-cache") == cold
+
+
+def test_a_changed_file_is_scanned_again(tmp_path, capsys, scans):
+    repo = write_tree(tmp_path / "repo", {"a.py": "import torch\n", "b.py": "import pynvml\n"})
+    cache = tmp_path / "cache"
+    first = audit_json(capsys, repo, "--cache-dir", cache)
+    (repo / "a.py").write_text("import tensorrt_llm\n")
+    del scans[:]
+    second = audit_json(capsys, repo, "--cache-dir", cache)
+    assert scans == ["a.py"]
+    assert {f["rule"] for f in first["findings"]} == {"RA112"}
+    assert {f["rule"] for f in second["findings"]} == {"RA100", "RA112"}
+
+
+def test_a_macro_defined_in_another_header_is_part_of_the_key(tmp_path, capsys):
+    """kernel.cu never changes, but whether PTX_AVAILABLE is CUDA-only comes from arch.h."""
+    repo = write_tree(tmp_path / "repo", {"arch.h": ARCH_HEADER, "kernel.cu": KERNEL})
+    cache = tmp_path / "cache"
+
+    def ptx_guarded(report: dict) -> set[bool]:
+        return {f["guarded"] for f in report["findings"]
+                if f["path"] == "kernel.cu" and f["category"] == "ptx_inline_asm"}
+
+    assert ptx_guarded(audit_json(capsys, repo, "--cache-dir", cache)) == {True}
+    (repo / "arch.h").write_text("#define PTX_AVAILABLE\n")     # now defined for ROCm builds too
+    changed = audit_json(capsys, repo, "--cache-dir", cache)
+    assert ptx_guarded(changed) == {False}
+    assert changed == audit_json(capsys, repo, "--no-cache")
+
+
+def test_corrupt_and_truncated_entries_are_ignored(tmp_path, capsys, scans):
+    cache = tmp_path / "cache"
+    clean = audit_json(capsys, FIXTURES / "llm_serving", "--cache-dir", cache)
+    damaged = entries(cache)
+    assert damaged
+    for number, path in enumerate(damaged):
+        data = path.read_bytes()
+        path.write_bytes(data[: len(data) // 2] if number % 2 else data[:-1] + bytes([data[-1] ^ 0xFF]))
+    del scans[:]
+    assert audit_json(capsys, FIXTURES / "llm_serving", "--cache-dir", cache) == clean
+    assert scans   # scanned again, and the entries rewritten whole
+    del scans[:]
+    assert audit_json(capsys, FIXTURES / "llm_serving", "--cache-dir", cache) == clean
+    assert scans == ["requirements.txt"]   # it includes requirements-common.txt: never cached
+
+
+def test_no_cache_writes_nothing(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ROCM_AUDIT_CACHE_DIR", str(tmp_path / "env-cache"))
+    audit_json(capsys, FIXTURES / "portable_repo", "--no-cache", "--cache-dir", tmp_path / "flag-cache")
+    assert not (tmp_path / "env-cache").exists() and not (tmp_path / "flag-cache").exists()
+
+
+def test_the_flag_wins_over_the_environment(tmp_path, capsys, monkeypatch):
+    monkeypatch.setenv("ROCM_AUDIT_CACHE_DIR", str(tmp_path / "env-cache"))
+    audit_json(capsys, FIXTURES / "portable_repo", "--cache-dir", tmp_path / "flag-cache")
+    assert entries(tmp_path / "flag-cache") and not (tmp_path / "env-cache").exists()
+    audit_json(capsys, FIXTURES / "portable_repo")
+    assert entries(tmp_path / "env-cache")
+
+
+def test_config_file_sets_the_cache_like_any_long_flag(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("ROCM_AUDIT_CACHE_DIR")
+    repo = write_tree(tmp_path / "repo", {".rocm-audit.toml": 'cache-dir = "../cache"\n', "a.py": "import pynvml\n"})
+    audit_json(capsys, repo)
+    assert entries(tmp_path / "cache")
+    (repo / ".rocm-audit.toml").write_text('cache-dir = "../cache2"\nno-cache = true\n')
+    audit_json(capsys, repo)
+    assert not (tmp_path / "cache2").exists()
+    monkeypatch.setenv("ROCM_AUDIT_CACHE_DIR", str(tmp_path / "env"))
+    assert main(["config", str(repo)]) == 0
+    assert "environment ROCM_AUDIT_CACHE_DIR" in capsys.readouterr().out
+
+
+def test_the_default_cache_is_never_inside_the_scanned_tree(tmp_path, capsys, monkeypatch):
+    monkeypatch.delenv("ROCM_AUDIT_CACHE_DIR")
+    repo = write_tree(tmp_path / "repo", {"a.py": "import pynvml\n", "k.cu": "__global__ void k() {}\n"})
+    monkeypatch.setenv("XDG_CACHE_HOME", str(repo / ".cache"))      # platformdirs' cache directory on Linux
+    monkeypatch.setenv("HOME", str(repo))
+    before = sorted(p.relative_to(repo) for p in repo.rglob("*"))
+    audit_json(capsys, repo)
+    assert sorted(p.relative_to(repo) for p in repo.rglob("*")) == before
+    assert cache_directory(False, None, (repo,)) is None
+    assert cache_directory(False, repo / "chosen", (repo,)) == repo / "chosen"   # asked for: used as given
+    outside = tmp_path / "elsewhere"
+    monkeypatch.setenv("XDG_CACHE_HOME", str(outside))
+    audit_json(capsys, repo)
+    assert entries(outside)
+
+
+def test_files_that_fail_are_not_cached(tmp_path, capsys, scans):
+    repo = write_tree(tmp_path / "repo", {"ok.py": "import pynvml\n", "broken.py": b"\0\0binary\0"})
+    cache = tmp_path / "cache"
+    first = audit_json(capsys, repo, "--cache-dir", cache)
+    assert [e["path"] for e in first["errors"]] == ["broken.py"]
+    del scans[:]
+    assert audit_json(capsys, repo, "--cache-dir", cache) == first
+    assert scans == ["broken.py"]
+
+
+def test_a_damaged_rulebook_entry_is_parsed_again(tmp_path, capsys):
+    cache = tmp_path / "cache"
+    clean = audit_json(capsys, FIXTURES / "portable_repo", "--cache-dir", cache)
+    for path in entries(cache / "rulebook"):
+        path.write_bytes(b"garbage")
+    assert audit_json(capsys, FIXTURES / "portable_repo", "--cache-dir", cache) == clean
+
+
+def test_entries_are_written_whole_or_not_at_all(tmp_path):
+    store = EntryStore(tmp_path / "store")
+    store.store("results", "ab" * 20, b"payload")
+    assert store.load("results", "ab" * 20) == b"payload"
+    assert store.load("results", "cd" * 20) is None
+    assert [p.name for p in (tmp_path / "store").rglob("*") if p.is_file()] == ["ab" * 19]   # no temporary left
+    read_only = tmp_path / "read-only"
+    read_only.mkdir()
+    read_only.chmod(0o500)
+    if os.geteuid() != 0:   # root writes anyway
+        EntryStore(read_only).store("results", "ab" * 20, b"payload")   # a cache that cannot be written is skipped
+        assert EntryStore(read_only).load("results", "ab" * 20) is None
+
+
+def test_a_requirements_file_is_read_again_when_a_file_it_includes_changes(tmp_path, capsys):
+    repo = write_tree(tmp_path / "repo", {"requirements.txt": "numpy\n-r base.in\n", "base.in": "torch\n"})
+    cache = tmp_path / "cache"
+    assert audit_json(capsys, repo, "--cache-dir", cache)["findings"] == []
+    (repo / "base.in").write_text("torch\ntensorrt-llm==0.9\n")
+    assert [f["rule"] for f in audit_json(capsys, repo, "--cache-dir", cache)["findings"]] == ["RA100"]
+
+
+def test_two_runs_can_share_a_cache_directory(tmp_path):
+    """Each writes every entry through a temporary file and os.replace: neither sees half an entry."""
+    command = [sys.executable, "-m", "auditor", str(FIXTURES), "--format", "json", "--no-progress", "-j", "1",
+               "--fail-on", "never", "--cache-dir", str(tmp_path / "cache")]
+    runs = [subprocess.Popen(command, stdout=subprocess.PIPE, text=True) for _ in range(3)]
+    outputs = [json.loads(run.communicate()[0]) for run in runs]
+    assert all(run.returncode == 0 for run in runs)
+    warm = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)
+    assert outputs[0] == outputs[1] == outputs[2] == json.loads(warm.stdout)
+    assert not [p for p in (tmp_path / "cache").rglob(".tmp-*")]

@@ -1,0 +1,139 @@
+"""The effort range: pinned for each fixture, and recomputed here from nothing but the JSON report and the
+constants the report lists, so every engineer-day is explained by a stated assumption."""
+import json
+import tomllib
+from pathlib import Path
+
+import pytest
+
+from scripts.pin_fixtures import FIXTURES
+from tests.conftest import REPO, write_tree
+
+MODEL = tomllib.loads((REPO / "rules" / "effort.toml").read_text(encoding="utf-8"))
+DAY = MODEL["day"]["hours"]
+OPTIONAL = set(MODEL["optional_paths"]["names"])
+
+# (low, high) engineer-days. A change here is a change in what the tool tells a team lead: say why in the commit.
+PINNED = {
+    "llm_serving": (10.6, 36.3),      # TensorRT-LLM replaced (XL dependency) dominates
+    "torch_extension": (6.3, 19.1),   # the SM90 wgmma/TMA kernel (L) plus warp-size fixes
+    "cmake_cuda_lib": (6.6, 24.3),    # cuDNN and cuBLASLt ports, texture objects, nvcc build
+    "portable_repo": (2.1, 5.5),      # nothing to port: validation on AMD hardware only
+    "example": (8.7, 31.6),
+}
+
+
+def _optional(path: str) -> bool:
+    return any(part.lower() in OPTIONAL for part in Path(path).parts[:-1])
+
+
+def _hours(report: dict, fixture: Path) -> tuple[float, float]:
+    """Findings on the default path + HIPIFY review per file + validation, from the report and effort.toml."""
+    low = high = 0.0
+    for f in report["findings"]:
+        if not f["guarded"] and not f["optional"] and f["severity"] != "info":
+            low, high = low + f["effort_hours"][0], high + f["effort_hours"][1]
+    review = MODEL["hipify_review"]
+    for file in report["coverage"]["files"]:
+        if not _optional(file["path"]) and file["converted_refs"] + file["unconverted_refs"]:
+            low += review["file_hours"][0] + file["unconverted_refs"] * review["per_unconverted_hours"][0]
+            high += review["file_hours"][1] + file["unconverted_refs"] * review["per_unconverted_hours"][1]
+    kernels = [p for p in fixture.rglob("*") if p.suffix in (".cu", ".cuh", ".h", ".cpp", ".hpp")
+               and "__global__" in p.read_text(encoding="utf-8")
+               and not _optional(p.relative_to(fixture).as_posix())]
+    validation = MODEL["validation"]
+    low += validation["base_hours"][0] + len(kernels) * validation["per_kernel_file_hours"][0]
+    high += validation["base_hours"][1] + len(kernels) * validation["per_kernel_file_hours"][1]
+    return low / DAY, high / DAY
+
+
+@pytest.mark.parametrize("name", FIXTURES)
+def test_fixture_effort_is_pinned_and_explained_by_the_assumptions(name, run_json):
+    _, report = run_json(FIXTURES[name])
+    effort = report["effort"]
+    assert (effort["low_days"], effort["high_days"]) == PINNED[name]
+    low, high = _hours(report, FIXTURES[name])
+    assert effort["low_days"] == pytest.approx(low, abs=0.06)
+    assert effort["high_days"] == pytest.approx(high, abs=0.06)
+    parts = list(effort["by_category"].values()) + [effort["hipify_review_days"], effort["validation_days"]]
+    assert effort["low_days"] == pytest.approx(sum(p[0] for p in parts), abs=0.05 * len(parts) + 1e-6)
+    assert {a["name"] for a in effort["assumptions"]} >= {"engineer-day", "site of an XL rule",
+                                                         "validation on AMD hardware (numerics and benchmarks)"}
+    assert all(a["source"] for a in effort["assumptions"])
+
+
+def _site_hours(report: dict, rule: str) -> list[list[float]]:
+    return [f["effort_hours"] for f in report["findings"] if f["rule"] == rule]
+
+
+def test_a_replaced_dependency_is_paid_once_and_its_other_sites_as_edits(tmp_path, run_json):
+    write_tree(tmp_path, {
+        "requirements.txt": "tensorrt-llm==0.10.0\n",
+        "serve/engine.py": "import tensorrt_llm\n\nllm = tensorrt_llm.LLM(model='m')\n",
+        "serve/batch.py": "from tensorrt_llm import SamplingParams\n\nPARAMS = SamplingParams(top_k=1)\n",
+    })
+    _, report = run_json(tmp_path)
+    rule = next(f["rule"] for f in report["findings"] if f["path"] == "serve/engine.py")
+    costs = sorted(map(tuple, _site_hours(report, rule)), reverse=True)
+    assert costs[0] == tuple(MODEL["dependency"]["XL"]["hours"])
+    assert set(costs[1:]) == {tuple(MODEL["site"]["S"]["hours"])} and len(costs) >= 3
+
+
+def test_guarded_and_optional_findings_cost_nothing(tmp_path, run_json):
+    module = "import pynvml\n\npynvml.nvmlInit()\n"
+    guarded = ("import torch\n\nif torch.version.hip:\n    import amdsmi as smi\nelse:\n"
+               "    import pynvml as smi\n")
+    write_tree(tmp_path / "a", {"mon.py": module})
+    write_tree(tmp_path / "b", {"mon.py": module, "examples/demo.py": module, "tools/g.py": guarded})
+    _, plain = run_json(tmp_path / "a")
+    _, more = run_json(tmp_path / "b")
+    assert (more["effort"]["low_days"], more["effort"]["high_days"]) == (
+        plain["effort"]["low_days"], plain["effort"]["high_days"])
+    assert all(f["effort_hours"] == [0, 0] for f in more["findings"] if f["path"] == "tools/g.py")
+    assert "examples/" not in more["effort"]["by_directory"]
+
+
+UNSUPPORTED = """#include <cstdio>
+#include <cuda_runtime.h>
+
+__global__ void scale(float* x) { x[threadIdx.x] *= 2.f; }
+
+void log_kernel_name() {
+  const char* name = nullptr;
+  if (cudaFuncGetName(&name, reinterpret_cast<const void*>(scale)) == cudaSuccess) std::printf("%s\\n", name);
+}
+"""
+CONVERTED = """#include <cuda_runtime.h>
+
+void copy(float* dst, const float* src, size_t n, cudaStream_t stream) {
+  cudaMemcpyAsync(dst, src, n * sizeof(float), cudaMemcpyDeviceToDevice, stream);
+}
+"""
+
+
+def test_hipify_review_scales_with_unconverted_references_and_validation_with_kernel_files(tmp_path, run_json):
+    write_tree(tmp_path / "one", {"src/copy.cu": CONVERTED})
+    write_tree(tmp_path / "two", {"src/copy.cu": CONVERTED, "src/name.cu": UNSUPPORTED})
+    _, one = run_json(tmp_path / "one")
+    _, two = run_json(tmp_path / "two")
+    review, validation = MODEL["hipify_review"], MODEL["validation"]
+    added_review = [(f + u) / DAY for f, u in zip(review["file_hours"], review["per_unconverted_hours"])]
+    assert [b - a for a, b in zip(one["effort"]["hipify_review_days"], two["effort"]["hipify_review_days"])] == \
+        pytest.approx(added_review, abs=0.1)
+    added_validation = [h / DAY for h in validation["per_kernel_file_hours"]]
+    assert [b - a for a, b in zip(one["effort"]["validation_days"], two["effort"]["validation_days"])] == \
+        pytest.approx(added_validation, abs=0.1)
+    hotspot = two["effort"]["hotspots"][0]
+    assert hotspot["path"] == "src/name.cu"
+
+
+def test_assumptions_name_a_source_for_every_constant():
+    from auditor.effort import load_model
+
+    texts = " ".join(a.source for a in load_model().assumptions)
+    for table in ("site", "dependency"):
+        for entry in MODEL[table].values():
+            assert entry["source"] in texts
+    for key in ("day", "handled", "repeat", "hipify_review", "validation", "optional_paths"):
+        assert MODEL[key]["source"] in texts
+    assert json.dumps([a.value for a in load_model().assumptions])   # plain text the report can show

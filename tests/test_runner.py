@@ -1,0 +1,50 @@
+"""Sharing files among worker processes (auditor/runner.py): balanced chunks, and the same results in path order
+however the files were scanned or taken from the cache."""
+from auditor.cache import result_cache
+from auditor.discover import discover
+from auditor.rulebook import load_rulebook
+from auditor.runner import IN_PROCESS_BELOW, MAX_CHUNK_FILES, _work_split, chunks, scan_all
+from auditor.types import SourceFile
+from tests.conftest import write_tree
+
+RULEBOOK = load_rulebook()
+
+
+def sources(root, files: dict[str, str]) -> tuple[SourceFile, ...]:
+    write_tree(root, files)
+    return discover([root], root).files
+
+
+def test_a_huge_file_is_a_chunk_of_its_own_and_comes_first(tmp_path):
+    files = {f"small/{i:03}.py": "import os\n" for i in range(200)}
+    files["big/generated.cu"] = "__global__ void k() {}\n" * 20_000
+    found = sources(tmp_path, files)
+    shared = chunks(found, jobs=2)
+    assert [s.path for s in shared[0]] == ["big/generated.cu"]
+    assert sorted(s.path for chunk in shared for s in chunk) == sorted(s.path for s in found)
+    assert max(len(chunk) for chunk in shared) <= MAX_CHUNK_FILES
+
+
+def test_a_few_files_stay_in_process_unless_some_are_c_sources(tmp_path):
+    """Compiling tree-sitter queries costs more than starting workers: C/C++ files are shared out."""
+    python_only = sources(tmp_path / "py", {"a.py": "", "b.py": ""})
+    kernel = "__global__ void k(float* x) { x[threadIdx.x] *= 2.0f; }\n" * 500
+    mixed = sources(tmp_path / "mixed", {"a.py": "", "one.cu": kernel, "two.cu": kernel, "requirements.txt": "numpy\n"})
+    assert _work_split(python_only, jobs=2) is None
+    assert _work_split(mixed, jobs=1) is None
+    shared = _work_split(mixed, jobs=2)
+    assert sorted(s.path for chunk in shared for s in chunk) == sorted(s.path for s in mixed)
+    assert [[s.path for s in chunk if s.kind == "cuda"] for chunk in shared] == [["one.cu"], ["two.cu"]]
+
+
+def test_results_are_in_path_order_whatever_was_cached_or_scanned_in_parallel(tmp_path):
+    files = {f"pkg/m{i:02}.py": f"import pynvml  # {i}\n" for i in range(IN_PROCESS_BELOW + 6)}
+    files.update({f"csrc/k{i}.cu": f"__global__ void k{i}(unsigned* m) {{ m[0] = __ballot_sync(0xffffffff, 1); }}\n"
+                  for i in range(4)})
+    found = sources(tmp_path / "repo", files)
+    expected = scan_all(found, RULEBOOK, jobs=1)
+    cache = result_cache(tmp_path / "cache", RULEBOOK, 16 << 20)
+    scan_all(found[::3], RULEBOOK, jobs=1, cache=cache)      # a third of them cached
+    assert scan_all(found, RULEBOOK, jobs=2, cache=cache) == expected
+    assert scan_all(found, RULEBOOK, jobs=2, cache=cache) == expected   # all of them cached
+    assert [r.path for r in expected] == sorted(r.path for r in expected)
