@@ -11,11 +11,10 @@ import pytest
 
 from auditor.cli import default_html_path, main
 from auditor.settings import DEFAULT_HTML, parse_settings
+from scripts.screenshot import CHROMIUM_ARGS
 from tests.conftest import FIXTURES, write_tree
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
-CHROMIUM_ARGS = ["--headless", "--no-sandbox", "--disable-gpu", "--disable-quic", "--no-first-run",
-                 "--disable-background-networking", "--disable-component-update", "--disable-sync"]
 
 HOSTILE_NAME = '<img src=x onerror="window.pwned=1">.py'
 HOSTILE_TREE = {
