@@ -189,3 +189,16 @@ def test_hostile_repository_runs_no_script_in_chromium(browser, tmp_path):
     assert view.page.get_by_text(HOSTILE_NAME).first.is_visible()
     assert view.page.locator("#errors").get_by_text("broken/notebook.ipynb").is_visible()
     assert view.requests == [html_path.as_uri()]
+
+
+def test_dependency_table_lists_each_package_once_with_every_place(tmp_path):
+    html_path, report = _write_reports(tmp_path, FIXTURES / "llm_serving")
+    page = html_path.read_text(encoding="utf-8")
+    section = page.split('id="dependencies"', 1)[1].split("</section>", 1)[0]
+    trt = [f for f in report["findings"] if f["rule"] == "RA100"]
+    assert {f["path"] for f in trt} >= {"requirements.txt", "llmserve/engine.py"}
+    assert section.count("<strong>tensorrt-llm</strong>") == 1
+    row = section.split("<strong>tensorrt-llm</strong>", 1)[1].split("</tr>", 1)[0]
+    for f in trt:
+        assert f'{f["path"]}:{f["line"]}' in row
+    assert "no ROCm build: replace it" in row

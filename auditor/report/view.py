@@ -70,9 +70,9 @@ class Hotspot:
 
 @dataclass(frozen=True, slots=True)
 class Dependency:
-    name: str                         # the package, library or header as the code spells it
+    name: str                         # the rule's name: one rule names one package or library
+    spellings: tuple[str, ...]        # how the code and manifests spell it (import, requirement, header, API)
     rule_id: str
-    rule_name: str
     category: str
     severity: str
     status: str
@@ -141,29 +141,31 @@ def hotspots(report: Report, limit: int = 15) -> tuple[Hotspot, ...]:
 
 
 def dependencies(report: Report) -> tuple[Dependency, ...]:
-    """Each CUDA-only package or library once, with every place that declares or uses it."""
+    """Each CUDA-only package or library once (as the effort model pays for it), with every place that
+    declares or uses it."""
     model = load_model()
-    grouped: dict[tuple[str, str], list[Finding]] = defaultdict(list)
+    grouped: dict[str, list[Finding]] = defaultdict(list)
     for f in report.findings:
         if category_of(report, f) in DEPENDENCY_CATEGORIES and (f.severity > Severity.INFO or f.guarded):
-            grouped[(f.rule_id, _dependency_name(f))].append(f)
+            grouped[f.rule_id].append(f)
     rows = []
-    for (rule_id, name), sites in grouped.items():
+    for rule_id, sites in grouped.items():
         rule = report.rules.get(rule_id)
         worst = max(sites, key=lambda f: f.severity)
         inert = all(f.guarded or f.optional or in_optional_dir(f.path, model) for f in sites)
+        spellings = tuple(dict.fromkeys(_spelling(f) for f in sites if _spelling(f)))
         rows.append(Dependency(
-            name=name, rule_id=rule_id, rule_name=rule.name if rule else rule_id,
+            name=rule.name if rule else rule_id, spellings=spellings, rule_id=rule_id,
             category=rule.category if rule else "other", severity=worst.severity.label,
             status="guarded or optional: a ROCm path exists" if inert else ROCM_STATUS[worst.severity],
             alternative=(rule.rocm_alternative if rule else None) or "",
             places=tuple(where(f) for f in sites), guarded=inert,
         ))
     order = {s.label: -s for s in Severity}
-    return tuple(sorted(rows, key=lambda d: (d.guarded, order[d.severity], d.name.lower())))
+    return tuple(sorted(rows, key=lambda d: (d.guarded, order[d.severity], d.name)))
 
 
-def _dependency_name(finding: Finding) -> str:
+def _spelling(finding: Finding) -> str:
     subject = " ".join(finding.subject.split())
     return subject if len(subject) <= 60 else subject[:59] + "…"
 
