@@ -6,7 +6,7 @@ import zipfile
 from tests.conftest import REPO
 
 
-def test_wheel_contains_rules_schema_and_example(tmp_path):
+def test_wheel_contains_rules_schema_example_and_report_templates(tmp_path):
     done = subprocess.run(
         [sys.executable, "-m", "pip", "wheel", "--no-deps", "-q", "-w", str(tmp_path), str(REPO)],
         capture_output=True, text=True, timeout=600,
@@ -19,3 +19,4 @@ def test_wheel_contains_rules_schema_and_example(tmp_path):
     assert repo_rules and repo_rules <= shipped_rules
     assert "auditor/schema/report.schema.json" in names
     assert any(n.startswith("auditor/example/") and n.endswith(".cu") for n in names)
+    assert {"auditor/templates/report.html.j2", "auditor/templates/report.css", "auditor/templates/report.js"} <= names
