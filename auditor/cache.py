@@ -18,6 +18,7 @@ import pickle
 import re
 import socket
 from dataclasses import dataclass
+from functools import cache
 from pathlib import Path
 
 from auditor import __version__
@@ -156,26 +157,22 @@ def scan_context(rulebook, max_file_size: int) -> str:
     return h.hexdigest()
 
 
-_TOOL_DIGEST: list[str] = []
-
-
+@cache
 def tool_digest() -> str:
     """rocm-audit's version, code and rule files (with the shipped API table), as one digest."""
-    if not _TOOL_DIGEST:
-        from auditor.rulebook import rules_root
+    from auditor.rulebook import rules_root
 
-        h = hashlib.blake2b(digest_size=20)
-        h.update(__version__.encode())
-        for top in (Path(__file__).parent, rules_root()):
-            for folder, dirs, files in os.walk(top):
-                dirs[:] = sorted(d for d in dirs if d != "__pycache__")
-                for name in sorted(f for f in files if f.endswith((".py", ".toml", ".scm", ".tsv"))):
-                    path = os.path.join(folder, name)
-                    h.update(os.path.relpath(path, top).encode() + b"\0")
-                    with open(path, "rb") as handle:
-                        h.update(handle.read())
-        _TOOL_DIGEST.append(h.hexdigest())
-    return _TOOL_DIGEST[0]
+    h = hashlib.blake2b(digest_size=20)
+    h.update(__version__.encode())
+    for top in (Path(__file__).parent, rules_root()):
+        for folder, dirs, files in os.walk(top):
+            dirs[:] = sorted(d for d in dirs if d != "__pycache__")
+            for name in sorted(f for f in files if f.endswith((".py", ".toml", ".scm", ".tsv"))):
+                path = os.path.join(folder, name)
+                h.update(os.path.relpath(path, top).encode() + b"\0")
+                with open(path, "rb") as handle:
+                    h.update(handle.read())
+    return h.hexdigest()
 
 
 def cached_rulebook(directory: Path | None):

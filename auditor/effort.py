@@ -155,10 +155,10 @@ class _Tally:
     def total(self) -> Hours:
         return sum(v[0] for v in self.hours.values()), sum(v[1] for v in self.hours.values())
 
-    def days(self, day: float, by_cost: bool = False) -> tuple[tuple[str, float, float], ...]:
-        """Rows of (key, low, high) in units of `day` hours (1.0: hours), by key or costliest first."""
-        digits = 1 if day > 1 else 2
-        rows = [(key, round(low / day, digits), round(high / day, digits)) for key, (low, high) in self.hours.items()]
+    def rows(self, unit_hours: float, digits: int, by_cost: bool = False) -> tuple[tuple[str, float, float], ...]:
+        """(key, low, high) in units of `unit_hours`, by key or costliest first."""
+        rows = [(key, round(low / unit_hours, digits), round(high / unit_hours, digits))
+                for key, (low, high) in self.hours.items()]
         return tuple(sorted(rows, key=lambda r: (-r[2], -r[1], r[0]) if by_cost else r[0]))
 
 
@@ -175,31 +175,30 @@ def estimate(
             by_category.add(rules[finding.rule_id].category, cost)
             by_directory.add(_top_directory(finding.path), cost)
             by_file.add(finding.path, cost)
-    review = _Tally()
+    review_low = review_high = 0.0
     kernel_files = 0
     for result in results:
         if in_optional_dir(result.path, model):
             continue
         cost = review_hours(result, model)
-        review.add("review", cost)
+        review_low, review_high = review_low + cost[0], review_high + cost[1]
         by_directory.add(_top_directory(result.path), cost)
         by_file.add(result.path, cost)
         kernel_files += ("defines_kernels", "yes") in result.facts
     validation = NO_HOURS
-    if review.hours or any(not in_optional_dir(f.path, model) for f in findings):  # GPU code to validate
+    if review_high or any(not in_optional_dir(f.path, model) for f in findings):  # GPU code to validate
         validation = tuple(base + kernel_files * per for base, per in
                            zip(model.validation_base_hours, model.validation_kernel_file_hours))
     work_low, work_high = by_category.total()
-    review_low, review_high = review.total()
     effort = Effort(
         low_days=round((work_low + review_low + validation[0]) / day, 1),
         high_days=round((work_high + review_high + validation[1]) / day, 1),
-        by_category=by_category.days(day),
+        by_category=by_category.rows(day, 1),
         assumptions=model.assumptions,
         hipify_review=(round(review_low / day, 1), round(review_high / day, 1)),
         validation=(round(validation[0] / day, 1), round(validation[1] / day, 1)),
-        by_directory=by_directory.days(day, by_cost=True),
-        by_file=by_file.days(1.0, by_cost=True),
+        by_directory=by_directory.rows(day, 1, by_cost=True),
+        by_file=by_file.rows(1.0, 2, by_cost=True),
     )
     return effort, hours
 

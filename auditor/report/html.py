@@ -26,7 +26,6 @@ KIND_LEXERS = {"python": "python", "cuda": "cuda", "cpp": "cpp", "build": "cmake
 
 @dataclass(frozen=True, slots=True)
 class FindingRow:
-    index: int
     severity: str
     rank: int
     category: str
@@ -139,7 +138,7 @@ def finding_rows(report: Report, reader: SourceReader) -> tuple[FindingRow, ...]
         message = f"{f.message} ({f.detail})" if f.detail else f.message
         category = view.category_of(report, f)
         rows.append(FindingRow(
-            index=i, severity=f.severity.label, rank=int(f.severity), category=category, rule_id=f.rule_id,
+            severity=f.severity.label, rank=int(f.severity), category=category, rule_id=f.rule_id,
             rule_name=rule.name if rule else f.rule_id, path=f.path, line=f.span.line, where=view.where(f),
             message=message, alternative=(rule.rocm_alternative if rule else None) or "",
             guarded=f.guarded, optional=f.optional or in_optional_dir(f.path, model), new=report.is_new(i),

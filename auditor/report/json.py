@@ -5,6 +5,7 @@ import json
 
 from auditor import __version__
 from auditor.effort import in_optional_dir, load_model
+from auditor.report.view import category_of, lines_scanned
 from auditor.suppress import unknown_suppression_message, unknown_suppressions
 from auditor.types import CATEGORIES, Coverage, Effort, Report, Severity
 
@@ -19,7 +20,7 @@ def finding_dict(report: Report, index: int) -> dict:
     return {
         "rule": f.rule_id,
         "name": rule.name if rule else f.rule_id,
-        "category": rule.category if rule else "other",
+        "category": category_of(report, f),
         "severity": f.severity.label,
         "path": f.path,
         "line": f.span.line,
@@ -42,8 +43,7 @@ def report_dict(report: Report) -> dict:
     by_category = {c: 0 for c in CATEGORIES}
     for f in report.findings:
         by_severity[f.severity.label] += 1
-        rule = report.rules.get(f.rule_id)
-        by_category[rule.category if rule else "other"] += 1
+        by_category[category_of(report, f)] += 1
     cov = report.coverage
     return {
         "schema_version": SCHEMA_VERSION,
@@ -111,10 +111,6 @@ def effort_dict(effort: Effort) -> dict:
         "hotspots": [{"path": path, "hours": [low, high]} for path, low, high in effort.by_file[:HOTSPOTS]],
         "assumptions": [{"name": a.name, "value": a.value, "source": a.source} for a in effort.assumptions],
     }
-
-
-def lines_scanned(report: Report) -> int:
-    return sum(int(value) for r in report.results for fact, value in r.facts if fact == "lines")
 
 
 def coverage_dict(cov: Coverage) -> dict:

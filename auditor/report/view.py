@@ -6,11 +6,9 @@ from collections import defaultdict
 from dataclasses import dataclass
 
 from auditor import __version__
-from auditor.effort import in_optional_dir, load_model
-from auditor.report.json import lines_scanned
+from auditor.effort import DEPENDENCY_CATEGORIES, in_optional_dir, load_model
 from auditor.types import CATEGORIES, Finding, Report, Severity
 
-DEPENDENCY_CATEGORIES = ("cuda_only_python_package", "cuda_only_library")
 ROCM_STATUS = {   # what a dependency finding's severity says about the package on ROCm (design.md section 4)
     Severity.CRITICAL: "no ROCm build: replace it",
     Severity.HIGH: "breaks on ROCm until changed",
@@ -79,6 +77,10 @@ class Dependency:
     alternative: str
     places: tuple[str, ...]           # path:line where it is declared or used
     guarded: bool                     # every place is guarded or optional
+
+
+def lines_scanned(report: Report) -> int:
+    return sum(int(value) for r in report.results for fact, value in r.facts if fact == "lines")
 
 
 def category_of(report: Report, finding: Finding) -> str:
@@ -153,10 +155,10 @@ def dependencies(report: Report) -> tuple[Dependency, ...]:
         rule = report.rules.get(rule_id)
         worst = max(sites, key=lambda f: f.severity)
         inert = all(f.guarded or f.optional or in_optional_dir(f.path, model) for f in sites)
-        spellings = tuple(dict.fromkeys(_spelling(f) for f in sites if _spelling(f)))
+        spellings = tuple(spelling for spelling in dict.fromkeys(map(_spelling, sites)) if spelling)
         rows.append(Dependency(
             name=rule.name if rule else rule_id, spellings=spellings, rule_id=rule_id,
-            category=rule.category if rule else "other", severity=worst.severity.label,
+            category=category_of(report, worst), severity=worst.severity.label,
             status="guarded or optional: a ROCm path exists" if inert else ROCM_STATUS[worst.severity],
             alternative=(rule.rocm_alternative if rule else None) or "",
             places=tuple(where(f) for f in sites), guarded=inert,
