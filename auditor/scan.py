@@ -249,6 +249,40 @@ def _textual(path, text, lines, rulebook, abspath, kind):
     return found, [], None
 
 
+def _cython(path, text, lines, rulebook, abspath):
+    """The extern declarations through the CUDA engine (as C), the rest of the file through the text rules."""
+    from auditor.parsing.cython import as_c
+
+    found, _facts, note, coverage = _cuda(path, as_c(text), lines, rulebook, abspath, kind="cpp")
+    found = list(found) + scan_text(text, rulebook, path, "cython", lines)
+    return found, [], note, coverage
+
+
+def _conda(path, text, lines, rulebook, abspath):
+    """A conda recipe: its requirements through the dependency rules, its Jinja and selectors through the text
+    rules. A line selected only for a CUDA build variant (`# [cuda_compiler_version != "None"]`) is optional:
+    the recipe also builds without CUDA."""
+    from dataclasses import replace
+
+    from auditor.parsing.conda_recipe import CUDA_VARIANT, SELECTOR, recipe_requirements
+
+    found = scan_text(text, rulebook, path, "conda", lines)
+    found += requirement_findings(rulebook.family("dependency"), recipe_requirements(text), path, lines)
+
+    def variant_only(line: int | None) -> bool:
+        selector = SELECTOR.search(lines[line - 1]) if line and 1 <= line <= len(lines) else None
+        return bool(selector and CUDA_VARIANT.search(selector.group(1)))
+
+    return [replace(f, optional=True) if variant_only(f.span.line) else f for f in found], [], None
+
+
+def _yaml(path, text, lines, rulebook, abspath):
+    """A YAML file discovery did not place (a rule example, or a file named on the command line)."""
+    from auditor.yamlkind import looks_like_k8s
+
+    return _textual(path, text, lines, rulebook, abspath, kind="k8s") if looks_like_k8s(text) else ([], [], None)
+
+
 _ENGINES = {
     "python": _python,
     "notebook": _notebook,
@@ -259,4 +293,9 @@ _ENGINES = {
     "container": lambda *a: _textual(*a, kind="container"),
     "ci": lambda *a: _textual(*a, kind="ci"),
     "shell": lambda *a: _textual(*a, kind="shell"),
+    "k8s": lambda *a: _textual(*a, kind="k8s"),
+    "bazel": lambda *a: _textual(*a, kind="bazel"),
+    "conda": _conda,
+    "cython": _cython,
+    "yaml": _yaml,
 }
