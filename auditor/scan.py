@@ -260,20 +260,16 @@ def _cython(path, text, lines, rulebook, abspath):
 
 def _conda(path, text, lines, rulebook, abspath):
     """A conda recipe: its requirements through the dependency rules, its Jinja and selectors through the text
-    rules. A line selected only for a CUDA build variant (`# [cuda_compiler_version != "None"]`) is optional:
-    the recipe also builds without CUDA."""
+    rules. A line rendered only for a CUDA build variant (a `# [cuda_compiler_version != "None"]` selector or
+    `{% if cuda_compiler_version != "None" %}` block) is optional: the recipe also builds without CUDA."""
     from dataclasses import replace
 
-    from auditor.parsing.conda_recipe import CUDA_VARIANT, SELECTOR, recipe_requirements
+    from auditor.parsing.conda_recipe import cuda_variant_lines, recipe_requirements
 
     found = scan_text(text, rulebook, path, "conda", lines)
     found += requirement_findings(rulebook.family("dependency"), recipe_requirements(text), path, lines)
-
-    def variant_only(line: int | None) -> bool:
-        selector = SELECTOR.search(lines[line - 1]) if line and 1 <= line <= len(lines) else None
-        return bool(selector and CUDA_VARIANT.search(selector.group(1)))
-
-    return [replace(f, optional=True) if variant_only(f.span.line) else f for f in found], [], None
+    variant_only = cuda_variant_lines(text)
+    return [replace(f, optional=True) if f.span.line in variant_only else f for f in found], [], None
 
 
 def _yaml(path, text, lines, rulebook, abspath):

@@ -49,8 +49,10 @@ def test_a_recipe_line_selected_only_for_the_cuda_variant_is_optional(report):
     lines = (FIXTURE / "recipe" / "meta.yaml").read_text().splitlines()
     variant = next(n for n, line in enumerate(lines, 1) if "cudatoolkit" in line)   # # [cuda_compiler_version != "None"]
     pinned = next(n for n, line in enumerate(lines, 1) if "cuda-version" in line)
+    in_block = next(n for n, line in enumerate(lines, 1) if "cudnn" in line)    # inside {% if cuda_compiler… %}
     by_line = {f["line"]: f for f in report["findings"] if f["path"] == "recipe/meta.yaml"}
     assert by_line[variant]["rule"] == "RA153" and by_line[variant]["optional"] is True
+    assert by_line[in_block]["rule"] == "RA153" and by_line[in_block]["optional"] is True
     assert by_line[pinned]["rule"] == "RA153" and by_line[pinned]["optional"] is False
 
 

@@ -12,9 +12,36 @@ JINJA = re.compile(r"\{\{.*?\}\}|\{%.*?%\}")
 SELECTOR = re.compile(r"#\s*\[(.*)\]\s*$")
 # a conda-forge build variant that only exists when CUDA is on: the recipe builds without it too
 CUDA_VARIANT = re.compile(r"cuda\w*\s*!=\s*[\"']?None|\bcuda\b(?!\w*\s*==\s*[\"']?None)", re.IGNORECASE)
+NO_CUDA_VARIANT = re.compile(r"cuda\w*\s*==\s*[\"']?None", re.IGNORECASE)
+JINJA_IF = re.compile(r"\{%-?\s*(if|elif|else|endif)\b(.*?)-?%\}")
+
+
+def cuda_variant_lines(text: str) -> frozenset[int]:
+    """Lines a recipe renders only for a CUDA build: `# [cuda_compiler_version != "None"]` selectors, and the
+    inside of `{% if cuda_compiler_version != "None" %}` blocks (or the `{% else %}` of an `== "None"` test)."""
+    lines: set[int] = set()
+    stack: list[bool] = []              # per open {% if %}: is the branch we are in a CUDA-only one
+    conditions: list[str] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        for keyword, condition in JINJA_IF.findall(line):
+            if keyword == "if":
+                stack.append(bool(CUDA_VARIANT.search(condition)))
+                conditions.append(condition)
+            elif keyword == "elif" and stack:
+                stack[-1] = bool(CUDA_VARIANT.search(condition))
+            elif keyword == "else" and stack:
+                stack[-1] = bool(NO_CUDA_VARIANT.search(conditions[-1]))
+            elif keyword == "endif" and stack:
+                stack.pop()
+                conditions.pop()
+        selector = SELECTOR.search(line)
+        if any(stack) or (selector and CUDA_VARIANT.search(selector.group(1))):
+            lines.add(number)
+    return frozenset(lines)
 
 
 def recipe_requirements(text: str) -> tuple[Declared, ...]:
+    variant_only = cuda_variant_lines(text)
     declared: list[Declared] = []
     in_section = False
     section_indent = 0
@@ -31,14 +58,12 @@ def recipe_requirements(text: str) -> tuple[Declared, ...]:
         item = ITEM.match(raw) if in_section else None
         if item is None:
             continue
-        selector = SELECTOR.search(item.group(1))
         spec = JINJA.sub("", re.sub(r"\s#.*$", "", item.group(1))).strip().strip("\"'")
         name, _, version = spec.partition(" ")
         if not name or not re.match(r"^[A-Za-z0-9][\w.-]*$", name):
             continue
         requirement = name + _conda_version(version.strip())
-        optional = bool(selector and CUDA_VARIANT.search(selector.group(1)))
-        declared.append(Declared(requirement, number, optional, "conda recipe requirements"))
+        declared.append(Declared(requirement, number, number in variant_only, "conda recipe requirements"))
     return tuple(declared)
 
 
