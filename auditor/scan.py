@@ -253,9 +253,11 @@ def _cython(path, text, lines, rulebook, abspath):
     """The extern declarations through the CUDA engine (as C), the rest of the file through the text rules."""
     from auditor.parsing.cython import as_c
 
-    found, _facts, note, coverage = _cuda(path, as_c(text), lines, rulebook, abspath, kind="cpp")
+    found, _facts, _note, coverage = _cuda(path, as_c(text), lines, rulebook, abspath, kind="cpp")
     found = list(found) + scan_text(text, rulebook, path, "cython", lines)
-    return found, [], note, coverage
+    # Cython spellings C lacks (`vector[int]`, `cppclass`) leave syntax errors in the rewritten text: the C
+    # parse is best effort by design, so it does not mark the file partial
+    return found, [], None, coverage
 
 
 def _conda(path, text, lines, rulebook, abspath):
