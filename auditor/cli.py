@@ -50,12 +50,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 def _rulebook(settings):
     from auditor.cache import cached_rulebook
+    from auditor.policy import unknown_selectors
     from auditor.rulebook import RuleError
 
     try:
-        rulebook = cached_rulebook(_cache_dir(settings)).select(settings.select, settings.ignore)
+        every_rule = cached_rulebook(_cache_dir(settings))
     except RuleError as err:
         raise ToolError(f"rule files: {err}") from None
+    rulebook = every_rule.select(settings.select, settings.ignore)
+    if unknown := unknown_selectors(every_rule, settings.per_file_ignores):
+        raise ToolError(f"per-file-ignores: no rule matches {', '.join(map(repr, unknown))} (rocm-audit rules lists them)")
     table = _installed_api_table(settings)
     return rulebook if table is None else rulebook.with_api_table(table)
 
@@ -102,7 +106,8 @@ def scan_options(settings):
     from auditor.pipeline import ScanOptions
 
     return ScanOptions(settings.exclude, settings.force_exclude, settings.include_vendored, settings.jobs,
-                       settings.max_file_size, settings.time_budget, _cache_dir(settings))
+                       settings.max_file_size, settings.time_budget, _cache_dir(settings),
+                       settings.per_file_ignores, settings.optional_dirs)
 
 
 def _cache_dir(settings) -> Path | None:
@@ -144,11 +149,16 @@ def _check(settings) -> int:
             report = replace(report, gate=replace(report.gate, gone=()))
     elif settings.diff_base:
         report = against_git(report, root, settings.diff_base, rulebook, options)
+    strict_fails = bool(settings.strict and report.gate and report.gate.gone)
+    if strict_fails:
+        report = replace(report, gate=replace(report.gate, strict=True))
     _emit(settings, report, root)
     code = _exit_code(report, settings.fail_on)
-    if settings.strict and report.gate and report.gate.gone:
-        print(f"rocm-audit: --strict: the baseline lists {sum(n for *_, n in report.gate.gone)} finding(s) that are "
-              "gone; run with --update-baseline and commit the baseline", file=sys.stderr)
+    if strict_fails:
+        if settings.format != "terminal" or settings.output:   # the terminal summary says it already
+            from auditor.report.terminal import strict_failure
+
+            print(strict_failure(report), file=sys.stderr)
         code = EXIT_FINDINGS
     return code
 
@@ -185,6 +195,11 @@ def _scan(settings, rulebook):
     finally:
         for shown in bar:
             shown.stop()
+    if not report.results and not report.errors and all(p.is_dir() for p in paths):
+        # an empty or mistyped directory is not READY: CI must not pass on a scan of nothing. (Files named one
+        # by one, as the pre-commit hook passes them, may all be of kinds we do not read: that is a clean run.)
+        raise ToolError(f"nothing to scan in {', '.join(str(p) for p in paths)}: "
+                        "no CUDA, C/C++, Python or manifest files")
     root = root or common_root(paths)
     return replace(report, repo_prefix=_repo_prefix(root)), root, options
 
@@ -273,13 +288,29 @@ def _emit(settings, report, root: Path | None = None) -> None:
 
 
 def default_html_path(settings, interactive: bool) -> Path | None:
-    """design.md section 7: an interactive run writes the HTML report unless told not to or given --html."""
-    from auditor.settings import DEFAULT_HTML
-
+    """An interactive run writes the HTML report unless told not to or given --html FILE: in the user's cache
+    directory (a temporary directory when that lies in the scanned tree or cannot be made), never in the
+    scanned repository as an untracked file. `--html rocm-audit-report.html` puts it in the current one."""
     asked = any(fmt == "html" for fmt, _ in settings.outputs)
     if not interactive or settings.no_html or settings.quiet or asked or settings.format != "terminal":
         return None
-    return Path(DEFAULT_HTML)
+    import hashlib
+
+    from auditor.cache import default_directory
+    from auditor.discover import common_root
+
+    scanned = (bundled_example(),) if settings.example else (settings.paths or (Path("."),))
+    top = common_root(scanned)
+    name = f"{top.name or 'root'}-{hashlib.blake2b(str(top).encode(), digest_size=4).hexdigest()}.html"
+    directory = default_directory() / "reports"
+    inside = any(directory.resolve().is_relative_to(p.resolve()) for p in scanned if p.is_dir())
+    try:
+        if inside:
+            raise OSError("the cache directory lies in the scanned tree")
+        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
+    except OSError:
+        directory = Path(tempfile.mkdtemp(prefix="rocm-audit-report-"))   # private, made for this run
+    return directory / name
 
 
 def _write_baseline(settings) -> int:

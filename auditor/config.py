@@ -169,6 +169,8 @@ def _parse_value(parser, action: argparse.Action, name: str, raw: object, base: 
         if not isinstance(raw, bool):
             raise ConfigError(f"expected true or false, got {raw!r}")
         return raw if action.const is True else (not raw if action.const is False else raw)
+    if isinstance(action, argparse._AppendAction) and isinstance(raw, dict):
+        raw = _glob_table(raw)   # per-file-ignores = {"tests/*" = ["RA5"]}, as ruff writes it
     if isinstance(action, argparse._AppendAction):
         items = [raw] if isinstance(raw, (str, int, float)) and not isinstance(raw, bool) else raw
         if not isinstance(items, list) or not all(isinstance(i, (str, int, float)) for i in items):
@@ -187,6 +189,17 @@ def _parse_value(parser, action: argparse.Action, name: str, raw: object, base: 
     except Exception as err:  # the parser's own one-line message (UsageError)
         raise ConfigError(str(err).removeprefix(f"argument {flag}: ")) from None
     return getattr(parsed, action.dest)
+
+
+def _glob_table(table: dict) -> list[str]:
+    """{"GLOB" = ["RA1", "RA301"]} into the command line's GLOB:RA1,RA301 items."""
+    items = []
+    for glob, rules in table.items():
+        rules = [rules] if isinstance(rules, str) else rules
+        if not isinstance(rules, list) or not rules or not all(isinstance(r, str) for r in rules):
+            raise ConfigError(f"{glob!r}: expected a list of rule ids or prefixes, got {rules!r}")
+        items.append(f"{glob}:{','.join(rules)}")
+    return items
 
 
 def describe(sources: Sequence[tuple[str, object, str]], config_path: Path | None, searched_from: Path) -> str:

@@ -14,6 +14,9 @@ from auditor.parsing.manifest import manifest_flavour
 from auditor.types import SourceFile
 
 CUDA_SUFFIXES = {".cu", ".cuh"}
+CYTHON_SUFFIXES = {".pyx", ".pxd", ".pxi"}
+BAZEL_NAMES = {"BUILD", "BUILD.bazel", "WORKSPACE", "WORKSPACE.bazel", "MODULE.bazel", ".bazelrc"}
+CONDA_RECIPE_NAMES = {"meta.yaml", "meta.yml", "recipe.yaml"}   # conda-build and rattler-build recipes
 CPP_SUFFIXES = {".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".hh", ".hxx", ".inl", ".inc", ".tpp"}
 ALWAYS_SKIPPED_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".tox", ".nox", ".mypy_cache",
                        ".pytest_cache", ".ruff_cache", ".venv", "venv", ".eggs", "site-packages"}
@@ -39,6 +42,12 @@ def classify(relative: str) -> str | None:
         return "python"
     if suffix == ".ipynb":
         return "notebook"
+    if suffix in CYTHON_SUFFIXES:
+        return "cython"
+    if name in BAZEL_NAMES or suffix == ".bzl":
+        return "bazel"
+    if name in CONDA_RECIPE_NAMES:
+        return "conda"
     if manifest_flavour(relative):
         return "manifest"
     if name == "CMakeLists.txt" or suffix == ".cmake" or name in ("Makefile", "GNUmakefile", "makefile") \
@@ -54,7 +63,18 @@ def classify(relative: str) -> str | None:
         return "ci"
     if suffix in (".sh", ".bash"):
         return "shell"
+    if suffix in (".yml", ".yaml"):
+        return "yaml"       # a candidate: discovery keeps only Kubernetes and Helm files (auditor/yamlkind.py)
     return None
+
+
+def refine(kind: str | None, path: Path) -> str | None:
+    """The kind of a file once its path is not enough: a YAML file is read (bounded) to tell a manifest."""
+    if kind != "yaml":
+        return kind
+    from auditor.yamlkind import yaml_kind
+
+    return yaml_kind(path)
 
 
 @dataclass(frozen=True, slots=True)
@@ -109,7 +129,7 @@ def discover(
             relative = _relative(absolute, root)
             if force_exclude and (exclude_spec.match_file(relative) or _ignored_by_git(absolute, root)):
                 continue
-            kind = classify(relative)
+            kind = refine(classify(relative), absolute)
             if kind:
                 found.setdefault(relative, SourceFile(relative, str(absolute), kind))
     return Discovery(
@@ -207,6 +227,9 @@ def _walk(
                 errors.append((relative, f"cannot stat: {err.strerror or err}"))
                 continue
             if not stat.S_ISREG(mode):
+                continue
+            kind = refine(kind, path)
+            if kind is None:
                 continue
             yield SourceFile(relative, str(path), kind)
         stack.extend((d, relative, specs) for d, relative in reversed(subdirs))

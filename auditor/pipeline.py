@@ -12,6 +12,7 @@ from auditor.cache import result_cache
 from auditor.discover import common_root, discover
 from auditor.macros import cuda_only_macros
 from auditor.parsing.preproc import PreprocFacts
+from auditor.policy import apply_path_policy
 from auditor.rulebook import Rulebook
 from auditor.runner import DEFAULT_TIME_BUDGET, scan_all
 from auditor.scan import MAX_FILE_BYTES
@@ -27,6 +28,8 @@ class ScanOptions:
     max_file_size: int = MAX_FILE_BYTES
     time_budget: float = DEFAULT_TIME_BUDGET    # seconds per file
     cache_dir: Path | None = None               # where results are cached (auditor/cache.py); None: no cache
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()   # config policy (auditor/policy.py)
+    optional_dirs: tuple[str, ...] = ()
 
 
 @contextmanager
@@ -65,6 +68,7 @@ def audit(
     with _timed(timings, "scan"):
         cache = result_cache(options.cache_dir, rulebook, options.max_file_size) if options.cache_dir else None
         results = scan_all(files, rulebook, options.jobs, advance, options.max_file_size, options.time_budget, cache)
+    results = apply_path_policy(results, rulebook, options.per_file_ignores, options.optional_dirs)
     if shown_root is None:
         shown_root = str(paths[0]) if len(paths) == 1 else str(root)
     with _timed(timings, "report"):

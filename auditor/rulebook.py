@@ -23,10 +23,10 @@ MATCHERS: dict[str, tuple[set[str], set[str]]] = {
     "python": ({"calls", "names", "strings"}, {"contexts", "keywords", "in_calls", "files", "needles"}),
     "cuda": ({"includes", "identifiers", "asm", "query", "hipify_status"},
              {"files", "unless_asm", "hipify_names", "hipify_apis", "in_functions"}),
-    "text": ({"lines"}, {"files"}),
+    "text": ({"lines"}, {"files", "guarded_by"}),
 }
 PYTHON_CONTEXTS = {"compare", "argument", "attribute", "call", "test", "format", "other"}
-TEXT_KINDS = {"build", "container", "ci", "shell"}
+TEXT_KINDS = {"build", "container", "ci", "shell", "k8s", "bazel", "conda", "cython"}
 DEFAULT_EXAMPLE_FILE = {
     "dependency": "example.py",
     "python": "example.py",
@@ -35,6 +35,10 @@ DEFAULT_EXAMPLE_FILE = {
     "container": "Dockerfile",
     "ci": ".github/workflows/ci.yml",
     "shell": "run.sh",
+    "k8s": "deploy/worker.yaml",
+    "bazel": "BUILD.bazel",
+    "conda": "recipe/meta.yaml",
+    "cython": "ops.pyx",
 }
 ID_PATTERN = re.compile(r"^RA\d{3}$")
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
@@ -76,7 +80,7 @@ def _matcher_family(raw: dict, where: str) -> str:
 
 
 def _validate_match(family: str, match: dict, where: str, check_queries: bool = True) -> None:
-    for key in ("lines", "asm", "unless_asm", "strings", "local_version", "index_url", "declared_in"):
+    for key in ("lines", "guarded_by", "asm", "unless_asm", "strings", "local_version", "index_url", "declared_in"):
         if key in match and check_queries:  # like queries: compiled where used, all checked by the tests
             try:
                 re.compile(match[key])

@@ -249,6 +249,38 @@ def _textual(path, text, lines, rulebook, abspath, kind):
     return found, [], None
 
 
+def _cython(path, text, lines, rulebook, abspath):
+    """The extern declarations through the CUDA engine (as C), the rest of the file through the text rules."""
+    from auditor.parsing.cython import as_c
+
+    found, _facts, _note, coverage = _cuda(path, as_c(text), lines, rulebook, abspath, kind="cpp")
+    found = list(found) + scan_text(text, rulebook, path, "cython", lines)
+    # Cython spellings C lacks (`vector[int]`, `cppclass`) leave syntax errors in the rewritten text: the C
+    # parse is best effort by design, so it does not mark the file partial
+    return found, [], None, coverage
+
+
+def _conda(path, text, lines, rulebook, abspath):
+    """A conda recipe: its requirements through the dependency rules, its Jinja and selectors through the text
+    rules. A line rendered only for a CUDA build variant (a `# [cuda_compiler_version != "None"]` selector or
+    `{% if cuda_compiler_version != "None" %}` block) is optional: the recipe also builds without CUDA."""
+    from dataclasses import replace
+
+    from auditor.parsing.conda_recipe import cuda_variant_lines, recipe_requirements
+
+    found = scan_text(text, rulebook, path, "conda", lines)
+    found += requirement_findings(rulebook.family("dependency"), recipe_requirements(text), path, lines)
+    variant_only = cuda_variant_lines(text)
+    return [replace(f, optional=True) if f.span.line in variant_only else f for f in found], [], None
+
+
+def _yaml(path, text, lines, rulebook, abspath):
+    """A YAML file discovery did not place (a rule example, or a file named on the command line)."""
+    from auditor.yamlkind import looks_like_k8s
+
+    return _textual(path, text, lines, rulebook, abspath, kind="k8s") if looks_like_k8s(text) else ([], [], None)
+
+
 _ENGINES = {
     "python": _python,
     "notebook": _notebook,
@@ -259,4 +291,9 @@ _ENGINES = {
     "container": lambda *a: _textual(*a, kind="container"),
     "ci": lambda *a: _textual(*a, kind="ci"),
     "shell": lambda *a: _textual(*a, kind="shell"),
+    "k8s": lambda *a: _textual(*a, kind="k8s"),
+    "bazel": lambda *a: _textual(*a, kind="bazel"),
+    "conda": _conda,
+    "cython": _cython,
+    "yaml": _yaml,
 }

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import argparse
+import difflib
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -55,10 +57,16 @@ class Settings:
     table_info: bool = False          # `coverage --table-info`: what the API table was built from
     no_cache: bool = False            # neither read nor write the result cache
     cache_dir: Path | None = None     # --cache-dir, ROCM_AUDIT_CACHE_DIR or config; None: the user's cache directory
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()   # (glob, rule ids or prefixes)
+    optional_dirs: tuple[str, ...] = ()   # gitignore-style patterns: findings there are optional
 
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message: str):  # one line, exit 2 (argparse's default prints usage too)
+        unknown = re.match(r"unrecognized arguments: (--[\w-]+)", message)
+        longs = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
+        if unknown and (close := difflib.get_close_matches(unknown.group(1), longs, 1, 0.6)):
+            message += f" (did you mean {close[0]}?)"
         raise UsageError(message)
 
 
@@ -107,6 +115,7 @@ def default_jobs() -> int:
 def build_parser() -> argparse.ArgumentParser:
     parser = _Parser(
         prog="rocm-audit",
+        allow_abbrev=False,   # `--fail high` is a typo, not --fail-on: CI flags must mean one thing
         description="Find what in a CUDA repository breaks on AMD ROCm, what replaces it, and what the port costs.",
         epilog="Commands: check PATH… (default) · rules · rule ID · baseline PATH · config [PATH]. Exit codes: "
                "0 clean, 1 new findings at or above --fail-on, 2 usage, config, baseline, git or tool error.",
@@ -120,6 +129,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--select", action="append", help="only these rule ids or prefixes (comma separated)")
     parser.add_argument("--ignore", action="append", help="skip these rule ids or prefixes (comma separated)")
     parser.add_argument("--exclude", action="append", help="gitignore-style pattern to skip (repeatable)")
+    parser.add_argument("--per-file-ignores", action="append", metavar="GLOB:RULES",
+                        help="ignore these rule ids or prefixes in files matching GLOB (`tests/*:RA5,RA301`; "
+                             "in the config, a table as in ruff)")
+    parser.add_argument("--optional-dirs", action="append", metavar="PATTERN",
+                        help="gitignore-style directories whose findings are optional (reported, never block), "
+                             "besides examples/, tests/, benchmarks/ and the like (comma separated)")
     parser.add_argument("--force-exclude", action="store_true",
                         help="apply --exclude and .gitignore to files named on the command line too")
     parser.add_argument("--include-vendored", action="store_true",
@@ -194,6 +209,8 @@ def parse_settings(argv: Sequence[str]) -> Settings:
     command = "check"
     if args and args[0] in SUBCOMMANDS:  # a directory named like a command: `check rules` or `./rules`
         command = args.pop(0)
+    elif args and not Path(args[0]).exists() and (close := difflib.get_close_matches(args[0], SUBCOMMANDS, 1, 0.6)):
+        raise UsageError(f"unknown command {args[0]!r} (and no such path); did you mean {close[0]!r}?")
     rule_id = None
     if command == "rule":
         if len(args) != 1:
@@ -240,4 +257,21 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         table_info=bool(getattr(ns, "table_info", False)),
         no_cache=bool(ns.no_cache),
         cache_dir=_cache_dir(given, ns.cache_dir),
+        per_file_ignores=tuple(_per_file_ignore(item) for item in ns.per_file_ignores or ()),
+        optional_dirs=_split(ns.optional_dirs),
     )
+
+
+RULE_SELECTOR = re.compile(r"^(?:RA\d{0,3}|[a-z0-9]+(?:-[a-z0-9]+)*)$", re.IGNORECASE)
+
+
+def _per_file_ignore(item: str) -> tuple[str, tuple[str, ...]]:
+    """`GLOB:RA1,RA301` (ruff's --per-file-ignores form) into (glob, rules)."""
+    glob, sep, rules = item.rpartition(":")
+    selectors = _split([rules])
+    if not sep or not glob.strip() or not selectors:
+        raise UsageError(f"--per-file-ignores {item!r}: expected GLOB:RULES, for example 'tests/*:RA5,RA301'")
+    for selector in selectors:
+        if not RULE_SELECTOR.match(selector):
+            raise UsageError(f"--per-file-ignores {item!r}: {selector!r} is not a rule id, prefix or name")
+    return glob.strip(), selectors

@@ -231,6 +231,7 @@ class Gate:
     against: str                     # the baseline file, or "REF (merge-base SHA)"
     gone: tuple[tuple[str, str, str, int], ...] = ()   # baseline entries no longer found: (rule, path, subject, count)
     changed_files: int | None = None                   # diff-base: files changed since the merge-base
+    strict: bool = False             # --strict: a baseline that lists gone findings fails the run
 
 
 @dataclass(frozen=True, slots=True)

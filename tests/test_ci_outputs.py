@@ -152,6 +152,14 @@ def test_hook_definitions():
     assert push["pass_filenames"] is False and push["stages"] == ["pre-push"] and push["entry"].endswith(" .")
 
 
+def test_hooks_never_run_together_so_no_finding_is_printed_twice():
+    """A hook without `stages` runs at every installed stage: on `git push` the staged-files hook would report
+    what rocm-audit-full reports again."""
+    commit, push = (set(h.get("stages", ["pre-commit", "pre-merge-commit", "pre-push", "manual"])) for h in HOOKS)
+    assert "pre-push" not in commit and "pre-commit" in commit
+    assert commit.isdisjoint(push)
+
+
 @pytest.mark.parametrize("path", [
     "a.py", "pkg/types.pyi", "nb/demo.ipynb", "csrc/k.cu", "inc/k.cuh", "x.c", "x.cc", "x.cpp", "x.cxx", "x.h",
     "x.hpp", "x.hh", "x.hxx", "x.inl", "x.inc", "x.tpp", "requirements.txt", "requirements-dev.txt",
@@ -159,6 +167,8 @@ def test_hook_definitions():
     "setup.py", "environment.yml", "environment-gpu.yaml", "Pipfile", "CMakeLists.txt", "cmake/FindX.cmake",
     "Makefile", "GNUmakefile", "rules.mk", "Dockerfile", "docker/Dockerfile.cuda", "x.dockerfile", "Containerfile",
     "docker-compose.yml", "compose.yaml", ".github/workflows/ci.yml", ".gitlab-ci.yml", "run.sh", "x.bash",
+    "ops/k.pyx", "ops/k.pxd", "ops/k.pxi", "BUILD", "third/BUILD.bazel", "defs.bzl", "WORKSPACE", "MODULE.bazel",
+    ".bazelrc", "recipe/meta.yaml", "deploy/pod.yaml", "chart/templates/svc.yml",
 ])
 def test_hook_files_pattern_covers_every_kind_rocm_audit_reads(path):
     assert classify(path), path

@@ -76,12 +76,42 @@ def test_html_shows_the_code_around_a_finding_and_the_rule(tmp_path):
         assert assumption["source"].replace("'", "&#39;") in page
 
 
-def test_interactive_runs_write_the_html_report_by_default():
-    settings = parse_settings(["some/path"])
-    assert default_html_path(settings, interactive=True) == Path(DEFAULT_HTML)
+def test_interactive_runs_write_the_html_report_by_default(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    repo = tmp_path / "repo"
+    repo.mkdir()
+    settings = parse_settings([str(repo)])
+    path = default_html_path(settings, interactive=True)
+    # in the user's cache directory, named after the scanned directory; never an untracked file in the repository
+    assert path.parent == tmp_path / "cache" / "rocm-audit" / "reports"
+    assert path.name.startswith("repo-") and path.suffix == ".html"
+    assert default_html_path(settings, interactive=True) == path      # the same repository: the same report file
     assert default_html_path(settings, interactive=False) is None
     for flags in (["--no-html"], ["-q"], ["--format", "json"], ["--html", "elsewhere.html"]):
         assert default_html_path(parse_settings(["some/path", *flags]), interactive=True) is None, flags
+
+
+def test_default_report_avoids_a_cache_directory_inside_the_scanned_tree(tmp_path, monkeypatch):
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "repo" / ".cache"))
+    (tmp_path / "repo").mkdir()
+    path = default_html_path(parse_settings([str(tmp_path / "repo")]), interactive=True)
+    assert not path.resolve().is_relative_to((tmp_path / "repo").resolve())
+    assert path.parent.name.startswith("rocm-audit-report-")         # a private temporary directory
+
+
+def test_interactive_run_prints_where_the_report_went(tmp_path, monkeypatch, capsys):
+    import auditor.cli
+
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
+    monkeypatch.chdir(tmp_path)
+    monkeypatch.setattr(auditor.cli.sys.stdout, "isatty", lambda: True, raising=False)
+    main([str(FIXTURES / "portable_repo"), "--no-progress", "-j", "1", "--fail-on", "never"])
+    out = capsys.readouterr().out
+    shown = Path(re.search(r"HTML report: (\S+)", out).group(1))
+    assert shown.is_file() and shown.is_relative_to(tmp_path / "cache")
+    assert not (tmp_path / DEFAULT_HTML).exists() and not (FIXTURES / "portable_repo" / DEFAULT_HTML).exists()
+    main([str(FIXTURES / "portable_repo"), "--no-progress", "-j", "1", "--fail-on", "never", "--html", DEFAULT_HTML])
+    assert (tmp_path / DEFAULT_HTML).is_file()                        # only when asked
 
 
 def test_format_html_to_a_file(tmp_path):

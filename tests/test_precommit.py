@@ -68,3 +68,19 @@ def test_precommit_hook_blocks_cuda_only_import_and_passes_portable_code(tmp_pat
     assert done.returncode == 0, done.stdout + done.stderr
     assert "Passed" in done.stdout
 
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_on_push_only_the_whole_repository_hook_runs_so_findings_are_printed_once(tmp_path, hook_repo, pre_commit_home):
+    repo = staged_repo(tmp_path / "pushed", {"serve.py": "import tensorrt_llm\n"})
+    env = {**GIT_ENV, "PRE_COMMIT_HOME": str(pre_commit_home), "PRE_COMMIT_COLOR": "never", "NO_COLOR": "1"}
+    env.pop("VIRTUAL_ENV", None)
+    done = subprocess.run(   # every hook of the repository, at the pre-push stage, as `git push` runs them
+        [sys.executable, "-m", "pre_commit", "try-repo", str(hook_repo), "--hook-stage", "pre-push", "--all-files",
+         "--verbose"],
+        cwd=repo, env=env, capture_output=True, text=True, timeout=900, check=False,
+    )
+    output = done.stdout + done.stderr
+    assert done.returncode == 1, output
+    assert output.count("serve.py:1:1: RA100") == 1, output
+    assert "rocm-audit (whole repository)" in output

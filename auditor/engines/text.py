@@ -40,15 +40,22 @@ def scan_text(text: str, rulebook: Rulebook, path: str, kind: str, lines: list[s
         from auditor.parsing.buildblocks import excluded_lines
 
         excluded = excluded_lines(path, text, rulebook.guards.get("build", {}).get("rocm_condition_pattern", "(?!)"))
-    for number, line in enumerate(code_lines(text, kind), start=1):
+    code = code_lines(text, kind)
+    # `guarded_by`: the file itself has the ROCm counterpart (Bazel's if_rocm beside if_cuda)
+    joined = "\n".join(code) if any("guarded_by" in r.match for r in rules) else ""
+    guarded_rules = {r.id for r in rules if "guarded_by" in r.match
+                     and _compiled(r.match["guarded_by"]).search(joined)}
+    for number, line in enumerate(code, start=1):
         if not line.strip():
             continue
         for rule in rules:
             m = _compiled(rule.match["lines"]).search(line)
             if m:
-                subject = " ".join(m.group(0).split())
-                span = Span(number, m.start() + 1, number)
+                hit = "hit" if "hit" in m.re.groupindex else 0   # (?P<hit>…): the part that is the subject
+                subject = " ".join(m.group(hit).split())
+                span = Span(number, m.start(hit) + 1, number)
                 findings.append(make_finding(
-                    rule, path, span, subject, snippet_of(lines, number), guarded=number in excluded
+                    rule, path, span, subject, snippet_of(lines, number),
+                    guarded=number in excluded or rule.id in guarded_rules,
                 ))
     return findings

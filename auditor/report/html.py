@@ -21,7 +21,8 @@ MAX_CONTEXTS = 5000               # findings that get their code shown; the rest
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
 CHART_WIDTH = 460                 # px of the longest effort bar
 KIND_LEXERS = {"python": "python", "cuda": "cuda", "cpp": "cpp", "build": "cmake", "container": "docker",
-               "ci": "yaml", "shell": "bash"}
+               "ci": "yaml", "shell": "bash", "k8s": "yaml", "conda": "yaml", "bazel": "python",
+               "cython": "cython"}
 
 
 @dataclass(frozen=True, slots=True)

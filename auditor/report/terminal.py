@@ -44,6 +44,8 @@ def render_terminal(report: Report, console: Console, quiet: bool = False,
         parts.append(Text(f"vendored code not scanned: {shown} (--include-vendored scans it)", style="dim"))
     if report.gate is not None:
         parts.append(Text(_gate_summary(report, fail_on), style="bold red" if failing(report, fail_on) else "green"))
+        if strict_failure(report):
+            parts.append(Text(strict_failure(report), style="bold red"))
     console.print(Panel(Group(*parts), title=f"rocm-audit · {report.root}", expand=False))
     if s.findings:
         console.print(_counts_table(report))
@@ -180,6 +182,15 @@ def _errors(report: Report, console: Console) -> None:
         console.print(f"  … and {len(report.errors) - 10} more (see --format json)")
 
 
+def strict_failure(report: Report) -> str:
+    """Why a --strict run fails although nothing new was found, or ""."""
+    gate = report.gate
+    if gate is None or not gate.strict or not gate.gone:
+        return ""
+    return (f"rocm-audit: --strict: failed, the baseline lists {sum(n for *_, n in gate.gone)} finding(s) that are "
+            "gone; run with --update-baseline and commit the baseline")
+
+
 def _gate_summary(report: Report, fail_on: Severity | None) -> str:
     new, known = counts(report)
     fails = len(failing(report, fail_on))
@@ -230,12 +241,12 @@ def _concise(report: Report, console: Console, fail_on: Severity | None) -> None
     new, known = counts(report)
     threshold = fail_on.label if fail_on is not None else "never"
     head = (f"rocm-audit: {len(fails)} finding(s) at or above {threshold} would break on ROCm" if fails
-            else f"rocm-audit: ok, nothing {'new ' if report.gate else ''}at or above {threshold}")
+            else strict_failure(report) or f"rocm-audit: ok, nothing {'new ' if report.gate else ''}at or above {threshold}")
     detail = f"{len(report.results)} files · {new} new · {known} known · {report.suppressed} suppressed"
     if report.gate:
         detail += f" · compared with {report.gate.against}"
     console.print(f"{head} ({detail})", markup=False, highlight=False, soft_wrap=True,
-                  style="bold red" if fails else None)
+                  style="bold red" if fails or strict_failure(report) else None)
     if fails:
         console.print("  rocm-audit rule ID explains a rule; `# rocm-audit: ignore[ID]` on the line accepts it",
                       markup=False, highlight=False, soft_wrap=True)
