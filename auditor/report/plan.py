@@ -107,8 +107,8 @@ def _title(report: Report, rule_id: str) -> str:
     rule = report.rules.get(rule_id)
     if rule is None:
         return rule_id
-    if rule.category in DEPENDENCY_CATEGORIES and rule.severity >= Severity.HIGH:
-        return f"Replace {rule.name}"
+    if rule.category in DEPENDENCY_CATEGORIES and (rule.effort in ("L", "XL") or rule.severity == Severity.CRITICAL):
+        return f"Replace {rule.name}"   # a package or library to swap for another: its name says what
     return text.first_sentence(text.plain(rule.message))
 
 

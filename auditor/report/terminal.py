@@ -122,7 +122,10 @@ def _plan(report: Report, out: _Lines, limit: int) -> set[str]:
                               (" BLOCKS" if w.blocking else ""), " ")
         tail = f" ({w.rule_id}) · {_days(w.low_days, w.high_days)}"
         room = out.width - len(first.plain) - len(tail)
-        out.wrap(text.cut(w.title.split("; ")[0], room) + tail, first=first, hang=4, lines=1)
+        title = w.title.split("; ")[0]
+        if len(title) > room and len(title.split(" (")[0]) >= 24:
+            title = title.split(" (")[0]
+        out.wrap((title if len(title) <= room else w.rule_name) + tail, first=first, hang=4, lines=1)
         count = f"{w.sites:,} site{'s' if w.sites != 1 else ''} in {w.files:,} file{'s' if w.files != 1 else ''}: "
         path, n = w.top_files[0]
         more = f" ({n}) +{w.files - 1}" if w.files > 1 else ""
