@@ -114,7 +114,7 @@ def findings_data(report: Report, reader: SourceReader) -> dict:
     then for further sites while the budget lasts."""
     kinds = {r.path: r.kind for r in report.results}
     found = plan.groups(report)
-    comps = tuple(c.path for c in plan.components(report))
+    comps = tuple("." if c.path == plan.ROOT_LABEL else c.path for c in plan.components(report))
     codes: list[str] = []
 
     def context(index: int) -> int | None:

@@ -13,6 +13,7 @@ from auditor.report.groups import FindingGroup, group_findings
 from auditor.types import Component, Finding, Report, Severity
 
 PLAN_ITEMS = 8
+ROOT_LABEL = "(root)"                 # the component at the top of the scanned tree
 PERIPHERAL_DIRS = frozenset({"test", "tests", "testing", "unittests", "example", "examples", "benchmark",
                              "benchmarks", "bench", "docs", "doc", ".github", ".gitlab", ".circleci", "ci",
                              ".buildkite", "tutorials"})
@@ -186,6 +187,7 @@ def components(report: Report) -> tuple[ComponentRow, ...]:
     for c in comps:
         pattern, evidence, install, confidence = _rocm_path(c)
         low, high = hours[c.path]
-        rows.append(ComponentRow(c.path, c.verdict, c.optional, text.sentence(c.reason.split(": ", 1)[-1]),
+        rows.append(ComponentRow(c.path if c.path not in ("", ".") else ROOT_LABEL, c.verdict, c.optional, text.sentence(c.reason.split(": ", 1)[-1]),
                                  pattern, evidence, install, confidence, _days(low), _days(high), live[c.path]))
-    return tuple(rows)
+    order = {"blocked": 0, "needs-port": 1, "ready": 2}
+    return tuple(sorted(rows, key=lambda r: (r.path != ROOT_LABEL, order.get(r.verdict, 3), -r.high_days, r.path)))
