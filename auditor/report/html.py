@@ -12,6 +12,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from auditor.effort import load_model
 from auditor.report import plan, text, view
 from auditor.report.json import HOTSPOTS
 from auditor.types import CATEGORIES, Report, Severity
@@ -156,15 +157,21 @@ def findings_data(report: Report, reader: SourceReader) -> dict:
             "new": sum(1 for i in g.indexes if report.is_new(i)), "sites": sites,
         })
     for g, group in zip(found, groups):     # then more sites' code, group by group, while the budget lasts
-        for site, index in zip(group["sites"][1:], g.indexes[1:SITES_PER_GROUP]):
+        shown_until: dict[str, int] = {}
+        for site, index in zip(group["sites"], g.indexes[:SITES_PER_GROUP]):
             if len(codes) >= MAX_CONTEXTS:
                 break
-            site[3] = context(index)
+            path, line = site[0], site[1]
+            if site[3] is None and line and line > shown_until.get(path, 0):   # not inside the code shown above
+                site[3] = context(index)
+            if site[3] is not None:
+                shown_until[path] = line + CONTEXT_LINES
     rules = {}
     for rule_id in sorted({g.rule_id for g in found}):
         rule = report.rules.get(rule_id)
         rules[rule_id] = [rule.name if rule else rule_id, text.plain(rule.rocm_alternative or "") if rule else ""]
-    return {"rules": rules, "components": list(comps), "groups": groups, "code": codes}
+    return {"rules": rules, "components": list(comps), "groups": groups, "code": codes,
+            "dayHours": load_model().hours_per_day}
 
 
 def json_for_script(data: dict) -> str:

@@ -173,21 +173,28 @@ def _rocm_path(component: Component) -> tuple[str, tuple[str, ...], str, str]:
 
 
 def components(report: Report) -> tuple[ComponentRow, ...]:
+    """One row per component. Effort and findings are the work in it: live findings, or for an optional
+    component (examples, a hopper/-style package) what porting it too would take."""
     comps = report.components or (Component(".", report.verdict, False, report.verdict_reason, False),)
+    optional = {c.path for c in comps if c.optional}
     hours: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     live: Counter = Counter()
     for i, f in enumerate(report.findings):
         owner = component_of(comps, f.path)
+        kind = disposition(report, f)
+        if f.severity <= Severity.INFO or not (kind in WORK or (owner in optional and kind == "optional")):
+            continue
+        live[owner] += 1
         if i < len(report.site_hours):
             hours[owner][0] += report.site_hours[i][0]
             hours[owner][1] += report.site_hours[i][1]
-        if disposition(report, f) in WORK and f.severity > Severity.INFO:
-            live[owner] += 1
     rows = []
     for c in comps:
         pattern, evidence, install, confidence = _rocm_path(c)
         low, high = hours[c.path]
-        rows.append(ComponentRow(c.path if c.path not in ("", ".") else ROOT_LABEL, c.verdict, c.optional, text.sentence(c.reason.split(": ", 1)[-1]),
-                                 pattern, evidence, install, confidence, _days(low), _days(high), live[c.path]))
+        rows.append(ComponentRow(c.path if c.path not in ("", ".") else ROOT_LABEL, c.verdict, c.optional,
+                                 text.sentence(c.reason.split(": ", 1)[-1]), pattern, evidence, install,
+                                 confidence, _days(low), _days(high), live[c.path]))
     order = {"blocked": 0, "needs-port": 1, "ready": 2}
-    return tuple(sorted(rows, key=lambda r: (r.path != ROOT_LABEL, order.get(r.verdict, 3), -r.high_days, r.path)))
+    return tuple(sorted(rows, key=lambda r: (r.path != ROOT_LABEL, r.optional, order.get(r.verdict, 3),
+                                             -r.high_days, r.path)))

@@ -67,7 +67,13 @@
     return node;
   }
 
-  function hours(h) { return h[1] ? h[0] + "–" + h[1] : ""; }
+  function round(x) { return String(Math.round(x * 10) / 10); }
+
+  function hours(h) {   // engineer-hours, in days once a group costs a day or more
+    if (!h[1]) { return ""; }
+    var day = data.dayHours;
+    return h[1] >= day ? round(h[0] / day) + "–" + round(h[1] / day) + " d" : h[0] + "–" + h[1] + " h";
+  }
 
   function siteBlock(site) {
     var block = el("div", "site");
