@@ -101,8 +101,26 @@ def test_rule_docs_render_markdown_and_messages_end_once(tmp_path):
     docs = page.split('<section id="rules">', 1)[1].split("</section>", 1)[0]
     assert "<code>" in docs and "`" not in docs
     data = page_data(page)
-    assert not [g["msg"] for g in data["groups"] if g["msg"].endswith("..")]
+    assert not [rule for rule in data["rules"].values() if rule[2].endswith("..")]
     assert not re.search(r"[^.]\.\.(?:<|\s)", page.split("<body>", 1)[1].split('id="report-data"', 1)[0])
+
+
+def test_page_data_is_bounded_whatever_the_number_of_findings(monkeypatch, tmp_path):
+    """Every group lists its first site, the rest share a budget; groups past the cap are counted, not lost."""
+    from auditor.pipeline import audit
+    from auditor.report import html as html_report
+    from auditor.rulebook import load_rulebook
+
+    write_tree(tmp_path, {f"k{i}.cu": "".join(f"__device__ int f{j}(int m) {{ return threadIdx.x & 31; }}\n"
+                                               for j in range(12)) for i in range(6)})
+    report = audit([tmp_path], load_rulebook(), shown_root="gen")
+    monkeypatch.setattr(html_report, "MAX_GROUPS", 4)
+    monkeypatch.setattr(html_report, "MAX_SITES", 10)
+    data = html_report.findings_data(report, html_report.SourceReader(tmp_path))
+    assert len(data["groups"]) == 4 and all(g["sites"] for g in data["groups"])
+    assert sum(len(g["sites"]) for g in data["groups"]) == 10
+    assert sum(g["n"] for g in data["groups"]) + data["omitted"]["findings"] == len(report.findings)
+    assert data["omitted"]["groups"] >= 2
 
 
 def test_interactive_runs_write_the_html_report_by_default():

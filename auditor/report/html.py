@@ -18,9 +18,11 @@ from auditor.report.json import HOTSPOTS
 from auditor.types import CATEGORIES, Report, Severity
 
 CONTEXT_LINES = 3                 # lines shown above and below a finding
-MAX_CONTEXTS = 1500               # sites that get their code shown; the rest show the snippet
+MAX_CONTEXTS = 1000               # sites that get their code shown; the rest show the snippet
 SITES_PER_GROUP = 200             # sites listed per group in the page; the JSON report lists them all
-SNIPPET_CHARS = 240
+MAX_SITES = 25000                 # sites listed in the page in all (each group lists at least its first)
+MAX_GROUPS = 20000                # groups in the page, most important first; the rest are counted
+SNIPPET_CHARS = 160
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
 CHART_WIDTH = 460                 # px of the longest effort bar
 KIND_LEXERS = {"python": "python", "cuda": "cuda", "cpp": "cpp", "build": "cmake", "container": "docker",
@@ -137,12 +139,20 @@ def findings_data(report: Report, reader: SourceReader) -> dict:
         cost[g.rule_id] = cost.get(g.rule_id, 0.0) + g.high_hours
     found = tuple(sorted(found, key=lambda g: (g.disposition == "guarded", -worst[g.rule_id], -cost[g.rule_id],
                                                g.rule_id, -g.severity, -g.high_hours, -g.count, g.key)))
+    omitted = found[MAX_GROUPS:]
+    found = found[:MAX_GROUPS]
+    budget = max(0, MAX_SITES - len(found))       # every group lists its first site; the rest share this
+    limits = []
+    for g in found:
+        extra = min(SITES_PER_GROUP - 1, g.count - 1, budget)
+        budget -= extra
+        limits.append(1 + extra)
     first_codes = {g.first: context(g.first) for g in found}
     groups = []
-    for g in found:
+    for g, limit in zip(found, limits):
         rule = report.rules.get(g.rule_id)
         first = report.findings[g.first]
-        sites = [_site(report, i, first_codes[i] if i == g.first else None) for i in g.indexes[:SITES_PER_GROUP]]
+        sites = [_site(report, i, first_codes[i] if i == g.first else None) for i in g.indexes[:limit]]
         details = list(dict.fromkeys(report.findings[i].detail for i in g.indexes if report.findings[i].detail))
         owner = plan.component_of(report.components, first.path)
         groups.append({
@@ -152,13 +162,12 @@ def findings_data(report: Report, reader: SourceReader) -> dict:
             "peri": 1 if all(plan.peripheral(p) for p in g.paths) else 0,
             "key": g.key, "across": 1 if g.across_files else 0, "n": g.count, "files": len(g.paths),
             "hours": [round(g.low_hours, 1), round(g.high_hours, 1)],
-            "msg": text.sentence(text.plain(rule.message if rule else first.message)),
             "detail": text.cut("; ".join(details), 300) if details else "",
             "new": sum(1 for i in g.indexes if report.is_new(i)), "sites": sites,
         })
     for g, group in zip(found, groups):     # then more sites' code, group by group, while the budget lasts
         shown_until: dict[str, int] = {}
-        for site, index in zip(group["sites"], g.indexes[:SITES_PER_GROUP]):
+        for site, index in zip(group["sites"], g.indexes):
             if len(codes) >= MAX_CONTEXTS:
                 break
             path, line = site[0], site[1]
@@ -169,9 +178,11 @@ def findings_data(report: Report, reader: SourceReader) -> dict:
     rules = {}
     for rule_id in sorted({g.rule_id for g in found}):
         rule = report.rules.get(rule_id)
-        rules[rule_id] = [rule.name if rule else rule_id, text.plain(rule.rocm_alternative or "") if rule else ""]
+        rules[rule_id] = [rule.name if rule else rule_id, text.plain(rule.rocm_alternative or "") if rule else "",
+                          text.sentence(text.plain(rule.message)) if rule else ""]
     return {"rules": rules, "components": list(comps), "groups": groups, "code": codes,
-            "dayHours": load_model().hours_per_day}
+            "dayHours": load_model().hours_per_day,
+            "omitted": {"groups": len(omitted), "findings": sum(g.count for g in omitted)}}
 
 
 def json_for_script(data: dict) -> str:

@@ -55,8 +55,8 @@
   var shown = [], page = 0;
 
   data.groups.forEach(function (g) {
-    var rule = data.rules[g.rule] || [g.rule, ""];
-    g.search = [g.rule, rule[0], g.cat, g.disp, g.key, g.msg].concat(g.sites.map(function (s) { return s[0]; }))
+    var rule = data.rules[g.rule] || [g.rule, "", ""];
+    g.search = [g.rule, rule[0], rule[2], g.cat, g.disp, g.key].concat(g.sites.map(function (s) { return s[0]; }))
       .join(" ").toLowerCase();
   });
 
@@ -134,7 +134,7 @@
     head.appendChild(el("span", "category", g.cat));
     head.appendChild(el("span", "rule-total", total));
     cell.appendChild(head);
-    cell.appendChild(el("div", "group-line", g.msg));
+    cell.appendChild(el("div", "group-line", rule[2]));
     if (rule[1]) {
       var alt = el("div", "group-alt");
       alt.appendChild(el("span", "label", "ROCm alternative"));
@@ -197,6 +197,10 @@
     pageInfo.textContent = "page " + (page + 1) + " of " + pages + " (" + shown.length + " groups)";
     control("page-prev").disabled = page === 0;
     control("page-next").disabled = page >= pages - 1;
+    if (data.omitted.groups) {
+      control("omitted").textContent = data.omitted.groups.toLocaleString("en-US") + " more groups (" +
+        data.omitted.findings.toLocaleString("en-US") + " findings) are too many for this page: the JSON report lists them.";
+    }
   }
 
   function apply() {
