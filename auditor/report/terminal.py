@@ -222,11 +222,12 @@ def _coverage_line(report: Report, out: _Lines) -> None:
     cov = report.coverage
     if cov.converted + cov.unconverted == 0:
         return
-    names = ", ".join(name for name, _, _ in cov.unconverted_names[:4])
+    names = ", ".join(f"{name} ({count})" for name, count, _ in cov.unconverted_names[:4])
+    more = " …" if len(cov.unconverted_names) > 4 else ""
     out.blank()
     out.wrap(f"HIPIFY coverage: {cov.converted:,} of {cov.converted + cov.unconverted:,} CUDA references convert "
-             f"({cov.percent:.1f}%, {cov.clean_percent:.1f}% clean)" + (f"; unconverted: {names}" if names else ""),
-             hang=2)
+             f"({cov.percent:.1f}%), {cov.clean_percent:.1f}% clean after HIPIFY"
+             + (f"; unconverted: {names}{more}" if names else ""), hang=2)
 
 
 def _counts_table(report: Report) -> Table:
