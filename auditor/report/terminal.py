@@ -20,6 +20,7 @@ SEVERITY_STYLE = {
 PLAN_ITEMS = 6          # in the summary; the HTML page and --verbose show plan.PLAN_ITEMS
 TOP_COMPONENTS = 6
 TOP_OTHER_RULES = 8
+SUMMARY_LINES = 60      # what the summary aims to fit in, for any tree
 TOP_COVERAGE = 10
 TOP_HOTSPOTS = 10
 
@@ -72,12 +73,17 @@ class _Lines:
     def __init__(self, console: Console):
         self.console = console
         self.width = max(40, console.width)
+        self.count = 0                       # lines printed so far
+
+    def print(self, line: Text | str = "") -> None:
+        self.console.print(line, soft_wrap=True, highlight=False)
+        self.count += 1
 
     def rule(self, title: str) -> None:
-        self.console.print(Text(text.cut(title, self.width), style="bold"), soft_wrap=True)
+        self.print(Text(text.cut(title, self.width), style="bold"))
 
     def blank(self) -> None:
-        self.console.print()
+        self.print()
 
     def wrap(self, body: str, indent: int = 0, first: Text | None = None, style: str | None = None,
              hang: int | None = None, lines: int | None = None) -> None:
@@ -91,10 +97,9 @@ class _Lines:
             wrapped = wrapped[:lines]
             last = wrapped[-1].rstrip(" ,;:.")
             wrapped[-1] = (last if len(last) < self.width else last[: self.width - 1]) + "…"
-        self.console.print(head + Text(wrapped[0][len(head.plain):], style=style or ""), soft_wrap=True,
-                           highlight=False)
+        self.print(head + Text(wrapped[0][len(head.plain):], style=style or ""))
         for line in wrapped[1:]:
-            self.console.print(Text(line, style=style or ""), soft_wrap=True, highlight=False)
+            self.print(Text(line, style=style or ""))
 
 
 def short_path(path: str, limit: int) -> str:
@@ -180,7 +185,8 @@ def _other_rules(report: Report, out: _Lines, in_plan: set[str], verbose: bool) 
             not_work[label] = not_work.get(label, 0) + 1
     ordered = sorted(by_rule.items(), key=lambda kv: (-max(report.findings[i].severity for i in kv[1]),
                                                       -len(kv[1]), kv[0]))
-    limit = None if verbose else TOP_OTHER_RULES
+    # what is left of the summary's line budget, after the heading, the tail lines and the coverage line
+    limit = None if verbose else max(3, min(TOP_OTHER_RULES, (SUMMARY_LINES - out.count - 8) // 2))
     if ordered:
         out.blank()
         out.rule(f"Smaller items: {len(ordered)} rule{'s' if len(ordered) != 1 else ''}, "
