@@ -223,6 +223,8 @@ def test_report_in_chromium_opens_with_the_plan_components_and_groups(browser, t
     assert sites.count() == len(nvml)
     assert sites.first.locator(".site-where").inner_text() == f'{nvml[0]["path"]}:{nvml[0]["line"]}'
     assert sites.first.locator(".code .hll").is_visible()
+    # nothing wider than the window: tables wrap their text (the Assumptions table once widened the page)
+    assert page.evaluate("document.documentElement.scrollWidth") <= page.viewport_size["width"]
     row.locator("button.expand").click()
     assert page.locator("#findings tr.sites").count() == 0
 
