@@ -305,3 +305,26 @@ def test_dependency_table_lists_each_package_once_with_every_place(tmp_path):
     for f in trt:
         assert f'{f["path"]}:{f["line"]}' in row
     assert "no ROCm build: replace it" in row
+
+
+def test_rocm_path_dispositions_are_filters_and_not_built_code_is_hidden_by_default(browser, tmp_path, monkeypatch):
+    """When the ROCm-path analysis gives each finding a disposition, the page filters by it; code a ROCm
+    build does not compile is one click away, not in the default count."""
+    from auditor.pipeline import audit
+    from auditor.report import html as html_report
+    from auditor.report import plan
+    from auditor.rulebook import load_rulebook
+
+    report = audit([FIXTURES / "llm_serving"], load_rulebook(), shown_root="llm_serving")
+    real = plan.disposition
+    monkeypatch.setattr(plan, "disposition", lambda r, f: "not-built" if f.path == "Dockerfile" else real(r, f))
+    out = tmp_path / "r.html"
+    out.write_text(html_report.render_html(report, FIXTURES / "llm_serving"), encoding="utf-8")
+    view = _Page(browser, out)
+    docker = sum(1 for f in report.findings if f.path == "Dockerfile")
+    unguarded = sum(1 for f in report.findings if not f.guarded)
+    assert docker and view.shown() == unguarded - docker
+    view.page.select_option("#filter-disposition", "not-built")
+    assert view.shown() == docker
+    assert view.page.locator("#findings tr.group .disp").first.inner_text() == "not built"
+    assert view.console == []

@@ -137,7 +137,7 @@ def findings_data(report: Report, reader: SourceReader) -> dict:
     for g in found:
         worst[g.rule_id] = max(worst.get(g.rule_id, 0), int(g.severity))
         cost[g.rule_id] = cost.get(g.rule_id, 0.0) + g.high_hours
-    found = tuple(sorted(found, key=lambda g: (g.disposition == "guarded", -worst[g.rule_id], -cost[g.rule_id],
+    found = tuple(sorted(found, key=lambda g: (g.disposition in plan.NOT_COMPILED_ON_ROCM, -worst[g.rule_id], -cost[g.rule_id],
                                                g.rule_id, -g.severity, -g.high_hours, -g.count, g.key)))
     omitted = found[MAX_GROUPS:]
     found = found[:MAX_GROUPS]
@@ -181,7 +181,7 @@ def findings_data(report: Report, reader: SourceReader) -> dict:
         rules[rule_id] = [rule.name if rule else rule_id, text.plain(rule.rocm_alternative or "") if rule else "",
                           text.sentence(text.plain(rule.message)) if rule else ""]
     return {"rules": rules, "components": list(comps), "groups": groups, "code": codes,
-            "dayHours": load_model().hours_per_day,
+            "dayHours": load_model().hours_per_day, "hiddenByDefault": sorted(plan.NOT_COMPILED_ON_ROCM),
             "omitted": {"groups": len(omitted), "findings": sum(g.count for g in omitted)}}
 
 
@@ -251,7 +251,7 @@ def render_html(report: Report, source_root: Path | None = None) -> str:
     unconverted_by_file = {r.path: sorted({name for name, _ in r.coverage.unconverted})
                            for r in report.results if r.coverage and r.coverage.unconverted}
     used = {g["cat"] for g in data["groups"]}
-    dispositions = sorted({g["disp"] for g in data["groups"]}, key=lambda d: (d != "live", d == "guarded", d))
+    dispositions = sorted({g["disp"] for g in data["groups"]}, key=lambda d: (d != "live", d in plan.NOT_COMPILED_ON_ROCM, d))
     assumptions, sources = assumption_sources(report)
     return env.get_template("report.html.j2").render(
         s=view.summary(report),
@@ -263,7 +263,8 @@ def render_html(report: Report, source_root: Path | None = None) -> str:
         dispositions=dispositions,
         data=Markup(json_for_script(data)),
         group_count=len(data["groups"]),
-        peripheral_count=sum(g["n"] for g in data["groups"] if g["peri"] and g["disp"] != "guarded"),
+        peripheral_count=sum(g["n"] for g in data["groups"]
+                             if g["peri"] and g["disp"] not in plan.NOT_COMPILED_ON_ROCM),
         effort=report.effort,
         effort_rows=effort,
         bars=effort_bars(effort),

@@ -17,8 +17,12 @@ ROOT_LABEL = "(root)"                 # the component at the top of the scanned 
 PERIPHERAL_DIRS = frozenset({"test", "tests", "testing", "unittests", "example", "examples", "benchmark",
                              "benchmarks", "bench", "docs", "doc", ".github", ".gitlab", ".circleci", "ci",
                              ".buildkite", "tutorials"})
-# dispositions that are work for a ROCm port (design.md and rocm-path.md section 4); the rest have a path
+# dispositions that are work for a ROCm port; every other one has a ROCm path or is not on the install path
 WORK = frozenset({"live"})
+# code a ROCm build never compiles or loads: hidden from the findings list by default (one click shows it)
+NOT_COMPILED_ON_ROCM = frozenset({"guarded", "guarded-by-project-macro", "shim-mapping", "other-vendor-backend",
+                                  "not-built", "cuda-branch-of-build-script",
+                                  "cuda-only-source-rocm-builds-alternative"})
 
 
 @dataclass(frozen=True, slots=True)

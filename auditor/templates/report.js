@@ -214,7 +214,8 @@
     shown = data.groups.filter(function (g) {
       var keep = g.sev >= minimum && (!wantedCategory || g.cat === wantedCategory) &&
         (wantedComponent === "" || String(g.comp) === wantedComponent) &&
-        (wantedDisposition === "*" || (wantedDisposition === "" ? g.disp !== "guarded" : g.disp === wantedDisposition)) &&
+        (wantedDisposition === "*" ||
+         (wantedDisposition === "" ? data.hiddenByDefault.indexOf(g.disp) === -1 : g.disp === wantedDisposition)) &&
         (!hidePeripheral || !g.peri) && (!query || g.search.indexOf(query) !== -1);
       if (keep) { count += g.n; }
       return keep;
