@@ -271,6 +271,7 @@ def test_many_findings_stay_a_small_page_a_page_at_a_time(browser, tmp_path):
     write_tree(tree, files)
     html_path, report = _write_reports(tmp_path, tree)
     assert len(report["findings"]) >= 4800
+    assert html_path.stat().st_size < 1_000_000   # the JSON report of the same run is 3.6 MB
     data = page_data(html_path.read_text(encoding="utf-8"))
     assert len(data["groups"]) < 10          # one rule, one subject across 120 generated files
     view = _Page(browser, html_path)
