@@ -329,3 +329,27 @@ def test_rocm_path_dispositions_are_filters_and_not_built_code_is_hidden_by_defa
     assert view.shown() == docker
     assert view.page.locator("#findings tr.group .disp").first.inner_text() == "not built"
     assert view.console == []
+
+
+def test_each_component_links_to_exactly_its_findings(browser, tmp_path):
+    tree = write_tree(tmp_path / "repo", {
+        "setup.py": "from setuptools import setup\nsetup(name='main')\n",
+        "main/gpu.py": "import pynvml\npynvml.nvmlInit()\nimport torch\nprint(torch.version.cuda.split('.'))\n",
+        "plugin/setup.py": "from setuptools import setup\nsetup(name='plugin')\n",
+        "plugin/p.py": "import tensorrt_llm\n",
+        "plugin/tests/test_p.py": "import tensorrt_llm\n",
+    })
+    html_path, report = _write_reports(tmp_path, tree)
+    view = _Page(browser, html_path)
+    rows = view.page.locator("#components-table tbody tr")
+    assert rows.count() == len(report["components"]) == 2
+    counts = {}
+    for i in range(rows.count()):
+        link = rows.nth(i).locator("a.show-component")
+        link.click()
+        counts[rows.nth(i).locator("td").first.inner_text()] = int(link.inner_text())
+        assert view.shown() == int(link.inner_text())
+    assert counts["plugin"] == 1                    # its test file is not counted
+    assert counts["(root)"] == sum(1 for f in report["findings"] if f["path"].startswith("main/")
+                                   and f["severity"] != "info" and not f["guarded"])
+    assert view.console == []

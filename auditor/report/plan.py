@@ -66,7 +66,7 @@ class ComponentRow:
     confidence: str
     low_days: float
     high_days: float
-    findings: int                     # live findings in it
+    findings: int                     # findings in it as the findings list shows them (its link's count)
 
 
 def disposition(report: Report, finding: Finding) -> str:
@@ -177,8 +177,9 @@ def _rocm_path(component: Component) -> tuple[str, tuple[str, ...], str, str]:
 
 
 def components(report: Report) -> tuple[ComponentRow, ...]:
-    """One row per component. Effort and findings are the work in it: live findings, or for an optional
-    component (examples, a hopper/-style package) what porting it too would take."""
+    """One row per component. Its effort is the work in it: live findings, or for an optional component (a
+    hopper/-style package) what porting it too would take. Its count is what the findings list shows for it
+    by default (above info, not tests, examples or CI, not code a ROCm build skips)."""
     comps = report.components or (Component(".", report.verdict, False, report.verdict_reason, False),)
     optional = {c.path for c in comps if c.optional}
     hours: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
@@ -186,9 +187,12 @@ def components(report: Report) -> tuple[ComponentRow, ...]:
     for i, f in enumerate(report.findings):
         owner = component_of(comps, f.path)
         kind = disposition(report, f)
-        if f.severity <= Severity.INFO or not (kind in WORK or (owner in optional and kind == "optional")):
+        if f.severity <= Severity.INFO:
             continue
-        live[owner] += 1
+        if kind not in NOT_COMPILED_ON_ROCM and not peripheral(f.path):
+            live[owner] += 1
+        if not (kind in WORK or (owner in optional and kind == "optional")):
+            continue
         if i < len(report.site_hours):
             hours[owner][0] += report.site_hours[i][0]
             hours[owner][1] += report.site_hours[i][1]

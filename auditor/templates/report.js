@@ -239,6 +239,7 @@
   each(document.querySelectorAll("a.show-component"), function (link) {
     link.addEventListener("click", function () {
       if (component) { component.value = link.getAttribute("data-component"); }
+      severity.value = "1";   // the count beside the link leaves out info
       apply();
     });
   });
