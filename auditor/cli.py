@@ -263,7 +263,8 @@ def _render(fmt: str, report, settings, root: Path | None = None) -> str:
     from auditor.report.terminal import render_terminal
 
     buffer = io.StringIO()
-    render_terminal(report, Console(file=buffer, width=120, color_system=None), settings.quiet, settings.fail_on)
+    render_terminal(report, Console(file=buffer, width=120, color_system=None), settings.quiet, settings.fail_on,
+                    settings.verbose)
     return buffer.getvalue()
 
 
@@ -280,7 +281,7 @@ def _emit(settings, report, root: Path | None = None) -> None:
     from auditor.report.terminal import render_terminal
 
     console = Console()
-    render_terminal(report, console, settings.quiet, settings.fail_on)
+    render_terminal(report, console, settings.quiet, settings.fail_on, settings.verbose)
     default_html = default_html_path(settings, sys.stdout.isatty())
     if default_html is not None:
         write_atomic(default_html, _render("html", report, settings, root))
@@ -390,21 +391,40 @@ class _Progress:
 
 
 def _list_rules(settings) -> int:
+    """One line a rule (id, category, severity, name); `--category` narrows it, `--json` prints it as data."""
+    import json
+
     from rich.console import Console
     from rich.table import Table
 
-    rulebook = _rulebook(settings)
-    table = Table(title=f"{len(rulebook.rules)} rules")
-    for column in ("id", "name", "category", "severity", "effort", "message"):
-        table.add_column(column, overflow="fold")
-    for rule in rulebook.rules:
-        table.add_row(rule.id, rule.name, rule.category, rule.severity.label, rule.effort, rule.message)
-    Console().print(table)
+    from auditor.types import CATEGORIES
+
+    rules = _rulebook(settings).rules
+    if settings.category:
+        if settings.category not in CATEGORIES:
+            raise ToolError(f"unknown category {settings.category!r} (one of: {', '.join(CATEGORIES)})")
+        rules = [r for r in rules if r.category == settings.category]
+    if settings.rules_json:
+        sys.stdout.write(json.dumps([
+            {"id": r.id, "name": r.name, "category": r.category, "severity": r.severity.label, "effort": r.effort,
+             "message": r.message, "rocm_alternative": r.rocm_alternative} for r in rules], indent=2) + "\n")
+        return EXIT_CLEAN
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    for column in ("id", "category", "severity", "name"):
+        table.add_column(column, no_wrap=True, overflow="ellipsis")
+    for rule in rules:
+        table.add_row(rule.id, rule.category, rule.severity.label, rule.name)
+    console = Console()
+    console.print(table)
+    console.print(f"{len(rules)} rules · rocm-audit rule ID explains one · --category CAT, --json", style="dim",
+                  highlight=False)
     return EXIT_CLEAN
 
 
 def _explain_rule(settings) -> int:
     from rich.console import Console
+
+    from auditor.report.text import paragraphs, plain
 
     rulebook = _rulebook(settings)
     rule = rulebook.by_id().get(settings.rule_id or "")
@@ -415,12 +435,12 @@ def _explain_rule(settings) -> int:
         raise ToolError(f"no rule {settings.rule_id!r} (rocm-audit rules lists them)")
     console = Console()
     console.print(f"[bold]{rule.id} {rule.name}[/bold]  {rule.category} · {rule.severity.label} · effort {rule.effort}")
-    console.print(rule.message, markup=False)
+    console.print(plain(rule.message), markup=False)
     if rule.rocm_alternative:
-        console.print(f"ROCm alternative: {rule.rocm_alternative}", markup=False)
+        console.print(f"ROCm alternative: {plain(rule.rocm_alternative)}", markup=False)
     console.print()
-    for paragraph in rule.docs.split("\n\n"):  # the docs are wrapped for the TOML file, not the terminal
-        console.print(" ".join(paragraph.split()), markup=False, highlight=False)
+    for paragraph in paragraphs(rule.docs):  # the docs are wrapped for the TOML file, not the terminal
+        console.print(plain(paragraph), markup=False, highlight=False)
         console.print()
     for label, examples in (("Reported", rule.flag), ("Not reported", rule.ok)):
         console.print(f"[bold]{label}:[/bold]")

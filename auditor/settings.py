@@ -13,6 +13,7 @@ from auditor import __version__
 from auditor.types import Severity
 
 FORMATS = ("terminal", "json", "sarif", "github", "markdown", "html")
+RULES_JSON = Path("-")   # `rules --json` with no FILE
 FILE_OUTPUTS = ("html", "sarif", "json", "markdown")   # `--html FILE` …: extra reports from the same run
 FAIL_ON = ("critical", "high", "medium", "low", "info", "never")
 DEFAULT_HTML = "rocm-audit-report.html"   # interactive runs write it in the current directory
@@ -59,6 +60,9 @@ class Settings:
     cache_dir: Path | None = None     # --cache-dir, ROCM_AUDIT_CACHE_DIR or config; None: the user's cache directory
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()   # (glob, rule ids or prefixes)
     optional_dirs: tuple[str, ...] = ()   # gitignore-style patterns: findings there are optional
+    verbose: bool = False             # the terminal summary lists every finding group and the full tables
+    category: str | None = None       # `rules --category CAT`: only the rules of this category
+    rules_json: bool = False          # `rules --json`: the rule list as JSON
 
 
 class _Parser(argparse.ArgumentParser):
@@ -145,6 +149,9 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.add_argument("-q", "--quiet", action="store_true",
                         help="a line per finding that fails the run, then a summary line (the pre-commit hook's output)")
+    parser.add_argument("-v", "--verbose", action="store_true",
+                        help="terminal: list every finding group and the full tables, not the ~60-line summary")
+    parser.add_argument("--category", metavar="CAT", help="with `rules`: only the rules of this category")
     parser.add_argument("--max-file-size", type=_size, default=16 * 1024 * 1024,
                         help="skip (and report) files larger than this (default 16M)")
     parser.add_argument("--time-budget", type=_seconds, default=60.0, metavar="SECONDS",
@@ -169,6 +176,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="new = what HEAD adds since its merge-base with REF (git; only changed files rescanned)")
     outputs = parser.add_argument_group("more reports from the same run")
     for name in FILE_OUTPUTS:
+        if name == "json":   # `rules --json` prints the rule list as JSON: FILE is optional there
+            outputs.add_argument("--json", type=Path, metavar="FILE", nargs="?", const=RULES_JSON,
+                                 help="also write the json report to FILE (with `rules`: print the rules as JSON)")
+            continue
         outputs.add_argument(f"--{name}", type=Path, metavar="FILE", help=f"also write the {name} report to FILE")
     parser.add_argument("--config", type=Path, metavar="FILE",
                         help="config file to use instead of searching for .rocm-audit.toml or pyproject.toml")
@@ -218,6 +229,11 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         rule_id = args.pop().upper()
     elif command == "rules" and args:
         raise UsageError("'rules' takes no paths")
+    rules_json = getattr(ns, "json", None) == RULES_JSON
+    if rules_json and command != "rules":
+        raise UsageError("--json needs a FILE (rocm-audit rules --json prints the rule list)")
+    if getattr(ns, "category", None) and command != "rules":
+        raise UsageError("--category goes with `rules` (rocm-audit rules --category warp_size_assumption)")
     if ns.baseline and ns.diff_base:
         raise UsageError("use --baseline or --diff-base, not both")
     for flag, on in (("--update-baseline", ns.update_baseline), ("--strict", ns.strict)):
@@ -249,7 +265,8 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         update_baseline=ns.update_baseline,
         strict=ns.strict,
         diff_base=ns.diff_base,
-        outputs=tuple((name, getattr(ns, name)) for name in FILE_OUTPUTS if getattr(ns, name)),
+        outputs=tuple((name, getattr(ns, name)) for name in FILE_OUTPUTS
+                      if getattr(ns, name) and getattr(ns, name) != RULES_JSON),
         config_file=resolved.config.path if resolved.config else None,
         sources=_with_environment(resolved.sources, given),
         config_start=config_start,
@@ -259,6 +276,9 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         cache_dir=_cache_dir(given, ns.cache_dir),
         per_file_ignores=tuple(_per_file_ignore(item) for item in ns.per_file_ignores or ()),
         optional_dirs=_split(ns.optional_dirs),
+        verbose=bool(getattr(ns, "verbose", False)),
+        category=getattr(ns, "category", None),
+        rules_json=rules_json,
     )
 
 

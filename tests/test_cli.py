@@ -109,8 +109,11 @@ def test_terminal_summary_lists_verdict_and_worst_findings(tmp_path, capsys):
     out = capsys.readouterr().out
     assert code == 1
     assert "Verdict: BLOCKED" in out
-    row = next(line for line in out.splitlines() if "RA100" in line)
-    assert "critical" in row and "requirements.txt:2" in row and " 3 " in row  # two imports and the requirement
+    lines = out.splitlines()
+    at = next(i for i, line in enumerate(lines) if "RA100" in line)    # the plan's first work item
+    assert lines[at].startswith(" 1. critical BLOCKS Replace tensorrt-llm")
+    assert lines[at + 1].strip() == "3 sites in 2 files: serve.py (2) +1"   # two imports and the requirement
+    assert lines[at + 2].strip().startswith("fix: Serve the model with vLLM or SGLang")
 
 
 def test_parallel_scan_gives_identical_output(capsys):

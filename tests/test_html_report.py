@@ -8,6 +8,7 @@ import shutil
 from pathlib import Path
 
 import pytest
+from markupsafe import escape
 
 from auditor.cli import default_html_path, main
 from auditor.settings import DEFAULT_HTML, parse_settings
@@ -50,16 +51,26 @@ def _write_reports(tmp_path: Path, tree: Path) -> tuple[Path, dict]:
     return html, json.loads(js.read_text(encoding="utf-8"))
 
 
+def page_data(page: str) -> dict:
+    """The compact JSON the page's script builds the findings from."""
+    return json.loads(page.split('<script type="application/json" id="report-data">', 1)[1].split("</script>", 1)[0])
+
+
 def test_html_is_self_contained_and_escapes_repository_text(tmp_path):
     tree = _hostile_tree(tmp_path / "repo")
     html_path, report = _write_reports(tmp_path, tree)
     page = html_path.read_text(encoding="utf-8")
     assert "SECRET-OUTSIDE-THE-ROOT" not in page
-    assert "names/ünïcödé &amp; &lt;i&gt;.cu" in page
     assert "<b onmouseover" not in page
-    assert page.count("<script") == 1 and page.count("</script>") == 1   # ours, at the end
+    # the data block and our script, and nothing else that could run
+    assert page.count("<script") == 2 and page.count("</script>") == 2
     assert '<img src=x' not in page and "<svg onload" not in page
-    assert "&lt;img src=x onerror=" in page                              # the file name, shown as text
+    data_block = page.split('id="report-data">', 1)[1].split("</script>", 1)[0]
+    assert "<" not in data_block and ">" not in data_block and "&" not in data_block
+    data = page_data(page)
+    paths = {site[0] for g in data["groups"] for site in g["sites"]}
+    assert {HOSTILE_NAME, "serve.py", "requirements.txt", "names/ünïcödé & <i>.cu"} <= paths
+    assert "&lt;img src=x onerror=" in page                              # the file name in the plan, as text
     assert not re.search(r'(?:src|href)=["\']?(?:https?:)?//', page)     # nothing fetched from anywhere
     assert "Content-Security-Policy" in page and "'unsafe-inline'" not in page.split("script-src", 1)[1][:80]
     assert {f["path"] for f in report["findings"]} >= {HOSTILE_NAME, "serve.py", "requirements.txt"}
@@ -68,12 +79,48 @@ def test_html_is_self_contained_and_escapes_repository_text(tmp_path):
 def test_html_shows_the_code_around_a_finding_and_the_rule(tmp_path):
     html_path, report = _write_reports(tmp_path, FIXTURES / "torch_extension")
     page = html_path.read_text(encoding="utf-8")
+    data = page_data(page)
     first = next(f for f in report["findings"] if f["rule"] == "RA303")
-    assert f'{first["path"]}:{first["line"]}' in page
-    assert '<span class="hll"><span class="linenos">' + str(first["line"]) + "</span>" in page
-    assert 'id="rule-RA303"' in page and 'href="#rule-RA303"' in page
-    for assumption in report["effort"]["assumptions"]:
-        assert assumption["source"].replace("'", "&#39;") in page
+    group = next(g for g in data["groups"] if g["rule"] == "RA303" and g["key"] == first["path"])
+    site = group["sites"][0]
+    assert site[:2] == [first["path"], first["line"]]
+    assert '<span class="hll"><span class="linenos">' + str(first["line"]) + "</span>" in data["code"][site[3]]
+    assert 'id="rule-RA303"' in page
+    sources = page.split('<ol class="sources">', 1)[1].split("</ol>", 1)[0]
+    table = page.split('<table class="assumptions">', 1)[1].split("</table>", 1)[0]
+    for assumption in report["effort"]["assumptions"]:   # each constant links to its source, shown in full
+        row = table.split(f"<td>{escape(assumption['name'])}</td>", 1)[1].split("</tr>", 1)[0]
+        number = re.search(r'href="#source-(\d+)"', row).group(1)
+        assert f'<li id="source-{number}" class="source">{escape(assumption["source"])}</li>' in sources
+    assert "shared/knowledge" not in page and "design.md" not in page   # files a user does not have
+
+
+def test_rule_docs_render_markdown_and_messages_end_once(tmp_path):
+    html_path, report = _write_reports(tmp_path, FIXTURES / "cmake_cuda_lib")
+    page = html_path.read_text(encoding="utf-8")
+    docs = page.split('<section id="rules">', 1)[1].split("</section>", 1)[0]
+    assert "<code>" in docs and "`" not in docs
+    data = page_data(page)
+    assert not [rule for rule in data["rules"].values() if rule[2].endswith("..")]
+    assert not re.search(r"[^.]\.\.(?:<|\s)", page.split("<body>", 1)[1].split('id="report-data"', 1)[0])
+
+
+def test_page_data_is_bounded_whatever_the_number_of_findings(monkeypatch, tmp_path):
+    """Every group lists its first site, the rest share a budget; groups past the cap are counted, not lost."""
+    from auditor.pipeline import audit
+    from auditor.report import html as html_report
+    from auditor.rulebook import load_rulebook
+
+    write_tree(tmp_path, {f"k{i}.cu": "".join(f"__device__ int f{j}(int m) {{ return threadIdx.x & 31; }}\n"
+                                               for j in range(12)) for i in range(6)})
+    report = audit([tmp_path], load_rulebook(), shown_root="gen")
+    monkeypatch.setattr(html_report, "MAX_GROUPS", 4)
+    monkeypatch.setattr(html_report, "MAX_SITES", 10)
+    data = html_report.findings_data(report, html_report.SourceReader(tmp_path))
+    assert len(data["groups"]) == 4 and all(g["sites"] for g in data["groups"])
+    assert sum(len(g["sites"]) for g in data["groups"]) == 10
+    assert sum(g["n"] for g in data["groups"]) + data["omitted"]["findings"] == len(report.findings)
+    assert data["omitted"]["groups"] >= 2
 
 
 def test_interactive_runs_write_the_html_report_by_default(tmp_path, monkeypatch):
@@ -160,14 +207,14 @@ class _Page:
         self.page.on("request", lambda r: self.requests.append(r.url))
         self.page.goto(path.as_uri())
 
-    def visible_rows(self) -> int:
-        return self.page.locator("#findings tbody tr:visible").count()
+    def group_rows(self) -> int:
+        return self.page.locator("#findings tbody tr.group").count()
 
     def shown(self) -> int:
-        return int(self.page.locator("#shown-count").inner_text())
+        return int(self.page.locator("#shown-count").inner_text().replace(",", ""))
 
 
-def test_report_in_chromium_matches_json_and_filters(browser, tmp_path):
+def test_report_in_chromium_opens_with_the_plan_components_and_groups(browser, tmp_path):
     html_path, report = _write_reports(tmp_path, FIXTURES / "llm_serving")
     view = _Page(browser, html_path)
     page = view.page
@@ -176,44 +223,101 @@ def test_report_in_chromium_matches_json_and_filters(browser, tmp_path):
     assert page.locator("#verdict").get_attribute("data-verdict") == summary["verdict"]
     assert page.locator("#verdict .badge").inner_text().lower() == summary["verdict"]
     assert page.locator("#coverage-percent").inner_text() == f'{coverage["percent"]:.1f}%'
-    assert page.locator("#coverage-clean").inner_text() == f'{coverage["clean_percent"]:.1f}%'
     assert page.locator("#effort-range").inner_text() == f'{effort["low_days"]:g}–{effort["high_days"]:g}'
 
-    unguarded = sum(1 for f in report["findings"] if not f["guarded"])
-    assert view.visible_rows() == view.shown() == unguarded
+    # the plan: blocking first, TensorRT-LLM (the critical dependency) with every site counted
+    plan = page.locator("#plan li.work")
+    assert plan.count() >= 3
+    first = plan.first
+    assert first.get_attribute("data-rule") == "RA100"
+    assert "blocks ROCm" in first.inner_text() and "Replace tensorrt-llm" in first.inner_text()
+    trt = [f for f in report["findings"] if f["rule"] == "RA100" and not f["guarded"] and not f["optional"]]
+    assert f'{len(trt)} sites in {len({f["path"] for f in trt})} files' in first.inner_text()
+    assert page.locator("#plan").bounding_box()["y"] < page.locator("#components").bounding_box()["y"]
+
+    # the components table: one row per component, its verdict and a link to its findings
+    rows = page.locator("#components-table tbody tr")
+    assert rows.count() == max(1, len(report["components"]))
+    assert rows.first.locator(".badge").inner_text().lower() == summary["verdict"]
+
+    # grouped findings: one row per rule and file; what is counted is every unguarded finding
+    unguarded = [f for f in report["findings"] if not f["guarded"]]
+    assert view.shown() == len(unguarded)
+    groups = {(f["rule"], f["path"]) for f in unguarded}
+    assert view.group_rows() == len(groups) < len(unguarded)
+    nvml = [f for f in unguarded if f["rule"] == "RA509"]
+    row = page.locator("#findings tr.group[data-rule='RA509']")
+    assert row.count() == 1 and row.locator("td.num").first.inner_text() == str(len(nvml))
+    row.locator("button.expand").click()
+    sites = page.locator("#findings tr.sites .site")
+    assert sites.count() == len(nvml)
+    assert sites.first.locator(".site-where").inner_text() == f'{nvml[0]["path"]}:{nvml[0]["line"]}'
+    assert sites.first.locator(".code .hll").is_visible()
+    # nothing wider than the window: tables wrap their text (the Assumptions table once widened the page)
+    assert page.evaluate("document.documentElement.scrollWidth") <= page.viewport_size["width"]
+    row.locator("button.expand").click()
+    assert page.locator("#findings tr.sites").count() == 0
+
     page.fill("#filter-text", "pynvml")
-    with_pynvml = [f for f in report["findings"] if not f["guarded"]
-                   and "pynvml" in " ".join((f["path"], f["message"], f["snippet"])).lower()]
-    assert 0 < view.visible_rows() == view.shown() <= len(with_pynvml) + 1 < unguarded
+    assert 0 < view.group_rows() < len(groups)
     page.fill("#filter-text", "")
     page.select_option("#filter-severity", "4")
-    critical = sum(1 for f in report["findings"] if f["severity"] == "critical" and not f["guarded"])
-    assert view.visible_rows() == critical == summary["by_severity"]["critical"]
+    assert view.shown() == summary["by_severity"]["critical"] - sum(
+        1 for f in report["findings"] if f["guarded"] and f["severity"] == "critical")
     page.select_option("#filter-severity", "0")
     page.select_option("#filter-category", "container")
-    assert view.visible_rows() == sum(1 for f in report["findings"] if f["category"] == "container"
-                                      and not f["guarded"])
+    assert view.shown() == sum(1 for f in unguarded if f["category"] == "container")
     page.select_option("#filter-category", "")
-    page.check("#filter-guarded")
-    assert view.visible_rows() == len(report["findings"])
-
-    page.click("#findings th:nth-child(3)")      # where: ascending by path
-    wheres = page.locator("#findings tbody td.path").all_inner_texts()
-    keys = [page.locator("#findings tbody td.path").nth(i).get_attribute("data-key") for i in range(len(wheres))]
-    assert keys == sorted(keys)
-
-    page.locator("#findings details").first.evaluate("d => d.open = true")
-    assert page.locator("#findings details .code").first.is_visible()
+    page.select_option("#filter-disposition", "*")
+    assert view.shown() == len(report["findings"])
+    page.select_option("#filter-disposition", "guarded")
+    assert view.shown() == len(report["findings"]) - len(unguarded)
     assert view.console == []
     assert view.requests == [html_path.as_uri()]
+
+
+def test_tests_and_examples_are_hidden_by_default_and_one_click_away(browser, tmp_path):
+    tree = write_tree(tmp_path / "repo", {
+        "pkg/monitor.py": "import pynvml\n\npynvml.nvmlInit()\n",
+        "tests/test_monitor.py": "import pynvml\n\npynvml.nvmlInit()\n",
+        "examples/demo.py": "import pynvml\n",
+        ".github/workflows/ci.yml": "jobs:\n  t:\n    runs-on: [self-hosted, nvidia-gpu]\n    steps:\n"
+                                   "      - run: nvidia-smi\n",
+    })
+    html_path, report = _write_reports(tmp_path, tree)
+    view = _Page(browser, html_path)
+    unguarded = [f for f in report["findings"] if not f["guarded"]]
+    inside = [f for f in unguarded if f["path"].startswith("pkg/")]
+    assert inside and len(inside) < len(unguarded)
+    assert view.shown() == len(inside)
+    view.page.uncheck("#filter-peripheral")
+    assert view.shown() == len(unguarded)
+
+
+def test_many_findings_stay_a_small_page_a_page_at_a_time(browser, tmp_path):
+    tree = tmp_path / "gen"
+    files = {f"kernels/k{i:03d}.cu": "".join(f"__device__ int l{j}() {{ return threadIdx.x & 31; }}\n"
+                                             for j in range(40)) for i in range(120)}
+    write_tree(tree, files)
+    html_path, report = _write_reports(tmp_path, tree)
+    assert len(report["findings"]) >= 4800
+    assert html_path.stat().st_size < 1_000_000   # the JSON report of the same run is 3.6 MB
+    data = page_data(html_path.read_text(encoding="utf-8"))
+    assert len(data["groups"]) < 10          # one rule, one subject across 120 generated files
+    view = _Page(browser, html_path)
+    assert view.shown() == sum(1 for f in report["findings"] if not f["guarded"])
+    assert view.page.locator("#findings tbody tr").count() <= 60    # rows are built a page at a time
+    assert view.console == []
 
 
 def test_hostile_repository_runs_no_script_in_chromium(browser, tmp_path):
     tree = _hostile_tree(tmp_path / "repo")
     html_path, _ = _write_reports(tmp_path, tree)
     view = _Page(browser, html_path)
-    view.page.check("#filter-guarded")
-    view.page.locator("#findings details").evaluate_all("all => all.forEach(d => d.open = true)")
+    view.page.select_option("#filter-disposition", "*")
+    view.page.uncheck("#filter-peripheral")
+    for button in view.page.locator("#findings button.expand").all():
+        button.click()
     assert view.page.evaluate("typeof window.pwned") == "undefined"
     assert [m for m in view.console if m[0] in ("dialog", "pageerror", "error")] == []
     assert view.page.get_by_text(HOSTILE_NAME).first.is_visible()
@@ -232,3 +336,50 @@ def test_dependency_table_lists_each_package_once_with_every_place(tmp_path):
     for f in trt:
         assert f'{f["path"]}:{f["line"]}' in row
     assert "no ROCm build: replace it" in row
+
+
+def test_rocm_path_dispositions_are_filters_and_not_built_code_is_hidden_by_default(browser, tmp_path, monkeypatch):
+    """When the ROCm-path analysis gives each finding a disposition, the page filters by it; code a ROCm
+    build does not compile is one click away, not in the default count."""
+    from auditor.pipeline import audit
+    from auditor.report import html as html_report
+    from auditor.report import plan
+    from auditor.rulebook import load_rulebook
+
+    report = audit([FIXTURES / "llm_serving"], load_rulebook(), shown_root="llm_serving")
+    real = plan.disposition
+    monkeypatch.setattr(plan, "disposition", lambda r, f: "not-built" if f.path == "Dockerfile" else real(r, f))
+    out = tmp_path / "r.html"
+    out.write_text(html_report.render_html(report, FIXTURES / "llm_serving"), encoding="utf-8")
+    view = _Page(browser, out)
+    docker = sum(1 for f in report.findings if f.path == "Dockerfile")
+    unguarded = sum(1 for f in report.findings if not f.guarded)
+    assert docker and view.shown() == unguarded - docker
+    view.page.select_option("#filter-disposition", "not-built")
+    assert view.shown() == docker
+    assert view.page.locator("#findings tr.group .disp").first.inner_text() == "not built"
+    assert view.console == []
+
+
+def test_each_component_links_to_exactly_its_findings(browser, tmp_path):
+    tree = write_tree(tmp_path / "repo", {
+        "setup.py": "from setuptools import setup\nsetup(name='main')\n",
+        "main/gpu.py": "import pynvml\npynvml.nvmlInit()\nimport torch\nprint(torch.version.cuda.split('.'))\n",
+        "plugin/setup.py": "from setuptools import setup\nsetup(name='plugin')\n",
+        "plugin/p.py": "import tensorrt_llm\n",
+        "plugin/tests/test_p.py": "import tensorrt_llm\n",
+    })
+    html_path, report = _write_reports(tmp_path, tree)
+    view = _Page(browser, html_path)
+    rows = view.page.locator("#components-table tbody tr")
+    assert rows.count() == len(report["components"]) == 2
+    counts = {}
+    for i in range(rows.count()):
+        link = rows.nth(i).locator("a.show-component")
+        link.click()
+        counts[rows.nth(i).locator("td").first.inner_text()] = int(link.inner_text())
+        assert view.shown() == int(link.inner_text())
+    assert counts["plugin"] == 1                    # its test file is not counted
+    assert counts["(root)"] == sum(1 for f in report["findings"] if f["path"].startswith("main/")
+                                   and f["severity"] != "info" and not f["guarded"])
+    assert view.console == []

@@ -5,46 +5,29 @@ from __future__ import annotations
 
 import base64
 import hashlib
+import json
 import os
 import stat
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from auditor.effort import in_optional_dir, load_model
-from auditor.report import view
+from auditor.effort import load_model
+from auditor.report import plan, text, view
 from auditor.report.json import HOTSPOTS
 from auditor.types import CATEGORIES, Report, Severity
 
 CONTEXT_LINES = 3                 # lines shown above and below a finding
-MAX_CONTEXTS = 5000               # findings that get their code shown; the rest show the snippet
+MAX_CONTEXTS = 1000               # sites that get their code shown; the rest show the snippet
+SITES_PER_GROUP = 200             # sites listed per group in the page; the JSON report lists them all
+MAX_SITES = 25000                 # sites listed in the page in all (each group lists at least its first)
+MAX_GROUPS = 20000                # groups in the page, most important first; the rest are counted
+SNIPPET_CHARS = 160
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
 CHART_WIDTH = 460                 # px of the longest effort bar
 KIND_LEXERS = {"python": "python", "cuda": "cuda", "cpp": "cpp", "build": "cmake", "container": "docker",
                "ci": "yaml", "shell": "bash", "k8s": "yaml", "conda": "yaml", "bazel": "python",
                "cython": "cython"}
-
-
-@dataclass(frozen=True, slots=True)
-class FindingRow:
-    severity: str
-    rank: int
-    category: str
-    rule_id: str
-    rule_name: str
-    path: str
-    line: int | None
-    where: str
-    message: str
-    alternative: str
-    guarded: bool
-    optional: bool
-    new: bool | None
-    low_hours: float
-    high_hours: float
-    snippet: str
-    code: str | None              # highlighted HTML from pygments (already escaped), or None
-    search: str                   # what the filter box matches, lower case
 
 
 @dataclass(frozen=True, slots=True)
@@ -124,40 +107,116 @@ def highlight_context(lines: list[str], line: int, kind: str, path: str) -> str 
     return highlight(chunk, _lexer(kind, path), formatter)
 
 
-def finding_rows(report: Report, reader: SourceReader) -> tuple[FindingRow, ...]:
-    model = load_model()
+def _site(report: Report, index: int, code: int | None) -> list:
+    f = report.findings[index]
+    return [f.path, f.span.line or 0, text.cut(f.snippet, SNIPPET_CHARS), code, 1 if report.is_new(index) else 0]
+
+
+def findings_data(report: Report, reader: SourceReader) -> dict:
+    """The grouped findings as compact JSON for the page's script, which builds the rows a page at a time.
+    Sites are capped per group; the code around a site is highlighted for the first site of each group,
+    then for further sites while the budget lasts."""
     kinds = {r.path: r.kind for r in report.results}
-    rows = []
-    for i, f in enumerate(report.findings):
-        rule = report.rules.get(f.rule_id)
-        low, high = report.site_hours[i] if i < len(report.site_hours) else (0.0, 0.0)
-        code = None
+    found = plan.groups(report)
+    comps = tuple("." if c.path == plan.ROOT_LABEL else c.path for c in plan.components(report))
+    codes: list[str] = []
+
+    def context(index: int) -> int | None:
+        f = report.findings[index]
         kind = kinds.get(f.path, "")
-        if f.span.line and i < MAX_CONTEXTS and kind != "notebook":
-            source = reader.lines(f.path)
-            code = highlight_context(source, f.span.line, kind, f.path) if source else None
-        message = f"{f.message} ({f.detail})" if f.detail else f.message
-        category = view.category_of(report, f)
-        rows.append(FindingRow(
-            severity=f.severity.label, rank=int(f.severity), category=category, rule_id=f.rule_id,
-            rule_name=rule.name if rule else f.rule_id, path=f.path, line=f.span.line, where=view.where(f),
-            message=message, alternative=(rule.rocm_alternative if rule else None) or "",
-            guarded=f.guarded, optional=f.optional or in_optional_dir(f.path, model), new=report.is_new(i),
-            low_hours=round(low, 2), high_hours=round(high, 2), snippet=f.snippet, code=code,
-            search=" ".join((f.rule_id, rule.name if rule else "", category, f.severity.label, view.where(f),
-                             message, f.snippet)).lower(),
-        ))
-    return tuple(rows)
+        if len(codes) >= MAX_CONTEXTS or not f.span.line or kind == "notebook":
+            return None
+        source = reader.lines(f.path)
+        highlighted = highlight_context(source, f.span.line, kind, f.path) if source else None
+        if highlighted is None:
+            return None
+        codes.append(highlighted)
+        return len(codes) - 1
+
+    worst: dict[str, int] = {}
+    cost: dict[str, float] = {}
+    for g in found:
+        worst[g.rule_id] = max(worst.get(g.rule_id, 0), int(g.severity))
+        cost[g.rule_id] = cost.get(g.rule_id, 0.0) + g.high_hours
+    found = tuple(sorted(found, key=lambda g: (g.disposition in plan.NOT_COMPILED_ON_ROCM, -worst[g.rule_id], -cost[g.rule_id],
+                                               g.rule_id, -g.severity, -g.high_hours, -g.count, g.key)))
+    omitted = found[MAX_GROUPS:]
+    found = found[:MAX_GROUPS]
+    budget = max(0, MAX_SITES - len(found))       # every group lists its first site; the rest share this
+    limits = []
+    for g in found:
+        extra = min(SITES_PER_GROUP - 1, g.count - 1, budget)
+        budget -= extra
+        limits.append(1 + extra)
+    first_codes = {g.first: context(g.first) for g in found}
+    groups = []
+    for g, limit in zip(found, limits):
+        rule = report.rules.get(g.rule_id)
+        first = report.findings[g.first]
+        sites = [_site(report, i, first_codes[i] if i == g.first else None) for i in g.indexes[:limit]]
+        details = list(dict.fromkeys(report.findings[i].detail for i in g.indexes if report.findings[i].detail))
+        owner = plan.component_of(report.components, first.path)
+        groups.append({
+            "rule": g.rule_id, "sev": int(g.severity), "ruleSev": worst[g.rule_id],
+            "cat": rule.category if rule else "other", "disp": g.disposition,
+            "comp": comps.index(owner) if owner in comps else 0,
+            "peri": 1 if all(plan.peripheral(p) for p in g.paths) else 0,
+            "key": g.key, "across": 1 if g.across_files else 0, "n": g.count, "files": len(g.paths),
+            "hours": [round(g.low_hours, 1), round(g.high_hours, 1)],
+            "detail": text.cut("; ".join(details), 300) if details else "",
+            "new": sum(1 for i in g.indexes if report.is_new(i)), "sites": sites,
+        })
+    for g, group in zip(found, groups):     # then more sites' code, group by group, while the budget lasts
+        shown_until: dict[str, int] = {}
+        for site, index in zip(group["sites"], g.indexes):
+            if len(codes) >= MAX_CONTEXTS:
+                break
+            path, line = site[0], site[1]
+            if site[3] is None and line and line > shown_until.get(path, 0):   # not inside the code shown above
+                site[3] = context(index)
+            if site[3] is not None:
+                shown_until[path] = line + CONTEXT_LINES
+    rules = {}
+    for rule_id in sorted({g.rule_id for g in found}):
+        rule = report.rules.get(rule_id)
+        rules[rule_id] = [rule.name if rule else rule_id, text.plain(rule.rocm_alternative or "") if rule else "",
+                          text.sentence(text.plain(rule.message)) if rule else ""]
+    return {"rules": rules, "components": list(comps), "groups": groups, "code": codes,
+            "dayHours": load_model().hours_per_day, "hiddenByDefault": sorted(plan.NOT_COMPILED_ON_ROCM),
+            "omitted": {"groups": len(omitted), "findings": sum(g.count for g in omitted)}}
+
+
+def json_for_script(data: dict) -> str:
+    """JSON that can sit inside <script type="application/json">: no "<", ">" or "&" that could end it."""
+    raw = json.dumps(data, ensure_ascii=False, separators=(",", ":"))
+    return (raw.replace("<", "\\u003c").replace(">", "\\u003e").replace("&", "\\u0026")
+            .replace("\u2028", "\\u2028").replace("\u2029", "\\u2029"))
 
 
 def rule_docs(report: Report) -> tuple[RuleDoc, ...]:
     """The rules behind the findings, each explained once."""
     fired = sorted({f.rule_id for f in report.findings})
     return tuple(
-        RuleDoc(r.id, r.name, r.severity.label, r.category, r.effort, r.message, r.rocm_alternative or "",
-                tuple(" ".join(p.split()) for p in r.docs.split("\n\n") if p.strip()))
+        RuleDoc(r.id, r.name, r.severity.label, r.category, r.effort, _markdown(r.message),
+                _markdown(r.rocm_alternative or ""), tuple(_markdown(p) for p in text.paragraphs(r.docs)))
         for r in (report.rules[i] for i in fired if i in report.rules)
     )
+
+
+def _markdown(source: str):
+    from markupsafe import Markup
+
+    return Markup(text.inline_html(source))
+
+
+def assumption_sources(report: Report) -> tuple[tuple[tuple[str, str, int], ...], tuple[str, ...]]:
+    """(name, value, source number) per constant, and the sources, each once, numbered from 1."""
+    sources: dict[str, int] = {}
+    rows = []
+    for a in report.effort.assumptions:
+        number = sources.setdefault(a.source, len(sources) + 1)
+        rows.append((a.name, a.value, number))
+    return tuple(rows), tuple(sources)
 
 
 def effort_bars(rows: tuple[view.EffortRow, ...]) -> tuple[Bar, ...]:
@@ -188,23 +247,33 @@ def render_html(report: Report, source_root: Path | None = None) -> str:
                              keep_trailing_newline=True)
     script = _resource("report.js")
     style = _resource("report.css") + HtmlFormatter(style="default").get_style_defs(".hl")
-    rows = sorted(finding_rows(report, SourceReader(source_root)), key=lambda r: (-r.rank, r.path, r.line or 0))
+    data = findings_data(report, SourceReader(source_root))
     effort = view.effort_rows(report)
     unconverted_by_file = {r.path: sorted({name for name, _ in r.coverage.unconverted})
                            for r in report.results if r.coverage and r.coverage.unconverted}
-    used_categories = [c for c in CATEGORIES if any(r.category == c for r in rows)]
+    used = {g["cat"] for g in data["groups"]}
+    dispositions = sorted({g["disp"] for g in data["groups"]}, key=lambda d: (d != "live", d in plan.NOT_COMPILED_ON_ROCM, d))
+    assumptions, sources = assumption_sources(report)
     return env.get_template("report.html.j2").render(
         s=view.summary(report),
-        components=report.components if len(report.components) > 1 else (),
+        plan=plan.plan(report),
+        components=plan.components(report),
+        sentence=text.sentence,
+        assumptions=assumptions,
+        sources=sources,
+        dispositions=dispositions,
+        data=Markup(json_for_script(data)),
+        group_count=len(data["groups"]),
+        peripheral_count=sum(g["n"] for g in data["groups"]
+                             if g["peri"] and g["disp"] not in plan.NOT_COMPILED_ON_ROCM),
         effort=report.effort,
         effort_rows=effort,
         bars=effort_bars(effort),
         chart_width=CHART_WIDTH,
         hotspots=view.hotspots(report, HOTSPOTS),
         dependencies=view.dependencies(report),
-        rows=rows,
         rules=rule_docs(report),
-        categories=used_categories,
+        categories=[c for c in CATEGORIES if c in used],
         severities=[(int(s), s.label) for s in sorted(Severity, reverse=True)],
         category_counts=view.category_counts(report),
         coverage=report.coverage,

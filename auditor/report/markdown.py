@@ -3,12 +3,13 @@ known findings folded away. Every text from the scanned repository is escaped.""
 from __future__ import annotations
 
 from auditor.gate import counts, failing, gated
-from auditor.report import view
+from auditor.report import plan, view
 from auditor.report.sarif import repo_uri
 from auditor.suppress import unknown_suppression_message, unknown_suppressions
 from auditor.types import Report, Severity
 
 MAX_ROWS = 50
+PLAN_ITEMS = 5
 MARKER = "<!-- rocm-audit -->"   # lets a workflow find and update its own comment
 
 
@@ -40,6 +41,22 @@ def _rows(report: Report, indexes: list[int], fails: set[int]) -> list[str]:
     return rows
 
 
+def _plan(report: Report) -> list[str]:
+    """The migration plan's work items, blocking first, as a numbered list (the top of a PR comment)."""
+    p = plan.plan(report, PLAN_ITEMS)
+    if not p.items:
+        return []
+    out = ["#### Migration plan", ""]
+    for n, w in enumerate(p.items, 1):
+        block = " **blocks ROCm**" if w.blocking else ""
+        out.append(f"{n}. {w.severity}{block}: {_cell(w.title)} ({w.rule_id}), {w.sites} site(s) in {w.files} "
+                   f"file(s), {w.low_days:g}-{w.high_days:g} d" + (f". Fix: {_cell(w.fix)}" if w.fix else ""))
+    if p.more:
+        out.append(f"\n… and {p.more} smaller item(s), {p.more_low_days:g}-{p.more_high_days:g} d.")
+    out.append("")
+    return out
+
+
 def render_markdown(report: Report, fail_on: Severity | None = Severity.HIGH) -> str:
     fails = set(failing(report, fail_on))
     new_count, known = counts(report)
@@ -63,6 +80,7 @@ def render_markdown(report: Report, fail_on: Severity | None = Severity.HIGH) ->
     lines.append(f"Effort **{s.effort_text}** · HIPIFY coverage **{s.coverage_text}** · "
                  f"{s.files} files, {s.lines:,} lines scanned")
     lines.append("")
+    lines += _plan(report)
     new = [i for i in order if report.is_new(i) is not False]
     if new:
         lines.append("#### New" if report.gate else "#### Findings")

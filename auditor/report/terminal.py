@@ -1,14 +1,15 @@
 """Report -> rich terminal summary. The only module (with the progress bar in cli) that uses rich."""
 from __future__ import annotations
 
-from rich.console import Console, Group
-from rich.panel import Panel
+import textwrap
+
+from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
 from auditor.gate import counts, failing, gated
 from auditor.suppress import unknown_suppression_message, unknown_suppressions
-from auditor.report import view
+from auditor.report import plan, text, view
 from auditor.types import Report, Severity
 
 VERDICT_STYLE = {"ready": "bold green", "needs-port": "bold yellow", "blocked": "bold red"}
@@ -16,58 +17,225 @@ SEVERITY_STYLE = {
     Severity.CRITICAL: "bold red", Severity.HIGH: "red", Severity.MEDIUM: "yellow",
     Severity.LOW: "cyan", Severity.INFO: "dim",
 }
-TOP_FINDINGS = 15
+PLAN_ITEMS = 6          # in the summary; the HTML page and --verbose show plan.PLAN_ITEMS
+TOP_COMPONENTS = 6
+TOP_OTHER_RULES = 8
+SUMMARY_LINES = 60      # what the summary aims to fit in, for any tree
 TOP_COVERAGE = 10
-TOP_HOTSPOTS = 5
+TOP_HOTSPOTS = 10
 
 
 def render_terminal(report: Report, console: Console, quiet: bool = False,
-                    fail_on: Severity | None = Severity.HIGH) -> None:
+                    fail_on: Severity | None = Severity.HIGH, verbose: bool = False) -> None:
+    """Verdict, the migration plan, components, the other findings one line a rule, coverage: about 60 lines
+    for any tree and readable at 80 columns. `verbose` adds every group and the full tables."""
     if quiet:   # what the pre-commit hook shows: a line per finding that fails the run, and one summary line
         _concise(report, console, fail_on)
         return
+    out = _Lines(console)
     s = view.summary(report)
-    headline = Text.assemble(("Verdict: ", "bold"), (s.verdict.upper(), VERDICT_STYLE[s.verdict]), "  ", s.reason)
-    facts = Text(
-        f"{s.files} files ({s.lines:,} lines) scanned · {s.findings} findings"
-        f" ({s.guarded} guarded, {s.suppressed} suppressed)"
-        f" · HIPIFY coverage {s.coverage_text} · effort {s.effort_text}"
-    )
-    parts = [headline, facts]
-    effort = view.effort_rows(report)
-    if effort:
-        parts.append(Text("effort by part: " + ", ".join(f"{r.label} {r.low:g}-{r.high:g} d" for r in effort[:5])
-                          + (" …" if len(effort) > 5 else "") + " (assumptions: --format json or the HTML report)",
-                          style="dim"))
+    out.rule(f"rocm-audit · {report.root}")
+    out.wrap(text.sentence(s.reason), first=Text.assemble(("Verdict: ", "bold"),
+                                                          (s.verdict.upper(), VERDICT_STYLE[s.verdict]), " "))
+    out.wrap(f"Effort {s.effort_text} · {s.findings:,} findings ({s.guarded:,} guarded, {s.suppressed:,} "
+             f"suppressed) in {s.files:,} files, {s.lines:,} lines · HIPIFY coverage {s.coverage_text}")
     if s.vendored:
         shown = ", ".join(s.vendored[:3]) + (" …" if len(s.vendored) > 3 else "")
-        parts.append(Text(f"vendored code not scanned: {shown} (--include-vendored scans it)", style="dim"))
+        out.wrap(f"Vendored code not scanned: {shown} (--include-vendored scans it)", style="dim")
     if report.gate is not None:
-        parts.append(Text(_gate_summary(report, fail_on), style="bold red" if failing(report, fail_on) else "green"))
+        out.wrap(_gate_summary(report, fail_on), style="bold red" if failing(report, fail_on) else "green")
         if strict_failure(report):
-            parts.append(Text(strict_failure(report), style="bold red"))
-    console.print(Panel(Group(*parts), title=f"rocm-audit · {report.root}", expand=False))
-    if s.findings:
-        console.print(_counts_table(report))
-        console.print(_top_table(report))
-        hot = view.hotspots(report, TOP_HOTSPOTS)
-        if hot:
-            console.print(_hotspot_table(hot))
+            out.wrap(strict_failure(report), style="bold red")
+    shown_rules = _plan(report, out, PLAN_ITEMS if not verbose else plan.PLAN_ITEMS)
+    _components(report, out, verbose)
+    _other_rules(report, out, shown_rules, verbose)
+    if verbose:
+        _groups(report, out)
+        if s.findings:
+            console.print(_counts_table(report))
+            hot = view.hotspots(report, TOP_HOTSPOTS)
+            if hot:
+                console.print(_hotspot_table(hot))
     _new_table(report, console, fail_on)
-    if len(report.components) > 1:
-        table = Table(title="Components", title_justify="left")
-        table.add_column("path")
-        table.add_column("verdict")
-        table.add_column("ROCm build")
-        table.add_column("reason", overflow="fold")
-        for c in report.components:
-            table.add_row(c.path + (" (optional)" if c.optional else ""),
-                          Text(c.verdict, VERDICT_STYLE[c.verdict]), "yes" if c.rocm_build else "no",
-                          c.reason.split(": ", 1)[-1])
-        console.print(table)
-    render_coverage(report, console)
+    if verbose:
+        render_coverage(report, console)
+    else:
+        _coverage_line(report, out)
     _errors(report, console)
     _warnings(report, console)
+    hints = ["rocm-audit rule ID explains a rule"]
+    if not verbose:
+        hints.append("--verbose lists every group")
+    out.wrap(" · ".join(hints), style="dim")
+
+
+class _Lines:
+    """Plain lines wrapped at the console's width with a hanging indent: no table columns to squeeze."""
+
+    def __init__(self, console: Console):
+        self.console = console
+        self.width = max(40, console.width)
+        self.count = 0                       # lines printed so far
+
+    def print(self, line: Text | str = "") -> None:
+        self.console.print(line, soft_wrap=True, highlight=False)
+        self.count += 1
+
+    def rule(self, title: str) -> None:
+        self.print(Text(text.cut(title, self.width), style="bold"))
+
+    def blank(self) -> None:
+        self.print()
+
+    def wrap(self, body: str, indent: int = 0, first: Text | None = None, style: str | None = None,
+             hang: int | None = None, lines: int | None = None) -> None:
+        """`body` after `first`, continued `hang` columns in; at most `lines` lines, the last cut with "…"."""
+        head = Text(" " * indent) + (first.copy() if first is not None else Text())
+        hang = indent + 4 if hang is None else hang
+        wrapped = textwrap.wrap(body, width=self.width, initial_indent=" " * len(head.plain),
+                                subsequent_indent=" " * hang, break_on_hyphens=False,
+                                break_long_words=False) or [""]
+        if lines is not None and len(wrapped) > lines:
+            wrapped = wrapped[:lines]
+            last = wrapped[-1].rstrip(" ,;:.")
+            wrapped[-1] = (last if len(last) < self.width else last[: self.width - 1]) + "…"
+        self.print(head + Text(wrapped[0][len(head.plain):], style=style or ""))
+        for line in wrapped[1:]:
+            self.print(Text(line, style=style or ""))
+
+
+def short_path(path: str, limit: int) -> str:
+    """A path of at most `limit` characters: its start and its file name, the middle elided."""
+    if len(path) <= limit:
+        return path
+    name = path.rsplit("/", 1)[-1]
+    keep = limit - len(name) - 2
+    return (path[:keep] + "…/" + name) if keep > 4 else "…" + path[-(limit - 1):]
+
+
+def _days(low: float, high: float) -> str:
+    return f"{low:g}-{high:g} d"
+
+
+def _plan(report: Report, out: _Lines, limit: int) -> set[str]:
+    p = plan.plan(report, limit)
+    out.blank()
+    s = view.summary(report)
+    out.rule(f"Migration plan: {s.effort_text}")
+    if not p.items:
+        out.wrap("Nothing on the default install path needs porting.", indent=2)
+    for n, w in enumerate(p.items, 1):
+        first = Text.assemble(f"{n:>2}. ", (w.severity, SEVERITY_STYLE[Severity.parse(w.severity)]),
+                              (" BLOCKS" if w.blocking else ""), " ")
+        tail = f" ({w.rule_id}) · {_days(w.low_days, w.high_days)}"
+        room = out.width - len(first.plain) - len(tail)
+        title = w.title.split("; ")[0]
+        if len(title) > room and len(title.split(" (")[0]) >= 24:
+            title = title.split(" (")[0]
+        out.wrap((title if len(title) <= room else w.rule_name) + tail, first=first, hang=4, lines=1)
+        count = f"{w.sites:,} site{'s' if w.sites != 1 else ''} in {w.files:,} file{'s' if w.files != 1 else ''}: "
+        path, n = w.top_files[0]
+        more = f" ({n}) +{w.files - 1}" if w.files > 1 else ""
+        out.wrap(count + short_path(path, out.width - 4 - len(count) - len(more)) + more, indent=4, hang=6,
+                 style="dim", lines=1)
+        if w.fix:
+            out.wrap(f"fix: {w.fix}", indent=4, hang=9, lines=1)
+    rest = []
+    if p.more:
+        rest.append(f"{p.more} smaller item{'s' if p.more != 1 else ''} {_days(p.more_low_days, p.more_high_days)}")
+    if p.review_days[1]:
+        rest.append(f"HIPIFY run and review of {p.review_files:,} files {_days(*p.review_days)}")
+    if p.validation_days[1]:
+        soft = f" ({p.verify_on_hardware} items to verify)" if p.verify_on_hardware else ""
+        rest.append(f"validation on AMD hardware{soft} {_days(*p.validation_days)}")
+    if rest:
+        out.wrap("+ " + " · ".join(rest), indent=2, hang=4)
+    return {w.rule_id for w in p.items}
+
+
+def _components(report: Report, out: _Lines, verbose: bool) -> None:
+    rows = plan.components(report)
+    if len(rows) < 2:
+        return
+    out.blank()
+    out.rule(f"Components ({len(rows)})")
+    limit = None if verbose else TOP_COMPONENTS
+    for c in rows[:limit]:
+        first = Text.assemble("  ", (f"{c.verdict:<10}", VERDICT_STYLE.get(c.verdict, "")), " ")
+        optional = " (optional)" if c.optional else ""
+        install = f" · install: {c.install}" if c.install else ""
+        out.wrap(f"{c.path}{optional} · {_days(c.low_days, c.high_days)} · {c.findings:,} findings · "
+                 f"ROCm path: {c.rocm_path}{install}", first=first, hang=13)
+    if limit is not None and len(rows) > limit:
+        out.wrap(f"… {len(rows) - limit} more (--verbose lists them)", indent=2, style="dim")
+
+
+def _other_rules(report: Report, out: _Lines, in_plan: set[str], verbose: bool) -> None:
+    """The findings the plan does not cover, one line a rule (severity, rule, count, first site), the
+    alternative on its own indented line; what is not work (guarded, optional, tests) in one line."""
+    by_rule: dict[str, list[int]] = {}
+    not_work: dict[str, int] = {}
+    for i, f in enumerate(report.findings):
+        kind = plan.disposition(report, f)
+        if kind in plan.WORK and f.severity > Severity.INFO and not plan.peripheral(f.path):
+            if f.rule_id not in in_plan:
+                by_rule.setdefault(f.rule_id, []).append(i)
+        else:
+            label = "tests, examples, CI" if kind in plan.WORK and plan.peripheral(f.path) else kind
+            if kind in plan.WORK and f.severity == Severity.INFO:
+                label = "info"
+            not_work[label] = not_work.get(label, 0) + 1
+    ordered = sorted(by_rule.items(), key=lambda kv: (-max(report.findings[i].severity for i in kv[1]),
+                                                      -len(kv[1]), kv[0]))
+    # what is left of the summary's line budget, after the heading, the tail lines and the coverage line
+    limit = None if verbose else max(3, min(TOP_OTHER_RULES, (SUMMARY_LINES - out.count - 8) // 2))
+    if ordered:
+        out.blank()
+        out.rule(f"Smaller items: {len(ordered)} rule{'s' if len(ordered) != 1 else ''}, "
+                 f"{sum(len(v) for _, v in ordered):,} sites")
+    for rule_id, indexes in ordered[:limit]:
+        first = report.findings[min(indexes, key=lambda i: report.findings[i].sort_key())]
+        worst = max(report.findings[i].severity for i in indexes)
+        rule = report.rules.get(rule_id)
+        head = Text.assemble("  ", (f"{worst.label:<8}", SEVERITY_STYLE[worst]), f" {rule_id} ")
+        name = rule.name if rule else rule_id
+        lead = f"{name} · {len(indexes):,} × · "
+        out.wrap(lead + short_path(view.where(first), out.width - len(head.plain) - len(lead)), first=head, hang=17,
+                 lines=1)
+        alternative = text.plain(rule.rocm_alternative or "") if rule else ""
+        if alternative:
+            out.wrap(f"→ {alternative}", indent=17, hang=19, style="dim", lines=1)
+    if limit is not None and len(ordered) > limit:
+        out.wrap(f"… {len(ordered) - limit} more rules (--verbose lists them)", indent=2, style="dim")
+    if not_work:
+        out.wrap("Not counted as work: " + ", ".join(f"{n:,} {label.replace('-', ' ')}" for label, n in
+                                                     sorted(not_work.items(), key=lambda kv: -kv[1])),
+                 indent=0, hang=2, style="dim")
+
+
+def _groups(report: Report, out: _Lines) -> None:
+    """--verbose: every group, one line each, under its rule."""
+    found = plan.groups(report)
+    out.blank()
+    out.rule(f"All finding groups ({len(found):,})")
+    for g in sorted(found, key=lambda g: (g.rule_id, -g.severity, g.key)):
+        first = report.findings[g.first]
+        where = f"{g.key} in {len(g.paths)} files, first {view.where(first)}" if g.across_files else view.where(first)
+        disposition = "" if g.disposition in plan.WORK else f" [{g.disposition}]"
+        head = Text.assemble("  ", (f"{g.severity.label:<8}", SEVERITY_STYLE[g.severity]), f" {g.rule_id} ")
+        out.wrap(f"{g.count:,} × {where}{disposition}", first=head, hang=17)
+
+
+def _coverage_line(report: Report, out: _Lines) -> None:
+    cov = report.coverage
+    if cov.converted + cov.unconverted == 0:
+        return
+    names = ", ".join(f"{name} ({count})" for name, count, _ in cov.unconverted_names[:4])
+    more = " …" if len(cov.unconverted_names) > 4 else ""
+    out.blank()
+    out.wrap(f"HIPIFY coverage: {cov.converted:,} of {cov.converted + cov.unconverted:,} CUDA references convert "
+             f"({cov.percent:.1f}%), {cov.clean_percent:.1f}% clean after HIPIFY"
+             + (f"; unconverted: {names}{more}" if names else ""), hang=2)
 
 
 def _counts_table(report: Report) -> Table:
@@ -78,38 +246,6 @@ def _counts_table(report: Report) -> Table:
         table.add_column(sev.label, justify="right", style=SEVERITY_STYLE[sev])
     for category, counts in view.category_counts(report):
         table.add_row(category, *(str(counts.get(s.label, "")) for s in severities))
-    return table
-
-
-def _top_table(report: Report) -> Table:
-    """The worst rules, one row each: how many sites, where the first is, what to use instead."""
-    worst = sorted(
-        (f for f in report.findings if not f.guarded and f.severity > Severity.INFO),
-        key=lambda f: (-f.severity, f.optional, f.path, f.span.line or 0),
-    )
-    by_rule: dict[str, list] = {}
-    for f in worst:
-        by_rule.setdefault(f.rule_id, []).append(f)
-    shown = list(by_rule.items())[:TOP_FINDINGS]
-    table = Table(
-        title=f"Worst findings: {len(shown)} of {len(by_rule)} rules, {len(worst)} sites "
-              "(rocm-audit rule ID explains one)",
-        title_justify="left",
-    )
-    table.add_column("severity", no_wrap=True)
-    table.add_column("rule", no_wrap=True)
-    table.add_column("sites", justify="right")
-    table.add_column("first at", no_wrap=True, overflow="ellipsis", max_width=40)
-    table.add_column("ROCm alternative", overflow="fold", ratio=1)
-    for rule_id, sites in shown:
-        rule = report.rules.get(rule_id)
-        first = sites[0]
-        where = f"{first.path}:{first.span.line}" if first.span.line else first.path
-        table.add_row(
-            Text(first.severity.label, SEVERITY_STYLE[first.severity]),
-            rule_id, str(len(sites)), where,
-            _short((rule.rocm_alternative if rule else "") or ""),
-        )
     return table
 
 

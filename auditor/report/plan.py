@@ -1,0 +1,208 @@
+"""Report -> the decision view: each finding's disposition, the ordered migration plan (the few work items
+that matter, blocking first, then by effort) and one row per component. The terminal and the HTML page
+both open with these, so a lead can forward the top of either as the plan."""
+from __future__ import annotations
+
+from collections import Counter, defaultdict
+from dataclasses import dataclass
+from pathlib import PurePosixPath
+
+from auditor.effort import DEPENDENCY_CATEGORIES, in_optional_dir, load_model
+from auditor.report import text, view
+from auditor.report.groups import FindingGroup, group_findings
+from auditor.types import Component, Finding, Report, Severity
+
+PLAN_ITEMS = 8
+ROOT_LABEL = "(root)"                 # the component at the top of the scanned tree
+PERIPHERAL_DIRS = frozenset({"test", "tests", "testing", "unittests", "example", "examples", "benchmark",
+                             "benchmarks", "bench", "docs", "doc", ".github", ".gitlab", ".circleci", "ci",
+                             ".buildkite", "tutorials"})
+# dispositions that are work for a ROCm port; every other one has a ROCm path or is not on the install path
+WORK = frozenset({"live"})
+# code a ROCm build never compiles or loads: hidden from the findings list by default (one click shows it)
+NOT_COMPILED_ON_ROCM = frozenset({"guarded", "guarded-by-project-macro", "shim-mapping", "other-vendor-backend",
+                                  "not-built", "cuda-branch-of-build-script",
+                                  "cuda-only-source-rocm-builds-alternative"})
+
+
+@dataclass(frozen=True, slots=True)
+class WorkItem:
+    rule_id: str
+    rule_name: str
+    category: str
+    severity: str
+    blocking: bool                    # a critical site on the default install path
+    title: str                        # what to do, one line
+    fix: str                          # the rule's ROCm alternative
+    why: str                          # the rule's explanation, first paragraph, plain text
+    sites: int
+    files: int
+    top_files: tuple[tuple[str, int], ...]
+    low_days: float
+    high_days: float
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    items: tuple[WorkItem, ...]       # the ones shown, in order
+    more: int                         # further work items not shown
+    more_low_days: float
+    more_high_days: float
+    review_files: int                 # files HIPIFY converts and someone reviews
+    review_days: tuple[float, float]
+    validation_days: tuple[float, float]
+    verify_on_hardware: int           # soft findings in code a ROCm build already compiles
+
+
+@dataclass(frozen=True, slots=True)
+class ComponentRow:
+    path: str
+    verdict: str
+    optional: bool
+    reason: str
+    rocm_path: str                    # the pattern(s) that give it a ROCm build, or what is missing
+    evidence: tuple[str, ...]         # path:line
+    install: str                      # the install recipe on ROCm, when known
+    confidence: str
+    low_days: float
+    high_days: float
+    findings: int                     # findings in it as the findings list shows them (its link's count)
+
+
+def disposition(report: Report, finding: Finding) -> str:
+    """The ROCm-path disposition when the analysis gave one, else guarded / optional / live."""
+    given = getattr(finding, "disposition", None)
+    if given:
+        return str(given)
+    if finding.guarded:
+        return "guarded"
+    if finding.optional or in_optional_dir(finding.path, load_model()):
+        return "optional"
+    return "live"
+
+
+def peripheral(path: str) -> bool:
+    """Tests, examples, benchmarks, docs and CI: hidden by default from the count a lead sees."""
+    parts = PurePosixPath(path).parts
+    name = parts[-1].lower() if parts else ""
+    return (any(p.lower() in PERIPHERAL_DIRS for p in parts[:-1])
+            or name.startswith("test_") or name.endswith(("_test.py", "_test.cu", "_test.cpp"))
+            or name in ("conftest.py", ".gitlab-ci.yml", "jenkinsfile"))
+
+
+def groups(report: Report) -> tuple[FindingGroup, ...]:
+    return group_findings(report.findings, report.site_hours, lambda f: disposition(report, f))
+
+
+def component_of(components: tuple[Component, ...], path: str) -> str:
+    """The deepest component holding `path` ("." when none does)."""
+    best = "."
+    for c in components:
+        if c.path not in (".", "") and (path == c.path or path.startswith(c.path.rstrip("/") + "/")):
+            if best == "." or len(c.path) > len(best):
+                best = c.path
+    return best
+
+
+def _days(hours: float) -> float:
+    return round(hours / load_model().hours_per_day, 1)
+
+
+def _title(report: Report, rule_id: str) -> str:
+    rule = report.rules.get(rule_id)
+    if rule is None:
+        return rule_id
+    if rule.category in DEPENDENCY_CATEGORIES and (rule.effort in ("L", "XL") or rule.severity == Severity.CRITICAL):
+        return f"Replace {rule.name}"   # a package or library to swap for another: its name says what
+    return text.first_sentence(text.plain(rule.message))
+
+
+def plan(report: Report, limit: int = PLAN_ITEMS) -> Plan:
+    """One work item per rule with live sites, blocking first, then the costliest."""
+    by_rule: dict[str, list[int]] = defaultdict(list)
+    soft = 0
+    for i, f in enumerate(report.findings):
+        kind = disposition(report, f)
+        if kind == "verify-on-hardware":
+            soft += 1
+        if kind in WORK and f.severity > Severity.INFO:
+            by_rule[f.rule_id].append(i)
+    items = []
+    for rule_id, indexes in by_rule.items():
+        sites = [report.findings[i] for i in indexes]
+        rule = report.rules.get(rule_id)
+        low = sum(report.site_hours[i][0] for i in indexes if i < len(report.site_hours))
+        high = sum(report.site_hours[i][1] for i in indexes if i < len(report.site_hours))
+        worst = max(f.severity for f in sites)
+        per_file = Counter(f.path for f in sites)
+        items.append(WorkItem(
+            rule_id=rule_id, rule_name=rule.name if rule else rule_id,
+            category=view.category_of(report, sites[0]), severity=worst.label,
+            blocking=worst == Severity.CRITICAL and not all(peripheral(f.path) for f in sites),
+            title=_title(report, rule_id),
+            fix=text.plain(rule.rocm_alternative or "") if rule else "",
+            why=text.plain(text.paragraphs(rule.docs)[0]) if rule and rule.docs.strip() else "",
+            sites=len(sites), files=len(per_file),
+            top_files=tuple(sorted(per_file.items(), key=lambda kv: (-kv[1], kv[0]))[:3]),
+            low_days=_days(low), high_days=_days(high),
+        ))
+    items.sort(key=lambda w: (not w.blocking, -w.high_days, -Severity.parse(w.severity), -w.sites, w.rule_id))
+    shown = items[:limit]
+    rest = items[len(shown):]
+    effort = report.effort
+    review_files = sum(1 for f in report.coverage.files if f.converted or f.unconverted)
+    return Plan(tuple(shown), len(rest), round(sum(w.low_days for w in rest), 1),
+                round(sum(w.high_days for w in rest), 1), review_files, effort.hipify_review, effort.validation,
+                soft)
+
+
+def _rocm_path(component: Component) -> tuple[str, tuple[str, ...], str, str]:
+    """(pattern, evidence, install recipe, confidence) from the ROCm-path analysis when it ran; otherwise what
+    the component's build files say."""
+    found = getattr(component, "rocm_path", None)
+    if found:
+        get = found.get if isinstance(found, dict) else (lambda key, default=None: getattr(found, key, default))
+        patterns = get("patterns", ()) or ()
+        names, evidence = [], []
+        for p in patterns:
+            pget = p.get if isinstance(p, dict) else (lambda key, default=None, p=p: getattr(p, key, default))
+            names.append(str(pget("pattern", "") or pget("name", "") or pget("description", "")))
+            where = pget("evidence", ()) or ()
+            evidence += [where] if isinstance(where, str) else [str(w) for w in where]
+        return ("; ".join(n for n in names if n) or "none found", tuple(evidence),
+                str(get("install", "") or get("install_recipe", "") or ""), str(get("confidence", "") or ""))
+    if component.rocm_build:
+        return "ROCm/HIP build option in its build files", (), "", ""
+    return "none found", (), "", ""
+
+
+def components(report: Report) -> tuple[ComponentRow, ...]:
+    """One row per component. Its effort is the work in it: live findings, or for an optional component (a
+    hopper/-style package) what porting it too would take. Its count is what the findings list shows for it
+    by default (above info, not tests, examples or CI, not code a ROCm build skips)."""
+    comps = report.components or (Component(".", report.verdict, False, report.verdict_reason, False),)
+    optional = {c.path for c in comps if c.optional}
+    hours: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    live: Counter = Counter()
+    for i, f in enumerate(report.findings):
+        owner = component_of(comps, f.path)
+        kind = disposition(report, f)
+        if f.severity <= Severity.INFO:
+            continue
+        if kind not in NOT_COMPILED_ON_ROCM and not peripheral(f.path):
+            live[owner] += 1
+        if not (kind in WORK or (owner in optional and kind == "optional")):
+            continue
+        if i < len(report.site_hours):
+            hours[owner][0] += report.site_hours[i][0]
+            hours[owner][1] += report.site_hours[i][1]
+    rows = []
+    for c in comps:
+        pattern, evidence, install, confidence = _rocm_path(c)
+        low, high = hours[c.path]
+        rows.append(ComponentRow(c.path if c.path not in ("", ".") else ROOT_LABEL, c.verdict, c.optional,
+                                 text.sentence(c.reason.split(": ", 1)[-1]), pattern, evidence, install,
+                                 confidence, _days(low), _days(high), live[c.path]))
+    order = {"blocked": 0, "needs-port": 1, "ready": 2}
+    return tuple(sorted(rows, key=lambda r: (r.path != ROOT_LABEL, r.optional, order.get(r.verdict, 3),
+                                             -r.high_days, r.path)))

@@ -1,0 +1,70 @@
+"""The decision view: the migration plan's order and counts, one row per component, and the ROCm-path data
+(dispositions, a component's rocm_path) read when the analysis provides it."""
+from types import SimpleNamespace
+
+import pytest
+
+from auditor.pipeline import audit
+from auditor.report import plan
+from auditor.rulebook import load_rulebook
+from auditor.types import Component, Severity
+from tests.conftest import FIXTURES, write_tree
+
+
+@pytest.fixture(scope="module")
+def llm_serving():
+    return audit([FIXTURES / "llm_serving"], load_rulebook(), shown_root="llm_serving")
+
+
+def test_plan_puts_blocking_work_first_then_effort(llm_serving):
+    p = plan.plan(llm_serving)
+    assert p.items[0].rule_id == "RA100" and p.items[0].blocking and p.items[0].title == "Replace tensorrt-llm"
+    trt = [f for f in llm_serving.findings if f.rule_id == "RA100" and plan.disposition(llm_serving, f) == "live"]
+    assert p.items[0].sites == len(trt) and p.items[0].files == len({f.path for f in trt})
+    rest = [w.high_days for w in p.items if not w.blocking]
+    assert rest == sorted(rest, reverse=True)
+    live_rules = {f.rule_id for f in llm_serving.findings
+                  if plan.disposition(llm_serving, f) == "live" and f.severity > Severity.INFO}
+    assert len(p.items) + p.more == len(live_rules)
+    # the plan, review and validation add up to the effort range the report states
+    total = sum(w.high_days for w in p.items) + p.more_high_days + p.review_days[1] + p.validation_days[1]
+    assert total == pytest.approx(llm_serving.effort.high_days, abs=0.3)
+
+
+def test_components_one_row_each_with_their_own_work(tmp_path):
+    write_tree(tmp_path, {
+        "setup.py": "from setuptools import setup\nsetup(name='main')\n",
+        "main/gpu.py": "import pynvml\npynvml.nvmlInit()\n",
+        "plugin/setup.py": "from setuptools import setup\nsetup(name='plugin')\n",
+        "plugin/p.py": "import tensorrt_llm\n",
+    })
+    report = audit([tmp_path], load_rulebook(), shown_root="repo")
+    rows = {r.path: r for r in plan.components(report)}
+    assert set(rows) == {plan.ROOT_LABEL, "plugin"}
+    assert rows["plugin"].findings == 1 and rows["plugin"].verdict == "blocked"
+    assert rows[plan.ROOT_LABEL].findings == sum(
+        1 for f in report.findings if f.path.startswith("main/") and not f.guarded and f.severity > Severity.INFO)
+    assert rows["plugin"].high_days > 0
+
+
+def test_rocm_path_and_disposition_are_read_when_the_analysis_gives_them(llm_serving):
+    component = SimpleNamespace(path="pkg", verdict="ready", rocm_build=True, reason="ready: ROCm build", optional=False,
+                                rocm_path={"patterns": [{"pattern": "P1 build-level backend switch",
+                                                         "evidence": ["setup.py:42", "setup.py:459"]}],
+                                           "install": "pip install --no-build-isolation .", "confidence": "high"})
+    pattern, evidence, install, confidence = plan._rocm_path(component)
+    assert pattern == "P1 build-level backend switch" and evidence == ("setup.py:42", "setup.py:459")
+    assert install.startswith("pip install") and confidence == "high"
+    assert plan._rocm_path(Component(".", "blocked", False, "", False))[0] == "none found"
+    finding = llm_serving.findings[0]
+    assert plan.disposition(llm_serving, SimpleNamespace(disposition="verify-on-hardware")) == "verify-on-hardware"
+    assert plan.disposition(llm_serving, finding) in ("live", "guarded", "optional")
+
+
+@pytest.mark.parametrize(("path", "hidden"), [
+    ("tests/test_a.py", True), ("pkg/test_a.py", True), ("examples/x/run.py", True),
+    (".github/workflows/ci.yml", True), ("benchmarks/b.cu", True), ("pkg/kernels/a.cu", False),
+    ("pkg/testing_utils.py", False), ("Dockerfile", False),
+])
+def test_tests_examples_and_ci_are_peripheral(path, hidden):
+    assert plan.peripheral(path) is hidden
