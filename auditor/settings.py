@@ -14,7 +14,7 @@ FORMATS = ("terminal", "json", "sarif", "github", "markdown", "html")
 FILE_OUTPUTS = ("html", "sarif", "json", "markdown")   # `--html FILE` …: extra reports from the same run
 FAIL_ON = ("critical", "high", "medium", "low", "info", "never")
 DEFAULT_HTML = "rocm-audit-report.html"   # interactive runs write it in the current directory
-SUBCOMMANDS = ("check", "rules", "rule", "baseline", "config", "coverage")
+SUBCOMMANDS = ("check", "rules", "rule", "baseline", "config", "coverage", "fix")
 CACHE_ENV = "ROCM_AUDIT_CACHE_DIR"   # the cache directory, when --cache-dir is not given
 
 
@@ -55,6 +55,8 @@ class Settings:
     table_info: bool = False          # `coverage --table-info`: what the API table was built from
     no_cache: bool = False            # neither read nor write the result cache
     cache_dir: Path | None = None     # --cache-dir, ROCM_AUDIT_CACHE_DIR or config; None: the user's cache directory
+    diff: bool = False                # fix: print a unified diff and change nothing
+    unsafe: bool = False              # fix: also apply the fixes marked unsafe
 
 
 class _Parser(argparse.ArgumentParser):
@@ -152,6 +154,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="also fail when the baseline lists findings that are gone, so it can only shrink")
     gate.add_argument("--diff-base", metavar="REF",
                       help="new = what HEAD adds since its merge-base with REF (git; only changed files rescanned)")
+    fixing = parser.add_argument_group("fix (rocm-audit fix PATH…, or check --fix)")
+    fixing.add_argument("--fix", action="store_true", help="apply the safe fixes (same as the fix command)")
+    fixing.add_argument("--diff", action="store_true", help="with fix: print a unified diff and change nothing")
+    fixing.add_argument("--unsafe", action="store_true", help="with fix: also apply the fixes that need review")
     outputs = parser.add_argument_group("more reports from the same run")
     for name in FILE_OUTPUTS:
         outputs.add_argument(f"--{name}", type=Path, metavar="FILE", help=f"also write the {name} report to FILE")
@@ -206,6 +212,13 @@ def parse_settings(argv: Sequence[str]) -> Settings:
     for flag, on in (("--update-baseline", ns.update_baseline), ("--strict", ns.strict)):
         if on and not ns.baseline:
             raise UsageError(f"{flag} needs --baseline FILE (or baseline in the config file)")
+    if getattr(ns, "fix", False) and command == "check":
+        command = "fix"
+    for flag, on in (("--diff", getattr(ns, "diff", False)), ("--unsafe", getattr(ns, "unsafe", False))):
+        if on and command != "fix":
+            raise UsageError(f"{flag} goes with `rocm-audit fix PATH…` (or check --fix)")
+    if command == "fix" and not args:
+        raise UsageError("usage: rocm-audit fix PATH… (the files or directories to fix)")
     if command == "baseline" and not args:
         args = ["."]
     return Settings(
@@ -240,4 +253,6 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         table_info=bool(getattr(ns, "table_info", False)),
         no_cache=bool(ns.no_cache),
         cache_dir=_cache_dir(given, ns.cache_dir),
+        diff=bool(getattr(ns, "diff", False)),
+        unsafe=bool(getattr(ns, "unsafe", False)),
     )

@@ -38,6 +38,7 @@ _MASK_IN_MACRO = re.compile(
     rb"__syncwarp\s*\(\s*)(0[xX][fF]{8}[uUlL]*|~\s*0[uU]?|-\s*1)(?=\s*[,)])")
 _SLEEP_IN_MACRO = re.compile(rb"\b__nanosleep(?=\s*\()")
 _RUNTIME_INDEX = re.compile(rb"threadIdx|blockDim|\b(?:tid|lane|lane_?id|laneid)\b")
+_WARP_LITERAL = re.compile(rb"^(32|31|0[xX]1[fF]|5)[uU]?$")
 _COMPILE_TIME = {"template_argument_list", "array_declarator", "static_assert_declaration", "case_statement",
                  "enumerator", "template_parameter_list", "field_declaration", "bitfield_clause"}
 _NO_PARENS = {"parenthesized_expression", "init_declarator", "argument_list", "return_statement",
@@ -143,9 +144,44 @@ def _require_device_runtime_context(node: ts.Node) -> None:
             head = (current.text or b"")[: (body.start_byte - current.start_byte) if body else None]
             if not re.search(rb"__(global|device)__", head):
                 raise Skip("not in device code: warpSize is only defined in __global__/__device__ functions")
+            _require_no_other_32(current)
             return
         current = current.parent
     raise Skip("not inside a function; report only")
+
+
+def _require_no_other_32(function: ts.Node) -> None:
+    """Fixing one lane computation while the same function still counts 32 lanes elsewhere (`lane + 32`, inline
+    PTX with its fixed fragment layout) makes it inconsistent on wave64: then report only. Array sizes such as
+    `__shared__ float partial[32]` are upper bounds and do not count."""
+    stack = [function]
+    while stack:
+        node = stack.pop()
+        if node.type == "gnu_asm_expression":
+            raise Skip(f"the function has inline PTX (line {node.start_point[0] + 1}); report only")
+        if node.type == "array_declarator":
+            continue
+        if node.type == "number_literal" and _counts_32_lanes(node) and not _is_lane_math(node):
+            raise Skip(f"the function assumes 32 lanes elsewhere too (line {node.start_point[0] + 1}); report only")
+        stack.extend(node.children)
+
+
+def _counts_32_lanes(literal: ts.Node) -> bool:
+    if not _WARP_LITERAL.match(literal.text or b""):
+        return False
+    if (literal.text or b"").rstrip(b"uU") != b"5":
+        return True
+    operator = literal.parent.child_by_field_name("operator") if literal.parent is not None else None
+    return operator is not None and operator.type == ">>"
+
+
+def _is_lane_math(literal: ts.Node) -> bool:
+    parent = literal.parent
+    if parent is None or parent.type != "binary_expression" or parent.child_by_field_name("right") != literal:
+        return False
+    left, operator = parent.child_by_field_name("left"), parent.child_by_field_name("operator")
+    return (left is not None and operator is not None and operator.type in ("%", "/", "&", ">>")
+            and bool(_RUNTIME_INDEX.search(left.text or b"")))
 
 
 def _nanosleep(root: ts.Node, offset: int, finding: Finding):
