@@ -67,3 +67,60 @@ def test_malformed_fix_file_is_an_error(tmp_path):
                                                  'summary = "x"\nwhy = "y"\n')
     with pytest.raises(FixDataError, match="unknown action 'rename'"):
         load_fixes(tmp_path)
+
+
+# --- the fixed CUDA examples compile: with nvcc, and with hipcc after hipify --------------------------------------
+import os  # noqa: E402
+import shutil  # noqa: E402
+import subprocess  # noqa: E402
+
+NVCC = shutil.which("nvcc")
+HIPCC = shutil.which("hipcc")
+HIPIFY = os.environ.get("ROCM_AUDIT_HIPIFY_PERL") or shutil.which("hipify-perl")
+SHIM = Path(__file__).parent / "data" / "hip_sync_shim.h"
+CUDA_CASES = [c for c in CASES if c.values[0].engine == "cuda"]
+HIP_FAILS_BEFORE = {"RA200", "RA830"}   # what the fix is for: without it the HIP build fails
+
+
+def _compile(command: list[str]) -> subprocess.CompletedProcess:
+    return subprocess.run(command, capture_output=True, text=True, timeout=600)
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed on this machine")
+@pytest.mark.parametrize(("spec", "index"), CUDA_CASES)
+def test_fixed_example_compiles_with_nvcc(tmp_path, spec, index):
+    source = tmp_path / "example.cu"
+    source.write_text(spec.examples[index].after)
+    done = _compile([NVCC, "-std=c++17", "-arch=sm_80", "-c", str(source), "-o", str(tmp_path / "x.o")])
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def _hipified(code: str, tmp_path: Path) -> Path:
+    """hipify-perl's output when it is installed (ROCM_AUDIT_HIPIFY_PERL or PATH); otherwise the examples' one CUDA
+    name, the cuda_runtime.h include, is what there is to translate."""
+    cuda = tmp_path / "example.cu"
+    cuda.write_text(code)
+    if HIPIFY:
+        code = subprocess.run(["perl", HIPIFY, str(cuda)], capture_output=True, text=True, check=True).stdout
+    else:
+        code = code.replace("#include <cuda_runtime.h>", "#include <hip/hip_runtime.h>")
+    hip = tmp_path / "example.hip.cpp"
+    hip.write_text(code)
+    return hip
+
+
+def _hipcc(source: Path, tmp_path: Path) -> subprocess.CompletedProcess:
+    env = {**os.environ, "HIP_PLATFORM": "amd"}
+    return subprocess.run([HIPCC, "--offload-arch=gfx90a", "-std=c++17", "-include", str(SHIM), "-c", str(source),
+                           "-o", str(tmp_path / "x.o")], capture_output=True, text=True, timeout=600, env=env)
+
+
+@pytest.mark.skipif(HIPCC is None, reason="hipcc is not installed (apt-get install hipcc libamdhip64-dev)")
+@pytest.mark.parametrize(("spec", "index"), CUDA_CASES)
+def test_fixed_example_compiles_with_hipcc(tmp_path, spec, index):
+    example = spec.examples[index]
+    after = _hipcc(_hipified(example.after, tmp_path), tmp_path)
+    assert after.returncode == 0, after.stderr[-3000:]
+    if spec.rule in HIP_FAILS_BEFORE:
+        before = _hipcc(_hipified(example.before, tmp_path), tmp_path)
+        assert before.returncode != 0, "the unfixed example should not compile for AMD"
