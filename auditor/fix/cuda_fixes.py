@@ -38,6 +38,10 @@ _MASK_IN_MACRO = re.compile(
     rb"__syncwarp\s*\(\s*)(0[xX][fF]{8}[uUlL]*|~\s*0[uU]?|-\s*1)(?=\s*[,)])")
 _SLEEP_IN_MACRO = re.compile(rb"\b__nanosleep(?=\s*\()")
 _RUNTIME_INDEX = re.compile(rb"threadIdx|blockDim|\b(?:tid|lane|lane_?id|laneid)\b")
+# A project's own 32-lane constants and tile sizes (WARP_SIZE, kWarpSize, WARP_SIZE_BITS, tiled_partition<32>).
+_WARP_NAME = re.compile(rb"(?i)^(?!warpSize$).*warp_?size|^threads_per_warp$|^tiled_partition$|^thread_block_tile$")
+_TENSOR_CORE_CODE = re.compile(rb"\bcute::|namespace cute\b|#\s*include\s*[<\"]cute/|\bcutlass::|\bwmma::|"
+                               rb"\bmma\.sync\b|\bwgmma\b|\bldmatrix\b")
 _WARP_LITERAL = re.compile(rb"^(32|31|0[xX]1[fF]|5)[uU]?$")
 _COMPILE_TIME = {"template_argument_list", "array_declarator", "static_assert_declaration", "case_statement",
                  "enumerator", "template_parameter_list", "field_declaration", "bitfield_clause"}
@@ -117,6 +121,10 @@ def _lane_math(root: ts.Node, offset: int, finding: Finding):
     operator = node.child_by_field_name("operator")
     if left is None or right is None or operator is None or not _RUNTIME_INDEX.search(left.text or b""):
         raise Skip("not a thread index: the value may be a compile-time constant; report only")
+    layout = _TENSOR_CORE_CODE.search(root.text or b"")
+    if layout:
+        raise Skip(f"tensor-core code ({layout.group(0).decode()}): its lane ids follow NVIDIA's 32-lane fragment "
+                   "layouts; report only")
     _require_device_runtime_context(node)
     op = operator.type
     if op in ("%", "/"):
@@ -161,6 +169,9 @@ def _require_no_other_32(function: ts.Node) -> None:
             raise Skip(f"the function has inline PTX (line {node.start_point[0] + 1}); report only")
         if node.type == "array_declarator":
             continue
+        if node.type in ("identifier", "type_identifier", "field_identifier") and _WARP_NAME.search(node.text or b""):
+            raise Skip(f"the function also uses {(node.text or b'').decode()} (line {node.start_point[0] + 1}); "
+                       "report only")
         if node.type == "number_literal" and _counts_32_lanes(node) and not _is_lane_math(node):
             raise Skip(f"the function assumes 32 lanes elsewhere too (line {node.start_point[0] + 1}); report only")
         stack.extend(node.children)
