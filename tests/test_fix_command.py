@@ -164,3 +164,19 @@ def test_fixed_fixture_compiles_with_nvcc(tmp_path, capsys, source):
     command = [NVCC, *shlex.split(flags), "-c", str(root / source), "-o", str(tmp_path / "out.o")]
     done = subprocess.run(command, capture_output=True, text=True, timeout=600)
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_a_fix_that_adds_a_finding_is_rolled_back(tmp_path):
+    from dataclasses import replace
+
+    from auditor.fix.apply import run_fix
+    from auditor.fix.data import shipped_fixes
+
+    root = write_tree(tmp_path / "repo", {"run.sh": "docker run --gpus all img\n"})
+    specs = dict(shipped_fixes())
+    specs["RA703"] = replace(specs["RA703"], replacement="--runtime=nvidia")   # a bad fix: another NVIDIA-only flag
+    run = run_fix([root], RULEBOOK, specs, unsafe=True)
+    (outcome,) = run.files
+    assert not outcome.changed and outcome.applied == ()
+    assert outcome.rolled_back.startswith("the fix would add RA704")
+    assert (root / "run.sh").read_text() == "docker run --gpus all img\n"
