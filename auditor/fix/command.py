@@ -2,6 +2,7 @@
 and exit as `check` would on the tree as the command leaves it."""
 from __future__ import annotations
 
+import re
 import sys
 from collections import Counter
 
@@ -38,6 +39,14 @@ def fix_command(settings) -> int:
     return _exit_code(run.before if settings.diff else run.after, settings.fail_on)
 
 
+LISTED = 30   # not-fixed sites listed one by one up to this many; beyond it, counted by reason
+
+
+def _general(reason: str) -> str:
+    """The reason without its line number, so that sites group."""
+    return re.sub(r" \(line \d+\)", "", reason)
+
+
 def summary(run: FixRun, diff: bool) -> str:
     verb = "Would fix" if diff else "Fixed"
     changed = [o for o in run.files if o.changed]
@@ -51,8 +60,12 @@ def summary(run: FixRun, diff: bool) -> str:
     not_fixed = [(f, reason) for o in run.files for f, reason in o.skipped] + list(run.refused)
     if not_fixed:
         lines.append(f"Not fixed ({len(not_fixed)}), reported only:")
-        lines += [f"  {f.path}:{f.span.line}: {f.rule_id} {reason}" for f, reason in sorted(
-            not_fixed, key=lambda item: item[0].sort_key())]
+        if len(not_fixed) <= LISTED:
+            lines += [f"  {f.path}:{f.span.line}: {f.rule_id} {reason}" for f, reason in sorted(
+                not_fixed, key=lambda item: item[0].sort_key())]
+        else:   # thousands of sites in generated files would bury the rest: count them by reason
+            by_reason = Counter((f.rule_id, _general(reason)) for f, reason in not_fixed)
+            lines += [f"  {n} x {rule} {reason}" for (rule, reason), n in sorted(by_reason.items(), key=lambda i: -i[1])]
     if run.unsafe_left:
         lines.append(f"{run.unsafe_left} more finding(s) have a fix that needs review: add --unsafe.")
     remaining = [f for f in (run.before if diff else run.after).findings if not f.guarded]

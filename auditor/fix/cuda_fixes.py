@@ -43,7 +43,12 @@ _RUNTIME_INDEX = re.compile(rb"threadIdx|blockDim|\b(?:tid|lane|lane_?id|laneid)
 _WARP_NAME = re.compile(rb"Warp|WARP|^(?!warpSize$)(?i:.*warp_?size.*|threads_per_warp|tiled_partition|thread_block_tile)$")
 _TENSOR_CORE_CODE = re.compile(rb"\bcute::|namespace cute\b|#\s*include\s*[<\"]cute/|\bcutlass::|\bwmma::|"
                                rb"\bmma\.sync\b|\bwgmma\b|\bldmatrix\b")
-_WARP_LITERAL = re.compile(rb"^(32|31|0[xX]1[fF]|5)[uU]?$")
+_WARP_LITERAL = re.compile(rb"^(32|31|0[xX]1[fF]|5)[uU]?$|^32\.0*[fF]?$")
+# Warp-level work (shuffles, votes, a project's warp_reduce helpers) done in 32-lane groups stays consistent with
+# 32-lane ids: TensorRT-LLM's blockReduceSum (`tid & 31`, `tid >> 5`, xor-shuffles from 16) is right on wave64 as
+# written, and a warpSize-based lane id alone would lose half of each wavefront's sum.
+_WARP_CALL = re.compile(rb"^(__shfl\w*|__ballot\w*|__any_sync|__all_sync|__match_\w+|__reduce_\w+_sync|__syncwarp"
+                        rb"|__activemask|(?i:warp_?\w+|\w*_warp\w*))$")
 _COMPILE_TIME = {"template_argument_list", "array_declarator", "static_assert_declaration", "case_statement",
                  "enumerator", "template_parameter_list", "field_declaration", "bitfield_clause"}
 _NO_PARENS = {"parenthesized_expression", "init_declarator", "argument_list", "return_statement",
@@ -170,6 +175,12 @@ def _require_no_other_32(function: ts.Node) -> None:
             raise Skip(f"the function has inline PTX (line {node.start_point[0] + 1}); report only")
         if node.type == "array_declarator":
             continue
+        if node.type == "call_expression":
+            callee = node.child_by_field_name("function")
+            name = (callee.text or b"").rsplit(b"::", 1)[-1].split(b"<", 1)[0] if callee is not None else b""
+            if _WARP_CALL.match(name):
+                raise Skip(f"the function also does warp-level work ({name.decode()}, line {node.start_point[0] + 1})"
+                           " that may count 32 lanes; report only")
         if node.type in ("identifier", "type_identifier", "field_identifier") and _WARP_NAME.search(node.text or b""):
             raise Skip(f"the function counts warps with {(node.text or b'').decode()} (line {node.start_point[0] + 1}); "
                        "report only")
