@@ -182,3 +182,13 @@ def test_a_fix_that_adds_a_finding_is_rolled_back(tmp_path):
     assert not outcome.changed and outcome.applied == ()
     assert outcome.rolled_back.startswith("the fix would add RA704")
     assert (root / "run.sh").read_text() == "docker run --gpus all img\n"
+
+
+def test_files_built_on_hopper_features_are_not_patched(tmp_path, capsys):
+    root = write_tree(tmp_path / "repo", {"sm90.cu": (
+        "__device__ float f(float v) { return __shfl_sync(0xffffffff, v, 0); }\n"
+        '__device__ void fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }\n')})
+    before = (root / "sm90.cu").read_text()
+    main(["fix", str(root), "--no-progress", "--fail-on", "never"])
+    assert (root / "sm90.cu").read_text() == before
+    assert "sm90.cu:1: RA200 the file uses Hopper/Blackwell-only features (RA303 at line 2)" in capsys.readouterr().out

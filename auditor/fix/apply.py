@@ -66,7 +66,7 @@ def run_fix(paths: Sequence[Path], rulebook: Rulebook, specs: dict[str, FixSpec]
     scanning = rulebook.with_cuda_only_macros(cuda_only_macros(found.files, facts, options.max_file_size))
     sources = {s.path: s for s in found.files}
     roots = [Path(os.path.realpath(p)) for p in paths]
-    plan = plan_fixes(report.results, sources, specs, unsafe, roots)
+    plan = plan_fixes(report.results, sources, specs, unsafe, roots, {r.id: r.category for r in rulebook.rules})
     outcomes = tuple(_fix_file(fp, specs, scanning, options.max_file_size) for fp in plan.files)
     after_results = {o.path: o.result for o in outcomes if o.changed and o.result is not None}
     results = [after_results.get(r.path, r) for r in report.results]

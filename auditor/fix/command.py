@@ -44,7 +44,7 @@ LISTED = 30   # not-fixed sites listed one by one up to this many; beyond it, co
 
 def _general(reason: str) -> str:
     """The reason without its line number, so that sites group."""
-    return re.sub(r" \(line \d+\)", "", reason)
+    return re.sub(r" \(line \d+\)|, line \d+", "", reason)
 
 
 def summary(run: FixRun, diff: bool) -> str:

@@ -32,7 +32,8 @@ class Plan:
 
 
 def plan_fixes(results: Sequence[FileResult], sources: dict[str, SourceFile], specs: dict[str, FixSpec],
-               unsafe: bool, roots: Sequence[Path]) -> Plan:
+               unsafe: bool, roots: Sequence[Path], categories: dict[str, str] | None = None) -> Plan:
+    """`categories`: rule id -> category; a file with an unguarded Hopper/Blackwell-only finding is not fixed."""
     files: list[FilePlan] = []
     refused: list[tuple[Finding, str]] = []
     unsafe_left = 0
@@ -40,7 +41,7 @@ def plan_fixes(results: Sequence[FileResult], sources: dict[str, SourceFile], sp
         fixable = [f for f in result.findings if f.rule_id in specs and not f.guarded]
         if not fixable:
             continue
-        reason = _file_refusal(result, sources.get(result.path), roots)
+        reason = _file_refusal(result, sources.get(result.path), roots) or _nvidia_only(result, categories or {})
         if reason:
             refused += [(f, reason) for f in fixable]
             continue
@@ -57,6 +58,17 @@ def plan_fixes(results: Sequence[FileResult], sources: dict[str, SourceFile], sp
         for engine, found in chosen.items():   # one engine per file kind, so at most one entry
             files.append(FilePlan(source, tuple(found), engine))
     return Plan(tuple(files), tuple(refused), unsafe_left)
+
+
+def _nvidia_only(result: FileResult, categories: dict[str, str]) -> str | None:
+    """A file built around Hopper/Blackwell-only features (wgmma, TMA, clusters, sm_90a) is replaced in a port,
+    not patched: fixing its masks is churn a reviewer would not want."""
+    if result.kind not in ENGINE_KINDS["cuda"]:
+        return None
+    for finding in result.findings:
+        if not finding.guarded and categories.get(finding.rule_id) == "hopper_only_feature":
+            return f"the file uses Hopper/Blackwell-only features ({finding.rule_id} at line {finding.span.line})"
+    return None
 
 
 def _file_refusal(result: FileResult, source: SourceFile | None, roots: Sequence[Path]) -> str | None:
