@@ -218,12 +218,29 @@ def _nanosleep(root: ts.Node, offset: int, finding: Finding):
 
 
 def _file_scope_start(root: ts.Node, offset: int) -> int:
-    """The start of the line of the top-level declaration around `offset`: a definition put there is at file
-    scope and before the use."""
-    node = root.descendant_for_byte_range(offset, offset)
-    while node is not None and node.parent is not None and node.parent != root:
-        node = node.parent
-    return root.start_byte if node is None else node.start_byte - node.start_point[1]
+    """The start of the line of the top-level declaration around `offset` (inside a header guard when there is
+    one): a definition put there is at file scope and before the use."""
+    scope = root
+    while True:
+        node = scope.descendant_for_byte_range(offset, offset)
+        while node is not None and node.parent is not None and node.parent != scope:
+            node = node.parent
+        if node is None or node == scope:
+            return scope.start_byte
+        if not _is_header_guard(node):
+            return node.start_byte - node.start_point[1]
+        scope = node
+
+
+def _is_header_guard(node: ts.Node) -> bool:
+    """`#ifndef X` whose first line inside is `#define X`."""
+    if node.type != "preproc_ifdef" or not (node.text or b"").startswith(b"#ifndef"):
+        return False
+    name = node.child_by_field_name("name")
+    inner = [c for c in node.named_children if c != name]
+    first = inner[0] if inner else None
+    defined = first.child_by_field_name("name") if first is not None and first.type == "preproc_def" else None
+    return name is not None and defined is not None and defined.text == name.text
 
 
 _ACTIONS: dict[str, Callable] = {"full-mask": _full_mask, "warp-lane-math": _lane_math, "nanosleep": _nanosleep}
