@@ -192,3 +192,11 @@ def test_files_built_on_hopper_features_are_not_patched(tmp_path, capsys):
     main(["fix", str(root), "--no-progress", "--fail-on", "never"])
     assert (root / "sm90.cu").read_text() == before
     assert "sm90.cu:1: RA200 the file uses Hopper/Blackwell-only features (RA303 at line 2)" in capsys.readouterr().out
+
+
+def test_no_guessed_rocm_build_for_an_unknown_torch(tmp_path, capsys):
+    text = "torch==2.16.0.dev20261009+cu134\ntorchvision==0.22.1+cu128\n"
+    root = write_tree(tmp_path / "repo", {"requirements.txt": text})
+    main(["fix", str(root), "--unsafe", "--no-progress", "--fail-on", "never"])
+    assert (root / "requirements.txt").read_text() == "torch==2.16.0.dev20261009+cu134\ntorchvision==0.22.1+rocm6.3\n"
+    assert "requirements.txt:1: RA150 no known ROCm build of the pinned torch version" in capsys.readouterr().out

@@ -175,6 +175,9 @@ def _require_no_other_32(function: ts.Node) -> None:
             raise Skip(f"the function has inline PTX (line {node.start_point[0] + 1}); report only")
         if node.type == "array_declarator":
             continue
+        if node.type == "declaration" and b"__shared__" in (node.text or b"").split(b"=")[0]:
+            raise Skip(f"the function keeps shared memory that may be sized per 32-lane warp (line "
+                       f"{node.start_point[0] + 1}); report only")
         if node.type == "call_expression":
             callee = node.child_by_field_name("function")
             name = (callee.text or b"").rsplit(b"::", 1)[-1].split(b"<", 1)[0] if callee is not None else b""

@@ -31,7 +31,11 @@ def fix_text(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]) 
         if spec.action == "add-line":
             reason = _add_line(spec, lines, index, text, added)
         else:
-            new = re.sub(spec.pattern, _fill(spec.replacement, line, text), line, count=1)
+            replacement = _fill(spec.replacement, line, text)
+            if replacement is None:
+                skipped.append((finding, "no known ROCm build of the pinned torch version"))
+                continue
+            new = re.sub(spec.pattern, replacement, line, count=1)
             reason = None if new != line else "the line has no form this fix knows"
             lines[index] = new
         if reason:
@@ -70,11 +74,19 @@ def _statement_end(lines: list[str], index: int) -> int:
     return index
 
 
-def _fill(replacement: str, line: str, text: str) -> str:
-    """The replacement with its placeholders: {rocm} the ROCm release of a base image, {torch_rocm} the
-    ROCm release PyTorch's wheels of the pinned version were built for (the line's pin, else the file's)."""
-    return replacement.replace("{rocm}", DEFAULT_ROCM).replace("{torch_rocm}", _torch_rocm(line) or _torch_rocm(text)
-                                                                or DEFAULT_ROCM)
+def _fill(replacement: str, line: str, text: str) -> str | None:
+    """The replacement with its placeholders: {rocm} the ROCm release of a base image, {torch_rocm} the ROCm
+    release PyTorch's wheels of the pinned version were built for (the line's pin, else the file's, else the
+    default when nothing is pinned). None when the pinned torch has no ROCm build we know of (a nightly, a
+    release newer than the table): guessing would pin a wheel that does not exist."""
+    filled = replacement.replace("{rocm}", DEFAULT_ROCM)
+    if "{torch_rocm}" not in filled:
+        return filled
+    pins = _TORCH_PIN.findall(line) or _TORCH_PIN.findall(text)
+    if not pins:
+        return filled.replace("{torch_rocm}", DEFAULT_ROCM)
+    found = _torch_rocm(line) or _torch_rocm(text)
+    return None if found is None or ".dev" in line else filled.replace("{torch_rocm}", found)
 
 
 def _torch_rocm(text: str) -> str | None:
