@@ -33,6 +33,10 @@ def main(argv: Sequence[str] | None = None) -> int:
             return _write_baseline(settings)
         if settings.command == "coverage":
             return _coverage(settings)
+        if settings.command == "fix":
+            from auditor.fix.command import fix_command
+
+            return fix_command(settings)
         return _check(settings)
     except (UsageError, ToolError, ConfigError, GateError) as err:
         print(f"rocm-audit: error: {err}", file=sys.stderr)
@@ -116,7 +120,7 @@ def _cache_dir(settings) -> Path | None:
 
     if settings.example:
         scanned = (bundled_example(),)
-    elif settings.command in ("check", "baseline", "coverage"):
+    elif settings.command in ("check", "baseline", "coverage", "fix"):
         scanned = settings.paths or (Path("."),)
     else:
         scanned = ()

@@ -242,7 +242,9 @@ def _digest(rules: Iterable[Rule], guards: dict) -> str:
 
 
 def _rule_files(root: Path) -> list[Path]:
-    return sorted(p for p in root.rglob("*.toml") if p.name not in {"guards.toml", "effort.toml"})
+    """Every rule file; `fixes/` holds the fixes' data (auditor/fix/data.py), which is not rules."""
+    return sorted(p for p in root.rglob("*.toml")
+                  if p.name not in {"guards.toml", "effort.toml"} and p.relative_to(root).parts[0] != "fixes")
 
 
 def load_rulebook(root: Path | None = None, check_queries: bool = False) -> Rulebook:

@@ -17,7 +17,7 @@ RULES_JSON = Path("-")   # `rules --json` with no FILE
 FILE_OUTPUTS = ("html", "sarif", "json", "markdown")   # `--html FILE` …: extra reports from the same run
 FAIL_ON = ("critical", "high", "medium", "low", "info", "never")
 DEFAULT_HTML = "rocm-audit-report.html"   # interactive runs write it in the current directory
-SUBCOMMANDS = ("check", "rules", "rule", "baseline", "config", "coverage")
+SUBCOMMANDS = ("check", "rules", "rule", "baseline", "config", "coverage", "fix")
 CACHE_ENV = "ROCM_AUDIT_CACHE_DIR"   # the cache directory, when --cache-dir is not given
 
 
@@ -63,6 +63,8 @@ class Settings:
     verbose: bool = False             # the terminal summary lists every finding group and the full tables
     category: str | None = None       # `rules --category CAT`: only the rules of this category
     rules_json: bool = False          # `rules --json`: the rule list as JSON
+    diff: bool = False                # fix: print a unified diff and change nothing
+    unsafe: bool = False              # fix: also apply the fixes marked unsafe
 
 
 class _Parser(argparse.ArgumentParser):
@@ -174,6 +176,10 @@ def build_parser() -> argparse.ArgumentParser:
                       help="also fail when the baseline lists findings that are gone, so it can only shrink")
     gate.add_argument("--diff-base", metavar="REF",
                       help="new = what HEAD adds since its merge-base with REF (git; only changed files rescanned)")
+    fixing = parser.add_argument_group("fix (rocm-audit fix PATH…, or check --fix)")
+    fixing.add_argument("--fix", action="store_true", help="apply the safe fixes (same as the fix command)")
+    fixing.add_argument("--diff", action="store_true", help="with fix: print a unified diff and change nothing")
+    fixing.add_argument("--unsafe", action="store_true", help="with fix: also apply the fixes that need review")
     outputs = parser.add_argument_group("more reports from the same run")
     for name in FILE_OUTPUTS:
         if name == "json":   # `rules --json` prints the rule list as JSON: FILE is optional there
@@ -239,6 +245,13 @@ def parse_settings(argv: Sequence[str]) -> Settings:
     for flag, on in (("--update-baseline", ns.update_baseline), ("--strict", ns.strict)):
         if on and not ns.baseline:
             raise UsageError(f"{flag} needs --baseline FILE (or baseline in the config file)")
+    if getattr(ns, "fix", False) and command == "check":
+        command = "fix"
+    for flag, on in (("--diff", getattr(ns, "diff", False)), ("--unsafe", getattr(ns, "unsafe", False))):
+        if on and command != "fix":
+            raise UsageError(f"{flag} goes with `rocm-audit fix PATH…` (or check --fix)")
+    if command == "fix" and not args:
+        raise UsageError("usage: rocm-audit fix PATH… (the files or directories to fix)")
     if command == "baseline" and not args:
         args = ["."]
     return Settings(
@@ -279,6 +292,8 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         verbose=bool(getattr(ns, "verbose", False)),
         category=getattr(ns, "category", None),
         rules_json=rules_json,
+        diff=bool(getattr(ns, "diff", False)),
+        unsafe=bool(getattr(ns, "unsafe", False)),
     )
 
 

@@ -1,0 +1,76 @@
+"""`rocm-audit fix PATH… [--diff] [--unsafe]` (and `check --fix`): run the fixes, write or show them, summarise,
+and exit as `check` would on the tree as the command leaves it."""
+from __future__ import annotations
+
+import re
+import sys
+from collections import Counter
+
+from auditor.fix.apply import FixRun, run_fix, unified_diff, write_fixed
+
+
+def fix_command(settings) -> int:
+    from auditor.cli import ToolError, _exit_code, _files_root, _rulebook, scan_options
+    from auditor.fix.data import FixDataError, shipped_fixes
+
+    for path in settings.paths:
+        if not path.exists():
+            raise ToolError(f"path does not exist: {path}")
+    try:
+        specs = shipped_fixes()
+    except FixDataError as err:
+        raise ToolError(f"fix files: {err}") from None
+    rulebook = _rulebook(settings)
+    specs = {rule: spec for rule, spec in specs.items() if rule in rulebook.by_id()}   # --select/--ignore
+    run = run_fix(settings.paths, rulebook, specs, scan_options(settings), settings.unsafe,
+                  root=_files_root(settings.paths, settings))
+    if settings.diff:
+        for outcome in run.files:
+            if outcome.changed:
+                sys.stdout.write(unified_diff(outcome))
+    else:
+        for outcome in run.files:
+            if outcome.changed:
+                try:
+                    write_fixed(outcome)
+                except OSError as err:
+                    raise ToolError(f"cannot write {outcome.path}: {err.strerror or err}") from None
+    print(summary(run, settings.diff), file=sys.stderr if settings.diff else sys.stdout, end="")
+    return _exit_code(run.before if settings.diff else run.after, settings.fail_on)
+
+
+LISTED = 30   # not-fixed sites listed one by one up to this many; beyond it, counted by reason
+
+
+def _general(reason: str) -> str:
+    """The reason without its line number, so that sites group."""
+    return re.sub(r" \(line \d+\)|, line \d+", "", reason)
+
+
+def summary(run: FixRun, diff: bool) -> str:
+    verb = "Would fix" if diff else "Fixed"
+    changed = [o for o in run.files if o.changed]
+    lines = [f"{verb} {run.applied} finding(s) in {len(changed)} file(s)."]
+    for outcome in changed:
+        by_rule = Counter(f.rule_id for f in outcome.applied)
+        lines.append(f"  {outcome.path}: " + ", ".join(f"{rule} x{n}" for rule, n in sorted(by_rule.items())))
+    for outcome in run.files:
+        if outcome.rolled_back:
+            lines.append(f"  {outcome.path}: left unchanged: {outcome.rolled_back}")
+    not_fixed = [(f, reason) for o in run.files for f, reason in o.skipped] + list(run.refused)
+    if not_fixed:
+        lines.append(f"Not fixed ({len(not_fixed)}), reported only:")
+        if len(not_fixed) <= LISTED:
+            lines += [f"  {f.path}:{f.span.line}: {f.rule_id} {reason}" for f, reason in sorted(
+                not_fixed, key=lambda item: item[0].sort_key())]
+        else:   # thousands of sites in generated files would bury the rest: count them by reason
+            by_reason = Counter((f.rule_id, _general(reason)) for f, reason in not_fixed)
+            lines += [f"  {n} x {rule} {reason}" for (rule, reason), n in sorted(by_reason.items(), key=lambda i: -i[1])]
+    if run.unsafe_left:
+        lines.append(f"{run.unsafe_left} more finding(s) have a fix that needs review: add --unsafe.")
+    remaining = [f for f in (run.before if diff else run.after).findings if not f.guarded]
+    state = "now" if diff else "after fixing"
+    lines.append(f"Remaining {state}: {len(remaining)} unguarded finding(s) (rocm-audit check lists them).")
+    return "\n".join(lines) + "\n"
+
+

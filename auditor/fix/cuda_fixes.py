@@ -1,0 +1,249 @@
+"""C/C++/CUDA fixes: byte-exact edits at the tree-sitter nodes the findings point at, and one definition per file
+(a full-mask macro, a sleep wrapper) inserted at file scope before its first use."""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+
+import tree_sitter as ts
+
+from auditor.fix.data import FixSpec
+from auditor.fix.edits import Edit, FileFix, apply_edits, line_starts
+from auditor.parsing.cuda import parse
+from auditor.types import Finding
+
+FULL_MASK = "ROCM_AUDIT_FULL_MASK"
+FULL_MASK_DEFINITION = f"""\
+#ifndef {FULL_MASK}  // rocm-audit fix: a full warp mask, 64-bit on AMD GPUs (wave64)
+#if defined(__HIP_PLATFORM_AMD__)
+#define {FULL_MASK} 0xffffffffffffffffull
+#else
+#define {FULL_MASK} 0xffffffffu
+#endif
+#endif
+"""
+SLEEP = "rocm_audit_nanosleep"
+SLEEP_DEFINITION = f"""\
+#ifndef ROCM_AUDIT_NANOSLEEP  // rocm-audit fix: HIP has no __nanosleep; s_sleep is a short back-off
+#define ROCM_AUDIT_NANOSLEEP
+#if defined(__HIP_PLATFORM_AMD__)
+static __device__ __forceinline__ void {SLEEP}(unsigned) {{ __builtin_amdgcn_s_sleep(2); }}
+#else
+static __device__ __forceinline__ void {SLEEP}(unsigned ns) {{ __nanosleep(ns); }}
+#endif
+#endif
+"""
+_MASK_IN_MACRO = re.compile(
+    rb"(__(?:shfl|shfl_up|shfl_down|shfl_xor|ballot|any|all|match_any|match_all|reduce_[a-z]+)_sync\s*\(\s*|"
+    rb"__syncwarp\s*\(\s*)(0[xX][fF]{8}[uUlL]*|~\s*0[uU]?|-\s*1)(?=\s*[,)])")
+_SLEEP_IN_MACRO = re.compile(rb"\b__nanosleep(?=\s*\()")
+_RUNTIME_INDEX = re.compile(rb"threadIdx|blockDim|\b(?:tid|lane|lane_?id|laneid)\b")
+# A project's own warp constants and tiles (WARP_SIZE, kWarpSize, NumWorkerWarpsPerBlock, tiled_partition<32>): the
+# function counts 32-lane warps through them, so a warpSize-based lane or warp id would disagree with them.
+_WARP_NAME = re.compile(rb"Warp|WARP|^(?!warpSize$)(?i:.*warp_?size.*|threads_per_warp|tiled_partition|thread_block_tile)$")
+_TENSOR_CORE_CODE = re.compile(rb"\bcute::|namespace cute\b|#\s*include\s*[<\"]cute/|\bcutlass::|\bwmma::|"
+                               rb"\bmma\.sync\b|\bwgmma\b|\bldmatrix\b")
+_WARP_LITERAL = re.compile(rb"^(32|31|0[xX]1[fF]|5)[uU]?$|^32\.0*[fF]?$")
+# Warp-level work (shuffles, votes, a project's warp_reduce helpers) done in 32-lane groups stays consistent with
+# 32-lane ids: TensorRT-LLM's blockReduceSum (`tid & 31`, `tid >> 5`, xor-shuffles from 16) is right on wave64 as
+# written, and a warpSize-based lane id alone would lose half of each wavefront's sum.
+_WARP_CALL = re.compile(rb"^(__shfl\w*|__ballot\w*|__any_sync|__all_sync|__match_\w+|__reduce_\w+_sync|__syncwarp"
+                        rb"|__activemask|(?i:warp_?\w+|\w*_warp\w*))$")
+_COMPILE_TIME = {"template_argument_list", "array_declarator", "static_assert_declaration", "case_statement",
+                 "enumerator", "template_parameter_list", "field_declaration", "bitfield_clause"}
+_NO_PARENS = {"parenthesized_expression", "init_declarator", "argument_list", "return_statement",
+              "condition_clause", "expression_statement"}
+
+
+class Skip(Exception):
+    """This finding is reported, not fixed; the message says why."""
+
+
+def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]) -> FileFix:
+    source = text.encode("utf-8")
+    tree = parse(source)
+    if tree.partial:
+        return FileFix(text, skipped=tuple((f, "the file did not parse completely") for f in findings))
+    starts = line_starts(source)
+    edits: list[Edit[bytes]] = []
+    skipped: list[tuple[Finding, str]] = []
+    definitions: dict[str, int] = {}     # definition text -> insertion offset (before its first use)
+    for finding in findings:
+        action = _ACTIONS[specs[finding.rule_id].action]
+        try:
+            offset = starts[finding.span.line - 1] + (finding.span.column or 1) - 1
+            made, definition = action(tree.tree.root_node, offset, finding)
+        except (Skip, IndexError, TypeError) as err:
+            skipped.append((finding, str(err) or "no node at the finding's position"))
+            continue
+        edits.extend(made)
+        if definition and definition[0] not in text:
+            at = _file_scope_start(tree.tree.root_node, offset)
+            definitions[definition[1]] = min(definitions.get(definition[1], at), at)
+    for definition, at in definitions.items():
+        edits.append(Edit(at, at, definition.encode()))
+    new, kept, dropped = apply_edits(source, edits)
+    skipped += [(e.finding, "overlaps another fix") for e in dropped if e.finding]
+    applied = tuple(dict.fromkeys(e.finding for e in kept if e.finding))
+    return FileFix(new.decode("utf-8"), applied, tuple(skipped))
+
+
+def _node_at(root: ts.Node, offset: int, types: set[str]) -> ts.Node:
+    node = root.descendant_for_byte_range(offset, offset)
+    while node is not None and not (node.type in types and node.start_byte == offset):
+        if node.type == "preproc_arg":
+            return node
+        node = node.parent
+    if node is None:
+        raise Skip("no matching code at the finding's position")
+    return node
+
+
+def _in_macro(node: ts.Node, pattern: re.Pattern[bytes], replacement: bytes, finding: Finding) -> list[Edit]:
+    body = node.text or b""
+    edits = [Edit(node.start_byte + m.start(2 if pattern.groups >= 2 else 0),
+                  node.start_byte + m.end(2 if pattern.groups >= 2 else 0), replacement, finding)
+             for m in pattern.finditer(body)]
+    if not edits:
+        raise Skip("the macro body has no form this fix knows")
+    return edits
+
+
+def _full_mask(root: ts.Node, offset: int, finding: Finding):
+    node = _node_at(root, offset, {"number_literal", "unary_expression", "cast_expression", "identifier"})
+    definition = (FULL_MASK, FULL_MASK_DEFINITION)
+    if node.type == "preproc_arg":
+        return _in_macro(node, _MASK_IN_MACRO, FULL_MASK.encode(), finding), definition
+    if node.parent is None or node.parent.type != "argument_list" or node.parent.named_children[0] != node:
+        raise Skip("the mask is not the first argument of a warp function")
+    return [Edit(node.start_byte, node.end_byte, FULL_MASK.encode(), finding)], definition
+
+
+def _lane_math(root: ts.Node, offset: int, finding: Finding):
+    node = _node_at(root, offset, {"binary_expression"})
+    if node.type == "preproc_arg":
+        raise Skip("lane math in a macro: the macro may be used where a constant is needed; report only")
+    left, right = node.child_by_field_name("left"), node.child_by_field_name("right")
+    operator = node.child_by_field_name("operator")
+    if left is None or right is None or operator is None or not _RUNTIME_INDEX.search(left.text or b""):
+        raise Skip("not a thread index: the value may be a compile-time constant; report only")
+    layout = _TENSOR_CORE_CODE.search(root.text or b"")
+    if layout:
+        raise Skip(f"tensor-core code ({layout.group(0).decode()}): its lane ids follow NVIDIA's 32-lane fragment "
+                   "layouts; report only")
+    _require_device_runtime_context(node)
+    op = operator.type
+    if op in ("%", "/"):
+        return [Edit(right.start_byte, right.end_byte, b"warpSize", finding)], None
+    if op == "&":
+        return [Edit(right.start_byte, right.end_byte, b"(warpSize - 1)", finding)], None
+    if op == ">>":
+        quotient = (left.text or b"") + b" / warpSize"
+        if node.parent is None or node.parent.type not in _NO_PARENS:
+            quotient = b"(" + quotient + b")"
+        return [Edit(node.start_byte, node.end_byte, quotient, finding)], None
+    raise Skip(f"operator {op} is not lane math this fix knows")
+
+
+def _require_device_runtime_context(node: ts.Node) -> None:
+    """warpSize is a run-time value in device code: not usable in host code or where a constant is needed."""
+    current = node.parent
+    while current is not None:
+        if current.type in _COMPILE_TIME or current.type.startswith("preproc"):
+            raise Skip("used where a compile-time constant is needed; report only")
+        if current.type == "declaration" and re.search(rb"\b(constexpr|static)\b", current.text or b""):
+            raise Skip("declares a constant; report only")
+        if current.type == "function_definition":
+            body = current.child_by_field_name("body")
+            head = (current.text or b"")[: (body.start_byte - current.start_byte) if body else None]
+            if not re.search(rb"__(global|device)__", head):
+                raise Skip("not in device code: warpSize is only defined in __global__/__device__ functions")
+            _require_no_other_32(current)
+            return
+        current = current.parent
+    raise Skip("not inside a function; report only")
+
+
+def _require_no_other_32(function: ts.Node) -> None:
+    """Fixing one lane computation while the same function still counts 32 lanes elsewhere (`lane + 32`, inline
+    PTX with its fixed fragment layout) makes it inconsistent on wave64: then report only. Array sizes such as
+    `__shared__ float partial[32]` are upper bounds and do not count."""
+    stack = [function]
+    while stack:
+        node = stack.pop()
+        if node.type == "gnu_asm_expression":
+            raise Skip(f"the function has inline PTX (line {node.start_point[0] + 1}); report only")
+        if node.type == "array_declarator":
+            continue
+        if node.type == "declaration" and b"__shared__" in (node.text or b"").split(b"=")[0]:
+            raise Skip(f"the function keeps shared memory that may be sized per 32-lane warp (line "
+                       f"{node.start_point[0] + 1}); report only")
+        if node.type == "call_expression":
+            callee = node.child_by_field_name("function")
+            name = (callee.text or b"").rsplit(b"::", 1)[-1].split(b"<", 1)[0] if callee is not None else b""
+            if _WARP_CALL.match(name):
+                raise Skip(f"the function also does warp-level work ({name.decode()}, line {node.start_point[0] + 1})"
+                           " that may count 32 lanes; report only")
+        if node.type in ("identifier", "type_identifier", "field_identifier") and _WARP_NAME.search(node.text or b""):
+            raise Skip(f"the function counts warps with {(node.text or b'').decode()} (line {node.start_point[0] + 1}); "
+                       "report only")
+        if node.type == "number_literal" and _counts_32_lanes(node) and not _is_lane_math(node):
+            raise Skip(f"the function assumes 32 lanes elsewhere too (line {node.start_point[0] + 1}); report only")
+        stack.extend(node.children)
+
+
+def _counts_32_lanes(literal: ts.Node) -> bool:
+    if not _WARP_LITERAL.match(literal.text or b""):
+        return False
+    if (literal.text or b"").rstrip(b"uU") != b"5":
+        return True
+    operator = literal.parent.child_by_field_name("operator") if literal.parent is not None else None
+    return operator is not None and operator.type == ">>"
+
+
+def _is_lane_math(literal: ts.Node) -> bool:
+    parent = literal.parent
+    if parent is None or parent.type != "binary_expression" or parent.child_by_field_name("right") != literal:
+        return False
+    left, operator = parent.child_by_field_name("left"), parent.child_by_field_name("operator")
+    return (left is not None and operator is not None and operator.type in ("%", "/", "&", ">>")
+            and bool(_RUNTIME_INDEX.search(left.text or b"")))
+
+
+def _nanosleep(root: ts.Node, offset: int, finding: Finding):
+    node = _node_at(root, offset, {"identifier"})
+    definition = ("ROCM_AUDIT_NANOSLEEP", SLEEP_DEFINITION)
+    if node.type == "preproc_arg":
+        return _in_macro(node, _SLEEP_IN_MACRO, SLEEP.encode(), finding), definition
+    if node.parent is None or node.parent.type != "call_expression":
+        raise Skip("__nanosleep is not called here")
+    return [Edit(node.start_byte, node.end_byte, SLEEP.encode(), finding)], definition
+
+
+def _file_scope_start(root: ts.Node, offset: int) -> int:
+    """The start of the line of the top-level declaration around `offset` (inside a header guard when there is
+    one): a definition put there is at file scope and before the use."""
+    scope = root
+    while True:
+        node = scope.descendant_for_byte_range(offset, offset)
+        while node is not None and node.parent is not None and node.parent != scope:
+            node = node.parent
+        if node is None or node == scope:
+            return scope.start_byte
+        if not _is_header_guard(node):
+            return node.start_byte - node.start_point[1]
+        scope = node
+
+
+def _is_header_guard(node: ts.Node) -> bool:
+    """`#ifndef X` whose first line inside is `#define X`."""
+    if node.type != "preproc_ifdef" or not (node.text or b"").startswith(b"#ifndef"):
+        return False
+    name = node.child_by_field_name("name")
+    inner = [c for c in node.named_children if c != name]
+    first = inner[0] if inner else None
+    defined = first.child_by_field_name("name") if first is not None and first.type == "preproc_def" else None
+    return name is not None and defined is not None and defined.text == name.text
+
+
+_ACTIONS: dict[str, Callable] = {"full-mask": _full_mask, "warp-lane-math": _lane_math, "nanosleep": _nanosleep}

@@ -1,0 +1,55 @@
+"""Edits at offsets, and what fixing one file produced. Shared by the three fixers."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+from dataclasses import dataclass
+from typing import Generic, TypeVar
+
+from auditor.types import Finding
+
+T = TypeVar("T", str, bytes)
+
+
+@dataclass(frozen=True, slots=True)
+class Edit(Generic[T]):
+    """Replace data[start:end] with `text` (offsets in the unit the fixer works in: bytes or characters)."""
+
+    start: int
+    end: int
+    text: T
+    finding: Finding | None = None   # the finding it fixes; None for an addition such as a macro definition
+
+
+@dataclass(frozen=True, slots=True)
+class FileFix:
+    """One file's fixes: its new text, the findings fixed, and those left with the reason."""
+
+    text: str
+    applied: tuple[Finding, ...] = ()
+    skipped: tuple[tuple[Finding, str], ...] = ()
+
+
+def apply_edits(data: T, edits: Sequence[Edit[T]]) -> tuple[T, list[Edit[T]], list[Edit[T]]]:
+    """(new data, edits applied, edits dropped because they overlap an earlier one)."""
+    kept: list[Edit[T]] = []
+    dropped: list[Edit[T]] = []
+    for edit in sorted(edits, key=lambda e: (e.start, e.end)):
+        if kept and edit.start < kept[-1].end and not (edit.start == edit.end == kept[-1].start):
+            dropped.append(edit)
+        else:
+            kept.append(edit)
+    out = data
+    for edit in reversed(kept):
+        out = out[:edit.start] + edit.text + out[edit.end:]
+    return out, kept, dropped
+
+
+def line_starts(data: T) -> list[int]:
+    """Offset of each line's first unit (index 0 = line 1)."""
+    newline = b"\n" if isinstance(data, bytes) else "\n"
+    starts = [0]
+    index = data.find(newline)
+    while index != -1:
+        starts.append(index + 1)
+        index = data.find(newline, index + 1)
+    return starts

@@ -1,0 +1,89 @@
+"""Which findings a fix may touch: the rule has a fix of an allowed safety, the finding is not guarded, its
+file is a regular file inside the scanned tree that scanned completely, and the fix's engine reads that kind."""
+from __future__ import annotations
+
+import os
+from collections.abc import Sequence
+from dataclasses import dataclass
+from pathlib import Path
+
+from auditor.fix.data import FixSpec
+from auditor.types import FileResult, Finding, SourceFile
+
+ENGINE_KINDS = {
+    "cuda": frozenset({"cuda", "cpp"}),
+    "python": frozenset({"python"}),
+    "text": frozenset({"manifest", "build", "container", "ci", "shell"}),
+}
+
+
+@dataclass(frozen=True, slots=True)
+class FilePlan:
+    source: SourceFile
+    findings: tuple[Finding, ...]        # to fix, in this file
+    engine: str
+
+
+@dataclass(frozen=True, slots=True)
+class Plan:
+    files: tuple[FilePlan, ...]
+    not_fixable: tuple[tuple[Finding, str], ...]   # unguarded findings a fix exists for but may not touch, and why
+    unsafe_left: int                               # findings an unsafe fix would touch (without --unsafe)
+
+
+def plan_fixes(results: Sequence[FileResult], sources: dict[str, SourceFile], specs: dict[str, FixSpec],
+               unsafe: bool, roots: Sequence[Path], categories: dict[str, str] | None = None) -> Plan:
+    """`categories`: rule id -> category; a file with an unguarded Hopper/Blackwell-only finding is not fixed."""
+    files: list[FilePlan] = []
+    refused: list[tuple[Finding, str]] = []
+    unsafe_left = 0
+    for result in results:
+        fixable = [f for f in result.findings if f.rule_id in specs and not f.guarded]
+        if not fixable:
+            continue
+        reason = _file_refusal(result, sources.get(result.path), roots) or _nvidia_only(result, categories or {})
+        if reason:
+            refused += [(f, reason) for f in fixable]
+            continue
+        source = sources[result.path]
+        chosen: dict[str, list[Finding]] = {}
+        for finding in fixable:
+            spec = specs[finding.rule_id]
+            if source.kind not in ENGINE_KINDS[spec.engine]:
+                continue          # e.g. CUDA source inside a Python string: reported, not fixed
+            if spec.safety == "unsafe" and not unsafe:
+                unsafe_left += 1
+                continue
+            chosen.setdefault(spec.engine, []).append(finding)
+        for engine, found in chosen.items():   # one engine per file kind, so at most one entry
+            files.append(FilePlan(source, tuple(found), engine))
+    return Plan(tuple(files), tuple(refused), unsafe_left)
+
+
+def _nvidia_only(result: FileResult, categories: dict[str, str]) -> str | None:
+    """A file built around Hopper/Blackwell-only features (wgmma, TMA, clusters, sm_90a) is replaced in a port,
+    not patched: fixing its masks is churn a reviewer would not want."""
+    if result.kind not in ENGINE_KINDS["cuda"]:
+        return None
+    for finding in result.findings:
+        if not finding.guarded and categories.get(finding.rule_id) == "hopper_only_feature":
+            return f"the file uses Hopper/Blackwell-only features ({finding.rule_id} at line {finding.span.line})"
+    return None
+
+
+def _file_refusal(result: FileResult, source: SourceFile | None, roots: Sequence[Path]) -> str | None:
+    if source is None:
+        return "the file was not discovered"
+    if result.error:
+        return f"the file could not be scanned ({result.error})"
+    if result.partial:
+        return "the file was scanned only in part"
+    path = Path(source.abspath)
+    if path.is_symlink():
+        return "the file is a symbolic link"
+    real = Path(os.path.realpath(path))
+    if not any(real == root or real.is_relative_to(root) for root in roots):
+        return "the file lies outside the scanned paths"
+    if not path.is_file():
+        return "not a regular file"
+    return None

@@ -1,0 +1,90 @@
+"""Python fixes with libcst, which rewrites losslessly (comments and formatting kept). Detection stays on `ast`;
+libcst parses only the files that have a fix to apply."""
+from __future__ import annotations
+
+from collections.abc import Sequence
+
+import libcst as cst
+from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+
+from auditor.fix.data import FixSpec
+from auditor.fix.edits import FileFix
+from auditor.types import Finding
+
+VERSION_STAND_IN = '"0.0"'   # what a parse of torch.version.cuda sees on ROCm and CPU builds instead of None
+
+
+def fix_python(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]) -> FileFix:
+    try:
+        wrapper = MetadataWrapper(cst.parse_module(text))
+    except (cst.ParserSyntaxError, RecursionError):
+        return FileFix(text, skipped=tuple((f, "libcst cannot parse the file") for f in findings))
+    lines = text.splitlines()
+    wanted: dict[tuple[int, int], Finding] = {}
+    skipped: list[tuple[Finding, str]] = []
+    for finding in findings:
+        if specs[finding.rule_id].action != "torch-version-cuda" or finding.span.line is None:
+            skipped.append((finding, "no Python fix for this finding"))
+            continue
+        wanted[(finding.span.line, _char_column(lines, finding))] = finding
+    transformer = _TorchVersionCuda(wanted)
+    new = wrapper.visit(transformer)
+    skipped += [(f, "no torch.version.cuda expression at the finding's position")
+                for key, f in wanted.items() if key not in transformer.done]
+    return FileFix(new.code, tuple(transformer.done.values()), tuple(skipped))
+
+
+def _char_column(lines: list[str], finding: Finding) -> int:
+    """ast columns count UTF-8 bytes; libcst's count characters. 0-based characters."""
+    line = lines[finding.span.line - 1] if finding.span.line and finding.span.line <= len(lines) else ""
+    return len(line.encode("utf-8")[: (finding.span.column or 1) - 1].decode("utf-8", "ignore"))
+
+
+def _dotted(node: cst.BaseExpression) -> str | None:
+    if isinstance(node, cst.Name):
+        return node.value
+    if isinstance(node, cst.Attribute):
+        inner = _dotted(node.value)
+        return None if inner is None else f"{inner}.{node.attr.value}"
+    return None
+
+
+class _TorchVersionCuda(cst.CSTTransformer):
+    """torch.version.cuda is None on ROCm. Where it is compared with None by ==/!= (a vendor test), test
+    `cuda or hip` instead; where it is parsed or compared with a version, read "0.0" instead of None."""
+
+    METADATA_DEPENDENCIES = (PositionProvider, ParentNodeProvider)
+
+    def __init__(self, wanted: dict[tuple[int, int], Finding]):
+        super().__init__()
+        self.wanted = wanted
+        self.done: dict[tuple[int, int], Finding] = {}
+        self._targets: dict[int, tuple[tuple[int, int], str]] = {}
+
+    def visit_Attribute(self, node: cst.Attribute) -> bool:
+        start = self.get_metadata(PositionProvider, node).start
+        key = (start.line, start.column)
+        name = _dotted(node)
+        if key in self.wanted and name and name.endswith("version.cuda"):
+            parent = self.get_metadata(ParentNodeProvider, node)
+            self._targets[id(node)] = (key, "test" if _is_none_equality(parent, node) else "parse")
+            return False
+        return True
+
+    def leave_Attribute(self, original: cst.Attribute, updated: cst.BaseExpression) -> cst.BaseExpression:
+        target = self._targets.get(id(original))
+        if target is None:
+            return updated
+        key, how = target
+        code = cst.Module([]).code_for_node(original)
+        other = code[: -len("cuda")] + "hip"
+        fallback = other if how == "test" else VERSION_STAND_IN
+        self.done[key] = self.wanted[key]
+        return cst.parse_expression(f"({code} or {fallback})")
+
+
+def _is_none_equality(parent: cst.CSTNode, node: cst.CSTNode) -> bool:
+    if not isinstance(parent, cst.Comparison) or parent.left is not node:
+        return False
+    return all(isinstance(t.operator, (cst.Equal, cst.NotEqual)) and _dotted(t.comparator) == "None"
+               for t in parent.comparisons)

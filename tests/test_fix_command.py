@@ -1,0 +1,202 @@
+"""`rocm-audit fix`: the fixture repositories fixed and re-scanned (counts pinned), --diff changes nothing, what a fix
+never touches (guarded code, vendored code, partial parses, symbolic links), atomic writes that keep the mode,
+exit codes as `check`, and the fixed CUDA sources still compile with nvcc."""
+from __future__ import annotations
+
+import hashlib
+import os
+import shlex
+import shutil
+import subprocess
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from auditor.cli import main
+from auditor.pipeline import audit
+from auditor.rulebook import load_rulebook
+from tests.conftest import FIXTURES, REPO, write_tree
+
+NVCC = shutil.which("nvcc")
+RULEBOOK = load_rulebook()
+
+
+def _copy(tmp_path: Path, name: str) -> Path:
+    target = tmp_path / name
+    shutil.copytree(FIXTURES / name, target)
+    return target
+
+
+def _unguarded(root: Path) -> Counter:
+    return Counter(f.rule_id for f in audit([root], RULEBOOK).findings if not f.guarded)
+
+
+def _digests(root: Path) -> dict[str, str]:
+    return {p.relative_to(root).as_posix(): hashlib.sha256(p.read_bytes()).hexdigest()
+            for p in sorted(root.rglob("*")) if p.is_file()}
+
+
+# fixture -> (unsafe, files changed, findings removed by rule, unguarded findings before, after)
+PINNED = {
+    ("torch_extension", False): ({"csrc/common.cuh", "csrc/topk_gating.cu"}, {"RA200": 5}, 42, 37),
+    # --unsafe adds no lane-math fix here: block_reduce_sum calls warp_reduce_sum (xor-shuffles from 16) and the
+    # top-k kernel adds 32 to lane ids; both are consistent in 32-lane groups as written
+    ("torch_extension", True): ({"csrc/common.cuh", "csrc/topk_gating.cu"}, {"RA200": 5}, 42, 37),
+    ("llm_serving", False): (set(), {}, 31, 31),
+    ("llm_serving", True): ({"Dockerfile", "llmserve/gpu_monitor.py", "requirements.txt", "scripts/serve.sh"},
+                            {"RA700": 1, "RA151": 2, "RA501": 1, "RA150": 1, "RA703": 1}, 31, 25),
+    ("cmake_cuda_lib", True): ({"CMakeLists.txt"}, {}, 83, 83),   # RA603's fix adds the HIP list; the CUDA list stays
+    ("coverage", True): (set(), {}, 10, 10),                        # graph_step.cu parses only in part: not touched
+}
+
+
+@pytest.mark.parametrize(("name", "unsafe"), list(PINNED), ids=[f"{n}-{'unsafe' if u else 'safe'}" for n, u in PINNED])
+def test_fixture_fixed_and_rescanned(tmp_path, capsys, name, unsafe):
+    changed, removed, before_count, after_count = PINNED[(name, unsafe)]
+    root = _copy(tmp_path, name)
+    before, digests = _unguarded(root), _digests(root)
+    code = main(["fix", str(root), "--no-progress", "--fail-on", "never", *(["--unsafe"] if unsafe else [])])
+    assert code == 0
+    after = _unguarded(root)
+    assert (sum(before.values()), sum(after.values())) == (before_count, after_count)
+    assert dict(before - after) == removed
+    assert not after - before, "a fix added a finding"
+    now = _digests(root)
+    assert {path for path in digests if now[path] != digests[path]} == changed
+    out = capsys.readouterr().out
+    assert f"Fixed {sum(removed.values()) + (1 if name == 'cmake_cuda_lib' else 0)} finding(s) in {len(changed)} file(s)." in out
+    assert f"Remaining after fixing: {after_count} unguarded finding(s)" in out
+
+
+def test_diff_prints_and_changes_nothing(tmp_path, capsys):
+    root = _copy(tmp_path, "llm_serving")
+    digests = _digests(root)
+    code = main(["fix", str(root), "--diff", "--unsafe", "--no-progress"])
+    captured = capsys.readouterr()
+    assert _digests(root) == digests
+    assert code == 1            # as `check`: the tree still has high findings
+    assert "--- a/scripts/serve.sh\n+++ b/scripts/serve.sh\n" in captured.out
+    assert "-exec docker run --rm --gpus all \\\n+exec docker run --rm --device=/dev/kfd --device=/dev/dri" in captured.out
+    assert "+FROM rocm/dev-ubuntu-22.04:6.4\n" in captured.out
+    assert "Would fix 6 finding(s) in 4 file(s)." in captured.err
+
+
+def test_check_fix_is_an_alias(tmp_path, capsys):
+    root = write_tree(tmp_path / "repo", {"k.cu": "__device__ float f(float v) { return __shfl_sync(0xffffffff, v, 0); }\n"})
+    assert main(["check", "--fix", str(root), "--no-progress"]) == 0
+    assert "__shfl_sync(ROCM_AUDIT_FULL_MASK, v, 0)" in (root / "k.cu").read_text()
+    assert "Fixed 1 finding(s) in 1 file(s)." in capsys.readouterr().out
+
+
+def test_exit_code_counts_what_remains(tmp_path, capsys):
+    root = write_tree(tmp_path / "repo", {"k.cu": "__device__ float f(float v) { return __shfl_sync(0xffffffff, v, 0); }\n"})
+    assert main(["fix", str(root), "--diff", "--no-progress"]) == 1     # nothing written: the finding is there
+    assert main(["fix", str(root), "--no-progress"]) == 0               # written: nothing high remains
+    assert main(["check", str(root), "--no-progress", "--format", "json"]) == 0
+
+
+def test_flags_without_fix_are_usage_errors(tmp_path, capsys):
+    assert main(["check", str(tmp_path), "--diff"]) == 2
+    assert main(["fix"]) == 2
+    assert "goes with `rocm-audit fix" in capsys.readouterr().err
+
+
+GUARDED = """\
+__device__ float bcast(float v) {
+#if defined(__HIP_PLATFORM_AMD__)
+  return __shfl(v, 0);
+#else
+  return __shfl_sync(0xffffffff, v, 0);
+#endif
+}
+"""
+
+
+def test_never_touches_guarded_vendored_partial_or_linked_files(tmp_path, capsys):
+    outside = write_tree(tmp_path / "outside", {"k.cu": "__device__ float g(float v) { return __shfl_sync(~0u, v, 0); }\n"})
+    root = write_tree(tmp_path / "repo", {
+        "guarded.cu": GUARDED,
+        "third_party/lib/k.cu": "__device__ float h(float v) { return __shfl_sync(0xffffffff, v, 0); }\n",
+        "broken.cu": "__device__ float b(float v) { return __shfl_sync(0xffffffff, v, 0) }}} (\n",
+    })
+    (root / "linked.cu").symlink_to(outside / "k.cu")
+    digests, outside_digests = _digests(root), _digests(outside)
+    main(["fix", str(root), "--unsafe", "--no-progress"])
+    assert _digests(root) == digests and _digests(outside) == outside_digests
+    out = capsys.readouterr().out
+    assert "Fixed 0 finding(s) in 0 file(s)." in out
+    assert "broken.cu:1: RA200 the file was scanned only in part" in out
+
+
+def test_keeps_mode_and_line_endings_and_leaves_no_temporary_file(tmp_path, capsys):
+    root = write_tree(tmp_path / "repo", {"run.sh": "#!/bin/sh\r\ndocker run --gpus all img\r\n"})
+    (root / "run.sh").chmod(0o751)
+    assert main(["fix", str(root), "--unsafe", "--no-progress"]) == 0
+    assert (root / "run.sh").read_bytes() == (b"#!/bin/sh\r\ndocker run --device=/dev/kfd --device=/dev/dri "
+                                             b"--group-add video img\r\n")
+    assert (root / "run.sh").stat().st_mode & 0o777 == 0o751
+    assert sorted(p.name for p in root.iterdir()) == ["run.sh"]
+
+
+def test_select_limits_the_fixes(tmp_path, capsys):
+    root = write_tree(tmp_path / "repo", {"k.cu": "__device__ void s(unsigned n) { __nanosleep(n); }\n"
+                                                  "__device__ float f(float v) { return __shfl_sync(~0u, v, 0); }\n"})
+    main(["fix", str(root), "--select", "RA830", "--no-progress"])
+    text = (root / "k.cu").read_text()
+    assert "rocm_audit_nanosleep(n)" in text and "__shfl_sync(~0u, v, 0)" in text
+
+
+def _nvcc_flags() -> dict[str, str]:
+    flags = {}
+    for line in (FIXTURES / "NVCC_FLAGS.txt").read_text().splitlines():
+        if line.strip() and not line.startswith("#"):
+            path, _, value = line.partition(":")
+            flags[path.strip()] = value.strip()
+    return flags
+
+
+@pytest.mark.skipif(NVCC is None, reason="nvcc is not installed on this machine")
+@pytest.mark.parametrize("source", ["csrc/common.cuh", "csrc/topk_gating.cu"])
+def test_fixed_fixture_compiles_with_nvcc(tmp_path, capsys, source):
+    root = _copy(tmp_path, "torch_extension")
+    main(["fix", str(root), "--unsafe", "--no-progress", "--fail-on", "never"])
+    assert "ROCM_AUDIT_FULL_MASK" in (root / source).read_text()
+    flags = _nvcc_flags()[f"fixtures/torch_extension/{source}"]
+    command = [NVCC, *shlex.split(flags), "-c", str(root / source), "-o", str(tmp_path / "out.o")]
+    done = subprocess.run(command, capture_output=True, text=True, timeout=600)
+    assert done.returncode == 0, done.stderr[-3000:]
+
+
+def test_a_fix_that_adds_a_finding_is_rolled_back(tmp_path):
+    from dataclasses import replace
+
+    from auditor.fix.apply import run_fix
+    from auditor.fix.data import shipped_fixes
+
+    root = write_tree(tmp_path / "repo", {"run.sh": "docker run --gpus all img\n"})
+    specs = dict(shipped_fixes())
+    specs["RA703"] = replace(specs["RA703"], replacement="--runtime=nvidia")   # a bad fix: another NVIDIA-only flag
+    run = run_fix([root], RULEBOOK, specs, unsafe=True)
+    (outcome,) = run.files
+    assert not outcome.changed and outcome.applied == ()
+    assert outcome.rolled_back.startswith("the fix would add RA704")
+    assert (root / "run.sh").read_text() == "docker run --gpus all img\n"
+
+
+def test_files_built_on_hopper_features_are_not_patched(tmp_path, capsys):
+    root = write_tree(tmp_path / "repo", {"sm90.cu": (
+        "__device__ float f(float v) { return __shfl_sync(0xffffffff, v, 0); }\n"
+        '__device__ void fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }\n')})
+    before = (root / "sm90.cu").read_text()
+    main(["fix", str(root), "--no-progress", "--fail-on", "never"])
+    assert (root / "sm90.cu").read_text() == before
+    assert "sm90.cu:1: RA200 the file uses Hopper/Blackwell-only features (RA303 at line 2)" in capsys.readouterr().out
+
+
+def test_no_guessed_rocm_build_for_an_unknown_torch(tmp_path, capsys):
+    text = "torch==2.16.0.dev20261009+cu134\ntorchvision==0.22.1+cu128\n"
+    root = write_tree(tmp_path / "repo", {"requirements.txt": text})
+    main(["fix", str(root), "--unsafe", "--no-progress", "--fail-on", "never"])
+    assert (root / "requirements.txt").read_text() == "torch==2.16.0.dev20261009+cu134\ntorchvision==0.22.1+rocm6.3\n"
+    assert "requirements.txt:1: RA150 no known ROCm build of the pinned torch version" in capsys.readouterr().out
