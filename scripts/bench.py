@@ -202,7 +202,12 @@ def c_only_tree(tree: Tree, root: Path) -> Path:
 
 # --- running rocm-audit ---------------------------------------------------------------------------
 
+COMMAND: list[str] = []   # --command: another installation's rocm-audit, to compare before and after a change
+
+
 def rocm_audit_command() -> list[str]:
+    if COMMAND:
+        return COMMAND
     script = Path(sys.executable).parent / "rocm-audit"
     return [str(script)] if script.exists() else [sys.executable, "-m", "auditor"]
 
@@ -347,8 +352,11 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--keep", action="store_true", help="keep the benchmark tree and print where it is")
     parser.add_argument("--large", action="store_true",
                         help="build the largest tree (the sdists and 20,000 generated .cu files) and check the scale goals")
+    parser.add_argument("--command", type=Path, help="the rocm-audit to measure (default: this environment's)")
     parser.add_argument("--stages-of", type=Path, help=argparse.SUPPRESS)   # one audit's stage times, as JSON
     args = parser.parse_args(argv)
+    if args.command:
+        COMMAND[:] = [str(args.command)]
     if args.stages_of:
         print(json.dumps(measure_stages(args.stages_of, args.jobs)))
         return 0
