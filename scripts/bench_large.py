@@ -71,11 +71,12 @@ def build_large_tree(packages: dict[str, Path], root: Path) -> LargeTree:
 
 
 def big_file(packages: dict[str, Path], path: Path, megabytes: int) -> Path:
-    """A generated `.cu` of about this size: the largest real kernel source repeated, each copy renumbered."""
+    """A generated `.cu` of about this size: the largest real CUDA/C++ source that has findings (warp
+    shuffles or inline PTX) repeated, each copy renumbered."""
     from scripts.bench import _pools
 
     c_pool = _pools(packages)[0]
-    largest = max((p for p in c_pool if p.relative.endswith(".cu")), key=lambda p: p.size)
+    largest = max((p for p in c_pool if re.search(rb"__shfl_\w*sync|\basm\b", p.origin.read_bytes())), key=lambda p: p.size)
     text = largest.origin.read_text(encoding="utf-8", errors="replace")
     parts, size, n = [], 0, 0
     while size < megabytes * 1_000_000:
