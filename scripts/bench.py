@@ -356,7 +356,9 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--stages-of", type=Path, help=argparse.SUPPRESS)   # one audit's stage times, as JSON
     args = parser.parse_args(argv)
     if args.command:
-        COMMAND[:] = [str(args.command)]
+        import scripts.bench as imported   # this file run as __main__ is not the module bench_large imports
+
+        COMMAND[:] = imported.COMMAND[:] = [str(args.command)]
     if args.stages_of:
         print(json.dumps(measure_stages(args.stages_of, args.jobs)))
         return 0
