@@ -4,6 +4,7 @@ from __future__ import annotations
 import os
 import sys
 import tempfile
+import time
 from collections.abc import Sequence
 from pathlib import Path
 
@@ -186,11 +187,11 @@ def _scan(settings, rulebook):
     options = scan_options(settings)
     bar: list[_Progress] = []
 
-    def start_progress(total: int):
+    def start_progress(total: int, total_bytes: int):
         if not settings.progress or settings.quiet or total < 50 or not sys.stderr.isatty():
             return None
-        bar.append(_Progress(total))
-        return bar[0].advance
+        bar.append(_Progress(total, total_bytes))
+        return bar[0]
 
     root = _files_root(paths, settings)
     shown_root = None if root is None else (os.path.relpath(root) if root.is_relative_to(Path.cwd()) else str(root))
@@ -376,19 +377,30 @@ def _umask() -> int:
 
 
 class _Progress:
-    def __init__(self, total: int):
+    """The scan's progress bar (a ScanProgress): files done of the total, MB/s, and a file that takes long."""
+
+    def __init__(self, total: int, total_bytes: int):
         from rich.console import Console
         from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
 
         self._progress = Progress(
-            TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TimeElapsedColumn(),
+            TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(), TextColumn("{task.fields[slow]}"),
             console=Console(stderr=True), transient=True,
         )
-        self._task = self._progress.add_task("scan", total=total)
+        self._task = self._progress.add_task("scan", total=total, rate="", slow="")
+        self._bytes, self._total_bytes, self._start = 0, total_bytes, time.monotonic()
         self._progress.start()
 
-    def advance(self, n: int) -> None:
-        self._progress.advance(self._task, n)
+    def done(self, files: int, nbytes: int) -> None:
+        self._bytes += nbytes
+        elapsed = max(time.monotonic() - self._start, 1e-3)
+        rate = f"{self._bytes / 1e6:.1f}/{self._total_bytes / 1e6:.1f} MB, {self._bytes / 1e6 / elapsed:.1f} MB/s"
+        self._progress.update(self._task, advance=files, rate=rate)
+
+    def slow(self, path: str | None, seconds: float) -> None:
+        shown = "" if path is None else f"slow: {path} ({seconds:.0f} s)"
+        self._progress.update(self._task, slow=shown)
 
     def stop(self) -> None:
         self._progress.stop()

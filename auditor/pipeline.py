@@ -14,7 +14,8 @@ from auditor.macros import cuda_only_macros
 from auditor.parsing.preproc import PreprocFacts
 from auditor.policy import apply_path_policy
 from auditor.rulebook import Rulebook
-from auditor.runner import DEFAULT_TIME_BUDGET, scan_all
+from auditor.progress import ScanProgress
+from auditor.runner import DEFAULT_TIME_BUDGET, file_size, scan_all
 from auditor.scan import MAX_FILE_BYTES
 from auditor.types import Report
 
@@ -47,12 +48,12 @@ def audit(
     rulebook: Rulebook,
     options: ScanOptions = ScanOptions(),
     shown_root: str | None = None,
-    progress: Callable[[int], Callable[[int], None] | None] | None = None,
+    progress: Callable[[int, int], ScanProgress | None] | None = None,
     root: Path | None = None,
     only: frozenset[str] | None = None,
     timings: dict[str, float] | None = None,
 ) -> Report:
-    """`progress(total)` may return a callback that is told how many files were scanned. `root` (default: the
+    """`progress(total files, total bytes)` may return a ScanProgress that is told how the scan goes. `root` (default: the
     paths' common directory) is what finding paths are relative to; `only` limits the scan to these paths
     while the cross-file pre-pass still sees every file discovered. `timings`, when given, receives the
     seconds each stage took."""
@@ -64,7 +65,7 @@ def audit(
         facts = PreprocFacts.from_guards(rulebook.guards)
         rulebook = rulebook.with_cuda_only_macros(cuda_only_macros(found.files, facts, options.max_file_size))
     files = found.files if only is None else tuple(f for f in found.files if f.path in only)
-    advance = progress(len(files)) if progress else None
+    advance = progress(len(files), sum(file_size(f) for f in files)) if progress else None
     with _timed(timings, "scan"):
         cache = result_cache(options.cache_dir, rulebook, options.max_file_size) if options.cache_dir else None
         results = scan_all(files, rulebook, options.jobs, advance, options.max_file_size, options.time_budget, cache)

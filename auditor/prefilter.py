@@ -127,14 +127,56 @@ def _common_literal(branches, min_len: int) -> str | None:
     return found if found is not None and len(found) >= min_len else None
 
 
+class Word(str):
+    """A needle that counts only as a whole identifier in code (`cuda` in `torch.cuda`, not in `CUDA_HOME`
+    or in a `# Copyright NVIDIA` comment line): what a name, call or import can only be. A plain str needle is
+    any substring of the whole text (string contents, which the `strings` rules match, can hold anything)."""
+
+    __slots__ = ()
+
+
+_IDENTIFIER = re.compile(r"[a-z0-9_]+")
+_COMMENT_LINE = re.compile(r"^[ \t]*#.*$", re.MULTILINE)
+
+
+def _word_or_text(literal: str) -> str:
+    return Word(literal) if _IDENTIFIER.fullmatch(literal) else literal
+
+
 def name_needle(pattern: str) -> str | None:
-    """The last literal component of a dotted or `::` name pattern (`torch.version.cuda` -> `cuda`)."""
+    """The last literal component of a dotted or `::` name pattern (`torch.version.cuda` -> `cuda`): a Word
+    when the component has no wildcard, else the longest literal piece of it as plain text."""
     parts = [p for p in re.split(r"\.|::", pattern) if p]
     for part in reversed(parts):
         literal = max(re.split(r"[*?\[\]]", part), key=len)
         if len(literal) >= MIN_NEEDLE:
-            return literal.lower()
+            return _word_or_text(literal.lower()) if literal == part else literal.lower()
     return None
+
+
+class Haystack:
+    """A file's text as the needles are looked for in it: lower-cased, and its identifiers outside comment
+    lines as a set (built once, on first use). A line that starts with `#` is a comment or part of a string,
+    never code, so no name, call or import can be on it."""
+
+    __slots__ = ("text", "_words")
+
+    def __init__(self, lowered_text: str):
+        self.text = lowered_text
+        self._words: frozenset[str] | None = None
+
+    @property
+    def words(self) -> frozenset[str]:
+        if self._words is None:
+            self._words = frozenset(_IDENTIFIER.findall(_COMMENT_LINE.sub("", self.text)))
+        return self._words
+
+    def has(self, needle: str) -> bool:
+        return needle in self.words if isinstance(needle, Word) else needle in self.text
+
+
+def _haystack(text: "str | Haystack") -> Haystack:
+    return text if isinstance(text, Haystack) else Haystack(text)
 
 
 class Needles:
@@ -143,13 +185,18 @@ class Needles:
     def __init__(self, needles: Iterable[str | None]):
         found = set(needles)
         self.always = None in found
-        self.words = tuple(sorted(w for w in found if w))
-        self._regex = re.compile("|".join(map(re.escape, self.words))) if self.words else None
+        self.words = frozenset(w for w in found if isinstance(w, Word))
+        texts = sorted(w for w in found if w and not isinstance(w, Word))
+        self._regex = re.compile("|".join(map(re.escape, texts))) if texts else None
 
-    def may_match(self, lowered_text: str) -> bool:
+    def may_match(self, text: "str | Haystack") -> bool:
+        """`text`: the file's lower-cased text, or its Haystack."""
         if self.always:
             return True
-        return bool(self._regex and self._regex.search(lowered_text))
+        haystack = _haystack(text)
+        if self._regex and self._regex.search(haystack.text):
+            return True
+        return not self.words.isdisjoint(haystack.words)
 
 
 # Needles derived from the rules' text (the regex parser and the query reader take ~50 ms for all of them),
@@ -187,7 +234,7 @@ def rule_needles(rule) -> frozenset[str] | None:
 
 def _rule_needles(match: dict) -> frozenset[str] | None:
     found: list[str | None] = []
-    found.extend(module.split(".")[0].lower() for module in match.get("imports", ()))
+    found.extend(_word_or_text(module.split(".")[0].lower()) for module in match.get("imports", ()))
     for key_name in ("calls", "names"):
         found.extend(name_needle(p) for p in match.get(key_name, ()))
     if "needles" in match:
@@ -200,10 +247,12 @@ def _rule_needles(match: dict) -> frozenset[str] | None:
     return None if None in found or not found else frozenset(found)
 
 
-def rules_present(rules: tuple, lowered_text: str) -> tuple:
-    """The rules whose needles occur in the text (and those without needles)."""
+def rules_present(rules: tuple, text: "str | Haystack") -> tuple:
+    """The rules whose needles occur in the text (the file's lower-cased text or its Haystack), and those
+    without needles. Words are set look-ups; only the plain-text needles are searched for."""
     indexed, all_needles = _needles_of(rules)
-    present = {needle for needle in all_needles if needle in lowered_text}
+    haystack = _haystack(text)
+    present = {needle for needle in all_needles if haystack.has(needle)}
     return tuple(rule for rule, needles in indexed if needles is None or not needles.isdisjoint(present))
 
 

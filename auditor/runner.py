@@ -5,9 +5,10 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from auditor.cache import ResultCache, cacheable
+from auditor.progress import ScanProgress, Watcher
 from auditor.rulebook import Rulebook
 from auditor.scan import MAX_FILE_BYTES, InputError, read_bytes, scan_file
 from auditor.types import FileResult, SourceFile
@@ -78,16 +79,25 @@ class _Worker:
     max_bytes = MAX_FILE_BYTES
     budget = 0.0
     cache: ResultCache | None = None
+    events = None                    # multiprocessing queue of (pid, path or None, size) for the progress bar
 
 
-def _init_worker(rulebook: Rulebook, max_bytes: int, budget: float, cache: ResultCache | None) -> None:
+def _init_worker(rulebook: Rulebook, max_bytes: int, budget: float, cache: ResultCache | None, events) -> None:
     _Worker.rulebook, _Worker.max_bytes, _Worker.budget, _Worker.cache = rulebook, max_bytes, budget, cache
+    _Worker.events = events
 
 
 def _scan_chunk(chunk: list[SourceFile], every_query: bool) -> list[FileResult]:
     _plan_queries(chunk, _Worker.rulebook, _Worker.max_bytes, every_query)
-    return [_scan_and_save(source, _Worker.rulebook, _Worker.max_bytes, _Worker.budget, _Worker.cache)
-            for source in chunk]
+    out = []
+    events, pid = _Worker.events, os.getpid()
+    for source in chunk:
+        if events is not None:
+            events.put((pid, source.path, 0))
+        out.append(_scan_and_save(source, _Worker.rulebook, _Worker.max_bytes, _Worker.budget, _Worker.cache))
+        if events is not None:
+            events.put((pid, None, file_size(source)))
+    return out
 
 
 def _c_sources(sources: Sequence[SourceFile]) -> list[SourceFile]:
@@ -114,12 +124,15 @@ def _plan_queries(sources: Sequence[SourceFile], rulebook: Rulebook, max_bytes: 
         plan_queries(queries_needed(rulebook, source.kind, text))
 
 
-def _cost(source: SourceFile) -> int:
+def file_size(source: SourceFile) -> int:
     try:
-        size = os.stat(source.abspath).st_size
+        return os.stat(source.abspath).st_size
     except OSError:
-        size = 0
-    return FILE_COST_BYTES + size * (C_COST_FACTOR if source.kind in ("cuda", "cpp") else 1)
+        return 0
+
+
+def _cost(source: SourceFile) -> int:
+    return FILE_COST_BYTES + file_size(source) * (C_COST_FACTOR if source.kind in ("cuda", "cpp") else 1)
 
 
 def chunks(sources: Sequence[SourceFile], jobs: int) -> list[list[SourceFile]]:
@@ -169,7 +182,7 @@ def scan_all(
     sources: Sequence[SourceFile],
     rulebook: Rulebook,
     jobs: int,
-    progress: Callable[[int], None] | None = None,
+    progress: ScanProgress | None = None,
     max_bytes: int = MAX_FILE_BYTES,
     time_budget: float = DEFAULT_TIME_BUDGET,
     cache: ResultCache | None = None,
@@ -184,8 +197,8 @@ def scan_all(
                 todo.append(source)
             else:
                 results.append(hit)
-        if progress and results:
-            progress(len(results))
+                if progress:
+                    progress.done(1, file_size(source))
     every_query = len(_c_sources(todo)) > PLAN_FROM_TEXT_UP_TO
     work = _work_split(todo, jobs)
     if work is None:
@@ -193,18 +206,26 @@ def scan_all(
         for source in todo:
             results.append(_scan_and_save(source, rulebook, max_bytes, time_budget, cache))
             if progress:
-                progress(1)
+                progress.done(1, file_size(source))
     else:
-        from concurrent.futures import ProcessPoolExecutor
-
-        if _c_sources(todo):
-            rulebook.table   # the HIPIFY API table, loaded once here rather than in every worker
-        initargs = (rulebook, max_bytes, time_budget, cache)
-        with ProcessPoolExecutor(min(jobs, len(work)), initializer=_init_worker, initargs=initargs) as pool:
-            futures = [pool.submit(_scan_chunk, chunk, every_query) for chunk in work]
-            for future in futures:
-                chunk_results = future.result()
-                results.extend(chunk_results)
-                if progress:
-                    progress(len(chunk_results))
+        results.extend(_in_workers(work, rulebook, jobs, max_bytes, time_budget, cache, every_query, progress))
     return sorted(results, key=lambda r: r.path)
+
+
+def _in_workers(work, rulebook, jobs, max_bytes, time_budget, cache, every_query, progress) -> list[FileResult]:
+    import multiprocessing
+    from concurrent.futures import ProcessPoolExecutor
+    from contextlib import nullcontext
+
+    if _c_sources([source for chunk in work for source in chunk]):
+        rulebook.table   # the HIPIFY API table, loaded once here rather than in every worker
+    events = multiprocessing.Queue() if progress else None
+    initargs = (rulebook, max_bytes, time_budget, cache, events)
+    results: list[FileResult] = []
+    with Watcher(events, progress) if progress else nullcontext():
+        with ProcessPoolExecutor(min(jobs, len(work)), initializer=_init_worker, initargs=initargs) as pool:
+            for future in [pool.submit(_scan_chunk, chunk, every_query) for chunk in work]:
+                results.extend(future.result())
+    if events is not None:
+        events.close()
+    return results

@@ -118,13 +118,13 @@ class _ParseFailure(ValueError):
 def _python(path, text, lines, rulebook, abspath):
     from auditor.engines.python import scan_python
     from auditor.parsing.python import PythonParseError, parse
-    from auditor.prefilter import python_needles
+    from auditor.prefilter import Haystack, python_needles
 
     try:
         tree = parse(text)  # always: a syntax error is reported even where no rule could match
     except PythonParseError as err:
         raise _ParseFailure(f"cannot parse: {err}") from None
-    lowered = text.lower()
+    lowered = Haystack(text.lower())
     if PurePosixPath(path).name != "setup.py" and not python_needles(rulebook).may_match(lowered):
         return [], [], None
     scan = scan_python(tree, rulebook, path, lines, lowered)

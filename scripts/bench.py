@@ -2,6 +2,7 @@
 
     .venv/bin/python scripts/bench.py                  # downloads the sdists once, into the user cache
     .venv/bin/python scripts/bench.py --src DIR --offline   # sdists (*.tar.gz) or unpacked ones already in DIR
+    .venv/bin/python scripts/bench.py --large --src DIR     # the scale goals (scripts/bench_large.py)
 
 The tree mixes the sources of the PyPI sdists below: the 300 largest C/C++/CUDA files (the largest ones
 twice, as a second copy of their package, until they total 6 MB), 450 Python files sampled with a fixed seed,
@@ -201,7 +202,12 @@ def c_only_tree(tree: Tree, root: Path) -> Path:
 
 # --- running rocm-audit ---------------------------------------------------------------------------
 
+COMMAND: list[str] = []   # --command: another installation's rocm-audit, to compare before and after a change
+
+
 def rocm_audit_command() -> list[str]:
+    if COMMAND:
+        return COMMAND
     script = Path(sys.executable).parent / "rocm-audit"
     return [str(script)] if script.exists() else [sys.executable, "-m", "auditor"]
 
@@ -344,8 +350,15 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--offline", action="store_true", help="never download; fail when a sdist is missing")
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
     parser.add_argument("--keep", action="store_true", help="keep the benchmark tree and print where it is")
+    parser.add_argument("--large", action="store_true",
+                        help="build the largest tree (the sdists and 20,000 generated .cu files) and check the scale goals")
+    parser.add_argument("--command", type=Path, help="the rocm-audit to measure (default: this environment's)")
     parser.add_argument("--stages-of", type=Path, help=argparse.SUPPRESS)   # one audit's stage times, as JSON
     args = parser.parse_args(argv)
+    if args.command:
+        import scripts.bench as imported   # this file run as __main__ is not the module bench_large imports
+
+        COMMAND[:] = imported.COMMAND[:] = [str(args.command)]
     if args.stages_of:
         print(json.dumps(measure_stages(args.stages_of, args.jobs)))
         return 0
@@ -356,6 +369,12 @@ def main(argv: list[str] | None = None) -> int:
     packages = sources(args.src, args.offline)
     work = Path(tempfile.mkdtemp(prefix="rocm-audit-bench-"))
     try:
+        if args.large:
+            from scripts.bench_large import measure_large, print_large
+
+            print(f"machine: {os.cpu_count()} cores, Python {sys.version.split()[0]}, -j {args.jobs}, "
+                  f"load average {os.getloadavg()[0]:.2f} at the start", flush=True)
+            return print_large(measure_large(packages, work, args.jobs, child_environment(work / "pycache")), args.jobs)
         return bench(packages, work, args.jobs)
     finally:
         if args.keep:

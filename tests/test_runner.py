@@ -48,3 +48,47 @@ def test_results_are_in_path_order_whatever_was_cached_or_scanned_in_parallel(tm
     assert scan_all(found, RULEBOOK, jobs=2, cache=cache) == expected
     assert scan_all(found, RULEBOOK, jobs=2, cache=cache) == expected   # all of them cached
     assert [r.path for r in expected] == sorted(r.path for r in expected)
+
+
+class Recorder:
+    def __init__(self):
+        self.files, self.bytes, self.slow_files = 0, 0, []
+
+    def done(self, files, nbytes):
+        self.files += files
+        self.bytes += nbytes
+
+    def slow(self, path, seconds):
+        if path is not None:
+            self.slow_files.append(path)
+
+
+def test_progress_counts_every_file_and_its_bytes_from_the_workers_and_the_cache(tmp_path):
+    files = {f"pkg/m{i:02}.py": f"import pynvml  # {i}\n" for i in range(IN_PROCESS_BELOW + 6)}
+    files["csrc/k.cu"] = "__global__ void k(unsigned* m) { m[0] = __ballot_sync(0xffffffff, 1); }\n"
+    found = sources(tmp_path / "repo", files)
+    size = sum(len(text.encode()) for text in files.values())
+    cache = result_cache(tmp_path / "cache", RULEBOOK, 16 << 20)
+    for _ in range(2):   # scanned in two workers, then all from the cache
+        seen = Recorder()
+        scan_all(found, RULEBOOK, jobs=2, progress=seen, cache=cache)
+        assert (seen.files, seen.bytes) == (len(files), size)
+
+
+def test_the_file_a_worker_is_stuck_on_is_named(monkeypatch):
+    import queue
+    import time
+
+    from auditor import progress
+
+    monkeypatch.setattr(progress, "SLOW_FILE_SECONDS", 0.0)
+    events, seen = queue.Queue(), Recorder()
+    with progress.Watcher(events, seen):
+        events.put((101, "fast.cu", 0))
+        events.put((101, None, 10))
+        events.put((102, "generated/huge.cu", 0))
+        deadline = time.monotonic() + 30
+        while not seen.slow_files and time.monotonic() < deadline:
+            time.sleep(0.01)
+    assert seen.slow_files[0] == "generated/huge.cu"
+    assert (seen.files, seen.bytes) == (1, 10)

@@ -5,11 +5,19 @@ import json
 
 from auditor import __version__
 from auditor.effort import in_optional_dir, load_model
+from auditor.groups import FindingGroup, group_findings, listed_findings
 from auditor.report.view import category_of, lines_scanned
 from auditor.suppress import unknown_suppression_message, unknown_suppressions
 from auditor.types import CATEGORIES, Coverage, Effort, Report, Severity
 
 SCHEMA_VERSION = 1
+# Caps that keep the JSON of a huge generated tree small enough to load; every count stays exact, and the
+# summary says when a list was cut (findings_listed, groups_listed).
+FINDINGS_LISTED = 10_000
+GROUPS_LISTED = 2_000
+SITES_PER_GROUP = 10
+PATHS_PER_GROUP = 20
+LOCATIONS_PER_NAME = 100
 
 
 def finding_dict(report: Report, index: int) -> dict:
@@ -45,6 +53,9 @@ def report_dict(report: Report) -> dict:
         by_severity[f.severity.label] += 1
         by_category[category_of(report, f)] += 1
     cov = report.coverage
+    groups = group_findings(report.findings)
+    listed = listed_findings(groups, len(report.findings), FINDINGS_LISTED, SITES_PER_GROUP)
+    shown = range(len(report.findings)) if listed is None else listed
     return {
         "schema_version": SCHEMA_VERSION,
         "tool": {"name": "rocm-audit", "version": __version__},
@@ -55,6 +66,10 @@ def report_dict(report: Report) -> dict:
             "files_failed": sum(1 for r in report.results if r.error),
             "lines_scanned": lines_scanned(report),
             "findings": len(report.findings),
+            "findings_listed": len(shown),
+            "findings_truncated": listed is not None,
+            "groups": len(groups),
+            "groups_listed": min(len(groups), GROUPS_LISTED),
             "by_severity": by_severity,
             "by_category": by_category,
             "verdict": report.verdict,
@@ -67,7 +82,9 @@ def report_dict(report: Report) -> dict:
              "optional": c.optional}
             for c in report.components
         ],
-        "findings": [finding_dict(report, i) for i in range(len(report.findings))],
+        "findings": [finding_dict(report, i) for i in shown],
+        "groups": [group_dict(report, group) for group in groups[:GROUPS_LISTED]],
+        "partial": [{"path": path, "reason": reason} for path, reason in partial_files(report)],
         "coverage": coverage_dict(cov),
         "effort": effort_dict(report.effort),
         "errors": [{"path": path, "message": message} for path, message in report.errors],
@@ -75,6 +92,43 @@ def report_dict(report: Report) -> dict:
                      for path, line, rule_id in unknown_suppressions(report.results)],
         "gate": _gate(report),
     }
+
+
+def group_dict(report: Report, group: FindingGroup) -> dict:
+    """One finding group: the rule, how many sites in how many files, and the first sites (the rest are in
+    `findings` unless that list was cut too)."""
+    first = report.findings[group.indices[0]]
+    rule = report.rules.get(group.rule_id)
+    out = {
+        "rule": group.rule_id,
+        "name": rule.name if rule else group.rule_id,
+        "category": category_of(report, first),
+        "severity": group.severity.label,
+        "guarded": group.guarded,
+        "message": first.message,
+        "count": group.count,
+        "files": len(group.paths),
+        "paths": list(group.paths[:PATHS_PER_GROUP]),
+        "sites": [_site(report.findings[i]) for i in group.indices[:SITES_PER_GROUP]],
+    }
+    if report.new:
+        out["new"] = sum(1 for i in group.indices if report.is_new(i))
+    return out
+
+
+def _site(f) -> dict:
+    return {"path": f.path, "line": f.span.line, "column": f.span.column, "subject": f.subject,
+            "snippet": f.snippet}
+
+
+def partial_files(report: Report) -> list[tuple[str, str]]:
+    """(path, reason) of each file scanned only in part: syntax errors, or text that was not UTF-8."""
+    out = []
+    for result in report.results:
+        if result.partial:
+            reason = next((value for fact, value in result.facts if fact == "partial"), "parsed in part")
+            out.append((result.path, reason))
+    return out
 
 
 def _gate(report: Report) -> dict | None:
@@ -125,7 +179,7 @@ def coverage_dict(cov: Coverage) -> dict:
              "translator": f.translator}
             for f in cov.files
         ],
-        "unconverted": [{"name": name, "count": count, "locations": list(locations)}
+        "unconverted": [{"name": name, "count": count, "locations": list(locations[:LOCATIONS_PER_NAME])}
                         for name, count, locations in cov.unconverted_names],
         "disagreements": [{"name": name, "hipify": "converted" if hipify else "unconverted",
                            "torch_hipify": "unconverted" if hipify else "converted", "count": count}

@@ -13,6 +13,8 @@ FINGERPRINT_KEY = "rocmAudit/v1"
 INFORMATION_URI = "https://pypi.org/project/rocm-audit/"
 LEVEL = {Severity.CRITICAL: "error", Severity.HIGH: "error", Severity.MEDIUM: "warning", Severity.LOW: "note",
          Severity.INFO: "note"}
+# GitHub code scanning accepts at most this many results per run and drops an upload with more.
+MAX_RESULTS = 25_000
 # GitHub sorts alerts by this (0-10); it is not a security score.
 RANK = {Severity.CRITICAL: 95.0, Severity.HIGH: 75.0, Severity.MEDIUM: 50.0, Severity.LOW: 20.0, Severity.INFO: 5.0}
 
@@ -80,8 +82,19 @@ def _result(report: Report, index: int, rule_index: dict[str, int]) -> dict:
     return result
 
 
-def sarif_dict(report: Report) -> dict:
-    used = sorted({f.rule_id for f in report.findings})
+def _kept(report: Report, limit: int) -> list[int]:
+    """Indices of the findings listed as results: all of them, or the `limit` most severe (unguarded first),
+    in the findings' order."""
+    indices = [i for i, f in enumerate(report.findings) if f.rule_id in report.rules]
+    if len(indices) <= limit:
+        return indices
+    by_weight = sorted(indices, key=lambda i: (report.findings[i].guarded, -int(report.findings[i].severity), i))
+    return sorted(by_weight[:limit])
+
+
+def sarif_dict(report: Report, limit: int = MAX_RESULTS) -> dict:
+    kept = _kept(report, limit)
+    used = sorted({report.findings[i].rule_id for i in kept})
     rules = [_rule(report.rules[rule_id]) for rule_id in used if rule_id in report.rules]
     rule_index = {r["id"]: i for i, r in enumerate(rules)}
     notifications = [
@@ -93,15 +106,20 @@ def sarif_dict(report: Report) -> dict:
     ] + [
         {"level": "error", "message": {"text": f"{path}: {message}"}} for path, message in report.errors
     ]
+    total = sum(1 for f in report.findings if f.rule_id in report.rules)
+    if len(kept) < total:
+        notifications.insert(0, {"level": "warning", "message": {"text": (
+            f"{total:,} findings; this file lists the {len(kept):,} most severe, as GitHub code scanning accepts "
+            f"at most {MAX_RESULTS:,} results per run. The JSON report (--format json) counts and groups them all.")}})
     run = {
         "tool": {"driver": {"name": "rocm-audit", "version": __version__, "semanticVersion": __version__,
                             "informationUri": INFORMATION_URI, "rules": rules}},
         "automationDetails": {"id": "rocm-audit/"},
-        "results": [_result(report, i, rule_index) for i in range(len(report.findings))
-                    if report.findings[i].rule_id in rule_index],
+        "results": [_result(report, i, rule_index) for i in kept],
         "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}],
         "properties": {"verdict": report.verdict, "verdictReason": report.verdict_reason,
-                       "suppressed": report.suppressed},
+                       "suppressed": report.suppressed, "resultsTotal": total, "resultsListed": len(kept),
+                       "resultsTruncated": len(kept) < total},
     }
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 

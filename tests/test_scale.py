@@ -1,0 +1,113 @@
+"""Huge trees stay readable: findings grouped by rule and template, the JSON and SARIF lists capped with exact
+counts, and partial parses listed with their reason."""
+import dataclasses
+import json
+
+from auditor.analysis import build_report
+from auditor.groups import group_findings
+from auditor.report.json import FINDINGS_LISTED, SITES_PER_GROUP, render_json
+from auditor.report.sarif import MAX_RESULTS, sarif_dict
+from auditor.rulebook import load_rulebook
+from auditor.scan import scan_file
+from auditor.types import SourceFile
+from tests.conftest import write_tree
+
+RULEBOOK = load_rulebook()
+KERNEL_LINE = "  v[{i} * {width}] = __shfl_xor_sync(0xffffffff, v[{i}], threadIdx.x % 32);"
+
+
+def generated_kernel(lines: int, width: int = 64) -> str:
+    body = "\n".join(KERNEL_LINE.format(i=i, width=width) for i in range(lines))
+    return f"#include <cuda_runtime.h>\n__global__ void k_w{width}(float* v) {{\n{body}\n}}\n"
+
+
+def scanned(root, files: dict[str, str]):
+    write_tree(root, files)
+    results = [scan_file(SourceFile(path, str(root / path), "cuda"), RULEBOOK) for path in sorted(files)]
+    return build_report(str(root), results, RULEBOOK)
+
+
+def test_one_rule_on_many_lines_of_a_file_is_one_group_with_every_site(tmp_path):
+    report = scanned(tmp_path, {"csrc/reduce.cu": generated_kernel(40)})
+    groups = group_findings(report.findings)
+    assert sorted((g.rule_id, g.count, g.paths) for g in groups) == [
+        ("RA200", 40, ("csrc/reduce.cu",)), ("RA203", 40, ("csrc/reduce.cu",))]
+    shfl = next(g for g in groups if g.rule_id == "RA200")
+    assert [report.findings[i].span.line for i in shfl.indices] == list(range(3, 43))
+
+
+def test_files_generated_from_one_template_share_a_group_but_other_directories_do_not(tmp_path):
+    report = scanned(tmp_path, {
+        "gen/kernel_hdim64.cu": generated_kernel(5, 64),
+        "gen/kernel_hdim128.cu": generated_kernel(5, 128),
+        "other/kernel.cu": generated_kernel(5),
+        "gen/hand_written.cu": "__global__ void k(unsigned* m) { m[0] = __ballot_sync(0xffffffff, 1); }\n",
+    })
+    shfl = sorted((g.paths, g.count) for g in group_findings(report.findings) if g.rule_id == "RA200")
+    assert shfl == [(("gen/hand_written.cu",), 1), (("gen/kernel_hdim128.cu", "gen/kernel_hdim64.cu"), 10),
+                    (("other/kernel.cu",), 5)]
+    assert len(report.findings) == sum(g.count for g in group_findings(report.findings))
+
+
+def hundred_thousand_findings(tmp_path):
+    """One generated file (2,000 findings) scanned for real, its result repeated as 50 generated files."""
+    write_tree(tmp_path, {"gen/k.cu": generated_kernel(1000)})
+    one = scan_file(SourceFile("gen/k.cu", str(tmp_path / "gen/k.cu"), "cuda"), RULEBOOK)
+    results = []
+    for n in range(50):
+        path = f"gen/kernel_{n}.cu"
+        findings = tuple(dataclasses.replace(f, path=path) for f in one.findings)
+        results.append(dataclasses.replace(one, path=path, findings=findings))
+    return build_report(str(tmp_path), results, RULEBOOK)
+
+
+def test_the_json_of_100000_findings_stays_small_and_its_counts_exact(tmp_path):
+    report = hundred_thousand_findings(tmp_path)
+    text = render_json(report)
+    assert len(text.encode()) < 12_000_000
+    data = json.loads(text)
+    summary = data["summary"]
+    assert summary["findings"] == 100_000 == sum(summary["by_severity"].values())
+    assert summary["findings_listed"] == len(data["findings"]) == FINDINGS_LISTED
+    assert summary["findings_truncated"] is True
+    assert summary["groups"] == 2
+    assert sorted((g["rule"], g["count"], g["files"], len(g["sites"])) for g in data["groups"]) == [
+        ("RA200", 50_000, 50, SITES_PER_GROUP), ("RA203", 50_000, 50, SITES_PER_GROUP)]
+    # the listing gives every group its first sites before more of one group
+    listed = {(f["path"], f["line"], f["rule"]) for f in data["findings"]}
+    assert all((s["path"], s["line"], g["rule"]) in listed for g in data["groups"] for s in g["sites"])
+
+
+def test_sarif_keeps_one_result_per_site_up_to_githubs_limit_and_says_so(tmp_path):
+    report = hundred_thousand_findings(tmp_path)
+    run = sarif_dict(report)["runs"][0]
+    assert len(run["results"]) == MAX_RESULTS == 25_000
+    assert run["properties"]["resultsTotal"] == 100_000
+    assert run["properties"]["resultsTruncated"] is True
+    note = run["invocations"][0]["toolExecutionNotifications"][0]
+    assert note["level"] == "warning" and "100,000 findings" in note["message"]["text"]
+    # the most severe are kept: RA200 (the 32-lane mask) is high, RA203 (% 32) is medium
+    severities = {r["properties"]["severity"] for r in run["results"]}
+    assert severities == {report.rules["RA200"].severity.label}
+
+
+def test_a_small_report_lists_everything(tmp_path):
+    report = scanned(tmp_path, {"csrc/reduce.cu": generated_kernel(3)})
+    data = json.loads(render_json(report))
+    assert data["summary"]["findings_truncated"] is False
+    assert data["summary"]["findings_listed"] == data["summary"]["findings"] == len(data["findings"]) == 6
+    assert len(sarif_dict(report)["runs"][0]["results"]) == 6
+
+
+def test_partially_parsed_files_are_listed_with_the_reason(tmp_path, run_json):
+    write_tree(tmp_path, {
+        "broken.cu": "__global__ void k(float* v) {\n  v[0] = __shfl_sync(0xffffffff, v[0], 1);\n  int x = ;;; {{\n",
+        "fine.cu": "__global__ void k() {}\n",
+    })
+    (tmp_path / "latin.cu").write_bytes("// caf\xe9\n__global__ void k() {}\n".encode("latin-1"))
+    _, data = run_json(str(tmp_path))
+    assert data["summary"]["files_partial"] == 2
+    assert data["partial"] == [
+        {"path": "broken.cu", "reason": "syntax errors: scanned what parsed"},
+        {"path": "latin.cu", "reason": "Latin-1 (not valid UTF-8)"},
+    ]
