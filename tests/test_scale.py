@@ -111,3 +111,12 @@ def test_partially_parsed_files_are_listed_with_the_reason(tmp_path, run_json):
         {"path": "broken.cu", "reason": "syntax errors: scanned what parsed"},
         {"path": "latin.cu", "reason": "Latin-1 (not valid UTF-8)"},
     ]
+
+
+def test_the_html_page_of_100000_findings_stays_under_20_mb(tmp_path):
+    from auditor.report.html import render_html
+
+    report = hundred_thousand_findings(tmp_path)
+    page = render_html(report)
+    assert len(page.encode()) < 20_000_000
+    assert "100,000" in page
