@@ -25,7 +25,7 @@ MATCHERS: dict[str, tuple[set[str], set[str]]] = {
              {"files", "unless_asm", "hipify_names", "hipify_apis", "in_functions"}),
     "text": ({"lines"}, {"files"}),
 }
-PYTHON_CONTEXTS = {"compare", "argument", "attribute", "call", "test", "format", "other"}
+PYTHON_CONTEXTS = {"compare", "argument", "attribute", "call", "test", "format", "log", "other"}
 TEXT_KINDS = {"build", "container", "ci", "shell"}
 DEFAULT_EXAMPLE_FILE = {
     "dependency": "example.py",
@@ -48,6 +48,7 @@ class RuleError(ValueError):
 class Example:
     file: str
     code: str
+    line: int | None = None     # the line the finding must be reported on (1-based), when pinned
 
 
 def rules_root() -> Path:
@@ -57,9 +58,12 @@ def rules_root() -> Path:
 def _example(item: object, default_file: str, where: str) -> Example:
     if isinstance(item, str):
         return Example(default_file, item)
-    if isinstance(item, dict) and set(item) == {"file", "code"}:
-        return Example(str(item["file"]), str(item["code"]))
-    raise RuleError(f"{where}: an example is a string or {{file = ..., code = ...}}, got {item!r}")
+    if isinstance(item, dict) and "code" in item and set(item) <= {"file", "code", "line"}:
+        line = item.get("line")
+        if line is not None and (not isinstance(line, int) or line < 1):
+            raise RuleError(f"{where}: an example's line is a 1-based line number, got {line!r}")
+        return Example(str(item.get("file", default_file)), str(item["code"]), line)
+    raise RuleError(f"{where}: an example is a string or {{code = ..., file = ..., line = N}}, got {item!r}")
 
 
 def _matcher_family(raw: dict, where: str) -> str:

@@ -96,6 +96,10 @@ def _compiled(pattern: str) -> re.Pattern:
     return re.compile(pattern)
 
 
+LOG_CALL = re.compile(r"^(?:print|warnings\.warn|(?:\w+\.)*(?:log(?:ger|ging)?|_?LOG(?:GER)?)\.(?:debug|info|warning|warn|error|"
+                      r"critical|exception|log)|(?:\w+\.)*(?:print_rank_0|log_dist|print0))$")
+
+
 def _start(node: ast.AST) -> Pos:
     return node.lineno, node.col_offset
 
@@ -429,6 +433,26 @@ class _Engine:
         return False
 
     def _context(self, node: ast.AST) -> str:
+        context = self._syntactic_context(node)
+        if context in ("argument", "format") and self._in_log_call(node):
+            return "log"
+        if context == "argument" and self._call_name(self.tree.parent(node)) == "bool":
+            return "test"
+        return context
+
+    def _call_name(self, node: ast.AST | None) -> str:
+        if isinstance(node, ast.keyword):
+            node = self.tree.parent(node)
+        return _dotted(node.func) or "" if isinstance(node, ast.Call) else ""
+
+    def _in_log_call(self, node: ast.AST) -> bool:
+        """Passed (directly or through an f-string) to print, logging or warnings: a message, not logic."""
+        parent = self.tree.parent(node)
+        while isinstance(parent, (ast.FormattedValue, ast.JoinedStr, ast.keyword, ast.Tuple, ast.BinOp)):
+            parent = self.tree.parent(parent)
+        return isinstance(parent, ast.Call) and bool(LOG_CALL.match(self._call_name(parent)))
+
+    def _syntactic_context(self, node: ast.AST) -> str:
         parent = self.tree.parent(node)
         if isinstance(parent, ast.Call) and parent.func is node:
             return "format" if isinstance(self.tree.parent(parent), ast.FormattedValue) else "call"
