@@ -120,9 +120,11 @@ def scan_cuda(
         states = line_states(tree.source.decode("utf-8", "replace"), PreprocFacts.from_guards(rulebook.guards))
     raw: list[tuple[Rule, int, int, int, str]] = []
 
-    def hit(rule: Rule, node, subject: str) -> None:
+    def hit(rule: Rule, node, subject: str, at: tuple[int, int] | None = None) -> None:
         line, col, end = ts_cuda.position(node)
-        raw.append((rule, line, None if line_offset else col, end, subject))
+        if at is not None:
+            line, col = at
+        raw.append((rule, line, None if line_offset else col, max(end, line), subject))
 
     if inventory is None:
         inventory = ts_cuda.inventory(tree)
@@ -143,11 +145,15 @@ def scan_cuda(
             for pattern, rule in index.rules_for_qualified(ts_cuda.text(node)):
                 hit(rule, node, pattern)
     for node in inventory.get("asm", ()):
-        template = ts_cuda.string_content(node)
+        pieces = ts_cuda.string_pieces(node)
+        template = "".join(piece for piece, _, _ in pieces)
         for regex, unless, rule in index.asm:
             m = regex.search(template)
             if m and not (unless and unless.search(template)):
-                hit(rule, node.parent or node, _asm_subject(template, m))  # reported at the `asm` keyword
+                subject = _asm_subject(template, m)
+                start = template.find(subject, m.start()) if subject in template[m.start():] else m.start()
+                # reported on the line of the instruction it classifies (a multi-line asm spans many)
+                hit(rule, node.parent or node, subject, _piece_position(pieces, start))
     lowered = tree.source.decode("utf-8", "replace").lower() if index.queries else ""
     active = {_rule_key(rule): rule for rule in _queries_present(index.queries, lowered)}
     for group, members in _query_groups(list(active.values())):
@@ -156,6 +162,17 @@ def scan_cuda(
             if rule is not None and _in_functions(rule, node):  # groups are shared across kinds and selections
                 hit(rule, node, " ".join(ts_cuda.text(node).split())[:80])
     return _findings(raw, states, path, lines, line_offset)
+
+
+def _piece_position(pieces: list[tuple[str, int, int]], offset: int) -> tuple[int, int] | None:
+    """The source (line, column) of a character of a string made of these pieces."""
+    for piece, line, column in pieces:
+        if offset < len(piece):
+            before = piece[:offset]
+            newlines = before.count("\n")
+            return line + newlines, (column + offset if not newlines else len(before) - before.rfind("\n"))
+        offset -= len(piece)
+    return None
 
 
 def _in_functions(rule: Rule, node) -> bool:
