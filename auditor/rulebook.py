@@ -22,7 +22,7 @@ MATCHERS: dict[str, tuple[set[str], set[str]]] = {
     "dependency": ({"pypi", "imports", "local_version", "index_url"}, {"extras", "versions", "declared_in"}),
     "python": ({"calls", "names", "strings"}, {"contexts", "keywords", "in_calls", "files", "needles"}),
     "cuda": ({"includes", "identifiers", "asm", "query", "hipify_status"},
-             {"files", "unless_asm", "hipify_names", "hipify_apis", "in_functions"}),
+             {"files", "unless_asm", "hipify_names", "hipify_apis", "in_functions", "not_subscript"}),
     "text": ({"lines"}, {"files"}),
 }
 PYTHON_CONTEXTS = {"compare", "argument", "attribute", "call", "test", "format", "log", "other"}
@@ -98,6 +98,8 @@ def _validate_match(family: str, match: dict, where: str, check_queries: bool = 
         raise RuleError(f"{where}: hipify_names and hipify_apis narrow a hipify_status rule")
     if family == "cuda" and "hipify_status" in match:
         _validate_hipify(match, where)
+    if family == "cuda" and "not_subscript" in match and ("query" not in match or not isinstance(match["not_subscript"], str)):
+        raise RuleError(f"{where}: not_subscript narrows a query: a regex on the text of a hit that is an array index")
     if family == "cuda" and "in_functions" in match and (
         "query" not in match or not isinstance(match["in_functions"], list)
         or not all(isinstance(v, str) and v for v in match["in_functions"])

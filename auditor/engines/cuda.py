@@ -159,7 +159,7 @@ def scan_cuda(
     for group, members in _query_groups(list(active.values())):
         for owner, node in ts_cuda.group_hits(group, tree):
             rule = active.get(_rule_key(members[owner]))
-            if rule is not None and _in_functions(rule, node):  # groups are shared across kinds and selections
+            if rule is not None and _in_functions(rule, node) and not _table_index(rule, node):  # groups are shared
                 hit(rule, node, " ".join(ts_cuda.text(node).split())[:80])
     return _findings(raw, states, path, lines, line_offset)
 
@@ -173,6 +173,18 @@ def _piece_position(pieces: list[tuple[str, int, int]], offset: int) -> tuple[in
             return line + newlines, (column + offset if not newlines else len(before) - before.rfind("\n"))
         offset -= len(piece)
     return None
+
+
+def _table_index(rule: Rule, node) -> bool:
+    """A hit of a rule with `not_subscript` that is itself an array index (`table[tid & 31]`) and matches it."""
+    pattern = rule.match.get("not_subscript")
+    if not pattern:
+        return False
+    parent = node.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        parent = parent.parent
+    return parent is not None and parent.type == "subscript_argument_list" and bool(
+        re.search(pattern, ts_cuda.text(node)))
 
 
 def _in_functions(rule: Rule, node) -> bool:
