@@ -136,6 +136,13 @@ def scan_cuda(
     if index.exact_ids or index.glob_ids:
         for node in inventory.get("id", ()):
             name = ts_cuda.text(node)
+            found = index.rules_for_id(name)
+            if not found and (lazy := LAZY_SYMBOL.match(name)):
+                name = lazy.group(1)      # lazy_cuModuleLoad, pfn_cuTensorMapEncodeTiled: the driver function
+                found = index.rules_for_id(name)
+            for rule in found:
+                hit(rule, node, name)
+        for node, name in _looked_up_symbols(tree):
             for rule in index.rules_for_id(name):
                 hit(rule, node, name)
     if index.qualified:
@@ -162,6 +169,27 @@ def scan_cuda(
             if rule is not None and _in_functions(rule, node) and not _table_index(rule, node):  # groups are shared
                 hit(rule, node, " ".join(ts_cuda.text(node).split())[:80])
     return _findings(raw, states, path, lines, line_offset)
+
+
+# A pointer to a driver function loaded at run time, named after it (lazy_cuModuleLoad, p_cuMemCreate).
+LAZY_SYMBOL = re.compile(r"^(?:lazy|pfn|p|fn|fp|ptr|dyn|dl|real|orig|my)_+(cu[A-Z]\w+)$|^_+(cu[A-Z][a-z]\w+)$")
+SYMBOL_LOOKUP = re.compile(r"\b(?:dlsym|GetProcAddress|cuGetProcAddress(?:_v2)?|cudaGetDriverEntryPoint(?:ByVersion)?)\s*\(")
+SYMBOL_QUERY = """
+(call_expression function: (_) @fn arguments: (argument_list (string_literal) @sym)
+  (#match? @fn "(^|::|[.>])(dlsym|GetProcAddress|cuGetProcAddress(_v2)?|cudaGetDriverEntryPoint(ByVersion)?)$"))
+"""
+
+
+def _looked_up_symbols(tree: ts_cuda.CudaTree) -> list[tuple[object, str]]:
+    """CUDA functions loaded by name: `dlsym(lib, "cuTensorMapEncodeTiled")`, `cuGetProcAddress("cuMemCreate", ...)`."""
+    if not SYMBOL_LOOKUP.search(tree.source.decode("utf-8", "replace")):
+        return []
+    found = []
+    for node in ts_cuda.captures(SYMBOL_QUERY, tree).get("sym", ()):
+        name = ts_cuda.string_content(node)
+        if re.fullmatch(r"cu[A-Za-z]\w*|nvml\w+|nvrtc\w+", name):
+            found.append((node, name))
+    return found
 
 
 def _piece_position(pieces: list[tuple[str, int, int]], offset: int) -> tuple[int, int] | None:
