@@ -20,7 +20,7 @@ COMMON_FIELDS = {
 MATCHERS: dict[str, tuple[set[str], set[str]]] = {
     # family: (primary keys, modifier keys)
     "dependency": ({"pypi", "imports", "local_version", "index_url"}, {"extras", "versions", "declared_in"}),
-    "python": ({"calls", "names", "strings"}, {"contexts", "keywords", "in_calls", "files", "needles"}),
+    "python": ({"calls", "names", "strings"}, {"contexts", "keywords", "in_calls", "files", "needles", "callers"}),
     "cuda": ({"includes", "identifiers", "asm", "query", "hipify_status"},
              {"files", "unless_asm", "hipify_names", "hipify_apis", "in_functions", "not_subscript"}),
     "text": ({"lines"}, {"files"}),

@@ -289,6 +289,7 @@ class _Engine:
                 orelse = getattr(node, "orelse", None)
                 if isinstance(orelse, list) and orelse:
                     self.guards.visit_block(orelse)
+        self._report_callers()
         self.scan.findings.extend(self._findings())
         self.scan.guarded_regions = self.guards.regions
         return self.scan
@@ -489,6 +490,31 @@ class _Engine:
             if m and code and self._inside_ok(rule, node):
                 line = node.lineno + (value.count("\n", 0, m.start()) if isinstance(node, ast.Constant) else 0)
                 self.raw.append((rule, node, m.group(0), "string", line))
+
+    def _report_callers(self) -> None:
+        """Rules with `callers = true` also report each call, in this file, of a function whose body they
+        matched (`def smi(): return "nvidia-smi"` ... `run(smi())`): that call site is where it is used."""
+        helpers: dict[str, Rule] = {}
+        for rule, node, _subject, _kind, _line in self.raw:
+            if rule.match.get("callers"):
+                function = self._enclosing_function(node)
+                if function is not None:
+                    helpers.setdefault(function.name, rule)
+        if not helpers:
+            return
+        for node in self.tree.nodes:
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+                enclosing = self._enclosing_function(node) if name in helpers else None
+                if name in helpers and (enclosing is None or enclosing.name != name):
+                    self.raw.append((helpers[name], node, f"{name}()", "code", None))
+
+    def _enclosing_function(self, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        parent = self.tree.parent(node)
+        while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            parent = self.tree.parent(parent)
+        return parent
 
     # -- results --------------------------------------------------------------------------------
     def _findings(self) -> list[Finding]:
