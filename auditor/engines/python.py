@@ -29,6 +29,12 @@ CPP_EXTENSION_CALLS = {
     "torch.utils.cpp_extension.load_inline",
 }
 SETUP_KEYWORDS = {"install_requires": False, "setup_requires": False, "extras_require": True}
+# Names of lists a setup.py builds its requirements in (install_requires.append(...), reqs += [...]).
+REQUIREMENT_LIST = re.compile(r"(?i)require|^(?:_?reqs?|deps|dependencies|_?packages_to_install)$")
+DISTRIBUTION_LOOKUPS = frozenset({"importlib.metadata.distribution", "importlib.metadata.version",
+                                  "importlib.metadata.metadata", "importlib_metadata.distribution",
+                                  "importlib_metadata.version", "pkg_resources.get_distribution",
+                                  "pkg_resources.require"})
 IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
 EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
@@ -350,6 +356,11 @@ class _Engine:
             self._embedded(node, *EMBEDDED_CUDA_CALLS[name])
         if self.is_setup:
             self._setup_requirements(node)
+            self._built_requirement_list(node)
+        if names & DISTRIBUTION_LOOKUPS and node.args:
+            name = string_value(node.args[0])
+            if name:   # importlib.metadata.version("nvidia-cudnn-cu12"): the code needs that distribution
+                self.scan.declared.append(Declared(name, node.lineno, False, "a distribution look-up"))
 
     @staticmethod
     def _keywords_ok(rule: Rule, node: ast.Call) -> bool:
@@ -384,6 +395,25 @@ class _Engine:
             else:
                 where = "" if kw.arg == "install_requires" else kw.arg
                 self._declare_list(value, SETUP_KEYWORDS[kw.arg], where)
+
+    def _built_requirement_list(self, node: ast.Call) -> None:
+        """`install_requires.append("x")` / `.extend([...])` / `.insert(0, "x")` on a requirements list."""
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                and func.attr in ("append", "extend", "insert") and REQUIREMENT_LIST.search(func.value.id)):
+            return
+        values = node.args[1:] if func.attr == "insert" else node.args
+        for value in values:
+            if func.attr == "extend":
+                self._declare_list(value, False, "")
+            elif (text := string_value(value)):
+                self.scan.declared.append(Declared(text, value.lineno, False, ""))
+
+    def on_aug_assign(self, node: ast.AugAssign) -> None:
+        """`install_requires += ["x"]` in setup.py."""
+        if self.is_setup and isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name) \
+                and REQUIREMENT_LIST.search(node.target.id):
+            self._declare_list(node.value, False, "")
 
     def _declare_list(self, value: ast.AST, optional: bool, where: str) -> None:
         value = self._resolve(value)
@@ -551,6 +581,7 @@ _HANDLERS = {
     ast.IfExp: _Engine.on_ifexp,
     ast.BoolOp: _Engine.on_boolop,
     ast.Try: _Engine.on_try,
+    ast.AugAssign: _Engine.on_aug_assign,
     ast.Call: _Engine.on_call,
     ast.Name: _Engine.on_reference,
     ast.Attribute: _Engine.on_reference,
