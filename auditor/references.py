@@ -96,9 +96,11 @@ def file_coverage(
     converted = clean = 0
     unconverted: list[tuple[str, int]] = []
     disagree: Counter[tuple[str, bool]] = Counter()
+    targets: Counter[str] = Counter()
     for ref in references:
         if ref.entry.converted:
             converted += 1
+            targets[ref.entry.target or "HIP"] += 1
             clean += scope(ref.line) not in hazardous
         else:
             unconverted.append((ref.name, ref.line))
@@ -109,4 +111,5 @@ def file_coverage(
         clean=clean,
         unconverted=tuple(unconverted),
         disagreements=tuple((name, hipify, n) for (name, hipify), n in sorted(disagree.items())),
+        targets=tuple(sorted(targets.items())),
     )
