@@ -467,6 +467,8 @@ class _Engine:
         context = self._syntactic_context(node)
         if context in ("argument", "format") and self._in_log_call(node):
             return "log"
+        if context == "other" and isinstance(self.tree.parent(node), (ast.Dict, ast.Tuple, ast.List, ast.Set)):
+            return "log"   # a value kept in a record ({"cuda": torch.version.cuda}), shown, not tested
         if context == "argument" and self._call_name(self.tree.parent(node)) == "bool":
             return "test"
         return context

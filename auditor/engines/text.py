@@ -46,7 +46,8 @@ def scan_text(text: str, rulebook: Rulebook, path: str, kind: str, lines: list[s
         for rule in rules:
             m = _compiled(rule.match["lines"]).search(line)
             if m:
-                subject = " ".join(m.group(0).split())
+                found = m.group("subject") if "subject" in m.re.groupindex and m.group("subject") else m.group(0)
+                subject = " ".join(found.split())   # a (?P<subject>...) group names the part a fingerprint keeps
                 span = Span(number, m.start() + 1, number)
                 findings.append(make_finding(
                     rule, path, span, subject, snippet_of(lines, number), guarded=number in excluded
