@@ -6,7 +6,9 @@ Sources, each recorded with its version in the table's header:
   hipify-docs   docs/tables/*.md of the same checkout: the version of HIP (or of the ROC library) that added
                 each HIP name, the `since` column
   hip-headers   a HIP include directory (ROCm/clr's hipamd/include): device functions HIP declares under the
-                CUDA name, which HIPIFY leaves as they are (the bf16 conversions of amd_hip_bf16.h)
+                CUDA name, which HIPIFY leaves as they are (the bf16 conversions of amd_hip_bf16.h); bf16
+                conversions the base table already has under the same name (HIP 7.1 headers, PyTorch's
+                mapping) keep that status where hipify-perl 6.3 lists them as unsupported
 
 A name counts as converted when either HIPIFY target maps it to a ROCm API that exists: the default target,
 unless it is the retired hipDNN wrapper (legacy cuDNN), else the -roc target (MIOpen for cuDNN, including the
@@ -107,6 +109,10 @@ def overlay(base: ApiTable, maps: HipifyMaps, versions: dict[tuple[str, str], st
             out.append(ApiEntry(name, hip, maps.lifecycle.get(name, "supported"), kind, api, torch, target, since))
         elif name in hip_device:      # HIP declares it under the CUDA name; HIPIFY leaves it as it is
             out.append(ApiEntry(name, name, "supported", kind, api, torch, "HIP", ""))
+        elif known is not None and known.converted and known.hip == name and "bfloat16" in name:
+            # a bf16 conversion hipify-perl 6.3 calls unsupported, which the base sources (HIP 7.1 headers,
+            # PyTorch's mapping of cuda_bf16.h) have under the same name
+            out.append(ApiEntry(name, name, known.status, kind, api, torch, "HIP", known.since))
         elif name in maps.default or name in maps.unsupported or name in maps.roc:
             out.append(ApiEntry(name, "", "unsupported", kind, api, torch, "", ""))
         elif known is not None:       # HIPIFY does not know it: the other sources' word stands

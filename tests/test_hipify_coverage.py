@@ -77,7 +77,8 @@ def test_macro_bodies_includes_and_namespaces_are_references():
         "void f(float* p) { CHECK(cudaFree(p)); cub::DeviceReduce::Sum(nullptr, 0, p, p, 1); int cub = 0; }\n"
     )
     refs = scan(code).coverage
-    assert (refs.converted, refs.unconverted) == (6, ())   # 2 headers, 2 in the macro, cudaFree, cub::
+    # 2 headers, 2 in the macro, cudaFree; cub:: is renamed but, as in hipify-perl -examine, not counted
+    assert (refs.converted, refs.unconverted) == (5, ())
 
 
 def test_dead_code_is_not_counted_and_guarded_findings_stay_guarded():
@@ -96,7 +97,8 @@ def test_clean_after_hipify_excludes_functions_with_hazards():
         "__global__ void bad(float* x) { float v = __shfl_xor_sync(0xffffffff, x[0], 1); atomicAdd(x, v); }\n"
     )
     cov = scan(code).coverage
-    assert (cov.converted, cov.clean) == (4, 2)
+    # atomicAdd, __syncthreads, __shfl_xor_sync: device functions HIP spells the same count once per file
+    assert (cov.converted, cov.clean) == (3, 2)
 
 
 # --------------------------------------------------------------------------- report level
@@ -190,7 +192,8 @@ def test_shipped_table_is_in_the_generators_format():
     ("cudnnCreate", "miopenCreate", "supported"),           # default target hipdnnCreate is retired; -roc maps it
     ("cublasSgemm", "hipblasSgemm", "supported"),
     ("__nv_fp8_e4m3", "__hip_fp8_e4m3_fnuz", "supported"),  # HIPIFY's tables since HIP 6.2
-    ("__bfloat162int_rn", "", "unsupported"),               # neither HIPIFY nor HIP's bf16 header has it
+    ("__bfloat162int_rn", "__bfloat162int_rn", "supported"),  # HIP 7.1's bf16 header; hipify-perl 6.3 lags
+    ("cudaStreamAttrValue", "", "unsupported"),
 ])
 def test_table_entries_checked_against_hipify_docs(name, hip, status):
     """Spot checks against HIPIFY's published tables (docs/tables/*.md)."""
