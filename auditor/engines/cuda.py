@@ -151,7 +151,7 @@ def scan_cuda(
                 continue  # only the outermost name: `a::b::c`, not its `b::c`
             for pattern, rule in index.rules_for_qualified(ts_cuda.text(node)):
                 hit(rule, node, pattern)
-    for node in inventory.get("asm", ()):
+    for node in inventory.get("asm", ()) if not path.endswith(".c") else ():   # C sources hold no device code
         pieces = ts_cuda.string_pieces(node)
         template = "".join(piece for piece, _, _ in pieces)
         for regex, unless, rule in index.asm:
@@ -166,7 +166,8 @@ def scan_cuda(
     for group, members in _query_groups(list(active.values())):
         for owner, node in ts_cuda.group_hits(group, tree):
             rule = active.get(_rule_key(members[owner]))
-            if rule is not None and _in_functions(rule, node) and not _table_index(rule, node):  # groups are shared
+            if rule is not None and _in_functions(rule, node) and not _table_index(rule, node) \
+                    and not _other_isa(rule, node, path):  # groups are shared across kinds and selections
                 hit(rule, node, " ".join(ts_cuda.text(node).split())[:80])
     return _findings(raw, states, path, lines, line_offset)
 
@@ -201,6 +202,15 @@ def _piece_position(pieces: list[tuple[str, int, int]], offset: int) -> tuple[in
             return line + newlines, (column + offset if not newlines else len(before) - before.rfind("\n"))
         offset -= len(piece)
     return None
+
+
+def _other_isa(rule: Rule, node, path: str) -> bool:
+    """An inline-asm query hit (asm in a macro body) in a C source, or one whose text the rule's `unless_asm`
+    matches (another instruction set, a more specific class): not this rule's PTX."""
+    if "asm" not in rule.match:
+        return False
+    unless = rule.match.get("unless_asm")
+    return path.endswith(".c") or bool(unless and re.search(unless, ts_cuda.text(node)))
 
 
 def _table_index(rule: Rule, node) -> bool:
