@@ -467,11 +467,19 @@ class _Engine:
         context = self._syntactic_context(node)
         if context in ("argument", "format") and self._in_log_call(node):
             return "log"
-        if context == "other" and isinstance(self.tree.parent(node), (ast.Dict, ast.Tuple, ast.List, ast.Set)):
+        if context == "other" and self._in_record(node):
             return "log"   # a value kept in a record ({"cuda": torch.version.cuda}), shown, not tested
         if context == "argument" and self._call_name(self.tree.parent(node)) == "bool":
             return "test"
         return context
+
+    def _in_record(self, node: ast.AST) -> bool:
+        """A dict value, or an item of a tuple/list that is itself kept in a collection (not compared)."""
+        parent = self.tree.parent(node)
+        if isinstance(parent, ast.Dict):
+            return True
+        return isinstance(parent, (ast.Tuple, ast.List)) and isinstance(
+            self.tree.parent(parent), (ast.List, ast.Tuple, ast.Dict, ast.Set))
 
     def _call_name(self, node: ast.AST | None) -> str:
         if isinstance(node, ast.keyword):
