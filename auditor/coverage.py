@@ -43,6 +43,7 @@ def coverage(results: Sequence[FileResult], table: Sequence[str] = ()) -> Covera
     names: Counter[str] = Counter()
     where: dict[str, list[str]] = {}
     disagree: Counter[tuple[str, bool]] = Counter()
+    targets: Counter[str] = Counter()
     converted = unconverted = clean = 0
     for result in sorted(results, key=lambda r: r.path):
         cov = result.coverage
@@ -53,6 +54,7 @@ def coverage(results: Sequence[FileResult], table: Sequence[str] = ()) -> Covera
         converted += cov.converted
         unconverted += len(cov.unconverted)
         clean += cov.clean
+        targets.update(dict(cov.targets))
         for name, line in cov.unconverted:
             names[name] += 1
             if len(where.setdefault(name, [])) < LOCATIONS_PER_NAME:
@@ -70,4 +72,5 @@ def coverage(results: Sequence[FileResult], table: Sequence[str] = ()) -> Covera
         disagreements=tuple((name, hipify, n) for (name, hipify), n in
                             sorted(disagree.items(), key=lambda item: (-item[1], item[0]))),
         table=tuple(table),
+        targets=tuple(sorted(targets.items(), key=lambda item: (-item[1], item[0]))),
     )

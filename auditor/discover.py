@@ -28,6 +28,11 @@ VENDORED_DIRS = {"third_party", "third-party", "thirdparty", "3rdparty", "vendor
                  "pybind11", "eigen", "spdlog", "fmt"}
 
 
+# `dockerfile-layers.png`, `Dockerfile.md`: pictures and notes about a Dockerfile are not one.
+NOT_CONTAINER_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".ico", ".pdf", ".md", ".rst",
+                                    ".html", ".txt", ".json", ".lock"})
+
+
 def classify(relative: str) -> str | None:
     """The kind of a file from its path, or None when rocm-audit does not read it."""
     path = PurePosixPath(relative)
@@ -53,7 +58,8 @@ def classify(relative: str) -> str | None:
     if name == "CMakeLists.txt" or suffix == ".cmake" or name in ("Makefile", "GNUmakefile", "makefile") \
             or suffix == ".mk":
         return "build"
-    if lower.startswith("dockerfile") or lower.endswith((".dockerfile", ".containerfile")) \
+    if (lower.startswith("dockerfile") and suffix.lower() not in NOT_CONTAINER_SUFFIXES) \
+            or lower.endswith((".dockerfile", ".containerfile")) \
             or lower.startswith("containerfile") \
             or (lower.startswith(("docker-compose", "compose")) and suffix in (".yml", ".yaml")):
         return "container"

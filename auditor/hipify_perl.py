@@ -16,6 +16,7 @@ from __future__ import annotations
 
 import re
 import shutil
+from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.apitable import ApiEntry, ApiTable, make_table, shipped_table
@@ -33,6 +34,98 @@ KIND_OF_CATEGORY = {"include": "header", "include_cuda_main_header": "header", "
                     "numeric_literal": "enum", "define": "macro"}
 
 
+# The ROCm library a HIP/ROC spelling belongs to (first match wins), for the report's "needs" column.
+TARGET_LIBRARIES = (
+    ("miopen", "MIOpen"), ("rocblas", "rocBLAS"), ("rocsparse", "rocSPARSE"), ("rocsolver", "rocSOLVER"),
+    ("rocrand", "rocRAND"), ("rocfft", "rocFFT"), ("hipblaslt", "hipBLASLt"), ("hipblas", "hipBLAS"),
+    ("hipsparselt", "hipSPARSELt"), ("hipsparse", "hipSPARSE"), ("hipsolver", "hipSOLVER"), ("hiprand", "hipRAND"),
+    ("hipfft", "hipFFT"), ("hiprtc", "hipRTC"), ("hipcub", "hipCUB"), ("roctx", "ROCTx"), ("rocm_smi", "ROCm SMI"),
+    ("hipdnn", "hipDNN"), ("hiptensor", "hipTensor"),
+)
+RETIRED = ("hipdnn",)   # HIPIFY's default cuDNN target: a wrapper AMD no longer ships
+
+
+def target_library(hip: str) -> str:
+    """The ROCm library that declares a HIP/ROC spelling: `rocblas_sgemm` -> rocBLAS, `hipMalloc` -> HIP."""
+    lowered = hip.lower().rsplit("/", 1)[-1]
+    return next((label for prefix, label in TARGET_LIBRARIES if lowered.lstrip("_").startswith(prefix)), "HIP")
+
+
+@dataclass(frozen=True)
+class HipifyMaps:
+    """hipify-perl's tables: its default (HIP) target, its -roc target, and what it lists as unsupported."""
+
+    default: dict[str, tuple[str, str]]        # name -> (HIP spelling, hipify-perl category)
+    roc: dict[str, tuple[str, str]]            # name -> (rocBLAS / MIOpen ... spelling, category), with -roc
+    experimental: dict[str, tuple[str, str]]   # only with -experimental
+    device: set[str]                           # device functions hipify-perl counts as supported
+    unsupported: dict[str, str]                # name -> the warning list it is in
+    lifecycle: dict[str, str]                  # name -> removed | deprecated (in CUDA)
+    version: str = ""
+
+    def converted(self, name: str) -> tuple[str, str] | None:
+        """(ROCm spelling, target library) when either target maps the name to a ROCm API that exists: the
+        default one unless it is the retired hipDNN wrapper, else the -roc one."""
+        default = self.default.get(name)
+        if default and default[0] and not target_library(default[0]).startswith(RETIRED_LABEL):
+            return default[0], target_library(default[0])
+        if name in self.device:
+            return name, "HIP"
+        roc = self.roc.get(name)
+        if roc:
+            return roc[0], target_library(roc[0])
+        return None
+
+
+RETIRED_LABEL = "hipDNN"
+
+
+def read_maps(text: str) -> HipifyMaps:
+    """Every table of a hipify-perl script (it is read, never run)."""
+    maps = HipifyMaps({}, {}, {}, set(), {}, {})
+    sub = in_list = in_hash = ""
+    for line in text.splitlines():
+        start = SUB.match(line)
+        if start:
+            sub, in_list = start.group(1), ""
+        stripped = line.strip()
+        if stripped.startswith("my %") and stripped.endswith("= ("):
+            in_hash = "removed" if "removed" in stripped else "deprecated" if "deprecated" in stripped else ""
+            continue
+        if in_hash:
+            item = HASH_ITEM.search(line)
+            if item and (in_hash == "removed" or item.group(1) not in maps.lifecycle):
+                maps.lifecycle[item.group(1)] = in_hash
+            if stripped.startswith(");"):
+                in_hash = ""
+            continue
+        if stripped.startswith("foreach $func ("):
+            in_list = sub
+            continue
+        if in_list:
+            if stripped.startswith(")"):
+                in_list = ""
+                continue
+            item = QUOTED.search(stripped)
+            if item and in_list in CONVERTED_LISTS:
+                maps.device.add(item.group(1))
+            elif item and in_list in UNCONVERTED_LISTS | {"warnRocOnlyUnsupportedFunctions"}:
+                maps.unsupported.setdefault(item.group(1), in_list)
+            continue
+        table = maps.experimental if sub == "experimentalSubstitutions" else maps.roc if sub == "rocSubstitutions" \
+            else maps.default
+        for m in SUBST.finditer(line):
+            table.setdefault(_unescape(m.group(1)), (_unescape(m.group(2)), m.group(3)))
+        m = OLD_SUBST.search(line)
+        if m:
+            table.setdefault(m.group(2), (m.group(3), m.group(1)))
+        if re.search(r"s/\\bcub::\\b/hipcub::/g", line):
+            maps.default.setdefault("cub", ("hipcub", "namespace"))
+    version = VERSION.search(text)
+    return HipifyMaps(maps.default, maps.roc, maps.experimental, maps.device, maps.unsupported, maps.lifecycle,
+                      version.group(1) if version else "")
+
+
 class HipifyPerlError(ValueError):
     """The file is not a hipify-perl script this reader understands."""
 
@@ -46,70 +139,28 @@ def _unescape(text: str) -> str:
 
 def read_hipify_perl(text: str, origin: str, reference: ApiTable | None = None) -> ApiTable:
     """The mapping tables of a hipify-perl script; kind, api and PyTorch's spelling come from `reference`
-    (the shipped table) where it knows the name."""
+    (the shipped table) where it knows the name. A name is converted when either of its targets maps it
+    (HipifyMaps.converted): the default one, or -roc's rocBLAS / MIOpen where the default is hipDNN or absent."""
     reference = reference or shipped_table()
-    converted: dict[str, tuple[str, str]] = {}      # name -> (hip spelling, category)
-    unconverted: dict[str, str] = {}                 # name -> the list it came from
-    lifecycle: dict[str, str] = {}
-    sub = ""
-    in_list = in_hash = ""
-    for line in text.splitlines():
-        start = SUB.match(line)
-        if start:
-            sub, in_list = start.group(1), ""
-        stripped = line.strip()
-        if stripped.startswith("my %") and stripped.endswith("= ("):
-            in_hash = "removed" if "removed" in stripped else "deprecated" if "deprecated" in stripped else ""
-            continue
-        if in_hash:
-            item = HASH_ITEM.search(line)
-            if item and (in_hash == "removed" or item.group(1) not in lifecycle):
-                lifecycle[item.group(1)] = in_hash   # removed outranks deprecated
-            if stripped.startswith(");"):
-                in_hash = ""
-            continue
-        if stripped.startswith("foreach $func ("):
-            in_list = sub
-            continue
-        if in_list:
-            if stripped.startswith(")"):
-                in_list = ""
-                continue
-            item = QUOTED.search(stripped)
-            if item and in_list in CONVERTED_LISTS:
-                converted.setdefault(item.group(1), (item.group(1), "device_function"))
-            elif item and in_list in UNCONVERTED_LISTS:
-                unconverted.setdefault(item.group(1), in_list)
-            continue
-        for m in SUBST.finditer(line):
-            name, hip, category = _unescape(m.group(1)), _unescape(m.group(2)), m.group(3)
-            if sub == "experimentalSubstitutions":
-                unconverted.setdefault(name, sub)
-            elif sub != "rocSubstitutions":
-                converted.setdefault(name, (hip, category))
-        m = OLD_SUBST.search(line)
-        if m and sub != "rocSubstitutions":
-            converted.setdefault(m.group(2), (m.group(3), m.group(1)))
-        if re.search(r"s/\\bcub::\\b/hipcub::/g", line):
-            converted.setdefault("cub", ("hipcub", "namespace"))
-    if not converted:
+    maps = read_maps(text)
+    if not maps.default:
         raise HipifyPerlError(f"{origin}: no subst(...) mappings found; is this hipify-perl?")
     entries = []
-    for name in sorted(set(converted) | set(unconverted)):
+    names = set(maps.default) | set(maps.roc) | set(maps.unsupported) | maps.device | set(maps.experimental)
+    for name in sorted(names):
         known = reference.get(name)
-        hip, category = converted.get(name, ("", ""))
-        if name in unconverted and name not in converted:
-            hip = ""
+        mapped = maps.converted(name)
+        hip, target = mapped if mapped else ("", "")
+        category = (maps.default.get(name) or maps.roc.get(name) or ("", "device_function" if name in maps.device
+                                                                      else ""))[1]
         kind = known.kind if known else KIND_OF_CATEGORY.get(category, "namespace" if category == "namespace" else
-                                                             "device" if "Device" in unconverted.get(name, "") else
-                                                             "function")
+                                                             "device" if "Device" in maps.unsupported.get(name, "")
+                                                             else "function")
         api = known.api if known else ("device" if kind == "device" else "runtime")
-        status = lifecycle.get(name, "supported") if hip else "unsupported"
-        if status == "deprecated" and not hip:
-            status = "unsupported"
-        entries.append(ApiEntry(name, hip, status, kind, api, known.torch if known else ""))
-    version = VERSION.search(text)
-    sources = [("hipify-perl", f"{origin}" + (f" (HIP version {version.group(1)})" if version else ""))]
+        status = maps.lifecycle.get(name, "supported") if hip else "unsupported"
+        entries.append(ApiEntry(name, hip, status, kind, api, known.torch if known else "", target,
+                                known.since if known and known.hip == hip else ""))
+    sources = [("hipify-perl", f"{origin}" + (f" (HIP version {maps.version})" if maps.version else ""))]
     sources += [(f"shipped {label}", text) for label, text in reference.sources if label == "torch"]
     return make_table(entries, sources, origin=f"hipify-perl at {origin}")
 

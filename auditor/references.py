@@ -82,8 +82,9 @@ def function_spans(inventory: Mapping[str, list]) -> list[tuple[int, int]]:
 def file_coverage(
     references: Iterable[Reference], hazard_lines: Collection[int], functions: list[tuple[int, int]]
 ) -> FileCoverage:
-    """Counts for one file. A converted reference is clean unless a hazard sits in its function (or on its
-    line, outside functions)."""
+    """Counts for one file, the way hipify-perl -examine counts: every renamed or unsupported reference, a device
+    function HIP spells the same once per file, the cub:: namespace not at all. A converted reference is clean
+    unless a hazard sits in its function (or on its line, outside functions)."""
     starts = [start for start, _ in functions]
 
     def scope(line: int) -> tuple[int, int]:
@@ -96,9 +97,18 @@ def file_coverage(
     converted = clean = 0
     unconverted: list[tuple[str, int]] = []
     disagree: Counter[tuple[str, bool]] = Counter()
+    targets: Counter[str] = Counter()
+    counted_once: set[str] = set()
     for ref in references:
+        if ref.entry.kind == "namespace":
+            continue    # hipify-perl renames cub:: to hipcub:: without counting it
+        if ref.entry.converted and ref.entry.kind == "device" and ref.entry.hip == ref.name:
+            if ref.name in counted_once:
+                continue    # a device function HIP spells the same is counted once per file, as hipify-perl does
+            counted_once.add(ref.name)
         if ref.entry.converted:
             converted += 1
+            targets[ref.entry.target or "HIP"] += 1
             clean += scope(ref.line) not in hazardous
         else:
             unconverted.append((ref.name, ref.line))
@@ -109,4 +119,5 @@ def file_coverage(
         clean=clean,
         unconverted=tuple(unconverted),
         disagreements=tuple((name, hipify, n) for (name, hipify), n in sorted(disagree.items())),
+        targets=tuple(sorted(targets.items())),
     )

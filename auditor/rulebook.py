@@ -20,12 +20,12 @@ COMMON_FIELDS = {
 MATCHERS: dict[str, tuple[set[str], set[str]]] = {
     # family: (primary keys, modifier keys)
     "dependency": ({"pypi", "imports", "local_version", "index_url"}, {"extras", "versions", "declared_in"}),
-    "python": ({"calls", "names", "strings"}, {"contexts", "keywords", "in_calls", "files", "needles"}),
+    "python": ({"calls", "names", "strings"}, {"contexts", "keywords", "in_calls", "files", "needles", "callers"}),
     "cuda": ({"includes", "identifiers", "asm", "query", "hipify_status"},
-             {"files", "unless_asm", "hipify_names", "hipify_apis", "in_functions"}),
+             {"files", "unless_asm", "hipify_names", "hipify_apis", "in_functions", "not_subscript"}),
     "text": ({"lines"}, {"files", "guarded_by"}),
 }
-PYTHON_CONTEXTS = {"compare", "argument", "attribute", "call", "test", "format", "other"}
+PYTHON_CONTEXTS = {"compare", "argument", "attribute", "call", "test", "format", "log", "other"}
 TEXT_KINDS = {"build", "container", "ci", "shell", "k8s", "bazel", "conda", "cython"}
 DEFAULT_EXAMPLE_FILE = {
     "dependency": "example.py",
@@ -52,6 +52,7 @@ class RuleError(ValueError):
 class Example:
     file: str
     code: str
+    line: int | None = None     # the line the finding must be reported on (1-based), when pinned
 
 
 def rules_root() -> Path:
@@ -61,9 +62,12 @@ def rules_root() -> Path:
 def _example(item: object, default_file: str, where: str) -> Example:
     if isinstance(item, str):
         return Example(default_file, item)
-    if isinstance(item, dict) and set(item) == {"file", "code"}:
-        return Example(str(item["file"]), str(item["code"]))
-    raise RuleError(f"{where}: an example is a string or {{file = ..., code = ...}}, got {item!r}")
+    if isinstance(item, dict) and "code" in item and set(item) <= {"file", "code", "line"}:
+        line = item.get("line")
+        if line is not None and (not isinstance(line, int) or line < 1):
+            raise RuleError(f"{where}: an example's line is a 1-based line number, got {line!r}")
+        return Example(str(item.get("file", default_file)), str(item["code"]), line)
+    raise RuleError(f"{where}: an example is a string or {{code = ..., file = ..., line = N}}, got {item!r}")
 
 
 def _matcher_family(raw: dict, where: str) -> str:
@@ -98,6 +102,8 @@ def _validate_match(family: str, match: dict, where: str, check_queries: bool = 
         raise RuleError(f"{where}: hipify_names and hipify_apis narrow a hipify_status rule")
     if family == "cuda" and "hipify_status" in match:
         _validate_hipify(match, where)
+    if family == "cuda" and "not_subscript" in match and ("query" not in match or not isinstance(match["not_subscript"], str)):
+        raise RuleError(f"{where}: not_subscript narrows a query: a regex on the text of a hit that is an array index")
     if family == "cuda" and "in_functions" in match and (
         "query" not in match or not isinstance(match["in_functions"], list)
         or not all(isinstance(v, str) and v for v in match["in_functions"])

@@ -127,6 +127,7 @@ class FileCoverage:
     unconverted: tuple[tuple[str, int], ...] = ()    # (name, line) of each unconverted reference
     disagreements: tuple[tuple[str, bool, int], ...] = ()  # (name, HIPIFY converts it, references) where
                                                            # PyTorch's hipify does the opposite
+    targets: tuple[tuple[str, int], ...] = ()        # (ROCm library a converted reference needs, references)
 
     @property
     def total(self) -> int:
@@ -197,6 +198,7 @@ class Coverage(_CoveragePercents):
     disagreements: tuple[tuple[str, bool, int], ...] = ()  # (name, HIPIFY converts it, references in
                                                            # files PyTorch's hipify translates)
     table: tuple[str, ...] = ()                            # what the API table was built from
+    targets: tuple[tuple[str, int], ...] = ()              # (ROCm library converted references need, count)
 
 
 @dataclass(frozen=True, slots=True)

@@ -2,6 +2,11 @@
 
     .venv/bin/python scripts/build_api_table.py --hip-bindings DIR --torch-python PYTHON \
         [--cuda-include DIR] [--cudnn-include DIR] [--hip-include DIR] [-o FILE]
+    .venv/bin/python scripts/build_api_table.py --from-table rules/hipify/api_table.tsv \
+        --hipify-perl HIPIFY/bin/hipify-perl --hipify-docs HIPIFY/docs/tables --hip-headers CLR/hipamd/include
+
+HIPIFY's own maps (hipify-perl's default and -roc targets) are laid over the table last; see
+scripts/hipify_source.py for how they decide a name's status, target library and version.
 
 Sources (each recorded with its version in the table's header):
   cuda        CUDA toolkit headers: runtime and driver API, device intrinsics, cooperative groups, CUB,
@@ -40,7 +45,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from auditor.apitable import ApiEntry, render_table  # noqa: E402
+from auditor.apitable import ApiEntry, make_table, parse_table, render_table  # noqa: E402
+from auditor.hipify_perl import read_maps  # noqa: E402
 
 OUT = REPO / "rules" / "hipify" / "api_table.tsv"
 IDENT = re.compile(r"\b[A-Za-z_]\w*\b")
@@ -374,13 +380,41 @@ def main(argv=None) -> None:
     parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     parser.add_argument("--cuda-include", help="CUDA include directory (default: from nvcc on PATH)")
     parser.add_argument("--cudnn-include", help="cuDNN include directory (nvidia-cudnn-cu13's nvidia/cudnn/include)")
-    parser.add_argument("--hip-bindings", required=True, help="rocm-bindings-hip's rocm/bindings directory")
+    parser.add_argument("--hip-bindings", help="rocm-bindings-hip's rocm/bindings directory")
     parser.add_argument("--hip-include", action="append",
                         help="HIP headers directory for device functions (repeatable; see the sources above)")
     parser.add_argument("--torch-python", default=sys.executable, help="a Python interpreter with torch installed")
+    parser.add_argument("--from-table", type=Path,
+                        help="start from this table (its recorded sources) instead of the sources above")
+    parser.add_argument("--hipify-perl", type=Path, help="a HIPIFY checkout's bin/hipify-perl (see hipify_source.py)")
+    parser.add_argument("--hipify-label", default="", help="where the hipify-perl came from (repository, commit)")
+    parser.add_argument("--hipify-docs", type=Path, help="the same checkout's docs/tables directory")
+    parser.add_argument("--hip-headers", type=Path, help="HIP include directory with amd_hip_bf16.h (ROCm/clr)")
+    parser.add_argument("--hip-headers-label", default="", help="where the HIP headers came from")
     parser.add_argument("-o", "--output", type=Path, default=OUT)
     args = parser.parse_args(argv)
-    entries, sources = build(args)
+    if args.from_table:
+        base = parse_table(args.from_table.read_text(encoding="utf-8"))
+        entries = list(base.entries.values())
+        sources = [item for item in base.sources if not item[0].startswith(("hipify", "hip-headers"))]
+    elif args.hip_bindings:
+        entries, sources = build(args)
+    else:
+        parser.error("give --hip-bindings (build from the sources) or --from-table")
+    if args.hipify_perl:
+        from scripts.hipify_source import NEWER_DOCS_SOURCE, docs_versions, header_device_names, overlay
+        maps = read_maps(args.hipify_perl.read_text(encoding="utf-8", errors="replace"))
+        versions = docs_versions(args.hipify_docs) if args.hipify_docs else {}
+        hip_device = header_device_names(args.hip_headers) if args.hip_headers else set()
+        entries = overlay(make_table(entries, sources), maps, versions, hip_device)
+        sources.append(("hipify-perl", f"hipify-perl for HIP {maps.version} ({args.hipify_label or args.hipify_perl}): "
+                                       "default and -roc substitutions, unsupported lists"))
+        if args.hipify_docs:
+            sources.append(("hipify-docs", f"HIPIFY docs/tables ({args.hipify_label or args.hipify_docs}): "
+                                           "the version that added each HIP name"))
+        sources.append(("hipify-docs-newer", NEWER_DOCS_SOURCE))
+        if args.hip_headers:
+            sources.append(("hip-headers", f"HIP headers, bf16 device functions ({args.hip_headers_label or args.hip_headers})"))
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(render_table(entries, sources), encoding="utf-8")
     counts: dict[str, int] = {}

@@ -1,4 +1,4 @@
-"""The CUDA engine on real-looking kernels: one finding per asm statement at its line, subjects."""
+"""The CUDA engine on real-looking kernels: one finding per asm statement at its instruction's line, subjects."""
 from auditor.rulebook import load_rulebook
 from auditor.scan import scan_text_as
 
@@ -29,10 +29,10 @@ __device__ __forceinline__ unsigned lane_id() {
 '''
 
 
-def test_each_asm_statement_is_one_finding_at_the_asm_line_with_its_instruction():
+def test_each_asm_statement_is_one_finding_at_the_line_of_the_instruction_it_classifies():
     result = scan_text_as("csrc/load.cuh", "cuda", KERNEL, RULEBOOK)
     asm = [(f.span.line, f.rule_id, f.subject) for f in result.findings if f.rule_id.startswith("RA30")]
-    assert asm == [(6, "RA300", "setp.ne.b32"), (20, "RA302", "%laneid")]
+    assert asm == [(9, "RA300", "setp.ne.b32"), (20, "RA302", "%laneid")]
 
 
 def test_embedded_cuda_in_python_strings_is_scanned_at_the_string_line():

@@ -68,3 +68,11 @@ def test_vendored_code_and_submodules_are_skipped_unless_asked(tmp_path: Path):
     assert found.vendored == ("csrc/cutlass", "third_party")
     everything = discover([tmp_path], tmp_path, include_vendored=True)
     assert len(everything.files) == 4 and everything.vendored == ()
+
+
+def test_pictures_and_notes_named_after_a_dockerfile_are_not_dockerfiles():
+    from auditor.discover import classify
+    assert classify("docs/dockerfile-layers.png") is None
+    assert classify("docker/Dockerfile.md") is None
+    assert classify("docker/Dockerfile.rocm") == "container"
+    assert classify("Dockerfile-cuda") == "container"

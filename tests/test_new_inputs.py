@@ -103,7 +103,9 @@ def test_cython_extern_blocks_are_read_with_the_cuda_knowledge():
     result = scan_text_as("ops.pyx", "cython", code, RULEBOOK)
     assert result.error is None
     assert [(f.rule_id, f.span.line) for f in result.findings] == [("RA400", 1)]   # cuDNN, at the extern line
-    assert result.coverage is not None and ("cudnn.h", 1) in result.coverage.unconverted
+    # HIPIFY's -roc target maps the header and the call to MIOpen: both count as converted, MIOpen named
+    assert result.coverage is not None and result.coverage.converted == 2 and not result.coverage.unconverted
+    assert result.coverage.targets == (("MIOpen", 2),)
 
 
 def test_bazel_if_cuda_beside_if_rocm_is_guarded():

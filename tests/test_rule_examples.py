@@ -24,3 +24,6 @@ def test_rule_example(rule, example, expect_hit):
     hits = [f for f in result.findings if f.rule_id == rule.id and not f.guarded]
     verdict = "Missing" if expect_hit else "Noisy"
     assert bool(hits) is expect_hit, f"{verdict}: {rule.id} on {example.file}:\n{example.code}\n-> {hits}"
+    if expect_hit and example.line is not None:
+        lines = sorted({f.span.line for f in hits})
+        assert example.line in lines, f"{rule.id} on {example.file}: expected line {example.line}, reported {lines}"

@@ -120,9 +120,11 @@ def scan_cuda(
         states = line_states(tree.source.decode("utf-8", "replace"), PreprocFacts.from_guards(rulebook.guards))
     raw: list[tuple[Rule, int, int, int, str]] = []
 
-    def hit(rule: Rule, node, subject: str) -> None:
+    def hit(rule: Rule, node, subject: str, at: tuple[int, int] | None = None) -> None:
         line, col, end = ts_cuda.position(node)
-        raw.append((rule, line, None if line_offset else col, end, subject))
+        if at is not None:
+            line, col = at
+        raw.append((rule, line, None if line_offset else col, max(end, line), subject))
 
     if inventory is None:
         inventory = ts_cuda.inventory(tree)
@@ -134,6 +136,13 @@ def scan_cuda(
     if index.exact_ids or index.glob_ids:
         for node in inventory.get("id", ()):
             name = ts_cuda.text(node)
+            found = index.rules_for_id(name)
+            if not found and (lazy := LAZY_SYMBOL.match(name)):
+                name = lazy.group(1)      # lazy_cuModuleLoad, pfn_cuTensorMapEncodeTiled: the driver function
+                found = index.rules_for_id(name)
+            for rule in found:
+                hit(rule, node, name)
+        for node, name in _looked_up_symbols(tree):
             for rule in index.rules_for_id(name):
                 hit(rule, node, name)
     if index.qualified:
@@ -142,20 +151,78 @@ def scan_cuda(
                 continue  # only the outermost name: `a::b::c`, not its `b::c`
             for pattern, rule in index.rules_for_qualified(ts_cuda.text(node)):
                 hit(rule, node, pattern)
-    for node in inventory.get("asm", ()):
-        template = ts_cuda.string_content(node)
+    for node in inventory.get("asm", ()) if not path.endswith(".c") else ():   # C sources hold no device code
+        pieces = ts_cuda.string_pieces(node)
+        template = "".join(piece for piece, _, _ in pieces)
         for regex, unless, rule in index.asm:
             m = regex.search(template)
             if m and not (unless and unless.search(template)):
-                hit(rule, node.parent or node, _asm_subject(template, m))  # reported at the `asm` keyword
+                subject = _asm_subject(template, m)
+                start = template.find(subject, m.start()) if subject in template[m.start():] else m.start()
+                # reported on the line of the instruction it classifies (a multi-line asm spans many)
+                hit(rule, node.parent or node, subject, _piece_position(pieces, start))
     lowered = tree.source.decode("utf-8", "replace").lower() if index.queries else ""
     active = {_rule_key(rule): rule for rule in _queries_present(index.queries, lowered)}
     for group, members in _query_groups(list(active.values())):
         for owner, node in ts_cuda.group_hits(group, tree):
             rule = active.get(_rule_key(members[owner]))
-            if rule is not None and _in_functions(rule, node):  # groups are shared across kinds and selections
+            if rule is not None and _in_functions(rule, node) and not _table_index(rule, node) \
+                    and not _other_isa(rule, node, path):  # groups are shared across kinds and selections
                 hit(rule, node, " ".join(ts_cuda.text(node).split())[:80])
     return _findings(raw, states, path, lines, line_offset)
+
+
+# A pointer to a driver function loaded at run time, named after it (lazy_cuModuleLoad, p_cuMemCreate).
+LAZY_SYMBOL = re.compile(r"^(?:lazy|pfn|p|fn|fp|ptr|dyn|dl|real|orig|my)_+(cu[A-Z]\w+)$|^_+(cu[A-Z][a-z]\w+)$")
+SYMBOL_LOOKUP = re.compile(r"\b(?:dlsym|GetProcAddress|cuGetProcAddress(?:_v2)?|cudaGetDriverEntryPoint(?:ByVersion)?)\s*\(")
+SYMBOL_QUERY = """
+(call_expression function: (_) @fn arguments: (argument_list (string_literal) @sym)
+  (#match? @fn "(^|::|[.>])(dlsym|GetProcAddress|cuGetProcAddress(_v2)?|cudaGetDriverEntryPoint(ByVersion)?)$"))
+"""
+
+
+def _looked_up_symbols(tree: ts_cuda.CudaTree) -> list[tuple[object, str]]:
+    """CUDA functions loaded by name: `dlsym(lib, "cuTensorMapEncodeTiled")`, `cuGetProcAddress("cuMemCreate", ...)`."""
+    if not SYMBOL_LOOKUP.search(tree.source.decode("utf-8", "replace")):
+        return []
+    found = []
+    for node in ts_cuda.captures(SYMBOL_QUERY, tree).get("sym", ()):
+        name = ts_cuda.string_content(node)
+        if re.fullmatch(r"cu[A-Za-z]\w*|nvml\w+|nvrtc\w+", name):
+            found.append((node, name))
+    return found
+
+
+def _piece_position(pieces: list[tuple[str, int, int]], offset: int) -> tuple[int, int] | None:
+    """The source (line, column) of a character of a string made of these pieces."""
+    for piece, line, column in pieces:
+        if offset < len(piece):
+            before = piece[:offset]
+            newlines = before.count("\n")
+            return line + newlines, (column + offset if not newlines else len(before) - before.rfind("\n"))
+        offset -= len(piece)
+    return None
+
+
+def _other_isa(rule: Rule, node, path: str) -> bool:
+    """An inline-asm query hit (asm in a macro body) in a C source, or one whose text the rule's `unless_asm`
+    matches (another instruction set, a more specific class): not this rule's PTX."""
+    if "asm" not in rule.match:
+        return False
+    unless = rule.match.get("unless_asm")
+    return path.endswith(".c") or bool(unless and re.search(unless, ts_cuda.text(node)))
+
+
+def _table_index(rule: Rule, node) -> bool:
+    """A hit of a rule with `not_subscript` that is itself an array index (`table[tid & 31]`) and matches it."""
+    pattern = rule.match.get("not_subscript")
+    if not pattern:
+        return False
+    parent = node.parent
+    while parent is not None and parent.type == "parenthesized_expression":
+        parent = parent.parent
+    return parent is not None and parent.type == "subscript_argument_list" and bool(
+        re.search(pattern, ts_cuda.text(node)))
 
 
 def _in_functions(rule: Rule, node) -> bool:

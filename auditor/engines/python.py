@@ -29,6 +29,12 @@ CPP_EXTENSION_CALLS = {
     "torch.utils.cpp_extension.load_inline",
 }
 SETUP_KEYWORDS = {"install_requires": False, "setup_requires": False, "extras_require": True}
+# Names of lists a setup.py builds its requirements in (install_requires.append(...), reqs += [...]).
+REQUIREMENT_LIST = re.compile(r"(?i)require|^(?:_?reqs?|deps|dependencies|_?packages_to_install)$")
+DISTRIBUTION_LOOKUPS = frozenset({"importlib.metadata.distribution", "importlib.metadata.version",
+                                  "importlib.metadata.metadata", "importlib_metadata.distribution",
+                                  "importlib_metadata.version", "pkg_resources.get_distribution",
+                                  "pkg_resources.require"})
 IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
 EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
@@ -94,6 +100,10 @@ def _last_names(patterns: tuple[str, ...]) -> frozenset[str] | None:
 @cache
 def _compiled(pattern: str) -> re.Pattern:
     return re.compile(pattern)
+
+
+LOG_CALL = re.compile(r"^(?:print|warnings\.warn|(?:\w+\.)*(?:log(?:ger|ging)?|_?LOG(?:GER)?)\.(?:debug|info|warning|warn|error|"
+                      r"critical|exception|log)|(?:\w+\.)*(?:print_rank_0|log_dist|print0))$")
 
 
 def _start(node: ast.AST) -> Pos:
@@ -285,6 +295,7 @@ class _Engine:
                 orelse = getattr(node, "orelse", None)
                 if isinstance(orelse, list) and orelse:
                     self.guards.visit_block(orelse)
+        self._report_callers()
         self.scan.findings.extend(self._findings())
         self.scan.guarded_regions = self.guards.regions
         return self.scan
@@ -345,6 +356,11 @@ class _Engine:
             self._embedded(node, *EMBEDDED_CUDA_CALLS[name])
         if self.is_setup:
             self._setup_requirements(node)
+            self._built_requirement_list(node)
+        if names & DISTRIBUTION_LOOKUPS and node.args:
+            name = string_value(node.args[0])
+            if name:   # importlib.metadata.version("nvidia-cudnn-cu12"): the code needs that distribution
+                self.scan.declared.append(Declared(name, node.lineno, False, "a distribution look-up"))
 
     @staticmethod
     def _keywords_ok(rule: Rule, node: ast.Call) -> bool:
@@ -379,6 +395,25 @@ class _Engine:
             else:
                 where = "" if kw.arg == "install_requires" else kw.arg
                 self._declare_list(value, SETUP_KEYWORDS[kw.arg], where)
+
+    def _built_requirement_list(self, node: ast.Call) -> None:
+        """`install_requires.append("x")` / `.extend([...])` / `.insert(0, "x")` on a requirements list."""
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                and func.attr in ("append", "extend", "insert") and REQUIREMENT_LIST.search(func.value.id)):
+            return
+        values = node.args[1:] if func.attr == "insert" else node.args
+        for value in values:
+            if func.attr == "extend":
+                self._declare_list(value, False, "")
+            elif (text := string_value(value)):
+                self.scan.declared.append(Declared(text, value.lineno, False, ""))
+
+    def on_aug_assign(self, node: ast.AugAssign) -> None:
+        """`install_requires += ["x"]` in setup.py."""
+        if self.is_setup and isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name) \
+                and REQUIREMENT_LIST.search(node.target.id):
+            self._declare_list(node.value, False, "")
 
     def _declare_list(self, value: ast.AST, optional: bool, where: str) -> None:
         value = self._resolve(value)
@@ -429,6 +464,36 @@ class _Engine:
         return False
 
     def _context(self, node: ast.AST) -> str:
+        context = self._syntactic_context(node)
+        if context in ("argument", "format") and self._in_log_call(node):
+            return "log"
+        if context == "other" and self._in_record(node):
+            return "log"   # a value kept in a record ({"cuda": torch.version.cuda}), shown, not tested
+        if context == "argument" and self._call_name(self.tree.parent(node)) == "bool":
+            return "test"
+        return context
+
+    def _in_record(self, node: ast.AST) -> bool:
+        """A dict value, or an item of a tuple/list that is itself kept in a collection (not compared)."""
+        parent = self.tree.parent(node)
+        if isinstance(parent, ast.Dict):
+            return True
+        return isinstance(parent, (ast.Tuple, ast.List)) and isinstance(
+            self.tree.parent(parent), (ast.List, ast.Tuple, ast.Dict, ast.Set))
+
+    def _call_name(self, node: ast.AST | None) -> str:
+        if isinstance(node, ast.keyword):
+            node = self.tree.parent(node)
+        return _dotted(node.func) or "" if isinstance(node, ast.Call) else ""
+
+    def _in_log_call(self, node: ast.AST) -> bool:
+        """Passed (directly or through an f-string) to print, logging or warnings: a message, not logic."""
+        parent = self.tree.parent(node)
+        while isinstance(parent, (ast.FormattedValue, ast.JoinedStr, ast.keyword, ast.Tuple, ast.BinOp)):
+            parent = self.tree.parent(parent)
+        return isinstance(parent, ast.Call) and bool(LOG_CALL.match(self._call_name(parent)))
+
+    def _syntactic_context(self, node: ast.AST) -> str:
         parent = self.tree.parent(node)
         if isinstance(parent, ast.Call) and parent.func is node:
             return "format" if isinstance(self.tree.parent(parent), ast.FormattedValue) else "call"
@@ -466,6 +531,31 @@ class _Engine:
                 line = node.lineno + (value.count("\n", 0, m.start()) if isinstance(node, ast.Constant) else 0)
                 self.raw.append((rule, node, m.group(0), "string", line))
 
+    def _report_callers(self) -> None:
+        """Rules with `callers = true` also report each call, in this file, of a function whose body they
+        matched (`def smi(): return "nvidia-smi"` ... `run(smi())`): that call site is where it is used."""
+        helpers: dict[str, Rule] = {}
+        for rule, node, _subject, _kind, _line in self.raw:
+            if rule.match.get("callers"):
+                function = self._enclosing_function(node)
+                if function is not None:
+                    helpers.setdefault(function.name, rule)
+        if not helpers:
+            return
+        for node in self.tree.nodes:
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+                enclosing = self._enclosing_function(node) if name in helpers else None
+                if name in helpers and (enclosing is None or enclosing.name != name):
+                    self.raw.append((helpers[name], node, f"{name}()", "code", None))
+
+    def _enclosing_function(self, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        parent = self.tree.parent(node)
+        while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            parent = self.tree.parent(parent)
+        return parent
+
     # -- results --------------------------------------------------------------------------------
     def _findings(self) -> list[Finding]:
         seen: set[tuple[str, int, str]] = set()
@@ -501,6 +591,7 @@ _HANDLERS = {
     ast.IfExp: _Engine.on_ifexp,
     ast.BoolOp: _Engine.on_boolop,
     ast.Try: _Engine.on_try,
+    ast.AugAssign: _Engine.on_aug_assign,
     ast.Call: _Engine.on_call,
     ast.Name: _Engine.on_reference,
     ast.Attribute: _Engine.on_reference,

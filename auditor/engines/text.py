@@ -51,9 +51,9 @@ def scan_text(text: str, rulebook: Rulebook, path: str, kind: str, lines: list[s
         for rule in rules:
             m = _compiled(rule.match["lines"]).search(line)
             if m:
-                hit = "hit" if "hit" in m.re.groupindex else 0   # (?P<hit>…): the part that is the subject
-                subject = " ".join(m.group(hit).split())
-                span = Span(number, m.start(hit) + 1, number)
+                named = next((g for g in ("subject", "hit") if g in m.re.groupindex and m.group(g)), 0)
+                subject = " ".join(m.group(named).split())   # (?P<subject>…) / (?P<hit>…): the part a fingerprint keeps
+                span = Span(number, m.start(named) + 1, number)
                 findings.append(make_finding(
                     rule, path, span, subject, snippet_of(lines, number),
                     guarded=number in excluded or rule.id in guarded_rules,

@@ -93,6 +93,13 @@ def string_content(node: ts.Node) -> str:
     return "".join(string_content(child) for child in node.children if child.type != '"')
 
 
+def string_pieces(node: ts.Node) -> list[tuple[str, int, int]]:
+    """The pieces string_content joins, each with its 1-based line and column: (text, line, column)."""
+    if node.type == "string_content":
+        return [(text(node), node.start_point[0] + 1, node.start_point[1] + 1)]
+    return [piece for child in node.children if child.type != '"' for piece in string_pieces(child)]
+
+
 def position(node: ts.Node) -> tuple[int, int, int]:
     """1-based (line, column, end line)."""
     return node.start_point[0] + 1, node.start_point[1] + 1, node.end_point[0] + 1

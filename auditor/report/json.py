@@ -185,6 +185,8 @@ def coverage_dict(cov: Coverage) -> dict:
                            "torch_hipify": "unconverted" if hipify else "converted", "count": count}
                           for name, hipify, count in cov.disagreements],
         "table": list(cov.table),
+        # the ROCm library each converted reference needs (HIPIFY's default target, or -roc's: rocBLAS, MIOpen)
+        "targets": [{"library": library, "converted_refs": count} for library, count in cov.targets],
     }
 
 

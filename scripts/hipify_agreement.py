@@ -1,0 +1,106 @@
+"""Compare rocm-audit's HIPIFY coverage with hipify-perl's own `-examine` counts, per repository.
+
+    .venv/bin/python scripts/hipify_agreement.py --hipify-perl PATH/TO/hipify-perl REPO [REPO ...]
+
+hipify-perl is run (with `perl`, never from the scanned tree) on the C/C++/CUDA files rocm-audit's discovery
+finds, once by default and, for files where that run leaves work, once with `-roc`. Its counts are corrected as
+design.md section 5 and README.md (HIPIFY coverage) say, so both sides count the same thing:
+  - a reference hipify-perl converts to the retired hipDNN wrapper counts as converted only when `-roc` maps it
+    (to MIOpen); a warning for a name `-roc` maps counts as converted;
+  - `*_sync` warp functions and `__activemask` count as supported (HIP 6.2 has them);
+  - a warning for a name hipify-perl's tables do not list (a project's own cudaXxx macro) is dropped.
+It prints, per repository, both percentages and their difference in percentage points.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import re
+import subprocess
+import sys
+from collections import Counter
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+sys.path.insert(0, str(REPO))
+
+from auditor.discover import discover  # noqa: E402
+from auditor.hipify_perl import read_maps  # noqa: E402
+
+CONVERTED = re.compile(r"^  (\S+) => (\S*): (\d+)$")
+WARNING = re.compile(r':\d+: warning: (?:[^"]*"([^"]+)"|unsupported ROCm HIP identifier: (\w+))')
+SUPPORTED_ANYWAY = re.compile(r"^__\w+_sync$|^__activemask$")
+
+
+def examine(perl: Path, path: Path, roc: bool) -> tuple[Counter, Counter]:
+    """(converted name -> (target, count)), (warned name -> count) for one file."""
+    args = ["perl", str(perl), "-examine", *(["-roc"] if roc else []), str(path)]
+    done = subprocess.run(args, capture_output=True, text=True, timeout=600)
+    out = done.stdout + done.stderr
+    converted: Counter = Counter()
+    warned: Counter = Counter()
+    for line in out.splitlines():
+        m = CONVERTED.match(line)
+        if m:
+            converted[(m.group(1), m.group(2))] += int(m.group(3))
+            continue
+        m = WARNING.search(line)
+        if m:
+            warned[m.group(1) or m.group(2)] += 1
+    return converted, warned
+
+
+def corrected(perl: Path, path: Path, known: set[str]) -> tuple[int, int]:
+    converted, warned = examine(perl, path, roc=False)
+    roc_names: set[str] = set()
+    if warned or any(target.lower().startswith("hipdnn") for _, target in converted):
+        roc_converted, _ = examine(perl, path, roc=True)
+        roc_names = {name for name, target in roc_converted if not target.lower().startswith("hipdnn")}
+    good = bad = 0
+    for (name, target), count in converted.items():
+        if target.lower().startswith("hipdnn") and name not in roc_names:
+            bad += count
+        else:
+            good += count
+    for name, count in warned.items():
+        if SUPPORTED_ANYWAY.match(name) or name in roc_names:
+            good += count
+        elif name in known:
+            bad += count
+    return good, bad
+
+
+def ours(repo: Path) -> tuple[int, int]:
+    out = subprocess.run([sys.executable, "-m", "auditor", "coverage", str(repo), "--format", "json", "--no-cache"],
+                         capture_output=True, text=True, check=True, cwd=REPO).stdout
+    total = json.loads(out)["total"]
+    return total["converted_refs"], total["unconverted_refs"]
+
+
+def percent(good: int, bad: int) -> float:
+    return round(100.0 * good / (good + bad), 1) if good + bad else 100.0
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    parser.add_argument("--hipify-perl", type=Path, required=True)
+    parser.add_argument("repos", nargs="+", type=Path)
+    args = parser.parse_args(argv)
+    maps = read_maps(args.hipify_perl.read_text(encoding="utf-8", errors="replace"))
+    known = set(maps.default) | set(maps.roc) | set(maps.unsupported) | maps.device
+    print(f"{'repository':40} {'hipify-perl':>18} {'rocm-audit':>18} {'diff pp':>8}")
+    for repo in args.repos:
+        files = [f for f in discover([repo], repo.resolve()).files if f.kind in ("cuda", "cpp")]
+        good = bad = 0
+        for f in files:
+            g, b = corrected(args.hipify_perl, Path(f.abspath), known)
+            good, bad = good + g, bad + b
+        mine = ours(repo)
+        theirs_pct, ours_pct = percent(good, bad), percent(*mine)
+        print(f"{repo.name:40} {good:>6}/{good + bad:<6} {theirs_pct:>5} {mine[0]:>6}/{sum(mine):<6} {ours_pct:>5} "
+              f"{ours_pct - theirs_pct:>+8.1f}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
