@@ -15,37 +15,78 @@ class ToolError(Exception):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from auditor.config import ConfigError
-    from auditor.gate import GateError
-    from auditor.settings import UsageError, parse_settings
+    from auditor.settings import parse_settings
 
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv
+    return _guarded(lambda: _run(parse_settings(argv)), debug)
+
+
+def _run(settings) -> int:
+    from auditor.deadline import Deadline
+
+    for warning in settings.warnings:
+        print(f"rocm-audit: warning: {safe_text(warning)}", file=sys.stderr)
+    deadline = Deadline(settings.max_run_time).start() if settings.max_run_time else None
     try:
-        settings = parse_settings(argv)
-        if settings.command == "rules":
-            return _list_rules(settings)
-        if settings.command == "rule":
-            return _explain_rule(settings)
-        if settings.command == "config":
-            return _show_config(settings)
-        if settings.command == "baseline":
-            return _write_baseline(settings)
-        if settings.command == "coverage":
-            return _coverage(settings)
-        return _check(settings)
-    except (UsageError, ToolError, ConfigError, GateError) as err:
-        print(f"rocm-audit: error: {err}", file=sys.stderr)
+        return _command(settings)
+    except KeyboardInterrupt:
+        if deadline is not None and deadline.expired:
+            raise ToolError(deadline.message()) from None
+        raise
+    finally:
+        if deadline is not None:
+            deadline.cancel()
+
+
+def _command(settings) -> int:
+    if settings.command == "rules":
+        return _list_rules(settings)
+    if settings.command == "rule":
+        return _explain_rule(settings)
+    if settings.command == "config":
+        return _show_config(settings)
+    if settings.command == "baseline":
+        return _write_baseline(settings)
+    if settings.command == "coverage":
+        return _coverage(settings)
+    return _check(settings)
+
+
+def _guarded(run, debug: bool) -> int:
+    """Every failure of the tool is exit 2 with one line (a traceback too with --debug); never 1, which means
+    findings."""
+    from auditor.boundedio import UnsafeRead
+    from auditor.config import ConfigError
+    from auditor.gate import GateError
+    from auditor.settings import UsageError
+
+    try:
+        return run()
+    except (UsageError, ToolError, ConfigError, GateError, UnsafeRead) as err:
+        print(f"rocm-audit: error: {safe_text(str(err))}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("rocm-audit: interrupted", file=sys.stderr)
         return EXIT_ERROR
-    except Exception as err:  # an internal error is still a tool error: exit 2, one line unless --debug
-        if debug:
+    except BaseException as err:  # an internal error (or a stray budget alarm) is still a tool error: exit 2
+        if isinstance(err, SystemExit) and err.code in (None, 0, EXIT_ERROR):
             raise
-        print(f"rocm-audit: internal error: {type(err).__name__}: {err} (run with --debug for details)",
-              file=sys.stderr)
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        print(f"rocm-audit: internal error: {type(err).__name__}: {safe_text(str(err))}"
+              + ("" if debug else " (run with --debug for details)"), file=sys.stderr)
         return EXIT_ERROR
+
+
+def safe_text(text: str) -> str:
+    """Text for one line of a terminal: control characters (escape sequences, carriage returns) made visible,
+    undecodable bytes of a file name shown as \\xNN."""
+    from auditor.report.escape import visible
+
+    return visible(text)
 
 
 def _rulebook(settings):

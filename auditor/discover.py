@@ -11,6 +11,7 @@ from pathlib import Path, PurePosixPath
 import pathspec
 
 from auditor.parsing.manifest import manifest_flavour
+from auditor.report.escape import visible
 from auditor.types import SourceFile
 
 CUDA_SUFFIXES = {".cu", ".cuh"}
@@ -111,7 +112,7 @@ def discover(
                 continue
             kind = classify(relative)
             if kind:
-                found.setdefault(relative, SourceFile(relative, str(absolute), kind))
+                found.setdefault(visible(relative), SourceFile(visible(relative), str(absolute), kind))
     return Discovery(
         tuple(sorted(found.values(), key=lambda s: s.path)), tuple(errors), str(root), tuple(sorted(vendored))
     )
@@ -208,7 +209,7 @@ def _walk(
                 continue
             if not stat.S_ISREG(mode):
                 continue
-            yield SourceFile(relative, str(path), kind)
+            yield SourceFile(visible(relative), str(path), kind)
         stack.extend((d, relative, specs) for d, relative in reversed(subdirs))
 
 

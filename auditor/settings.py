@@ -54,7 +54,9 @@ class Settings:
     hipify_perl: Path | None = None   # an installed hipify-perl whose tables replace the shipped API table
     table_info: bool = False          # `coverage --table-info`: what the API table was built from
     no_cache: bool = False            # neither read nor write the result cache
-    cache_dir: Path | None = None     # --cache-dir, ROCM_AUDIT_CACHE_DIR or config; None: the user's cache directory
+    cache_dir: Path | None = None     # --cache-dir, ROCM_AUDIT_CACHE_DIR or the user's own config; None: default
+    max_run_time: float | None = None  # seconds for the whole run (None: no limit); over it, exit 2
+    warnings: tuple[str, ...] = ()    # config keys ignored (a repository's config may not set them)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -124,7 +126,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="apply --exclude and .gitignore to files named on the command line too")
     parser.add_argument("--include-vendored", action="store_true",
                         help="also scan vendored code (third_party/, vendor/, git submodules), skipped by default")
-    parser.add_argument("-j", "--jobs", type=_positive_int, default=None, help="worker processes (default: all cores)")
+    parser.add_argument("-j", "--jobs", type=_positive_int, default=None,
+                        help="worker processes (default and most: the number of cores)")
     parser.add_argument("--no-html", action="store_true",
                         help=f"do not write {DEFAULT_HTML} (written by default when the output is a terminal)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -134,6 +137,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="skip (and report) files larger than this (default 16M)")
     parser.add_argument("--time-budget", type=_seconds, default=60.0, metavar="SECONDS",
                         help="stop scanning a file after this long and report it (default 60)")
+    parser.add_argument("--max-run-time", type=_seconds, default=None, metavar="SECONDS",
+                        help="end the whole run after this long, with exit 2 (default: no limit)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write cached scan results")
     parser.add_argument("--cache-dir", type=Path, metavar="DIR",
                         help=f"cache scan results here (default: ${CACHE_ENV}, else the user's cache directory)")
@@ -188,7 +193,8 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         first = Path(given["args"][1])
     config_start = (first or Path(".")).absolute()
     config_path = given.get("config") or find_config(config_start)
-    resolved = resolve(build_parser(), given, read_config(config_path) if config_path else None)
+    trusted = "config" in given and not _inside_scanned(Path(given["config"]), given.get("args") or ["."])
+    resolved = resolve(build_parser(), given, read_config(config_path, trusted) if config_path else None)
     ns = argparse.Namespace(**resolved.values)
     args = list(ns.args or ())
     command = "check"
@@ -219,7 +225,7 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         exclude=tuple(ns.exclude or ()),
         force_exclude=ns.force_exclude,
         include_vendored=ns.include_vendored,
-        jobs=ns.jobs or default_jobs(),
+        jobs=min(ns.jobs or default_jobs(), default_jobs()),
         no_html=ns.no_html,
         progress=not ns.no_progress,
         quiet=ns.quiet,
@@ -240,4 +246,20 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         table_info=bool(getattr(ns, "table_info", False)),
         no_cache=bool(ns.no_cache),
         cache_dir=_cache_dir(given, ns.cache_dir),
+        max_run_time=ns.max_run_time,
+        warnings=resolved.warnings,
     )
+
+
+def _inside_scanned(config: Path, args: Sequence[str]) -> bool:
+    """A config file named with --config is the user's own unless it lies in a scanned tree (then the tree's
+    author wrote it, and it is held to what a repository's config may set)."""
+    target = config.resolve()
+    for arg in args:
+        if arg in SUBCOMMANDS:
+            continue
+        top = Path(arg).resolve()
+        top = top if top.is_dir() else top.parent
+        if target.is_relative_to(top):
+            return True
+    return False

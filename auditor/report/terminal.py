@@ -4,11 +4,13 @@ from __future__ import annotations
 from rich.console import Console, Group
 from rich.panel import Panel
 from rich.table import Table
+from rich.markup import escape as rich_escape
 from rich.text import Text
 
 from auditor.gate import counts, failing, gated
-from auditor.suppress import unknown_suppression_message, unknown_suppressions
 from auditor.report import view
+from auditor.report.escape import visible
+from auditor.suppress import unknown_suppression_message, unknown_suppressions
 from auditor.types import Report, Severity
 
 VERDICT_STYLE = {"ready": "bold green", "needs-port": "bold yellow", "blocked": "bold red"}
@@ -44,7 +46,7 @@ def render_terminal(report: Report, console: Console, quiet: bool = False,
         parts.append(Text(f"vendored code not scanned: {shown} (--include-vendored scans it)", style="dim"))
     if report.gate is not None:
         parts.append(Text(_gate_summary(report, fail_on), style="bold red" if failing(report, fail_on) else "green"))
-    console.print(Panel(Group(*parts), title=f"rocm-audit · {report.root}", expand=False))
+    console.print(Panel(Group(*parts), title=f"rocm-audit · {_m(report.root)}", expand=False))
     if s.findings:
         console.print(_counts_table(report))
         console.print(_top_table(report))
@@ -59,7 +61,7 @@ def render_terminal(report: Report, console: Console, quiet: bool = False,
         table.add_column("ROCm build")
         table.add_column("reason", overflow="fold")
         for c in report.components:
-            table.add_row(c.path + (" (optional)" if c.optional else ""),
+            table.add_row(_m(c.path) + (" (optional)" if c.optional else ""),
                           Text(c.verdict, VERDICT_STYLE[c.verdict]), "yes" if c.rocm_build else "no",
                           c.reason.split(": ", 1)[-1])
         console.print(table)
@@ -105,7 +107,7 @@ def _top_table(report: Report) -> Table:
         where = f"{first.path}:{first.span.line}" if first.span.line else first.path
         table.add_row(
             Text(first.severity.label, SEVERITY_STYLE[first.severity]),
-            rule_id, str(len(sites)), where,
+            rule_id, str(len(sites)), _m(where),
             _short((rule.rocm_alternative if rule else "") or ""),
         )
     return table
@@ -117,7 +119,7 @@ def _hotspot_table(hot) -> Table:
     table.add_column("findings", justify="right")
     table.add_column("engineer-hours", justify="right")
     for h in hot:
-        table.add_row(h.path, str(h.findings), f"{h.low_hours:.1f}-{h.high_hours:.1f}")
+        table.add_row(_m(h.path), str(h.findings), f"{h.low_hours:.1f}-{h.high_hours:.1f}")
     return table
 
 
@@ -145,7 +147,7 @@ def render_coverage(report: Report, console: Console, all_names: bool = False) -
                                 ("coverage", "right"), ("translator", "left")):
             table.add_column(column, justify=justify, overflow="fold")
         for f in worst:
-            table.add_row(f.path, str(f.unconverted), str(f.converted), f"{f.percent:.1f}%", f.translator)
+            table.add_row(_m(f.path), str(f.unconverted), str(f.converted), f"{f.percent:.1f}%", f.translator)
         console.print(table)
     if cov.unconverted_names:
         table = Table(title="Unconverted CUDA APIs (no HIP equivalent)", title_justify="left")
@@ -154,7 +156,7 @@ def render_coverage(report: Report, console: Console, all_names: bool = False) -
         table.add_column("first at", overflow="fold")
         for name, count, locations in cov.unconverted_names[:limit]:
             shown = locations if all_names else locations[:2]
-            table.add_row(name, str(count), ", ".join(shown) + (" …" if count > len(shown) else ""))
+            table.add_row(_m(name), str(count), _m(", ".join(shown)) + (" …" if count > len(shown) else ""))
         console.print(table)
     if cov.disagreements:
         shown = ", ".join(f"{name} ({'HIPIFY only' if hipify else 'PyTorch only'})"
@@ -189,6 +191,11 @@ def _gate_summary(report: Report, fail_on: Severity | None) -> str:
             f"compared with {against}")
 
 
+def _m(text: str) -> str:
+    """Text from the scanned tree in a place rich reads markup: `[bold]` or `x[/]y.py` shown as written."""
+    return rich_escape(visible(str(text)))
+
+
 def _where(report: Report, index: int) -> str:
     f = report.findings[index]
     if f.span.line is None:
@@ -205,14 +212,14 @@ def _new_table(report: Report, console: Console, fail_on: Severity | None) -> No
     if not new:
         return
     new.sort(key=lambda i: (i not in fails, -report.findings[i].severity, report.findings[i].sort_key()))
-    table = Table(title=f"New findings ({len(new)}; compared with {report.gate.against})", title_justify="left")
+    table = Table(title=f"New findings ({len(new)}; compared with {_m(report.gate.against)})", title_justify="left")
     table.add_column("severity", no_wrap=True)
     table.add_column("rule", no_wrap=True)
     table.add_column("where", overflow="fold")
     table.add_column("message", overflow="fold", ratio=1)
     for i in new[:50]:
         f = report.findings[i]
-        table.add_row(Text(f.severity.label, SEVERITY_STYLE[f.severity]), f.rule_id, _where(report, i),
+        table.add_row(Text(f.severity.label, SEVERITY_STYLE[f.severity]), f.rule_id, _m(_where(report, i)),
                       Text(f.message))
     console.print(table)
     if len(new) > 50:
