@@ -227,6 +227,9 @@ def _scan(settings, rulebook):
         for shown in bar:
             shown.stop()
     root = root or common_root(paths)
+    from auditor.cache import evict
+
+    evict(options.cache_dir)
     return replace(report, repo_prefix=_repo_prefix(root)), root, options
 
 
