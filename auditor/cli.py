@@ -94,11 +94,27 @@ def _rulebook(settings):
     from auditor.rulebook import RuleError
 
     try:
-        rulebook = cached_rulebook(_cache_dir(settings)).select(settings.select, settings.ignore)
+        everything = cached_rulebook(_cache_dir(settings))
     except RuleError as err:
         raise ToolError(f"rule files: {err}") from None
+    _check_rule_patterns(everything, settings)
+    rulebook = everything.select(settings.select, settings.ignore)
     table = _installed_api_table(settings)
     return rulebook if table is None else rulebook.with_api_table(table)
+
+
+def _check_rule_patterns(rulebook, settings) -> None:
+    """A --select/--ignore value (or config select/ignore) that names no rule is a mistake, not an empty set:
+    `--select RA3O1` would otherwise turn the gate off."""
+    from auditor.rulebook import _id_matches
+
+    sources = {name: source for name, _value, source in settings.sources}
+    for flag, patterns in (("select", settings.select), ("ignore", settings.ignore)):
+        for pattern in patterns:
+            if not any(_id_matches(rule, pattern) for rule in rulebook.rules):
+                where = sources.get(flag, "command line")
+                raise ToolError(f"--{flag} {pattern!r} ({where}): no rule id, prefix or name matches it "
+                                "(rocm-audit rules lists them)")
 
 
 def _installed_api_table(settings):
@@ -361,7 +377,23 @@ def _write_or_print(text: str, output: Path | None) -> None:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write through a temporary file in the same directory, so readers never see half a report."""
+    """Write through a temporary file in the same directory, so readers never see half a report. A target that
+    exists and is not a regular file (`/dev/null`, a FIFO, `/dev/stdout`) is written in place, never replaced."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        if stat.S_ISDIR(mode):
+            raise ToolError(f"cannot write {path}: it is a directory")
+        try:
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as err:
+            raise ToolError(f"cannot write {path}: {err.strerror or err}") from None
+        return
     directory = path.parent if str(path.parent) else Path(".")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)

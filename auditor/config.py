@@ -35,6 +35,7 @@ REPO_KEYS = frozenset({
 # Bounds on what a repository's config may ask for: a scan must stay able to finish and to fit in memory.
 REPO_MAX_FILE_SIZE = 64 * 1024 * 1024
 REPO_MAX_TIME_BUDGET = 600.0
+MENTION_SCAN_CAP = 64 * 1024 * 1024   # a pyproject.toml is searched for our table up to this size
 
 
 class ConfigError(Exception):
@@ -91,13 +92,17 @@ def _owned(path: Path) -> bool:
 
 
 def _mentions_table(pyproject: Path) -> bool:
+    """Whether a `[tool.rocm-audit]` header is in the file, read line by line (a pyproject.toml larger than a
+    config may be is still someone's project file, not an error, unless it holds our table)."""
+    from auditor.boundedio import UnsafeRead, read_bounded
+
     try:
-        text = _read_text(pyproject)
-    except ConfigError:
-        return True   # read_config reports why it cannot be used
+        data = read_bounded(pyproject, MENTION_SCAN_CAP, "pyproject.toml")
+    except (OSError, UnsafeRead):
+        return False
     # [ \t]*, not \s*: with re.MULTILINE, \s* would run over every following blank line from every line start,
     # quadratic in a file of blank lines
-    return re.search(r"^[ \t]*\[[ \t]*tool[ \t]*\.[ \t]*[\"']?rocm-audit", text, re.MULTILINE) is not None
+    return re.search(rb"^[ \t]*\[[ \t]*tool[ \t]*\.[ \t]*[\"']?rocm-audit", data, re.MULTILINE) is not None
 
 
 def _read_text(path: Path) -> str:

@@ -56,10 +56,15 @@ def gated(report: Report) -> list[int]:
 # --- baseline file -----------------------------------------------------------------------------------
 
 def read_baseline(path: Path) -> Baseline:
+    """A regular file (not a link: it could point anywhere) of at most BASELINE_CAP bytes, or GateError."""
+    from auditor.boundedio import BASELINE_CAP, UnsafeRead, read_bounded
+
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded(path, BASELINE_CAP, "baseline", follow_links=False).decode("utf-8")
     except FileNotFoundError:
         raise GateError(f"{path}: no such baseline (write one with: rocm-audit baseline PATH)") from None
+    except UnsafeRead as err:
+        raise GateError(str(err)) from None
     except (OSError, UnicodeDecodeError) as err:
         raise GateError(f"{path}: cannot read the baseline: {getattr(err, 'strerror', None) or err}") from None
     try:
