@@ -30,8 +30,7 @@ FROM_DEFAULT = "default"
 REPO_KEYS = frozenset({
     "format", "fail-on", "select", "ignore", "exclude", "force-exclude", "include-vendored", "jobs", "no-html",
     "no-progress", "quiet", "max-file-size", "time-budget", "max-run-time", "no-cache", "baseline", "strict",
-    "diff-base",
-})
+})   # not diff-base: a change naming its own HEAD as the base would judge itself
 # Bounds on what a repository's config may ask for: a scan must stay able to finish and to fit in memory.
 REPO_MAX_FILE_SIZE = 64 * 1024 * 1024
 REPO_MAX_TIME_BUDGET = 600.0
@@ -224,7 +223,7 @@ def _config_values(parser, actions: Mapping[str, argparse.Action], config: Confi
 
 
 _WHY_NOT = {
-    "cache-dir": "which cache is read", "hipify-perl": "which programs or tables are used",
+    "cache-dir": "which cache is read", "diff-base": "what the change is compared with", "hipify-perl": "which programs or tables are used",
     **{key: "where files are written" for key in ("output", "json", "html", "sarif", "markdown")},
 }
 

@@ -194,7 +194,12 @@ def parse_settings(argv: Sequence[str]) -> Settings:
     config_start = (first or Path(".")).absolute()
     config_path = given.get("config") or find_config(config_start)
     trusted = "config" in given and not _inside_scanned(Path(given["config"]), given.get("args") or ["."])
-    resolved = resolve(build_parser(), given, read_config(config_path, trusted) if config_path else None)
+    parser = build_parser()
+    resolved = resolve(parser, given, read_config(config_path, trusted) if config_path else None)
+    if resolved.values.get("diff_base"):
+        from auditor.basesettings import from_base
+
+        resolved = from_base(parser, given, resolved, config_start, resolved.values["diff_base"])
     ns = argparse.Namespace(**resolved.values)
     args = list(ns.args or ())
     command = "check"
