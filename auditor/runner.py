@@ -8,6 +8,7 @@ import threading
 from collections.abc import Callable, Sequence
 
 from auditor.cache import ResultCache, cacheable
+from auditor.isolate import Watchdog, fork_available, over_budget, scan_in_children
 from auditor.rulebook import Rulebook
 from auditor.scan import MAX_FILE_BYTES, InputError, read_bytes, scan_file
 from auditor.types import FileResult, SourceFile
@@ -25,24 +26,32 @@ class _OverBudget(BaseException):  # not an Exception: scan_file's own error han
     pass
 
 
-def _on_alarm(signum, frame):
-    raise _OverBudget
-
-
 def scan_with_budget(
     source: SourceFile, rulebook: Rulebook, max_bytes: int, budget: float, data: bytes | None = None
 ) -> FileResult:
-    """scan_file, stopped after `budget` seconds (a pathological file must not stall the whole scan)."""
+    """scan_file, stopped after `budget` seconds (a pathological file must not stall the whole scan). In a
+    worker or child process the watchdog (auditor/isolate.py) also ends a scan stuck inside C code."""
     if budget <= 0 or threading.current_thread() is not threading.main_thread():
         return scan_file(source, rulebook, max_bytes, data)
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    armed = [True]
+
+    def on_alarm(signum, frame):
+        if armed[0]:   # an alarm that arrives after the scan ended must not escape into the caller
+            raise _OverBudget
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, budget)
+    Watchdog.arm(budget)
     try:
-        return scan_file(source, rulebook, max_bytes, data)
+        result = scan_file(source, rulebook, max_bytes, data)
+        armed[0] = False
+        return result
     except _OverBudget:
-        message = f"skipped: scanning took over the {budget:g} s per-file time budget"
-        return FileResult(source.path, source.kind, error=message)
+        armed[0] = False
+        return over_budget(source, budget)
     finally:
+        armed[0] = False
+        Watchdog.disarm()
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
@@ -82,6 +91,7 @@ class _Worker:
 
 def _init_worker(rulebook: Rulebook, max_bytes: int, budget: float, cache: ResultCache | None) -> None:
     _Worker.rulebook, _Worker.max_bytes, _Worker.budget, _Worker.cache = rulebook, max_bytes, budget, cache
+    Watchdog.start()
 
 
 def _scan_chunk(chunk: list[SourceFile], every_query: bool) -> list[FileResult]:
@@ -188,23 +198,41 @@ def scan_all(
             progress(len(results))
     every_query = len(_c_sources(todo)) > PLAN_FROM_TEXT_UP_TO
     work = _work_split(todo, jobs)
-    if work is None:
-        _plan_queries(todo, rulebook, max_bytes, every_query)
+
+    def scan_one(source: SourceFile) -> FileResult:
+        return _scan_and_save(source, rulebook, max_bytes, time_budget, cache)
+
+    def plan(chosen: Sequence[SourceFile]) -> None:
+        _plan_queries(chosen, rulebook, max_bytes, every_query)
+
+    if work is None and time_budget > 0 and todo and fork_available():
+        # in a child the budget can stop a scan stuck inside C code (a regex, a parse): auditor/isolate.py
+        results.extend(scan_in_children(todo, scan_one, time_budget, progress, plan))
+    elif work is None:
+        plan(todo)
         for source in todo:
-            results.append(_scan_and_save(source, rulebook, max_bytes, time_budget, cache))
+            results.append(scan_one(source))
             if progress:
                 progress(1)
     else:
         from concurrent.futures import ProcessPoolExecutor
+        from concurrent.futures.process import BrokenProcessPool
 
         if _c_sources(todo):
             rulebook.table   # the HIPIFY API table, loaded once here rather than in every worker
         initargs = (rulebook, max_bytes, time_budget, cache)
+        unfinished: list[SourceFile] = []
         with ProcessPoolExecutor(min(jobs, len(work)), initializer=_init_worker, initargs=initargs) as pool:
             futures = [pool.submit(_scan_chunk, chunk, every_query) for chunk in work]
-            for future in futures:
-                chunk_results = future.result()
+            for chunk, future in zip(work, futures):
+                try:
+                    chunk_results = future.result()
+                except BrokenProcessPool:   # a worker's watchdog ended a file stuck past its budget
+                    unfinished.extend(chunk)
+                    continue
                 results.extend(chunk_results)
                 if progress:
                     progress(len(chunk_results))
+        if unfinished:   # each retried in a child of its own run, so only the culprit is lost
+            results.extend(scan_in_children(unfinished, scan_one, time_budget, progress, plan))
     return sorted(results, key=lambda r: r.path)

@@ -19,18 +19,53 @@ KERNEL = (f'#include "arch.h"\n__device__ void copy(unsigned d, const void* s) {
           f'#ifdef PTX_AVAILABLE\n  {PTX}\n#endif\n}}\n')
 
 
+class _Scanned:
+    """The paths of the files actually scanned (not taken from the cache), in this process or a child of it
+    (the per-file budget scans in forked children): each scan appends a line to a file."""
+
+    def __init__(self, log: Path):
+        self.log = log
+
+    def _paths(self) -> list[str]:
+        return self.log.read_text().splitlines() if self.log.exists() else []
+
+    def __iter__(self):
+        return iter(self._paths())
+
+    def __len__(self):
+        return len(self._paths())
+
+    def __eq__(self, other):
+        return self._paths() == list(other)
+
+    def __bool__(self):
+        return bool(self._paths())
+
+    def __contains__(self, item):
+        return item in self._paths()
+
+    def __repr__(self):
+        return repr(self._paths())
+
+    def __getitem__(self, index):
+        return self._paths()[index]
+
+    def __delitem__(self, index):   # `del scans[:]`: forget what was scanned so far
+        self.log.unlink(missing_ok=True)
+
+
 @pytest.fixture
-def scans(monkeypatch) -> list[str]:
-    """The paths of the files actually scanned (not taken from the cache), in this process."""
-    scanned: list[str] = []
+def scans(monkeypatch, tmp_path):
+    log = tmp_path / "scanned.log"
     real = auditor.runner.scan_with_budget
 
     def counting(source, *args, **kwargs):
-        scanned.append(source.path)
+        with open(log, "a") as handle:
+            handle.write(source.path + "\n")
         return real(source, *args, **kwargs)
 
     monkeypatch.setattr(auditor.runner, "scan_with_budget", counting)
-    return scanned
+    return _Scanned(log)
 
 
 def audit_json(capsys, *args) -> dict:
