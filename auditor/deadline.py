@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import _thread
 import os
+import signal
 import sys
 import threading
 from dataclasses import dataclass, field
@@ -41,4 +42,27 @@ class Deadline:
             return
         sys.stderr.write(f"rocm-audit: error: {self.message()}\n")
         sys.stderr.flush()
+        _end_children()
         os._exit(EXIT_ERROR)
+
+
+def _end_children() -> None:
+    """Scan workers and children would outlive an abrupt exit (and keep its pipes open): end them first."""
+    me = str(os.getpid())
+    try:
+        entries = os.listdir("/proc")
+    except OSError:
+        return
+    for entry in entries:
+        if not entry.isdigit():
+            continue
+        try:
+            with open(f"/proc/{entry}/stat", encoding="ascii", errors="replace") as handle:
+                fields = handle.read().rsplit(")", 1)[1].split()
+        except OSError:
+            continue
+        if len(fields) > 1 and fields[1] == me:
+            try:
+                os.kill(int(entry), signal.SIGKILL)
+            except OSError:
+                pass
