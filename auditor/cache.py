@@ -5,8 +5,12 @@ rules (every field a finding carries, the guards with the repository's CUDA-only
 the scan options that change results, and rocm-audit itself (its version and the hash of its code, so an
 edited checkout never reuses stale results). Entries are written atomically (a temporary file, then
 os.replace), so two runs can share a directory; an entry that is truncated or corrupt fails its checksum
-and is ignored, and the file is scanned again. The cache lives in the user's cache directory, never
-inside the scanned tree unless asked to.
+and is ignored, and the file is scanned again.
+
+Entries are data, never code: versioned JSON decoded into the declared types (auditor/datacodec.py), so a
+planted or corrupt entry is at worst a miss. The directory is created private (0700); a directory or entry
+that another user owns, or a link, is not read. The cache stays under a size cap (oldest entries out). Its
+place is chosen by the command line or the user's environment, never by a config file in the scanned tree.
 """
 from __future__ import annotations
 
@@ -14,18 +18,24 @@ import hashlib
 import itertools
 import json
 import os
-import pickle
 import re
 import socket
+import stat
+import time
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
 from auditor import __version__
+from auditor.datacodec import DecodeError, decode, encode
 from auditor.types import FileResult, SourceFile
 
-FORMAT = b"rocm-audit cache 1\n"          # bump when the entry layout or the pickled types change shape
+FORMAT = b"rocm-audit cache 2 json\n"     # bump when the entry layout or the stored types change shape
 CHECKSUM_BYTES = 16
+MAX_ENTRY_BYTES = 64 * 1024 * 1024         # larger than any result; a bigger file is not an entry of ours
+DEFAULT_SIZE_CAP = 500 * 1024 * 1024       # bytes of entries; the oldest go first beyond it
+EVICTION_MARKER = ".last-eviction"
+EVICT_EVERY_SECONDS = 600.0                # a size check walks the directory: at most this often
 # A requirements file's findings depend on the files it includes (-r/-c), which its own bytes do not show.
 # Anything that looks like an include option, anywhere, keeps a manifest out of the cache.
 INCLUDE_OPTION = re.compile(rb"(?:^|\s)(?:-r|-c|--requirement|--constraint)(?:\s|=)")
@@ -38,8 +48,8 @@ def default_directory() -> Path:
 
 
 def cache_directory(no_cache: bool, chosen: Path | None, scanned: tuple[Path, ...]) -> Path | None:
-    """Where this run caches, or None. A directory the user chose (flag, ROCM_AUDIT_CACHE_DIR, config) is
-    used as given; the default one is not used when it lies inside a scanned path."""
+    """Where this run caches, or None. A directory the user chose (flag, ROCM_AUDIT_CACHE_DIR, their own config)
+    is used as given; the default one is not used when it lies inside a scanned path."""
     if no_cache:
         return None
     if chosen is not None:
@@ -53,9 +63,13 @@ def cache_directory(no_cache: bool, chosen: Path | None, scanned: tuple[Path, ..
     return directory
 
 
+def _mine(info: os.stat_result) -> bool:
+    return not hasattr(os, "getuid") or info.st_uid == os.getuid()
+
+
 @dataclass(frozen=True, slots=True)
 class EntryStore:
-    """Checksummed entries in a directory. Reads never raise, writes never fail a scan."""
+    """Checksummed entries in a private directory. Reads never raise, writes never fail a scan."""
 
     directory: Path
 
@@ -63,10 +77,22 @@ class EntryStore:
         return self.directory / namespace / key[:2] / key[2:]
 
     def load(self, namespace: str, key: str) -> bytes | None:
+        folder = f"{self.directory}/{namespace}"
+        if not (_trusted_dir(str(self.directory)) and _trusted_dir(folder) and _trusted_dir(f"{folder}/{key[:2]}")):
+            return None
         try:
-            data = self._path(namespace, key).read_bytes()
+            fd = os.open(f"{folder}/{key[:2]}/{key[2:]}", _READ_FLAGS)
         except (OSError, ValueError):
             return None
+        try:
+            info = os.fstat(fd)
+            if not stat.S_ISREG(info.st_mode) or not _mine(info) or info.st_size > MAX_ENTRY_BYTES:
+                return None
+            data = os.read(fd, info.st_size + 1)
+        except OSError:
+            return None
+        finally:
+            os.close(fd)
         head = len(FORMAT) + CHECKSUM_BYTES
         if not data.startswith(FORMAT) or len(data) < head:
             return None
@@ -91,21 +117,93 @@ class EntryStore:
         except OSError:
             temporary.unlink(missing_ok=True)
 
-    @staticmethod
-    def _create(path: Path) -> int:
+    def _create(self, path: Path) -> int:
         if path.parent in _MADE:
             try:
-                return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+                return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             except FileNotFoundError:   # removed meanwhile
                 _MADE.discard(path.parent)
-        path.parent.mkdir(parents=True, exist_ok=True)
+        for directory in (self.directory, path.parent.parent, path.parent):
+            _make_private(str(directory))
         _MADE.add(path.parent)
-        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o644)
+        return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
+
+
+def _make_private(directory: str) -> None:
+    """Create the directory 0700 (parents too), or check that an existing one is ours and not a link."""
+    try:
+        os.makedirs(directory, mode=0o700, exist_ok=True)
+    except FileExistsError:
+        pass
+    if not _trusted_dir(directory, fresh=True):
+        raise PermissionError(f"{directory}: not a private directory of this user")
+
+
+def _trusted_dir(directory: str, fresh: bool = False) -> bool:
+    """A real directory this user owns (not a link, not another user's): only then are its entries read."""
+    if not fresh and directory in _TRUSTED:
+        return True
+    try:
+        info = os.lstat(directory)
+    except OSError:
+        return False
+    ok = stat.S_ISDIR(info.st_mode) and _mine(info)
+    if ok:
+        _TRUSTED.add(directory)
+    return ok
 
 
 _HOST = socket.gethostname().replace("/", "_")
 _SERIAL = itertools.count()
 _MADE: set[Path] = set()      # directories this process has created or found
+_TRUSTED: set[str] = set()    # directories checked: real, and this user's
+_READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
+
+
+def evict(directory: Path | None, cap: int = DEFAULT_SIZE_CAP, now: float | None = None) -> int:
+    """Keep the cache under `cap` bytes: the oldest entries (by when they were written) are removed first, down
+    to 90% of the cap. Walks the directory at most every EVICT_EVERY_SECONDS. Returns the bytes removed."""
+    if directory is None or not _trusted_dir(str(directory)):
+        return 0
+    now = time.time() if now is None else now
+    marker = directory / EVICTION_MARKER
+    try:
+        if now - marker.stat().st_mtime < EVICT_EVERY_SECONDS:
+            return 0
+    except OSError:
+        pass
+    entries: list[tuple[float, int, str]] = []
+    total = 0
+    for folder, dirs, files in os.walk(directory):
+        dirs[:] = [d for d in dirs if not os.path.islink(os.path.join(folder, d))]
+        for name in files:
+            if name == EVICTION_MARKER:
+                continue
+            path = os.path.join(folder, name)
+            try:
+                info = os.lstat(path)
+            except OSError:
+                continue
+            if stat.S_ISREG(info.st_mode):
+                entries.append((info.st_mtime, info.st_size, path))
+                total += info.st_size
+    removed = 0
+    if total > cap:
+        for _mtime, size, path in sorted(entries):
+            if total - removed <= cap * 0.9:
+                break
+            try:
+                os.unlink(path)
+                removed += size
+            except OSError:
+                continue
+    try:
+        fd = os.open(marker, os.O_WRONLY | os.O_CREAT | getattr(os, "O_NOFOLLOW", 0), 0o600)
+        os.close(fd)
+        os.utime(marker, (now, now))
+    except OSError:
+        pass
+    return removed
 
 
 @dataclass(frozen=True, slots=True)
@@ -126,14 +224,17 @@ class ResultCache:
         if payload is None:
             return None
         try:
-            result = pickle.loads(payload)
-        except Exception:  # an entry from an incompatible build: scan again
+            return decode(FileResult, json.loads(payload))
+        except (ValueError, TypeError, RecursionError, DecodeError):  # corrupt or another layout: scan again
             return None
-        return result if isinstance(result, FileResult) else None
 
     def save(self, key: str, result: FileResult) -> None:
         if result.error is None:   # errors and time-budget stops are retried on the next run
-            self.store.store("results", key, pickle.dumps(result, protocol=pickle.HIGHEST_PROTOCOL))
+            try:
+                payload = json.dumps(encode(result), separators=(",", ":")).encode("utf-8", "surrogatepass")
+            except (TypeError, ValueError):
+                return
+            self.store.store("results", key, payload)
 
 
 def cacheable(source: SourceFile, data: bytes) -> bool:
@@ -176,10 +277,10 @@ def tool_digest() -> str:
 
 
 def cached_rulebook(directory: Path | None):
-    """The rulebook, unpickled from the cache when the rule files and rocm-audit are unchanged (parsing and
+    """The rulebook, read from the cache when the rule files and rocm-audit are unchanged (parsing and
     validating the TOML costs ~15 times more), with the needles derived from its rules."""
     from auditor.prefilter import derived_needles, remember
-    from auditor.rulebook import Rulebook, load_rulebook
+    from auditor.rulebook import load_rulebook
 
     if directory is None:
         return load_rulebook()
@@ -188,13 +289,80 @@ def cached_rulebook(directory: Path | None):
     payload = store.load("rulebook", key)
     if payload is not None:
         try:
-            rulebook, needles = pickle.loads(payload)
-            if isinstance(rulebook, Rulebook) and isinstance(needles, dict):
-                remember(needles)
-                return rulebook
-        except Exception:
+            rulebook, needles = _rulebook_from(json.loads(payload))
+            remember(needles)
+            return rulebook
+        except (ValueError, TypeError, KeyError, RecursionError, DecodeError):
             pass
     rulebook = load_rulebook()
-    payload = pickle.dumps((rulebook, derived_needles(rulebook)), protocol=pickle.HIGHEST_PROTOCOL)
+    try:
+        payload = json.dumps(_rulebook_data(rulebook, derived_needles(rulebook)), separators=(",", ":")).encode()
+    except (TypeError, ValueError):
+        return rulebook
     store.store("rulebook", key, payload)
     return rulebook
+
+
+RULE_FIELDS = ("id", "name", "category", "severity", "message", "rocm_alternative", "effort", "docs", "matcher",
+               "match", "flag", "ok", "example_kind", "source_file")
+
+
+def _rulebook_data(rulebook, needles: dict) -> dict:
+    if rulebook.api_table is not None:
+        raise TypeError("only the rulebook with the shipped API table is cached")
+    rules = []
+    for rule in rulebook.rules:
+        item = {name: getattr(rule, name) for name in RULE_FIELDS}
+        item["severity"] = int(rule.severity)
+        item["flag"] = [[e.file, e.code] for e in rule.flag]
+        item["ok"] = [[e.file, e.code] for e in rule.ok]
+        rules.append(item)
+    return {"rules": rules, "digest": rulebook.digest, "guards": rulebook.guards,
+            "needles": [[kind, text, _needle_data(value)] for (kind, text), value in needles.items()]}
+
+
+def _needle_data(value: object) -> object:
+    """frozenset[str] | None (a rule's needles) or tuple[frozenset[str], ...] (a query's clauses)."""
+    if value is None:
+        return None
+    if isinstance(value, frozenset) and all(isinstance(v, str) for v in value):
+        return {"set": sorted(value)}
+    if isinstance(value, tuple) and all(isinstance(v, frozenset) for v in value):
+        return {"clauses": [_needle_data(v)["set"] for v in value]}
+    raise TypeError("unknown needle shape")
+
+
+def _needle_from(data: object) -> object:
+    if data is None:
+        return None
+    if isinstance(data, dict) and set(data) == {"set"}:
+        return frozenset(decode(tuple[str, ...], data["set"]))
+    if isinstance(data, dict) and set(data) == {"clauses"}:
+        return tuple(frozenset(decode(tuple[str, ...], c)) for c in decode(tuple[object, ...], data["clauses"]))
+    raise DecodeError("unknown needle shape")
+
+
+def _rulebook_from(data: object):
+    from auditor.rulebook import Example, Rulebook
+    from auditor.types import Rule, Severity
+
+    if not isinstance(data, dict) or not isinstance(data.get("rules"), list) or not isinstance(data.get("guards"),
+                                                                                             dict):
+        raise DecodeError("not a rulebook")
+    rules = []
+    for item in data["rules"]:
+        if not isinstance(item, dict) or set(item) != set(RULE_FIELDS) or not isinstance(item["match"], dict):
+            raise DecodeError("not a rule")
+        strings = ("id", "name", "category", "message", "effort", "docs", "matcher", "example_kind", "source_file")
+        if not all(isinstance(item[k], str) for k in strings) or not isinstance(item["rocm_alternative"],
+                                                                                (str, type(None))):
+            raise DecodeError("not a rule")
+        examples = {k: tuple(Example(*decode(tuple[str, str], e)) for e in decode(tuple[object, ...], item[k]))
+                    for k in ("flag", "ok")}
+        rules.append(Rule(**{**item, "severity": Severity(decode(int, item["severity"])), **examples}))
+    needles = {}
+    for entry in decode(tuple[object, ...], data.get("needles", [])):
+        kind, text, value = decode(tuple[str, str, object], entry)
+        needles[(kind, text)] = _needle_from(value)
+    rulebook = Rulebook(tuple(rules), decode(str, data["digest"]), data["guards"], None)
+    return rulebook, needles

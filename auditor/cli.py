@@ -16,41 +16,82 @@ class ToolError(Exception):
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from auditor.config import ConfigError
-    from auditor.gate import GateError
-    from auditor.settings import UsageError, parse_settings
+    from auditor.settings import parse_settings
 
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv
-    try:
-        settings = parse_settings(argv)
-        if settings.command == "rules":
-            return _list_rules(settings)
-        if settings.command == "rule":
-            return _explain_rule(settings)
-        if settings.command == "config":
-            return _show_config(settings)
-        if settings.command == "baseline":
-            return _write_baseline(settings)
-        if settings.command == "coverage":
-            return _coverage(settings)
-        if settings.command == "fix":
-            from auditor.fix.command import fix_command
+    return _guarded(lambda: _run(parse_settings(argv)), debug)
 
-            return fix_command(settings)
-        return _check(settings)
-    except (UsageError, ToolError, ConfigError, GateError) as err:
-        print(f"rocm-audit: error: {err}", file=sys.stderr)
+
+def _run(settings) -> int:
+    from auditor.deadline import Deadline
+
+    for warning in settings.warnings:
+        print(f"rocm-audit: warning: {safe_text(warning)}", file=sys.stderr)
+    deadline = Deadline(settings.max_run_time).start() if settings.max_run_time else None
+    try:
+        return _command(settings)
+    except KeyboardInterrupt:
+        if deadline is not None and deadline.expired:
+            raise ToolError(deadline.message()) from None
+        raise
+    finally:
+        if deadline is not None:
+            deadline.cancel()
+
+
+def _command(settings) -> int:
+    if settings.command == "rules":
+        return _list_rules(settings)
+    if settings.command == "rule":
+        return _explain_rule(settings)
+    if settings.command == "config":
+        return _show_config(settings)
+    if settings.command == "baseline":
+        return _write_baseline(settings)
+    if settings.command == "coverage":
+        return _coverage(settings)
+    if settings.command == "fix":
+        from auditor.fix.command import fix_command
+
+        return fix_command(settings)
+    return _check(settings)
+
+
+def _guarded(run, debug: bool) -> int:
+    """Every failure of the tool is exit 2 with one line (a traceback too with --debug); never 1, which means
+    findings."""
+    from auditor.boundedio import UnsafeRead
+    from auditor.config import ConfigError
+    from auditor.gate import GateError
+    from auditor.settings import UsageError
+
+    try:
+        return run()
+    except (UsageError, ToolError, ConfigError, GateError, UnsafeRead) as err:
+        print(f"rocm-audit: error: {safe_text(str(err))}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:
         print("rocm-audit: interrupted", file=sys.stderr)
         return EXIT_ERROR
-    except Exception as err:  # an internal error is still a tool error: exit 2, one line unless --debug
-        if debug:
+    except BaseException as err:  # an internal error (or a stray budget alarm) is still a tool error: exit 2
+        if isinstance(err, SystemExit) and err.code in (None, 0, EXIT_ERROR):
             raise
-        print(f"rocm-audit: internal error: {type(err).__name__}: {err} (run with --debug for details)",
-              file=sys.stderr)
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        print(f"rocm-audit: internal error: {type(err).__name__}: {safe_text(str(err))}"
+              + ("" if debug else " (run with --debug for details)"), file=sys.stderr)
         return EXIT_ERROR
+
+
+def safe_text(text: str) -> str:
+    """Text for one line of a terminal: control characters (escape sequences, carriage returns) made visible,
+    undecodable bytes of a file name shown as \\xNN."""
+    from auditor.report.escape import visible
+
+    return visible(text)
 
 
 def _rulebook(settings):
@@ -59,14 +100,29 @@ def _rulebook(settings):
     from auditor.rulebook import RuleError
 
     try:
-        every_rule = cached_rulebook(_cache_dir(settings))
+        everything = cached_rulebook(_cache_dir(settings))
     except RuleError as err:
         raise ToolError(f"rule files: {err}") from None
-    rulebook = every_rule.select(settings.select, settings.ignore)
-    if unknown := unknown_selectors(every_rule, settings.per_file_ignores):
+    _check_rule_patterns(everything, settings)
+    rulebook = everything.select(settings.select, settings.ignore)
+    if unknown := unknown_selectors(everything, settings.per_file_ignores):
         raise ToolError(f"per-file-ignores: no rule matches {', '.join(map(repr, unknown))} (rocm-audit rules lists them)")
     table = _installed_api_table(settings)
     return rulebook if table is None else rulebook.with_api_table(table)
+
+
+def _check_rule_patterns(rulebook, settings) -> None:
+    """A --select/--ignore value (or config select/ignore) that names no rule is a mistake, not an empty set:
+    `--select RA3O1` would otherwise turn the gate off."""
+    from auditor.rulebook import _id_matches
+
+    sources = {name: source for name, _value, source in settings.sources}
+    for flag, patterns in (("select", settings.select), ("ignore", settings.ignore)):
+        for pattern in patterns:
+            if not any(_id_matches(rule, pattern) for rule in rulebook.rules):
+                where = sources.get(flag, "command line")
+                raise ToolError(f"--{flag} {pattern!r} ({where}): no rule id, prefix or name matches it "
+                                "(rocm-audit rules lists them)")
 
 
 def _installed_api_table(settings):
@@ -206,6 +262,9 @@ def _scan(settings, rulebook):
         raise ToolError(f"nothing to scan in {', '.join(str(p) for p in paths)}: "
                         "no CUDA, C/C++, Python or manifest files")
     root = root or common_root(paths)
+    from auditor.cache import evict
+
+    evict(options.cache_dir)
     return replace(report, repo_prefix=_repo_prefix(root)), root, options
 
 
@@ -354,7 +413,23 @@ def _write_or_print(text: str, output: Path | None) -> None:
 
 
 def write_atomic(path: Path, text: str) -> None:
-    """Write through a temporary file in the same directory, so readers never see half a report."""
+    """Write through a temporary file in the same directory, so readers never see half a report. A target that
+    exists and is not a regular file (`/dev/null`, a FIFO, `/dev/stdout`) is written in place, never replaced."""
+    import stat
+
+    try:
+        mode = path.stat().st_mode
+    except OSError:
+        mode = None
+    if mode is not None and not stat.S_ISREG(mode):
+        if stat.S_ISDIR(mode):
+            raise ToolError(f"cannot write {path}: it is a directory")
+        try:
+            with open(path, "w", encoding="utf-8") as handle:
+                handle.write(text)
+        except OSError as err:
+            raise ToolError(f"cannot write {path}: {err.strerror or err}") from None
+        return
     directory = path.parent if str(path.parent) else Path(".")
     try:
         fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)

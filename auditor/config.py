@@ -2,11 +2,17 @@
 
 `[tool.rocm-audit]` in `pyproject.toml`, or the top level of `.rocm-audit.toml`; keys are the long
 flag names (`fail-on = "medium"`, `exclude = ["build/"]`, `force-exclude = true`). The nearest file
-wins, searched from the scanned path up to the repository root; the command line wins over it.
+wins, searched from the scanned path up to the repository root (only the scanned directory itself when it is
+in no repository); the command line wins over it.
+
+A config file in the scanned tree is written by whoever wrote the tree, so it may only choose what a project
+owner chooses about its own findings (REPO_KEYS); where files are written, which cache is read and which
+programs or tables are used stay with the command line and the user's environment (see README "Threat model").
 """
 from __future__ import annotations
 
 import argparse
+import os
 import re
 import tomllib
 from collections.abc import Mapping, Sequence
@@ -19,6 +25,17 @@ TABLE = "tool.rocm-audit"
 NOT_CONFIGURABLE = {"help", "version", "config", "update-baseline", "table-info"}   # one-shot actions
 FROM_COMMAND_LINE = "command line"
 FROM_DEFAULT = "default"
+# What a config file inside the scanned tree may set: choices about its own findings. Every other key (cache-dir,
+# output, json, html, sarif, markdown, hipify-perl, debug, …) is ignored there, with a warning.
+REPO_KEYS = frozenset({
+    "format", "fail-on", "select", "ignore", "exclude", "force-exclude", "include-vendored", "jobs", "no-html",
+    "no-progress", "quiet", "max-file-size", "time-budget", "max-run-time", "no-cache", "baseline", "strict",
+    "per-file-ignores", "optional-dirs", "verbose",
+})   # not diff-base (a change naming its own HEAD as the base would judge itself), nor fix, diff or unsafe
+# Bounds on what a repository's config may ask for: a scan must stay able to finish and to fit in memory.
+REPO_MAX_FILE_SIZE = 64 * 1024 * 1024
+REPO_MAX_TIME_BUDGET = 600.0
+MENTION_SCAN_CAP = 64 * 1024 * 1024   # a pyproject.toml is searched for our table up to this size
 
 
 class ConfigError(Exception):
@@ -31,6 +48,7 @@ class ConfigFile:
     table: str                                   # "" (top level) or "tool.rocm-audit"
     values: tuple[tuple[str, object], ...]       # (key, value as written)
     lines: tuple[tuple[str, int], ...]           # (key, line number of its assignment)
+    trusted: bool = False                        # the user's own (named with --config, outside the scanned tree)
 
     def where(self, key: str | None = None) -> str:
         line = dict(self.lines).get(key or "", 0) if key else 0
@@ -44,36 +62,68 @@ class Resolved:
     values: dict
     sources: tuple[tuple[str, object, str], ...]   # (long flag name, value, source) for `rocm-audit config`
     config: ConfigFile | None
+    warnings: tuple[str, ...] = ()                 # keys a repository's config may not set, ignored
 
 
 def find_config(start: Path) -> Path | None:
     """The nearest `.rocm-audit.toml`, or `pyproject.toml` with a `[tool.rocm-audit]` table, from `start` up to
-    the repository root (the first directory holding `.git`) or the filesystem root."""
+    the repository root (the first directory holding `.git`); only `start`'s own directory when it is in no
+    repository. Never above: a shared parent (`/tmp`, scratch space) is someone else's. A file another user
+    owns is not read."""
     directory = start if start.is_dir() else start.parent
-    for folder in (directory, *directory.parents):
-        if (folder / CONFIG_FILE).is_file():
-            return folder / CONFIG_FILE
-        pyproject = folder / PYPROJECT
-        if pyproject.is_file() and _mentions_table(pyproject):
-            return pyproject
-        if (folder / ".git").exists():
-            return None
+    top = project_root(directory)
+    folders = [directory] if top is None else [directory, *directory.parents][:len(directory.parts) - len(top.parts) + 1]
+    for folder in folders:
+        for candidate in (folder / CONFIG_FILE, folder / PYPROJECT):
+            if not candidate.is_file() or not _owned(candidate):
+                continue
+            if candidate.name == CONFIG_FILE or _mentions_table(candidate):
+                return candidate
     return None
 
 
-def _mentions_table(pyproject: Path) -> bool:
+def _owned(path: Path) -> bool:
+    """Written by this user (or root): another local user's file must not configure this user's run."""
     try:
-        text = pyproject.read_text(encoding="utf-8", errors="replace")
+        owner = path.stat().st_uid
     except OSError:
         return False
-    return re.search(r"^\s*\[\s*tool\s*\.\s*[\"']?rocm-audit", text, re.MULTILINE) is not None
+    return not hasattr(os, "getuid") or owner in (os.getuid(), 0)
 
 
-def read_config(path: Path) -> ConfigFile:
+def _mentions_table(pyproject: Path) -> bool:
+    """Whether a `[tool.rocm-audit]` header is in the file, read line by line (a pyproject.toml larger than a
+    config may be is still someone's project file, not an error, unless it holds our table)."""
+    from auditor.boundedio import UnsafeRead, read_bounded
+
     try:
-        text = path.read_text(encoding="utf-8")
+        data = read_bounded(pyproject, MENTION_SCAN_CAP, "pyproject.toml")
+    except (OSError, UnsafeRead):
+        return False
+    # [ \t]*, not \s*: with re.MULTILINE, \s* would run over every following blank line from every line start,
+    # quadratic in a file of blank lines
+    return re.search(rb"^[ \t]*\[[ \t]*tool[ \t]*\.[ \t]*[\"']?rocm-audit", data, re.MULTILINE) is not None
+
+
+def _read_text(path: Path) -> str:
+    from auditor.boundedio import CONFIG_CAP, UnsafeRead, read_bounded
+
+    try:
+        return read_bounded(path, CONFIG_CAP, "config file").decode("utf-8")
+    except UnsafeRead as err:
+        raise ConfigError(str(err)) from None
     except (OSError, UnicodeDecodeError) as err:
         raise ConfigError(f"{path}: cannot read config: {getattr(err, 'strerror', None) or err}") from None
+
+
+def read_config(path: Path, trusted: bool = False) -> ConfigFile:
+    """`trusted`: the user's own file (named on the command line, outside the scanned tree), which may set
+    every key; otherwise only REPO_KEYS."""
+    text = _read_text(path)
+    return parse_config(path, text, trusted)
+
+
+def parse_config(path: Path, text: str, trusted: bool = False) -> ConfigFile:
     try:
         data = tomllib.loads(text)
     except tomllib.TOMLDecodeError as err:
@@ -84,7 +134,7 @@ def read_config(path: Path) -> ConfigFile:
         data = data.get("tool", {}).get("rocm-audit", {})
         if not isinstance(data, dict):
             raise ConfigError(f"{path}: [{TABLE}] must be a table")
-    return ConfigFile(path, table, tuple(data.items()), tuple(_key_lines(text, table, data)))
+    return ConfigFile(path, table, tuple(data.items()), tuple(_key_lines(text, table, data)), trusted)
 
 
 def _position(path: Path, err: tomllib.TOMLDecodeError, text: str) -> str:
@@ -103,13 +153,13 @@ def _key_lines(text: str, table: str, data: Mapping) -> list[tuple[str, int]]:
     in_table = table == ""
     found: list[tuple[str, int]] = []
     for number, line in enumerate(text.splitlines(), start=1):
-        header = re.match(r"^\s*\[\s*([^\]]+?)\s*\]", line)
+        header = re.match(r"[ \t]*\[([^\]]*)\]", line)   # linear: no two quantifiers compete for the same run
         if header and not line.lstrip().startswith("[["):
-            name = re.sub(r"\s*\.\s*", ".", header.group(1)).replace('"', "").replace("'", "")
+            name = ".".join(part.strip() for part in header.group(1).split(".")).replace('"', "").replace("'", "")
             in_table = name == table
             continue
         if in_table:
-            key = re.match(r"^\s*[\"']?([A-Za-z0-9_-]+)[\"']?\s*=", line)
+            key = re.match(r"[ \t]*[\"']?([A-Za-z0-9_-]+)[\"']?[ \t]*=", line)
             if key and key.group(1) in data:
                 found.append((key.group(1), number))
     return found
@@ -125,8 +175,9 @@ def resolve(parser: argparse.ArgumentParser, given: Mapping, config: ConfigFile 
     (the parser run with every default suppressed)."""
     actions = {name: a for a in parser._actions if (name := _long_name(a)) and name not in NOT_CONFIGURABLE}
     from_config: dict[str, tuple[object, str]] = {}
+    warnings: list[str] = []
     if config is not None:
-        from_config = _config_values(parser, actions, config)
+        from_config = _config_values(parser, actions, config, warnings)
     values: dict = {}
     sources: list[tuple[str, object, str]] = []
     for action in parser._actions:
@@ -142,10 +193,11 @@ def resolve(parser: argparse.ArgumentParser, given: Mapping, config: ConfigFile 
         values[action.dest] = value
         if name in actions:
             sources.append((name, value, source))
-    return Resolved(values, tuple(sources), config)
+    return Resolved(values, tuple(sources), config, tuple(warnings))
 
 
-def _config_values(parser, actions: Mapping[str, argparse.Action], config: ConfigFile) -> dict:
+def _config_values(parser, actions: Mapping[str, argparse.Action], config: ConfigFile,
+                   warnings: list[str]) -> dict:
     out: dict[str, tuple[object, str]] = {}
     for key, raw in config.values:
         name = key.replace("_", "-")
@@ -154,12 +206,40 @@ def _config_values(parser, actions: Mapping[str, argparse.Action], config: Confi
         if action is None:
             known = ", ".join(sorted(actions))
             raise ConfigError(f"{where}: unknown key {key!r} (keys are the long flag names: {known})")
+        if not config.trusted and name not in REPO_KEYS:
+            warnings.append(f"{where}: {name} ignored: a config file in the scanned tree may not choose "
+                            f"{_WHY_NOT.get(name, 'this')} (set it on the command line)")
+            continue
         try:
             value = _parse_value(parser, action, name, raw, config.path.parent)
         except ConfigError as err:
             raise ConfigError(f"{where}: {name}: {err}") from None
+        if not config.trusted:
+            refused = _out_of_bounds(name, value, config.path.parent)
+            if refused:
+                warnings.append(f"{where}: {name} ignored: {refused}")
+                continue
         out[name] = (value, where)
     return out
+
+
+_WHY_NOT = {
+    "cache-dir": "which cache is read", "diff-base": "what the change is compared with", "hipify-perl": "which programs or tables are used",
+    **{key: "where files are written" for key in ("output", "json", "html", "sarif", "markdown")},
+}
+
+
+def _out_of_bounds(name: str, value: object, base: Path) -> str | None:
+    """Why a repository's config may not set this value, or None."""
+    if name == "max-file-size" and isinstance(value, int) and value > REPO_MAX_FILE_SIZE:
+        return f"over {REPO_MAX_FILE_SIZE // (1024 * 1024)}M (a larger limit is set on the command line)"
+    if name == "time-budget" and isinstance(value, float) and value > REPO_MAX_TIME_BUDGET:
+        return f"over {REPO_MAX_TIME_BUDGET:g} s (a longer budget is set on the command line)"
+    if name == "baseline" and isinstance(value, Path):
+        top = (project_root(base) or base).resolve()
+        if not value.resolve().is_relative_to(top):
+            return f"{value} is outside the repository ({top})"
+    return None
 
 
 def _parse_value(parser, action: argparse.Action, name: str, raw: object, base: Path) -> object:

@@ -10,7 +10,9 @@ from pathlib import Path, PurePosixPath
 
 import pathspec
 
+from auditor.boundedio import SMALL_CAP, UnsafeRead, read_text_bounded
 from auditor.parsing.manifest import manifest_flavour
+from auditor.report.escape import visible
 from auditor.types import SourceFile
 
 CUDA_SUFFIXES = {".cu", ".cuh"}
@@ -97,8 +99,8 @@ def _spec(lines: Sequence[str]) -> pathspec.PathSpec:
 
 def _read_ignore(path: Path) -> list[str]:
     try:
-        return path.read_text(encoding="utf-8", errors="replace").splitlines()
-    except OSError:
+        return read_text_bounded(path, SMALL_CAP, ".gitignore").splitlines()
+    except (OSError, UnsafeRead):
         return []
 
 
@@ -128,7 +130,8 @@ def discover(
             continue
         if absolute.is_dir():
             walk = _walk(absolute, root, exclude_spec, use_gitignore, errors,
-                         None if include_vendored else (skip_dirs, vendored))
+                         None if include_vendored else (skip_dirs, vendored),
+                         _tracked(absolute) if use_gitignore else None)
             for source in walk:
                 found.setdefault(source.path, source)
         elif absolute.exists():
@@ -137,19 +140,48 @@ def discover(
                 continue
             kind = refine(classify(relative), absolute)
             if kind:
-                found.setdefault(relative, SourceFile(relative, str(absolute), kind))
+                found.setdefault(visible(relative), SourceFile(visible(relative), str(absolute), kind))
     return Discovery(
         tuple(sorted(found.values(), key=lambda s: s.path)), tuple(errors), str(root), tuple(sorted(vendored))
     )
 
 
 def _submodule_dirs(root: Path) -> set[str]:
-    """Paths of git submodules, from .gitmodules (read, never run through git)."""
+    """Paths of git submodules: in a git repository the gitlinks git records (a `.gitmodules` that names an
+    ordinary directory hides nothing), else `.gitmodules` read as text (never run through git)."""
+    if _in_git(root):
+        from auditor.vcs import submodule_paths
+
+        recorded = submodule_paths(root)
+        if recorded is not None:
+            return {p.strip("/") for p in recorded}
     try:
-        text = (root / ".gitmodules").read_text(encoding="utf-8", errors="replace")
-    except OSError:
+        text = read_text_bounded(root / ".gitmodules", SMALL_CAP, ".gitmodules")
+    except (OSError, UnsafeRead):
         return set()
-    return {m.strip().strip("/") for m in re.findall(r"^\s*path\s*=\s*(.+)$", text, re.MULTILINE)}
+    found = set()
+    for line in text.splitlines():   # line by line: linear however the file is made
+        key, equals, value = line.partition("=")
+        if equals and key.strip() == "path" and value.strip():
+            found.add(value.strip().strip("/"))
+    return found
+
+
+def _in_git(directory: Path) -> bool:
+    from auditor.config import project_root
+
+    return project_root(directory) is not None
+
+
+def _tracked(top: Path) -> frozenset[str] | None:
+    """Files git tracks under `top` (relative to it): .gitignore does not hide them (a repository may ignore
+    `*.cuh` and still commit some). None outside a git repository or without git."""
+    if not _in_git(top):
+        return None
+    from auditor.vcs import tracked_files
+
+    files = tracked_files(top)
+    return frozenset(files) if files is not None else None
 
 
 def _relative(path: Path, root: Path) -> str:
@@ -179,7 +211,16 @@ def _walk(
     use_gitignore: bool,
     errors: list[tuple[str, str]],
     vendoring: tuple[set[str], list[str]] | None = None,
+    tracked: frozenset[str] | None = None,
 ) -> Iterator[SourceFile]:
+    """`tracked`: paths (relative to `top`) git tracks; .gitignore never hides them, nor a directory holding one."""
+    tracked_dirs = {"/".join(p.split("/")[:n]) for p in tracked for n in range(1, p.count("/") + 1)} \
+        if tracked else set()
+    top_relative = _relative(top, root)
+
+    def in_top(relative: str) -> str:
+        return relative if top_relative == "." else relative[len(top_relative) + 1:]
+
     # stack of (directory, gitignore specs that apply: (base dir, spec))
     inherited: list[tuple[Path, pathspec.PathSpec]] = []
     if use_gitignore:
@@ -212,7 +253,8 @@ def _walk(
                 continue
             if is_link:
                 continue  # never follow links: they may leave the root or loop
-            if _excluded(path, relative, is_dir, exclude_spec, specs):
+            kept = tracked is not None and (in_top(relative) in (tracked_dirs if is_dir else tracked))
+            if _excluded(path, relative, is_dir, exclude_spec, () if kept else specs):
                 continue
             if is_dir:
                 if entry.name in ALWAYS_SKIPPED_DIRS:
@@ -237,7 +279,7 @@ def _walk(
             kind = refine(kind, path)
             if kind is None:
                 continue
-            yield SourceFile(relative, str(path), kind)
+            yield SourceFile(visible(relative), str(path), kind)
         stack.extend((d, relative, specs) for d, relative in reversed(subdirs))
 
 

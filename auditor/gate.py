@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from auditor.report.escape import visible
 from auditor.types import Finding, Gate, Report, Severity, fingerprint
 
 BASELINE_FILE = ".rocm-audit-baseline.json"
@@ -55,10 +56,15 @@ def gated(report: Report) -> list[int]:
 # --- baseline file -----------------------------------------------------------------------------------
 
 def read_baseline(path: Path) -> Baseline:
+    """A regular file (not a link: it could point anywhere) of at most BASELINE_CAP bytes, or GateError."""
+    from auditor.boundedio import BASELINE_CAP, UnsafeRead, read_bounded
+
     try:
-        text = path.read_text(encoding="utf-8")
+        text = read_bounded(path, BASELINE_CAP, "baseline", follow_links=False).decode("utf-8")
     except FileNotFoundError:
         raise GateError(f"{path}: no such baseline (write one with: rocm-audit baseline PATH)") from None
+    except UnsafeRead as err:
+        raise GateError(str(err)) from None
     except (OSError, UnicodeDecodeError) as err:
         raise GateError(f"{path}: cannot read the baseline: {getattr(err, 'strerror', None) or err}") from None
     try:
@@ -210,11 +216,17 @@ def against_git(report: Report, root: Path, ref: str, rulebook, options) -> Repo
         raise GateError(str(err)) from None
 
     def local(path: str | None) -> str | None:
-        if path is None or prefix == ".":
-            return path
-        return path[len(prefix) + 1:] if path.startswith(prefix + "/") else None
+        """A path from git (from the repository root, raw) as the report names it (from the scanned root)."""
+        if path is None:
+            return None
+        if prefix != ".":
+            if not path.startswith(prefix + "/"):
+                return None
+            path = path[len(prefix) + 1:]
+        return visible(path)
 
     try:
+        vcs.clean_stale(top)
         base = vcs.merge_base(top, ref)
         since = vcs.changes(top, base)
     except vcs.GitError as err:
@@ -222,17 +234,22 @@ def against_git(report: Report, root: Path, ref: str, rulebook, options) -> Repo
     scanned = {r.path for r in report.results}
     changed: dict[str, str | None] = {}          # root-relative path now -> at the base (None: a new file)
     added_lines: dict[str, frozenset[int]] = {}
+    base_paths: dict[str, str] = {}              # root-relative path at the base -> from the repository root, raw
     for now_path, old_path in since.old_path.items():
         here = local(now_path)
         if here in scanned:
             changed[here] = local(old_path)
             if old_path is not None:
                 added_lines[here] = since.added_lines.get(now_path, frozenset())
+                base_paths[local(old_path)] = old_path
     known = Counter(report.findings[i].fingerprint for i in gated(report) if report.findings[i].path not in changed)
     renamed = {old: now for now, old in changed.items() if old is not None}
     if renamed:
         try:
-            with vcs.worktree(top, base) as tree:
+            # the base versions read as blobs (git cat-file), never checked out: no filter or hook of the
+            # repository runs, and the working tree is not touched
+            wanted = [base_paths[old] for old in renamed if old in base_paths]
+            with vcs.base_tree(top, base, wanted, options.max_file_size) as tree:
                 base_root = tree if prefix == "." else tree / prefix
                 if base_root.is_dir():
                     before = audit([base_root], rulebook, options, root=base_root, only=frozenset(renamed))

@@ -177,8 +177,12 @@ def installed_table(explicit: Path | None) -> ApiTable | None:
     path = find_hipify_perl(explicit)
     if path is None:
         return None
+    from auditor.boundedio import TOOL_CAP, UnsafeRead, read_bounded
+
     try:
-        text = path.read_text(encoding="utf-8", errors="replace")
+        text = read_bounded(path, TOOL_CAP, "hipify-perl").decode("utf-8", "replace")
+    except UnsafeRead as err:
+        raise HipifyPerlError(str(err)) from None
     except OSError as err:
         raise HipifyPerlError(f"cannot read {path}: {err.strerror or err}") from None
     return read_hipify_perl(text, str(path))

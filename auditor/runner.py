@@ -8,6 +8,7 @@ import threading
 from collections.abc import Sequence
 
 from auditor.cache import ResultCache, cacheable
+from auditor.isolate import Watchdog, file_size, fork_available, scan_in_children
 from auditor.progress import ScanProgress, Watcher
 from auditor.rulebook import Rulebook
 from auditor.scan import MAX_FILE_BYTES, InputError, read_bytes, scan_file
@@ -26,24 +27,32 @@ class _OverBudget(BaseException):  # not an Exception: scan_file's own error han
     pass
 
 
-def _on_alarm(signum, frame):
-    raise _OverBudget
-
-
 def scan_with_budget(
     source: SourceFile, rulebook: Rulebook, max_bytes: int, budget: float, data: bytes | None = None
 ) -> FileResult:
-    """scan_file, stopped after `budget` seconds (a pathological file must not stall the whole scan)."""
+    """scan_file, stopped after `budget` seconds (a pathological file must not stall the whole scan). In a
+    worker or child process the watchdog (auditor/isolate.py) also ends a scan stuck inside C code."""
     if budget <= 0 or threading.current_thread() is not threading.main_thread():
         return scan_file(source, rulebook, max_bytes, data)
-    previous = signal.signal(signal.SIGALRM, _on_alarm)
+    armed = [True]
+
+    def on_alarm(signum, frame):
+        if armed[0]:   # an alarm that arrives after the scan ended must not escape into the caller
+            raise _OverBudget
+
+    previous = signal.signal(signal.SIGALRM, on_alarm)
     signal.setitimer(signal.ITIMER_REAL, budget)
+    Watchdog.arm(budget)
     try:
-        return scan_file(source, rulebook, max_bytes, data)
+        result = scan_file(source, rulebook, max_bytes, data)
+        armed[0] = False
+        return result
     except _OverBudget:
-        message = f"skipped: scanning took over the {budget:g} s per-file time budget"
-        return FileResult(source.path, source.kind, error=message)
+        armed[0] = False
+        return over_budget(source, budget)
     finally:
+        armed[0] = False
+        Watchdog.disarm()
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
 
@@ -85,6 +94,7 @@ class _Worker:
 def _init_worker(rulebook: Rulebook, max_bytes: int, budget: float, cache: ResultCache | None, events) -> None:
     _Worker.rulebook, _Worker.max_bytes, _Worker.budget, _Worker.cache = rulebook, max_bytes, budget, cache
     _Worker.events = events
+    Watchdog.start()
 
 
 def _scan_chunk(chunk: list[SourceFile], every_query: bool) -> list[FileResult]:
@@ -122,13 +132,6 @@ def _plan_queries(sources: Sequence[SourceFile], rulebook: Rulebook, max_bytes: 
         except InputError:
             continue
         plan_queries(queries_needed(rulebook, source.kind, text))
-
-
-def file_size(source: SourceFile) -> int:
-    try:
-        return os.stat(source.abspath).st_size
-    except OSError:
-        return 0
 
 
 def _cost(source: SourceFile) -> int:
@@ -201,20 +204,38 @@ def scan_all(
                     progress.done(1, file_size(source))
     every_query = len(_c_sources(todo)) > PLAN_FROM_TEXT_UP_TO
     work = _work_split(todo, jobs)
-    if work is None:
-        _plan_queries(todo, rulebook, max_bytes, every_query)
+
+    def scan_one(source: SourceFile) -> FileResult:
+        return _scan_and_save(source, rulebook, max_bytes, time_budget, cache)
+
+    def plan(chosen: Sequence[SourceFile]) -> None:
+        _plan_queries(chosen, rulebook, max_bytes, every_query)
+
+    if work is None and time_budget > 0 and todo and fork_available():
+        # in a child the budget can stop a scan stuck inside C code (a regex, a parse): auditor/isolate.py
+        results.extend(scan_in_children(todo, scan_one, time_budget, progress, plan))
+    elif work is None:
+        plan(todo)
         for source in todo:
-            results.append(_scan_and_save(source, rulebook, max_bytes, time_budget, cache))
+            results.append(scan_one(source))
             if progress:
                 progress.done(1, file_size(source))
     else:
-        results.extend(_in_workers(work, rulebook, jobs, max_bytes, time_budget, cache, every_query, progress))
+        finished, unfinished = _in_workers(work, rulebook, jobs, max_bytes, time_budget, cache, every_query,
+                                           progress)
+        results.extend(finished)
+        if unfinished:   # each retried in a child of its own run, so only the culprit is lost
+            results.extend(scan_in_children(unfinished, scan_one, time_budget, progress, plan))
     return sorted(results, key=lambda r: r.path)
 
 
-def _in_workers(work, rulebook, jobs, max_bytes, time_budget, cache, every_query, progress) -> list[FileResult]:
+def _in_workers(work, rulebook, jobs, max_bytes, time_budget, cache, every_query,
+                progress) -> tuple[list[FileResult], list[SourceFile]]:
+    """The chunks scanned in a process pool: the results, and the files of chunks whose worker died (its
+    watchdog ended a file stuck past its budget)."""
     import multiprocessing
     from concurrent.futures import ProcessPoolExecutor
+    from concurrent.futures.process import BrokenProcessPool
     from contextlib import nullcontext
 
     if _c_sources([source for chunk in work for source in chunk]):
@@ -222,10 +243,15 @@ def _in_workers(work, rulebook, jobs, max_bytes, time_budget, cache, every_query
     events = multiprocessing.Queue() if progress else None
     initargs = (rulebook, max_bytes, time_budget, cache, events)
     results: list[FileResult] = []
+    unfinished: list[SourceFile] = []
     with Watcher(events, progress) if progress else nullcontext():
         with ProcessPoolExecutor(min(jobs, len(work)), initializer=_init_worker, initargs=initargs) as pool:
-            for future in [pool.submit(_scan_chunk, chunk, every_query) for chunk in work]:
-                results.extend(future.result())
+            futures = [pool.submit(_scan_chunk, chunk, every_query) for chunk in work]
+            for chunk, future in zip(work, futures):
+                try:
+                    results.extend(future.result())
+                except BrokenProcessPool:
+                    unfinished.extend(chunk)
     if events is not None:
         events.close()
-    return results
+    return results, unfinished

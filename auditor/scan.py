@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import codecs
+import os
 import re
 from pathlib import Path, PurePosixPath
 
@@ -215,21 +216,32 @@ def _manifest(path, text, lines, rulebook, abspath):
 
 
 def _included(path, content, rulebook, abspath, seen: set[str]) -> list[Finding]:
-    """Follow `-r`/`-c` includes that discovery would not scan on its own."""
+    """Follow `-r`/`-c` includes that discovery would not scan on its own: inside the scanned root only, regular
+    files of bounded size only (an include of /dev/zero, /proc or ../../ outside the tree is not read)."""
+    from auditor.boundedio import SMALL_CAP, UnsafeRead, read_bounded
     from auditor.discover import classify
 
     found: list[Finding] = []
     if abspath is None:
         return found
+    root = Path(abspath).parent
+    for _ in PurePosixPath(path).parts[1:]:
+        root = root.parent
     for target, _line in content.includes:
+        joined = os.path.normpath(str(PurePosixPath(path).parent / target))
+        if PurePosixPath(target).is_absolute() or target.startswith("~") or joined == ".." \
+                or joined.startswith("../"):
+            continue   # outside the scanned root
         relative = resolve_include(path, target)
-        if relative in seen or classify(relative) == "manifest":
+        if not relative or relative in seen or classify(relative) == "manifest":
             continue
         seen.add(relative)
-        include_path = abspath.parent / target
+        include_path = root / relative
         try:
-            text = include_path.read_text(encoding="utf-8", errors="replace")
-        except OSError:
+            if not include_path.resolve().is_relative_to(root.resolve()):
+                continue
+            text = read_bounded(include_path, SMALL_CAP, "requirements include").decode("utf-8", "replace")
+        except (OSError, UnsafeRead):
             continue
         inner = READERS["requirements"](text)
         lines = text.splitlines()

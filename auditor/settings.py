@@ -57,7 +57,7 @@ class Settings:
     hipify_perl: Path | None = None   # an installed hipify-perl whose tables replace the shipped API table
     table_info: bool = False          # `coverage --table-info`: what the API table was built from
     no_cache: bool = False            # neither read nor write the result cache
-    cache_dir: Path | None = None     # --cache-dir, ROCM_AUDIT_CACHE_DIR or config; None: the user's cache directory
+    cache_dir: Path | None = None     # --cache-dir, ROCM_AUDIT_CACHE_DIR or the user's own config; None: default
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()   # (glob, rule ids or prefixes)
     optional_dirs: tuple[str, ...] = ()   # gitignore-style patterns: findings there are optional
     verbose: bool = False             # the terminal summary lists every finding group and the full tables
@@ -65,6 +65,8 @@ class Settings:
     rules_json: bool = False          # `rules --json`: the rule list as JSON
     diff: bool = False                # fix: print a unified diff and change nothing
     unsafe: bool = False              # fix: also apply the fixes marked unsafe
+    max_run_time: float | None = None  # seconds for the whole run (None: no limit); over it, exit 2
+    warnings: tuple[str, ...] = ()    # config keys ignored (a repository's config may not set them)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -145,7 +147,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="apply --exclude and .gitignore to files named on the command line too")
     parser.add_argument("--include-vendored", action="store_true",
                         help="also scan vendored code (third_party/, vendor/, git submodules), skipped by default")
-    parser.add_argument("-j", "--jobs", type=_positive_int, default=None, help="worker processes (default: all cores)")
+    parser.add_argument("-j", "--jobs", type=_positive_int, default=None,
+                        help="worker processes (default and most: the number of cores)")
     parser.add_argument("--no-html", action="store_true",
                         help=f"do not write {DEFAULT_HTML} (written by default when the output is a terminal)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
@@ -158,6 +161,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="skip (and report) files larger than this (default 16M)")
     parser.add_argument("--time-budget", type=_seconds, default=60.0, metavar="SECONDS",
                         help="stop scanning a file after this long and report it (default 60)")
+    parser.add_argument("--max-run-time", type=_seconds, default=None, metavar="SECONDS",
+                        help="end the whole run after this long, with exit 2 (default: no limit)")
     parser.add_argument("--no-cache", action="store_true", help="neither read nor write cached scan results")
     parser.add_argument("--cache-dir", type=Path, metavar="DIR",
                         help=f"cache scan results here (default: ${CACHE_ENV}, else the user's cache directory)")
@@ -220,7 +225,13 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         first = Path(given["args"][1])
     config_start = (first or Path(".")).absolute()
     config_path = given.get("config") or find_config(config_start)
-    resolved = resolve(build_parser(), given, read_config(config_path) if config_path else None)
+    trusted = "config" in given and not _inside_scanned(Path(given["config"]), given.get("args") or ["."])
+    parser = build_parser()
+    resolved = resolve(parser, given, read_config(config_path, trusted) if config_path else None)
+    if resolved.values.get("diff_base"):
+        from auditor.basesettings import from_base
+
+        resolved = from_base(parser, given, resolved, config_start, resolved.values["diff_base"])
     ns = argparse.Namespace(**resolved.values)
     args = list(ns.args or ())
     command = "check"
@@ -265,7 +276,7 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         exclude=tuple(ns.exclude or ()),
         force_exclude=ns.force_exclude,
         include_vendored=ns.include_vendored,
-        jobs=ns.jobs or default_jobs(),
+        jobs=min(ns.jobs or default_jobs(), default_jobs()),
         no_html=ns.no_html,
         progress=not ns.no_progress,
         quiet=ns.quiet,
@@ -294,6 +305,8 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         rules_json=rules_json,
         diff=bool(getattr(ns, "diff", False)),
         unsafe=bool(getattr(ns, "unsafe", False)),
+        max_run_time=ns.max_run_time,
+        warnings=resolved.warnings,
     )
 
 
@@ -310,3 +323,17 @@ def _per_file_ignore(item: str) -> tuple[str, tuple[str, ...]]:
         if not RULE_SELECTOR.match(selector):
             raise UsageError(f"--per-file-ignores {item!r}: {selector!r} is not a rule id, prefix or name")
     return glob.strip(), selectors
+
+
+def _inside_scanned(config: Path, args: Sequence[str]) -> bool:
+    """A config file named with --config is the user's own unless it lies in a scanned tree (then the tree's
+    author wrote it, and it is held to what a repository's config may set)."""
+    target = config.resolve()
+    for arg in args:
+        if arg in SUBCOMMANDS:
+            continue
+        top = Path(arg).resolve()
+        top = top if top.is_dir() else top.parent
+        if target.is_relative_to(top):
+            return True
+    return False

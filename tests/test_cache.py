@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 import auditor.runner
+from auditor.cache import EVICTION_MARKER
 from auditor.cache import EntryStore, cache_directory
 from auditor.cli import main
 from tests.conftest import FIXTURES, write_tree
@@ -18,18 +19,53 @@ KERNEL = (f'#include "arch.h"\n__device__ void copy(unsigned d, const void* s) {
           f'#ifdef PTX_AVAILABLE\n  {PTX}\n#endif\n}}\n')
 
 
+class _Scanned:
+    """The paths of the files actually scanned (not taken from the cache), in this process or a child of it
+    (the per-file budget scans in forked children): each scan appends a line to a file."""
+
+    def __init__(self, log: Path):
+        self.log = log
+
+    def _paths(self) -> list[str]:
+        return self.log.read_text().splitlines() if self.log.exists() else []
+
+    def __iter__(self):
+        return iter(self._paths())
+
+    def __len__(self):
+        return len(self._paths())
+
+    def __eq__(self, other):
+        return self._paths() == list(other)
+
+    def __bool__(self):
+        return bool(self._paths())
+
+    def __contains__(self, item):
+        return item in self._paths()
+
+    def __repr__(self):
+        return repr(self._paths())
+
+    def __getitem__(self, index):
+        return self._paths()[index]
+
+    def __delitem__(self, index):   # `del scans[:]`: forget what was scanned so far
+        self.log.unlink(missing_ok=True)
+
+
 @pytest.fixture
-def scans(monkeypatch) -> list[str]:
-    """The paths of the files actually scanned (not taken from the cache), in this process."""
-    scanned: list[str] = []
+def scans(monkeypatch, tmp_path):
+    log = tmp_path / "scanned.log"
     real = auditor.runner.scan_with_budget
 
     def counting(source, *args, **kwargs):
-        scanned.append(source.path)
+        with open(log, "a") as handle:
+            handle.write(source.path + "\n")
         return real(source, *args, **kwargs)
 
     monkeypatch.setattr(auditor.runner, "scan_with_budget", counting)
-    return scanned
+    return _Scanned(log)
 
 
 def audit_json(capsys, *args) -> dict:
@@ -38,7 +74,8 @@ def audit_json(capsys, *args) -> dict:
 
 
 def entries(directory: Path) -> list[Path]:
-    return sorted(p for p in directory.rglob("*") if p.is_file()) if directory.exists() else []
+    return sorted(p for p in directory.rglob("*") if p.is_file() and p.name != EVICTION_MARKER) \
+        if directory.exists() else []
 
 
 def test_a_warm_run_gives_the_cold_output_without_scanning(tmp_path, capsys, scans):
@@ -109,14 +146,19 @@ def test_the_flag_wins_over_the_environment(tmp_path, capsys, monkeypatch):
     assert entries(tmp_path / "env-cache")
 
 
-def test_config_file_sets_the_cache_like_any_long_flag(tmp_path, capsys, monkeypatch):
+def test_only_the_users_own_config_sets_the_cache(tmp_path, capsys, monkeypatch):
+    """A config file in the scanned tree may not choose which cache is read (a planted entry would be read back);
+    the user's own, named with --config from outside the tree, may."""
     monkeypatch.delenv("ROCM_AUDIT_CACHE_DIR")
+    monkeypatch.setattr("auditor.cache.default_directory", lambda: tmp_path / "default")
     repo = write_tree(tmp_path / "repo", {".rocm-audit.toml": 'cache-dir = "../cache"\n', "a.py": "import pynvml\n"})
-    audit_json(capsys, repo)
-    assert entries(tmp_path / "cache")
-    (repo / ".rocm-audit.toml").write_text('cache-dir = "../cache2"\nno-cache = true\n')
-    audit_json(capsys, repo)
-    assert not (tmp_path / "cache2").exists()
+    main([str(repo), "--format", "json", "--no-progress", "--fail-on", "never"])
+    assert ".rocm-audit.toml:1: cache-dir ignored" in capsys.readouterr().err
+    assert not (tmp_path / "cache").exists() and entries(tmp_path / "default")
+    own = tmp_path / "mine.toml"
+    own.write_text('cache-dir = "cache-mine"\n')
+    audit_json(capsys, repo, "--config", own)
+    assert entries(tmp_path / "cache-mine")
     monkeypatch.setenv("ROCM_AUDIT_CACHE_DIR", str(tmp_path / "env"))
     assert main(["config", str(repo)]) == 0
     assert "environment ROCM_AUDIT_CACHE_DIR" in capsys.readouterr().out

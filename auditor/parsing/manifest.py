@@ -127,7 +127,7 @@ def _line_of(text: str, needle: str, default: int | None = None) -> int | None:
 
 
 def _key_line(text: str, key: str) -> int | None:
-    m = re.search(rf"(?m)^\s*[\"']?{re.escape(key)}[\"']?\s*=", text)
+    m = re.search(rf"(?m)^[ \t]*[\"']?{re.escape(key)}[\"']?[ \t]*=", text)   # [ \t]: linear on blank lines
     return text.count("\n", 0, m.start()) + 1 if m else None
 
 

@@ -3,6 +3,7 @@ shows for one step (10 errors and 10 warnings); the rest, and the totals, in a n
 from __future__ import annotations
 
 from auditor.gate import counts, failing, gated
+from auditor.report.escape import log_line, workflow_data, workflow_property
 from auditor.report.sarif import repo_uri
 from auditor.suppress import unknown_suppression_message, unknown_suppressions
 from auditor.types import Report, Severity
@@ -10,12 +11,8 @@ from auditor.types import Report, Severity
 MAX_PER_LEVEL = 10   # GitHub shows at most 10 error and 10 warning annotations per step
 
 
-def _data(text: str) -> str:
-    return text.replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
-
-
-def _prop(text: str) -> str:
-    return _data(text).replace(":", "%3A").replace(",", "%2C")
+_data = workflow_data      # %, CR and LF encoded as GitHub's toolkit does; control characters made visible
+_prop = workflow_property  # and : and , in property values
 
 
 def _command(level: str, message: str, file: str | None = None, line: int | None = None,
@@ -68,7 +65,7 @@ def render_github(report: Report, fail_on: Severity | None = Severity.HIGH) -> s
     for i in left_out:
         f = report.findings[i]
         where = f"{repo_uri(report, f.path)}:{f.span.line}" if f.span.line else repo_uri(report, f.path)
-        lines.append(f"{where}: {f.rule_id} {f.severity.label}: {f.message}")
+        lines.append(log_line(f"{where}: {f.rule_id} {f.severity.label}: {f.message}"))
     for path, message in report.errors:
-        lines.append(f"rocm-audit: could not scan {repo_uri(report, path)}: {message}")
+        lines.append(log_line(f"rocm-audit: could not scan {repo_uri(report, path)}: {message}"))
     return "\n".join(lines) + "\n"

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 from auditor.gate import counts, failing, gated
 from auditor.report import plan, view
+from auditor.report.escape import visible
 from auditor.report.sarif import repo_uri
 from auditor.suppress import unknown_suppression_message, unknown_suppressions
 from auditor.types import Report, Severity
@@ -15,14 +16,15 @@ MARKER = "<!-- rocm-audit -->"   # lets a workflow find and update its own comme
 
 def _cell(text: str) -> str:
     """Plain text in a table cell: no markup, no HTML, no line breaks."""
-    out = " ".join(str(text).split())
+    out = " ".join(visible(str(text)).split())
     for ch in "\\`*_[]<>|#~":
         out = out.replace(ch, "\\" + ch)
-    return out
+    return out.replace("://", ":\\/\\/")   # no bare autolink either
 
 
 def _code(text: str) -> str:
-    text = " ".join(str(text).split()).replace("`", "'")
+    """A code span in a table cell: `|` would end the cell even inside it (GFM), a backtick the span."""
+    text = " ".join(visible(str(text)).split()).replace("`", "'").replace("|", "\\|")
     return f"`{text}`" if text else ""
 
 

@@ -5,6 +5,7 @@ from __future__ import annotations
 import json
 
 from auditor import __version__
+from auditor.report.escape import uri_path
 from auditor.suppress import unknown_suppression_message, unknown_suppressions
 from auditor.types import Finding, Report, Rule, Severity
 
@@ -68,7 +69,7 @@ def _result(report: Report, index: int, rule_index: dict[str, int]) -> dict:
         "level": LEVEL[f.severity] if not f.guarded else "note",
         "message": {"text": message},
         "locations": [{"physicalLocation": {
-            "artifactLocation": {"uri": repo_uri(report, f.path), "uriBaseId": "%SRCROOT%"},
+            "artifactLocation": {"uri": uri_path(repo_uri(report, f.path)), "uriBaseId": "%SRCROOT%"},
             "region": region,
         }}],
         "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
@@ -99,7 +100,7 @@ def sarif_dict(report: Report, limit: int = MAX_RESULTS) -> dict:
     rule_index = {r["id"]: i for i, r in enumerate(rules)}
     notifications = [
         {"level": "warning", "message": {"text": unknown_suppression_message(rule_id)},
-         "locations": [{"physicalLocation": {"artifactLocation": {"uri": repo_uri(report, path),
+         "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri_path(repo_uri(report, path)),
                                                                   "uriBaseId": "%SRCROOT%"},
                                              "region": {"startLine": line}}}]}
         for path, line, rule_id in unknown_suppressions(report.results)

@@ -5,11 +5,13 @@ import textwrap
 
 from rich.console import Console
 from rich.table import Table
+from rich.markup import escape as rich_escape
 from rich.text import Text
 
 from auditor.gate import counts, failing, gated
-from auditor.suppress import unknown_suppression_message, unknown_suppressions
 from auditor.report import plan, text, view
+from auditor.report.escape import visible
+from auditor.suppress import unknown_suppression_message, unknown_suppressions
 from auditor.types import Report, Severity
 
 VERDICT_STYLE = {"ready": "bold green", "needs-port": "bold yellow", "blocked": "bold red"}
@@ -255,7 +257,7 @@ def _hotspot_table(hot) -> Table:
     table.add_column("findings", justify="right")
     table.add_column("engineer-hours", justify="right")
     for h in hot:
-        table.add_row(h.path, str(h.findings), f"{h.low_hours:.1f}-{h.high_hours:.1f}")
+        table.add_row(_m(h.path), str(h.findings), f"{h.low_hours:.1f}-{h.high_hours:.1f}")
     return table
 
 
@@ -283,7 +285,7 @@ def render_coverage(report: Report, console: Console, all_names: bool = False) -
                                 ("coverage", "right"), ("translator", "left")):
             table.add_column(column, justify=justify, overflow="fold")
         for f in worst:
-            table.add_row(f.path, str(f.unconverted), str(f.converted), f"{f.percent:.1f}%", f.translator)
+            table.add_row(_m(f.path), str(f.unconverted), str(f.converted), f"{f.percent:.1f}%", f.translator)
         console.print(table)
     if cov.unconverted_names:
         table = Table(title="Unconverted CUDA APIs (no HIP equivalent)", title_justify="left")
@@ -292,7 +294,7 @@ def render_coverage(report: Report, console: Console, all_names: bool = False) -
         table.add_column("first at", overflow="fold")
         for name, count, locations in cov.unconverted_names[:limit]:
             shown = locations if all_names else locations[:2]
-            table.add_row(name, str(count), ", ".join(shown) + (" …" if count > len(shown) else ""))
+            table.add_row(_m(name), str(count), _m(", ".join(shown)) + (" …" if count > len(shown) else ""))
         console.print(table)
     if cov.disagreements:
         shown = ", ".join(f"{name} ({'HIPIFY only' if hipify else 'PyTorch only'})"
@@ -336,6 +338,11 @@ def _gate_summary(report: Report, fail_on: Severity | None) -> str:
             f"compared with {against}")
 
 
+def _m(text: str) -> str:
+    """Text from the scanned tree in a place rich reads markup: `[bold]` or `x[/]y.py` shown as written."""
+    return rich_escape(visible(str(text)))
+
+
 def _where(report: Report, index: int) -> str:
     f = report.findings[index]
     if f.span.line is None:
@@ -352,14 +359,14 @@ def _new_table(report: Report, console: Console, fail_on: Severity | None) -> No
     if not new:
         return
     new.sort(key=lambda i: (i not in fails, -report.findings[i].severity, report.findings[i].sort_key()))
-    table = Table(title=f"New findings ({len(new)}; compared with {report.gate.against})", title_justify="left")
+    table = Table(title=f"New findings ({len(new)}; compared with {_m(report.gate.against)})", title_justify="left")
     table.add_column("severity", no_wrap=True)
     table.add_column("rule", no_wrap=True)
     table.add_column("where", overflow="fold")
     table.add_column("message", overflow="fold", ratio=1)
     for i in new[:50]:
         f = report.findings[i]
-        table.add_row(Text(f.severity.label, SEVERITY_STYLE[f.severity]), f.rule_id, _where(report, i),
+        table.add_row(Text(f.severity.label, SEVERITY_STYLE[f.severity]), f.rule_id, _m(_where(report, i)),
                       Text(f.message))
     console.print(table)
     if len(new) > 50:

@@ -1,0 +1,120 @@
+"""The per-file time budget, enforced even inside C code.
+
+The budget's SIGALRM (runner.scan_with_budget) stops Python code, but a regex or a tree-sitter parse runs in C
+and does not see it until it returns. So files are scanned in child processes that a watchdog ends when a file
+overruns its budget by GRACE_SECONDS: the parent records that file as skipped and goes on with the next one in
+a new child. Results come back one file at a time, so a file is never scanned twice.
+"""
+from __future__ import annotations
+
+import multiprocessing
+import os
+import threading
+import time
+from collections.abc import Callable, Sequence
+
+from auditor.types import FileResult, SourceFile
+
+GRACE_SECONDS = 2.0
+HARD_EXIT = 86     # a child's exit status when its watchdog ended it
+
+
+class Watchdog:
+    """In a child or worker process: ends the process when the file being scanned overruns its deadline."""
+
+    deadline: float | None = None
+    started = False
+
+    @classmethod
+    def start(cls) -> None:
+        if cls.started:
+            return
+        cls.started = True
+        threading.Thread(target=cls._watch, name="rocm-audit-watchdog", daemon=True).start()
+
+    @classmethod
+    def arm(cls, seconds: float) -> None:
+        if cls.started and seconds > 0:
+            cls.deadline = time.monotonic() + seconds + GRACE_SECONDS
+
+    @classmethod
+    def disarm(cls) -> None:
+        cls.deadline = None
+
+    @classmethod
+    def _watch(cls) -> None:
+        while True:
+            time.sleep(0.25)
+            deadline = cls.deadline
+            if deadline is not None and time.monotonic() > deadline:
+                os._exit(HARD_EXIT)
+
+
+def over_budget(source: SourceFile, budget: float) -> FileResult:
+    return FileResult(source.path, source.kind,
+                      error=f"skipped: scanning took over the {budget:g} s per-file time budget")
+
+
+def file_size(source: SourceFile) -> int:
+    try:
+        return os.stat(source.abspath).st_size
+    except OSError:
+        return 0
+
+
+def fork_available() -> bool:
+    return "fork" in multiprocessing.get_all_start_methods()
+
+
+def scan_in_children(
+    sources: Sequence[SourceFile],
+    scan_one: Callable[[SourceFile], FileResult],
+    budget: float,
+    progress=None,                   # a progress.ScanProgress
+    prepare: Callable[[Sequence[SourceFile]], None] | None = None,
+) -> list[FileResult]:
+    """`scan_one` over `sources` in forked children (the rulebook and everything else inherited, nothing
+    pickled but the results); a child that dies takes only the file it was scanning with it."""
+    context = multiprocessing.get_context("fork")
+    results: list[FileResult] = []
+    remaining = list(sources)
+    while remaining:
+        receiver, sender = context.Pipe(duplex=False)
+        child = context.Process(target=_child, args=(remaining, scan_one, budget, prepare, sender), daemon=True)
+        child.start()
+        sender.close()
+        done = 0
+        try:
+            while done < len(remaining):
+                try:
+                    result = receiver.recv()
+                except EOFError:
+                    break
+                results.append(result)
+                if progress:
+                    progress.done(1, file_size(remaining[done]))
+                done += 1
+        finally:
+            receiver.close()
+            child.join(GRACE_SECONDS * 4)
+            if child.is_alive():
+                child.kill()
+                child.join()
+        if done < len(remaining):   # the child died on remaining[done]: that file overran its budget
+            results.append(over_budget(remaining[done], budget))
+            if progress:
+                progress.done(1, file_size(remaining[done]))
+            done += 1
+        remaining = remaining[done:]
+    return results
+
+
+def _child(sources, scan_one, budget, prepare, sender) -> None:
+    Watchdog.start()
+    try:
+        if prepare is not None:
+            prepare(sources)
+        for source in sources:
+            sender.send(scan_one(source))
+    finally:
+        sender.close()

@@ -1,0 +1,74 @@
+"""Text from the scanned tree (file names, snippets, messages that quote them) made safe for each output.
+
+A file name is chosen by whoever wrote the tree: it may hold newlines, escape sequences, `|`, `[`, `%` or bytes
+that are not UTF-8 (kept by Python as lone surrogates). Each format gets it shown, never obeyed.
+"""
+from __future__ import annotations
+
+import re
+import urllib.parse
+
+# C0 and C1 controls and DEL (escape sequences, carriage returns, newlines), bidirectional overrides, and the
+# lone surrogates that stand for undecodable bytes of a file name
+_INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
+
+
+def _shown(match: re.Match) -> str:
+    char = match.group(0)
+    code = ord(char)
+    if 0xDC80 <= code <= 0xDCFF:          # surrogateescape: the original byte
+        return f"\\x{code - 0xDC00:02x}"
+    if code <= 0xFF:
+        return f"\\x{code:02x}"
+    return f"\\u{code:04x}"
+
+
+def visible(text: str) -> str:
+    """Every control character, bidi override and undecodable byte as a visible `\\xNN` / `\\uNNNN`."""
+    return _INVISIBLE.sub(_shown, text)
+
+
+def visible_lines(text: str) -> str:
+    """As `visible`, but newlines and tabs stay (for multi-line snippets)."""
+    return "\n".join(visible(line.replace("\t", "    ")) for line in text.split("\n"))
+
+
+def markdown_text(text: str) -> str:
+    """Inline Markdown (a table cell or a list item): shown literally, never as a link, HTML, or a new cell."""
+    text = visible(text)
+    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
+    return re.sub(r"([\\`*_{}\[\]()#+!|~])", r"\\\1", text)
+
+
+def markdown_code(text: str) -> str:
+    """Text inside a Markdown code span: backticks cannot end it, `|` cannot end the table cell."""
+    text = visible(text).replace("|", "\\|")
+    fence = "``" if "`" in text else "`"
+    pad = " " if text.startswith("`") or text.endswith("`") else ""
+    return f"{fence}{pad}{text}{pad}{fence}"
+
+
+def uri_path(path: str) -> str:
+    """A posix path as a URI reference: percent-encoded, `/` kept, undecodable bytes as their own byte."""
+    raw = path.encode("utf-8", "surrogateescape")
+    return urllib.parse.quote(raw, safe="/-._~!$&'()*+,;=@")
+
+
+def workflow_data(text: str) -> str:
+    """The message of a GitHub workflow command (`::error ...::MESSAGE`), as GitHub's toolkit encodes it."""
+    return visible_keep_breaks(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+
+
+def workflow_property(text: str) -> str:
+    """A property value of a workflow command (`file=`, `title=`): `:` and `,` also encoded."""
+    return workflow_data(text).replace(":", "%3A").replace(",", "%2C")
+
+
+def visible_keep_breaks(text: str) -> str:
+    return "\n".join(visible(line) for line in text.replace("\r\n", "\n").split("\n"))
+
+
+def log_line(text: str) -> str:
+    """A line of a CI log that GitHub must not read as a workflow command: visible, and never starting `::`."""
+    text = visible(text)
+    return text if not text.lstrip().startswith("::") else "\u200b" + text.lstrip()
