@@ -24,7 +24,7 @@ from pathlib import Path
 from auditor import __version__
 from auditor.types import FileResult, SourceFile
 
-FORMAT = b"rocm-audit cache 1\n"          # bump when the entry layout or the pickled types change shape
+FORMAT = b"rocm-audit cache 2\n"          # bump when the entry layout or the pickled types change shape
 CHECKSUM_BYTES = 16
 # A requirements file's findings depend on the files it includes (-r/-c), which its own bytes do not show.
 # Anything that looks like an include option, anywhere, keeps a manifest out of the cache.

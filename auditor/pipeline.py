@@ -12,6 +12,8 @@ from auditor.cache import result_cache
 from auditor.discover import common_root, discover
 from auditor.macros import cuda_only_macros
 from auditor.parsing.preproc import PreprocFacts
+from auditor.rocmpath.reader import read_project
+from auditor.effort import load_model
 from auditor.rulebook import Rulebook
 from auditor.runner import DEFAULT_TIME_BUDGET, scan_all
 from auditor.scan import MAX_FILE_BYTES
@@ -57,6 +59,9 @@ def audit(
     with _timed(timings, "discover"):
         found = discover(paths, root, options.exclude, options.force_exclude,
                          include_vendored=options.include_vendored)
+    with _timed(timings, "build pre-pass"):
+        project = read_project(found.files, load_model().optional_dirs)
+        rulebook = rulebook.with_project_macros(project.rocm_macros, project.cuda_macros | project.optional_macros)
     with _timed(timings, "macro pre-pass"):
         facts = PreprocFacts.from_guards(rulebook.guards)
         rulebook = rulebook.with_cuda_only_macros(cuda_only_macros(found.files, facts, options.max_file_size))
@@ -68,4 +73,4 @@ def audit(
     if shown_root is None:
         shown_root = str(paths[0]) if len(paths) == 1 else str(root)
     with _timed(timings, "report"):
-        return build_report(shown_root, results, rulebook, found.errors, found.vendored)
+        return build_report(shown_root, results, rulebook, found.errors, found.vendored, project)

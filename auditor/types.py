@@ -101,6 +101,9 @@ class Finding:
     guarded: bool = False
     optional: bool = False           # declared as an optional extra or in an optional part of the tree
     detail: str = ""                 # per-site addition to the rule message
+    disposition: str = "live"        # where the finding sits against the ROCm path (auditor/rocmpath); only
+                                     # "live" findings decide the verdict
+    disposition_note: str = ""       # why, e.g. "setup.py:42 builds the CK backend instead"
 
     @property
     def fingerprint(self) -> str:
@@ -154,6 +157,8 @@ class Component:
     rocm_build: bool
     reason: str
     optional: bool
+    rocm_path: object = None         # auditor.rocmpath.model.RocmPath, when the component has a build to read
+    kind: str = "primary"            # primary | secondary (a nested distribution of its own) | optional
 
 
 def percent_of(part: int, total: int) -> float:

@@ -1,0 +1,352 @@
+"""Read the build files of a tree (never run them) into a ProjectBuild: components, each one's ROCm path,
+the configuration that compiles each source file, and the project macros for the preprocessor."""
+from __future__ import annotations
+
+import ast
+import fnmatch
+import re
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path, PurePosixPath
+
+from auditor.rocmpath.cmakebuild import CBuild, read_cmake, read_makefile
+from auditor.rocmpath.model import Evidence, ProjectBuild, RocmPath
+from auditor.rocmpath.pybuild import PyBuild, read_python_build
+from auditor.rocmpath.pyreach import optional_modules
+from auditor.types import SourceFile
+
+MAX_BUILD_BYTES = 2 * 1024 * 1024
+GPU_SUFFIXES = (".cu", ".cuh", ".hip")
+C_KINDS = ("cuda", "cpp")
+INCLUDE = re.compile(r'^\s*#\s*include\s*[<"]([^>"]+)[>"]', re.MULTILINE)
+SHIM_LINE = re.compile(r"^\s*#\s*define\s+(?:cu|CU)\w+\s+(?:hip|HIP)\w+", re.MULTILINE)
+NOT_SHIPPED = {"tests", "test", "testing", "examples", "example", "benchmarks", "benchmark", "docs", "doc",
+               "scripts", "tools", "ci", "build", "dist", "csrc"}
+ROCM_CI = re.compile(r"(?i)\brocm\b|\bhip\b|mi300|mi250|gfx9")
+ROCM_EXTRA = re.compile(r"(?i)^(?:amd|rocm\w*|hip)$")
+ROCM_DISPATCH = re.compile(r"torch\.version\.hip|\bis_hip\(\)|gcnArchName|\bamdsmi\b|IS_HIP_EXTENSION")
+
+
+def _read(source: SourceFile) -> str | None:
+    try:
+        path = Path(source.abspath)
+        if path.stat().st_size > MAX_BUILD_BYTES:
+            return None
+        return path.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+def _parent(path: str) -> str:
+    parent = PurePosixPath(path).parent.as_posix()
+    return "." if parent in ("", ".") else parent
+
+
+def _calls_setup(text: str) -> bool:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return "setup(" in text
+    return any(isinstance(n, ast.Call) and (getattr(n.func, "id", None) or getattr(n.func, "attr", None)) == "setup"
+               for n in ast.walk(tree))
+
+
+def _pyproject_is_distribution(text: str) -> tuple[bool, dict]:
+    try:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError):
+        return False, {}
+    return ("project" in data or "build-system" in data), data
+
+
+def _within(path: str, comp: str) -> bool:
+    return comp == "." or path == comp or path.startswith(comp + "/")
+
+
+def owner(path: str, comps: Sequence[str]) -> str:
+    best = "."
+    for comp in comps:
+        if comp != "." and _within(path, comp) and len(comp) > len(best if best != "." else ""):
+            best = comp
+    return best
+
+
+def _relative(path: str, comp: str) -> str:
+    return path if comp == "." else path[len(comp) + 1:]
+
+
+def read_project(files: Sequence[SourceFile], optional_dirs: frozenset[str] = frozenset()) -> ProjectBuild:
+    project = ProjectBuild()
+    texts: dict[str, str] = {}
+    by_path = {f.path: f for f in files}
+
+    def text_of(path: str) -> str:
+        if path not in texts:
+            texts[path] = _read(by_path[path]) or ""
+        return texts[path]
+
+    # 1. components from real manifests
+    comps: dict[str, list[str]] = {}
+    extras: dict[str, list[tuple[str, int]]] = {}
+    for f in files:
+        name = PurePosixPath(f.path).name
+        directory = _parent(f.path)
+        if name == "setup.py" and _calls_setup(text_of(f.path)):
+            comps.setdefault(directory, []).append(f.path)
+        elif name == "pyproject.toml":
+            is_dist, data = _pyproject_is_distribution(text_of(f.path))
+            if is_dist:
+                comps.setdefault(directory, []).append(f.path)
+                for extra in (data.get("project", {}).get("optional-dependencies", {}) or {}):
+                    if ROCM_EXTRA.match(extra):
+                        extras.setdefault(directory, []).append((f.path, _line_of(text_of(f.path), extra)))
+        elif name == "CMakeLists.txt" and re.search(r"^\s*project\s*\(", text_of(f.path), re.MULTILINE | re.IGNORECASE):
+            comps.setdefault(directory, []).append(f.path)
+        elif name in ("Makefile", "makefile", "GNUmakefile") and re.search(r"\bnvcc\b|\.cu\b", text_of(f.path)):
+            comps.setdefault(directory, []).append(f.path)
+    # a CMake project pulled in by its parent's add_subdirectory, or a Python one inside another's package, is
+    # part of the parent
+    cmake_children = set()
+    for f in files:
+        if PurePosixPath(f.path).name == "CMakeLists.txt":
+            for target in re.findall(r"add_subdirectory\s*\(\s*\"?([^\s)\"]+)", text_of(f.path)):
+                cmake_children.add(PurePosixPath(_parent(f.path), target).as_posix().removeprefix("./"))
+    for child in list(comps):
+        if child in cmake_children and all(PurePosixPath(m).name == "CMakeLists.txt" for m in comps[child]):
+            del comps[child]
+    comps.setdefault(".", [])
+    order = sorted(comps)
+    for comp in order:
+        parts = {p.lower() for p in PurePosixPath(comp).parts}
+        if comp != "." and parts & optional_dirs:
+            project.components[comp] = "optional"
+        elif comp == "." or not comps.get("."):
+            project.components[comp] = "primary"
+        else:
+            project.components[comp] = "secondary"
+    roots_without_manifest = not comps.get(".")
+    programs = [c for c in order if c != "." and c.count("/") == min((x.count("/") for x in order if x != "."), default=0)]
+    project.collection = roots_without_manifest and len(programs) >= 3
+
+    # 2. each component's builds
+    owned: dict[str, list[SourceFile]] = {c: [] for c in order}
+    for f in files:
+        owned[owner(f.path, order)].append(f)
+    rocm_macros: set[str] = set()
+    cuda_macros: set[str] = set()
+    optional_macros: set[str] = set()
+    shims: set[str] = set()
+    optional: set[str] = set()
+    for comp in order:
+        mine = owned[comp]
+        pybuilds: list[PyBuild] = []
+        cbuilds: list[CBuild] = []
+        for f in mine:
+            name = PurePosixPath(f.path).name
+            if name == "setup.py" or (f.kind == "python" and "op_builder" in PurePosixPath(f.path).parts):
+                built = read_python_build(f.path, text_of(f.path))
+                if built:
+                    pybuilds.append(built)
+                    project.cuda_build_lines[f.path] = frozenset(built.cuda_lines)
+            elif name == "CMakeLists.txt" or name.endswith(".cmake"):
+                built_c = read_cmake(f.path, text_of(f.path))
+                cbuilds.append(built_c)
+                project.cuda_build_lines[f.path] = frozenset(built_c.cuda_lines)
+            elif name in ("Makefile", "makefile", "GNUmakefile") or name.endswith(".mk"):
+                cbuilds.append(read_makefile(f.path, text_of(f.path)))
+        for b in pybuilds:
+            rocm_macros |= b.rocm_macros
+            cuda_macros |= b.cuda_macros
+        for b in cbuilds:
+            rocm_macros |= b.rocm_macros
+            cuda_macros |= b.cuda_macros
+            optional_macros |= b.optional_macros
+        hip_build = any(b.builds_on_rocm for b in cbuilds) or any(b.builds_on_rocm for b in pybuilds)
+        comp_shims = {f.path for f in mine if f.kind in C_KINDS and len(SHIM_LINE.findall(text_of(f.path))) >= 5}
+        if hip_build:
+            shims |= comp_shims
+        project.paths[comp] = _rocm_path(comp, mine, pybuilds, cbuilds, comp_shims if hip_build else set(),
+                                         extras.get(comp, []), text_of)
+        _provenance(project, comp, mine, pybuilds, cbuilds, text_of)
+        project.shipped_python[comp] = _packages(comp, mine)
+        optional |= optional_modules(project.shipped_python[comp], [f.path for f in mine if f.kind == "python"], text_of)
+    project.rocm_macros = frozenset(rocm_macros)
+    project.cuda_macros = frozenset(cuda_macros - rocm_macros)
+    project.optional_macros = frozenset(optional_macros - rocm_macros)
+    project.shims = frozenset(shims)
+    project.optional_modules = frozenset(optional)
+    project.own_packages = frozenset(PurePosixPath(p).name for pkgs in project.shipped_python.values() for p in pkgs)
+    return project
+
+
+def _line_of(text: str, word: str) -> int:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if re.search(rf"\b{re.escape(word)}\b", line):
+            return number
+    return 1
+
+
+def _rocm_path(comp, mine, pybuilds, cbuilds, shims, extras, text_of) -> RocmPath:
+    evidence: list[Evidence] = []
+    refusals: list[str] = []
+    rocm_artifacts: set[str] = set()
+    cuda_artifacts: set[str] = set()
+    for b in pybuilds:
+        refusals += [f"{b.path}:{line}" for line in b.refusals]
+        if b.builds_on_rocm and len(b.refusals) < len(b.rocm_tests):
+            line, what = (b.evidence[0] if b.evidence else (b.rocm_tests[0], "ROCm branch"))
+            evidence.append(Evidence("P1", f"{b.path}:{b.rocm_tests[0]}",
+                                     f"{PurePosixPath(b.path).name} switches to a ROCm build ({b.path}:{line}: `{what[:50]}`)"))
+        for line in b.hipify[:1]:
+            evidence.append(Evidence("P3", f"{b.path}:{line}", "the build runs hipify on the CUDA sources"))
+        for name, configs in b.artifacts.items():
+            if configs & {"rocm", "both"}:
+                rocm_artifacts.add(name)
+            if configs & {"cuda", "both"}:
+                cuda_artifacts.add(name)
+            if configs >= {"rocm", "cuda"}:
+                evidence.append(Evidence("P4", f"{b.path}:{b.artifact_lines.get((name, 'rocm'), 1)}",
+                                         f"the ROCm branch builds `{name}` from other sources"))
+        for line in b.fenced_on_rocm[:1]:
+            evidence.append(Evidence("P7", f"{b.path}:{line}", "an op builder reports itself incompatible on ROCm"))
+        if b.uses_cuda_extension and b.rocm_tests and not b.hipify and b.builds_on_rocm and not b.artifacts:
+            evidence.append(Evidence("P3", f"{b.path}:{b.rocm_tests[0]}",
+                                     "CUDAExtension on ROCm PyTorch hipifies the sources at build time"))
+    for b in cbuilds:
+        refusals += [f"{b.path}:{line}" for line in b.refusals]
+        if b.builds_on_rocm:
+            line, what = b.evidence[0]
+            evidence.append(Evidence("P1", f"{b.path}:{line}", f"{what[:80]}"))
+    for shim in sorted(shims)[:1]:
+        evidence.append(Evidence("P2", f"{shim}:1", "a header maps CUDA names to HIP for the HIP build"))
+    for path, line in extras:
+        evidence.append(Evidence("P6", f"{path}:{line}", "a ROCm extra"))
+    for f in mine:
+        name = PurePosixPath(f.path).name.lower()
+        if f.kind == "manifest" and "rocm" in name:
+            evidence.append(Evidence("P6", f"{f.path}:1", "ROCm requirements file"))
+    ci = tuple(sorted(f.path for f in mine if f.kind == "ci" and ROCM_CI.search(text_of(f.path))))
+    dispatch = next(((f.path, m) for f in mine if f.kind == "python" and PurePosixPath(f.path).name != "setup.py"
+                     and not set(PurePosixPath(f.path).parts) & NOT_SHIPPED
+                     and (m := ROCM_DISPATCH.search(text_of(f.path)))), None)
+    if dispatch:
+        path, m = dispatch
+        line = text_of(path).count("\n", 0, m.start()) + 1
+        evidence.append(Evidence("P5", f"{path}:{line}", f"shipped code branches on `{m.group(0)}`"))
+    compiles_gpu = any(b.uses_cuda_extension or b.artifacts for b in pybuilds) or any(b.compiles_cu for b in cbuilds)
+    # GPU sources only a JIT `load()` compiles are hipified by ROCm PyTorch at load time
+    gpu = sum(1 for f in mine if f.path.endswith(GPU_SUFFIXES)) if compiles_gpu else 0
+    verified = any(e.pattern in ("P1", "P2", "P3", "P4") for e in evidence) or (
+        not compiles_gpu and any(e.pattern == "P5" for e in evidence))
+    setup = next((b for b in pybuilds if PurePosixPath(b.path).name == "setup.py"), None)
+    recipe = ""
+    if verified and setup is not None:
+        recipe = "pip install --no-build-isolation . on ROCm PyTorch"
+    elif verified and cbuilds:
+        hip_option = next((re.search(r"-D\w+|\w*HIP\w*", t).group(0) for b in cbuilds for _, t in b.evidence
+                           if re.search(r"\w*HIP\w*", t)), "")
+        recipe = f"cmake -B build {('-D' + hip_option) if hip_option and not hip_option.startswith('-D') else hip_option}".strip()
+    confidence = "high" if verified and ci else "medium" if verified else "low"
+    return RocmPath(
+        component=comp, evidence=tuple(evidence), verified=verified, refusals=tuple(refusals),
+        rocm_artifacts=tuple(sorted(rocm_artifacts)), cuda_artifacts=tuple(sorted(cuda_artifacts)),
+        cuda_only_artifacts=tuple(sorted(cuda_artifacts - rocm_artifacts)), recipe=recipe,
+        confidence=confidence, ci=ci, gpu_sources=gpu,
+    )
+
+
+def _matches(rel: str, pattern: str) -> bool:
+    pattern = pattern.replace("\\", "/").lstrip("./")
+    if "*" in pattern:
+        return fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(rel, "*/" + pattern)
+    return rel == pattern or rel.endswith("/" + pattern)
+
+
+def _provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_of) -> None:
+    """Which configuration compiles each C/C++/CUDA file of the component: from the build's source lists,
+    then through `#include` edges. Files no list reaches stay unknown (treated as compiled)."""
+    patterns: dict[str, set[str]] = {}
+    on_demand = not any(b.artifacts for b in pybuilds if PurePosixPath(b.path).name == "setup.py")
+    for b in list(pybuilds) + list(cbuilds):
+        base = _parent(b.path)
+        op_builder = "op_builder" in PurePosixPath(b.path).parts
+        if op_builder:   # sources an op builder compiles on first use (JIT) when the install builds no extension
+            base = comp
+        for pattern, configs in b.sources.items():
+            if op_builder and on_demand:
+                configs = {"opt-in"}
+            if "${" in pattern:
+                continue
+            key = pattern if base == "." or comp == base else f"{_relative(base, comp)}/{pattern}" if _within(base, comp) else pattern
+            patterns.setdefault(key, set()).update(configs)
+    for b in cbuilds:
+        for target, config in b.subdirs.items():
+            if config in ("rocm", "cuda", "other-backend"):
+                base = _parent(b.path)
+                patterns.setdefault(f"{_relative(base, comp) + '/' if base != comp and base != '.' else ''}{target}/*",
+                                    set()).add(config)
+    c_files = [f for f in mine if f.kind in C_KINDS]
+    roles: dict[str, set[str]] = {}
+    for f in c_files:
+        rel = _relative(f.path, comp)
+        for pattern, configs in patterns.items():
+            if _matches(rel, pattern):
+                roles.setdefault(f.path, set()).update(configs)
+    # include edges: a header takes the configurations of the files that include it
+    by_name: dict[str, list[str]] = {}
+    for f in c_files:
+        by_name.setdefault(PurePosixPath(f.path).name, []).append(f.path)
+    frontier = list(roles)
+    seen_edges: set[tuple[str, str]] = set()
+    while frontier:
+        path = frontier.pop()
+        for target in INCLUDE.findall(text_of(path)):
+            for candidate in by_name.get(PurePosixPath(target).name, ()):
+                if not candidate.endswith(target.lstrip("./")) or (path, candidate) in seen_edges:
+                    continue
+                seen_edges.add((path, candidate))
+                before = set(roles.get(candidate, set()))
+                roles.setdefault(candidate, set()).update(roles[path])
+                if roles[candidate] != before:
+                    frontier.append(candidate)
+    for path, configs in roles.items():
+        if "both" in configs or {"rocm", "cuda"} <= configs:
+            project.provenance[path] = "both"
+        elif configs == {"rocm"}:
+            project.provenance[path] = "rocm"
+        elif configs == {"cuda"}:
+            project.provenance[path] = "cuda"
+        elif "other-backend" in configs and not configs & {"rocm", "both"}:
+            project.provenance[path] = "other-backend"
+        elif configs == {"opt-in"}:
+            project.provenance[path] = "opt-in"
+        else:
+            project.provenance[path] = "both"
+    if roles:   # the build lists its sources: a file no list or include reaches is not built
+        for f in c_files:
+            project.provenance.setdefault(f.path, "unreferenced")
+    for b in pybuilds:
+        for line in b.fenced_on_rocm:
+            for pattern, configs in b.sources.items():
+                for f in c_files:
+                    if _matches(_relative(f.path, comp), pattern):
+                        project.fenced[f.path] = f"{b.path}:{line}"
+
+
+def _packages(comp: str, mine) -> frozenset[str]:
+    """Top-level package directories the component ships (with an __init__.py; a src/ layout too)."""
+    out: set[str] = set()
+    for f in mine:
+        if PurePosixPath(f.path).name != "__init__.py":
+            continue
+        parts = PurePosixPath(_relative(f.path, comp)).parts
+        if len(parts) >= 2 and parts[0] == "src" and len(parts) >= 3:
+            top = f"src/{parts[1]}"
+        elif len(parts) >= 2:
+            top = parts[0]
+        else:
+            continue
+        if PurePosixPath(top).name.lower() in NOT_SHIPPED:
+            continue
+        out.add(top if comp == "." else f"{comp}/{top}")
+    return frozenset(out)
