@@ -8,6 +8,7 @@ from auditor.coverage import coverage
 from auditor.effort import estimate, in_optional_dir, load_model
 from auditor.rocmpath.disposition import assign, own_package_finding
 from auditor.rocmpath.model import ProjectBuild
+from auditor.rocmpath.reader import owner
 from auditor.rulebook import Rulebook
 from auditor.types import FileResult, Finding, Report
 from auditor.verdict import verdicts
@@ -31,7 +32,11 @@ def build_report(
     findings = assign(findings, kinds, rules, project,
                       lambda path, comp: in_optional_dir(path, model, "" if comp == "." else comp), comps)
     findings.sort(key=Finding.sort_key)
-    effort, hours = estimate(findings, rules, results)
+    verified = [c for c, rocm in project.paths.items() if rocm.verified]
+    elsewhere = frozenset(p for p, role in project.provenance.items()
+                          if role not in ("both", "rocm") and owner(p, comps) in verified)
+    hipified = frozenset(r.path for r in results if owner(r.path, comps) in verified)
+    effort, hours = estimate(findings, rules, results, elsewhere, hipified)
     comps_out, verdict, reason = verdicts(findings, project, rules)
     all_errors = list(errors) + [(r.path, r.error) for r in results if r.error]
     return Report(

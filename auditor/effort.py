@@ -169,9 +169,13 @@ class _Tally:
 
 
 def estimate(
-    findings: Sequence[Finding], rules: dict[str, Rule], results: Sequence[FileResult] = ()
+    findings: Sequence[Finding], rules: dict[str, Rule], results: Sequence[FileResult] = (),
+    built_elsewhere: frozenset[str] = frozenset(), hipified: frozenset[str] = frozenset(),
 ) -> tuple[Effort, list[Hours]]:
-    """The effort range (design.md section 6) and each finding's hours, in the findings' order."""
+    """The effort range (design.md section 6) and each finding's hours, in the findings' order.
+    `built_elsewhere`: files a ROCm build does not compile (CUDA-only sources with an alternative, opt-in
+    ops, other backends, files no build lists): neither reviewed nor validated. `hipified`: files a ROCm
+    build already compiles as HIP: validated, not reviewed."""
     model = load_model()
     day = model.hours_per_day
     hours = site_hours(findings, rules, model)
@@ -183,18 +187,20 @@ def estimate(
             by_file.add(finding.path, cost)
     review_low = review_high = 0.0
     kernel_files = 0
+    gpu_code = False
     not_ported = {f.path for f in findings if f.disposition not in ("live", "verify on hardware", "guarded")}
     for result in results:
-        if in_optional_dir(result.path, model) or result.path in not_ported:
+        if in_optional_dir(result.path, model) or result.path in not_ported or result.path in built_elsewhere:
             continue
-        cost = review_hours(result, model)
+        gpu_code = gpu_code or (result.coverage is not None and result.coverage.total > 0)
+        cost = NO_HOURS if result.path in hipified else review_hours(result, model)
         review_low, review_high = review_low + cost[0], review_high + cost[1]
         by_directory.add(_top_directory(result.path), cost)
         by_file.add(result.path, cost)
         kernel_files += ("defines_kernels", "yes") in result.facts
     validation = NO_HOURS
-    if review_high or any(counts(f) or f.disposition == "verify on hardware" for f in findings
-                          if not in_optional_dir(f.path, model)):  # GPU code to validate
+    if gpu_code or kernel_files or any(counts(f) or f.disposition in ("verify on hardware", "guarded")
+                                       for f in findings if not in_optional_dir(f.path, model)):  # GPU code to validate
         validation = tuple(base + kernel_files * per for base, per in
                            zip(model.validation_base_hours, model.validation_kernel_file_hours))
     work_low, work_high = by_category.total()

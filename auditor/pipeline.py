@@ -61,7 +61,7 @@ def audit(
                          include_vendored=options.include_vendored)
     with _timed(timings, "build pre-pass"):
         project = read_project(found.files, load_model().optional_dirs)
-        rulebook = rulebook.with_project_macros(project.rocm_macros, project.cuda_macros | project.optional_macros)
+        rulebook = rulebook.with_project_macros(project.rocm_macros, project.cuda_macros)
     with _timed(timings, "macro pre-pass"):
         facts = PreprocFacts.from_guards(rulebook.guards)
         rulebook = rulebook.with_cuda_only_macros(cuda_only_macros(found.files, facts, options.max_file_size))

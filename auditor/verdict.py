@@ -59,7 +59,7 @@ def _path_text(rocm: RocmPath | None) -> str:
         if e.pattern in seen:
             continue
         seen.add(e.pattern)
-        parts.append(f"{e.what} ({e.where})")
+        parts.append(f"{e.where} {e.what}")
     return "; ".join(parts[:3])
 
 
@@ -84,6 +84,10 @@ def component_verdict(
             broken = [f for f in critical if f.disposition_note.startswith("the ROCm build compiles")]
             parts.append(("ROCm build in tree, but broken: it compiles these files. " if broken
                           else "ROCm build in tree: ") + path)
+    if not verified and rocm is not None and rocm.refusals:
+        parts.append(f"Its ROCm branch only refuses ({', '.join(rocm.refusals[:2])}): not a ROCm path")
+    if critical:
+        pass   # the verdict and its first words are set above
     elif work:
         verdict = "needs-port"
         parts.append(_describe(work, rules, "to change by hand"))
@@ -91,12 +95,13 @@ def component_verdict(
             parts.append(f"ROCm build in tree: {path}")
     elif rocm is not None and rocm.gpu_sources and not verified:
         verdict = "needs-port"
-        why = f"its ROCm branch only refuses ({', '.join(rocm.refusals[:2])})" if rocm.refusals else "no ROCm build"
-        parts.append(f"{rocm.gpu_sources} GPU source file(s) with {why}: they need HIPIFY and a HIP build")
+        parts.append(f"{rocm.gpu_sources} GPU source file(s) with no verified ROCm build: they need HIPIFY and a "
+                     "HIP build")
     else:
         verdict = "ready"
         if verified:
-            parts.append(f"ROCm build in tree: {path}")
+            runs = rocm.recipe.startswith("pip install . (pure")
+            parts.append(f"{'Runs on ROCm PyTorch' if runs else 'ROCm build in tree'}: {path}")
             if rocm.recipe:
                 parts.append(f"Install: `{rocm.recipe}`")
         else:

@@ -37,6 +37,8 @@ class CBuild:
     sources: dict[str, set[str]] = field(default_factory=dict)        # source pattern -> configurations
     subdirs: dict[str, str] = field(default_factory=dict)             # add_subdirectory target -> configuration
     cuda_lines: set[int] = field(default_factory=set)
+    opt_in_lines: set[int] = field(default_factory=set)
+    rocm_option: str = ""                                             # the variable a ROCm user turns on
 
     @property
     def builds_on_rocm(self) -> bool:
@@ -121,11 +123,13 @@ def read_cmake(path: str, text: str) -> CBuild:
             stack.append([cond, False])
             if cond == ROCM:
                 build.rocm_tests.append(first)
+                build.rocm_option = build.rocm_option or _option(args)
             continue
         if word == "elseif" and stack:
             cond = _condition(args, rocm_vars)
             if cond == ROCM:
                 build.rocm_tests.append(first)
+                build.rocm_option = build.rocm_option or _option(args)
                 if stack[-1][0] is None:
                     for n in range(_arm_start(stack[-1]), first):
                         build.cuda_lines.add(n)
@@ -171,6 +175,15 @@ def read_cmake(path: str, text: str) -> CBuild:
     if unconditional_hip:
         build.rocm_tests.append(1)
     return build
+
+
+def _option(condition: str) -> str:
+    """`-DGGML_HIP=ON` from `GGML_HIP`, `-DBACKEND=hip` from `BACKEND STREQUAL "hip"`."""
+    m = re.search(r"(\w+)\s+STREQUAL\s+\"(hip|rocm|HIP|ROCM)\"", condition)
+    if m:
+        return f"-D{m.group(1).lstrip('$').strip('{}')}={m.group(2)}"
+    m = re.fullmatch(r"\s*\$?\{?(\w+)\}?\s*", condition)
+    return f"-D{m.group(1)}=ON" if m and not m.group(1).endswith("_FOUND") else ""
 
 
 def _arm_start(top: list) -> int:
@@ -222,6 +235,8 @@ def read_makefile(path: str, text: str) -> CBuild:
             build.compiles_cu = True
         if any(depth_opt):
             build.optional_macros.update(re.findall(r"-D([A-Za-z_]\w*)", line))
-        if ROCM_WORD.search(line) or re.search(r"\bhipcc\b|--offload-arch", line):
+            build.opt_in_lines.add(number)
+        if re.search(r"\bhipcc\b|--offload-arch|-amdgpu", line):
             build.evidence.append((number, line.strip()))
+            build.rocm_tests.append(number)
     return build

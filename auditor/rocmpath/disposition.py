@@ -92,7 +92,12 @@ def dispose(
         return GUARDED, "written for ROCm"
     if path in project.fenced and verified:
         return OPTIONAL_FEATURE, f"the op is fenced off on ROCm ({project.fenced[path]})"
+    if finding.span.line in project.optional_lines.get(path, ()):
+        return OPTIONAL_FEATURE, "behind a macro only an opt-in build option defines"
     role = project.provenance.get(path)
+    if verified and role == "cuda" and path in project.cuda_only_artifact_files:
+        return LIVE, (f"only the CUDA build compiles this file, and the ROCm build has no counterpart for "
+                      f"`{project.cuda_only_artifact_files[path]}`")
     if verified and role == "cuda":
         if rocm.rocm_artifacts or any(e.pattern in ("P1", "P2") for e in rocm.evidence):
             return ALTERNATIVE, "only the CUDA configuration compiles this file; the ROCm build compiles other sources"
@@ -104,7 +109,8 @@ def dispose(
         return NOT_BUILT, "no build configuration lists or includes this file"
     if verified and kind == "manifest" and rule is not None and rule.category == "build_system":
         return VERIFY, "the install recipe builds against the installed ROCm PyTorch"
-    if verified and (role in ("both", "rocm") or kind in ("python", "notebook")) and _is_soft(finding, rule):
+    if verified and (role in ("both", "rocm") or kind in ("python", "notebook")) and _is_soft(finding, rule) \
+            and finding.severity > Severity.INFO:
         return VERIFY, "in code the ROCm build already compiles or runs"
     if verified and role in ("both", "rocm") and finding.severity > Severity.MEDIUM:
         return LIVE, "the ROCm build compiles this file: a broken path"

@@ -77,5 +77,7 @@ class ProjectBuild:
     components: dict[str, str] = field(default_factory=dict)       # component -> primary|secondary|optional
     shipped_python: dict[str, frozenset[str]] = field(default_factory=dict)  # component -> package dirs
     own_packages: frozenset[str] = frozenset()                     # top-level import names the project ships
+    cuda_only_artifact_files: dict[str, str] = field(default_factory=dict)  # file -> CUDA-only artifact it builds
+    optional_lines: dict[str, frozenset[int]] = field(default_factory=dict)  # file -> lines behind opt-in macros
     optional_modules: frozenset[str] = frozenset()                 # shipped files `import <package>` never loads
     collection: bool = False                                       # a collection of independent programs

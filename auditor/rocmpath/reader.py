@@ -153,7 +153,10 @@ def read_project(files: Sequence[SourceFile], optional_dirs: frozenset[str] = fr
                 cbuilds.append(built_c)
                 project.cuda_build_lines[f.path] = frozenset(built_c.cuda_lines)
             elif name in ("Makefile", "makefile", "GNUmakefile") or name.endswith(".mk"):
-                cbuilds.append(read_makefile(f.path, text_of(f.path)))
+                made = read_makefile(f.path, text_of(f.path))
+                cbuilds.append(made)
+                if made.opt_in_lines:
+                    project.optional_lines[f.path] = frozenset(made.opt_in_lines)
         for b in pybuilds:
             rocm_macros |= b.rocm_macros
             cuda_macros |= b.cuda_macros
@@ -173,10 +176,40 @@ def read_project(files: Sequence[SourceFile], optional_dirs: frozenset[str] = fr
     project.rocm_macros = frozenset(rocm_macros)
     project.cuda_macros = frozenset(cuda_macros - rocm_macros)
     project.optional_macros = frozenset(optional_macros - rocm_macros)
+    if project.optional_macros:
+        for f in files:
+            if f.kind in C_KINDS:
+                lines = _behind_macros(text_of(f.path), project.optional_macros)
+                if lines:
+                    project.optional_lines[f.path] = project.optional_lines.get(f.path, frozenset()) | lines
     project.shims = frozenset(shims)
     project.optional_modules = frozenset(optional)
     project.own_packages = frozenset(PurePosixPath(p).name for pkgs in project.shipped_python.values() for p in pkgs)
     return project
+
+
+def _behind_macros(text: str, macros: frozenset[str]) -> frozenset[int]:
+    """Lines inside `#if`/`#ifdef` branches whose test names one of these macros (not their #else)."""
+    if not any(m in text for m in macros):
+        return frozenset()
+    out: set[int] = set()
+    stack: list[bool] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        m = re.match(r"\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)", line)
+        if m:
+            word, rest = m.group(1), m.group(2)
+            if word in ("if", "ifdef"):
+                stack.append(any(re.search(rf"\b{re.escape(x)}\b", rest) for x in macros))
+            elif word == "ifndef":
+                stack.append(False)
+            elif word in ("elif", "else") and stack:
+                stack[-1] = False
+            elif word == "endif" and stack:
+                stack.pop()
+            continue
+        if any(stack):
+            out.add(number)
+    return frozenset(out)
 
 
 def _line_of(text: str, word: str) -> int:
@@ -196,9 +229,9 @@ def _rocm_path(comp, mine, pybuilds, cbuilds, shims, extras, text_of) -> RocmPat
         if b.builds_on_rocm and len(b.refusals) < len(b.rocm_tests):
             line, what = (b.evidence[0] if b.evidence else (b.rocm_tests[0], "ROCm branch"))
             evidence.append(Evidence("P1", f"{b.path}:{b.rocm_tests[0]}",
-                                     f"{PurePosixPath(b.path).name} switches to a ROCm build ({b.path}:{line}: `{what[:50]}`)"))
+                                     f"switches to a ROCm build (`{what[:50]}` at {b.path}:{line})"))
         for line in b.hipify[:1]:
-            evidence.append(Evidence("P3", f"{b.path}:{line}", "the build runs hipify on the CUDA sources"))
+            evidence.append(Evidence("P3", f"{b.path}:{line}", "runs hipify on the CUDA sources at build time"))
         for name, configs in b.artifacts.items():
             if configs & {"rocm", "both"}:
                 rocm_artifacts.add(name)
@@ -206,25 +239,25 @@ def _rocm_path(comp, mine, pybuilds, cbuilds, shims, extras, text_of) -> RocmPat
                 cuda_artifacts.add(name)
             if configs >= {"rocm", "cuda"}:
                 evidence.append(Evidence("P4", f"{b.path}:{b.artifact_lines.get((name, 'rocm'), 1)}",
-                                         f"the ROCm branch builds `{name}` from other sources"))
+                                         f"builds `{name}` from other sources on ROCm"))
         for line in b.fenced_on_rocm[:1]:
-            evidence.append(Evidence("P7", f"{b.path}:{line}", "an op builder reports itself incompatible on ROCm"))
+            evidence.append(Evidence("P7", f"{b.path}:{line}", "fences an op off on ROCm"))
         if b.uses_cuda_extension and b.rocm_tests and not b.hipify and b.builds_on_rocm and not b.artifacts:
             evidence.append(Evidence("P3", f"{b.path}:{b.rocm_tests[0]}",
-                                     "CUDAExtension on ROCm PyTorch hipifies the sources at build time"))
+                                     "builds a CUDAExtension, which ROCm PyTorch hipifies at build time"))
     for b in cbuilds:
         refusals += [f"{b.path}:{line}" for line in b.refusals]
         if b.builds_on_rocm:
             line, what = b.evidence[0]
-            evidence.append(Evidence("P1", f"{b.path}:{line}", f"{what[:80]}"))
+            evidence.append(Evidence("P1", f"{b.path}:{line}", f"builds for HIP (`{what[:70]}`)"))
     for shim in sorted(shims)[:1]:
-        evidence.append(Evidence("P2", f"{shim}:1", "a header maps CUDA names to HIP for the HIP build"))
+        evidence.append(Evidence("P2", f"{shim}:1", "maps CUDA names to HIP for the HIP build (a shim header)"))
     for path, line in extras:
-        evidence.append(Evidence("P6", f"{path}:{line}", "a ROCm extra"))
+        evidence.append(Evidence("P6", f"{path}:{line}", "declares a ROCm extra"))
     for f in mine:
         name = PurePosixPath(f.path).name.lower()
         if f.kind == "manifest" and "rocm" in name:
-            evidence.append(Evidence("P6", f"{f.path}:1", "ROCm requirements file"))
+            evidence.append(Evidence("P6", f"{f.path}:1", "lists ROCm requirements"))
     ci = tuple(sorted(f.path for f in mine if f.kind == "ci" and ROCM_CI.search(text_of(f.path))))
     dispatch = next(((f.path, m) for f in mine if f.kind == "python" and PurePosixPath(f.path).name != "setup.py"
                      and not set(PurePosixPath(f.path).parts) & NOT_SHIPPED
@@ -232,7 +265,7 @@ def _rocm_path(comp, mine, pybuilds, cbuilds, shims, extras, text_of) -> RocmPat
     if dispatch:
         path, m = dispatch
         line = text_of(path).count("\n", 0, m.start()) + 1
-        evidence.append(Evidence("P5", f"{path}:{line}", f"shipped code branches on `{m.group(0)}`"))
+        evidence.append(Evidence("P5", f"{path}:{line}", f"branches on `{m.group(0)}` in shipped code"))
     compiles_gpu = any(b.uses_cuda_extension or b.artifacts for b in pybuilds) or any(b.compiles_cu for b in cbuilds)
     # GPU sources only a JIT `load()` compiles are hipified by ROCm PyTorch at load time
     gpu = sum(1 for f in mine if f.path.endswith(GPU_SUFFIXES)) if compiles_gpu else 0
@@ -240,12 +273,15 @@ def _rocm_path(comp, mine, pybuilds, cbuilds, shims, extras, text_of) -> RocmPat
         not compiles_gpu and any(e.pattern == "P5" for e in evidence))
     setup = next((b for b in pybuilds if PurePosixPath(b.path).name == "setup.py"), None)
     recipe = ""
-    if verified and setup is not None:
+    if verified and not compiles_gpu:
+        recipe = "pip install . (pure Python: it runs on ROCm PyTorch)"
+    elif verified and setup is not None:
         recipe = "pip install --no-build-isolation . on ROCm PyTorch"
+    elif verified and any(PurePosixPath(b.path).name == "CMakeLists.txt" for b in cbuilds):
+        option = next((b.rocm_option for b in cbuilds if b.rocm_option), "")
+        recipe = f"cmake -B build {option} && cmake --build build".replace("  ", " ")
     elif verified and cbuilds:
-        hip_option = next((re.search(r"-D\w+|\w*HIP\w*", t).group(0) for b in cbuilds for _, t in b.evidence
-                           if re.search(r"\w*HIP\w*", t)), "")
-        recipe = f"cmake -B build {('-D' + hip_option) if hip_option and not hip_option.startswith('-D') else hip_option}".strip()
+        recipe = "make (its default configuration builds with hipcc)"
     confidence = "high" if verified and ci else "medium" if verified else "low"
     return RocmPath(
         component=comp, evidence=tuple(evidence), verified=verified, refusals=tuple(refusals),
@@ -322,6 +358,14 @@ def _provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_
             project.provenance[path] = "opt-in"
         else:
             project.provenance[path] = "both"
+    for b in pybuilds:
+        for artifact, configs in b.artifacts.items():
+            if configs & {"rocm", "both"}:
+                continue
+            for pattern in b.artifact_sources.get(artifact, ()):
+                for f in c_files:
+                    if _matches(_relative(f.path, comp), pattern):
+                        project.cuda_only_artifact_files[f.path] = artifact
     if roles:   # the build lists its sources: a file no list or include reaches is not built
         for f in c_files:
             project.provenance.setdefault(f.path, "unreferenced")
