@@ -199,7 +199,7 @@ def estimate(
         by_file.add(result.path, cost)
         kernel_files += ("defines_kernels", "yes") in result.facts
     validation = NO_HOURS
-    if gpu_code or kernel_files or any(counts(f) or f.disposition in ("verify on hardware", "guarded")
+    if gpu_code or kernel_files or any(counts(f) or f.disposition == "verify on hardware"
                                        for f in findings if not in_optional_dir(f.path, model)):  # GPU code to validate
         validation = tuple(base + kernel_files * per for base, per in
                            zip(model.validation_base_hours, model.validation_kernel_file_hours))
