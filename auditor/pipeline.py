@@ -12,7 +12,7 @@ from auditor.cache import result_cache
 from auditor.discover import common_root, discover
 from auditor.macros import cuda_only_macros
 from auditor.parsing.preproc import PreprocFacts
-from auditor.rocmpath.reader import read_project
+from auditor.rocmpath.reader import pulled_in_build_files, read_project
 from auditor.effort import load_model
 from auditor.rulebook import Rulebook
 from auditor.runner import DEFAULT_TIME_BUDGET, scan_all
@@ -60,7 +60,8 @@ def audit(
         found = discover(paths, root, options.exclude, options.force_exclude,
                          include_vendored=options.include_vendored)
     with _timed(timings, "build pre-pass"):
-        project = read_project(found.files, load_model().optional_dirs)
+        pulled_in = pulled_in_build_files(found.files, root, found.vendored)
+        project = read_project(found.files, load_model().optional_dirs, pulled_in)
         rulebook = rulebook.with_project_macros(project.rocm_macros, project.cuda_macros)
     with _timed(timings, "macro pre-pass"):
         facts = PreprocFacts.from_guards(rulebook.guards)

@@ -44,6 +44,8 @@ class FindingRow:
     snippet: str
     code: str | None              # highlighted HTML from pygments (already escaped), or None
     search: str                   # what the filter box matches, lower case
+    disposition: str = "live"     # where it sits against the ROCm path (rocm-path.md section 4)
+    disposition_note: str = ""
 
 
 @dataclass(frozen=True, slots=True)
@@ -144,7 +146,8 @@ def finding_rows(report: Report, reader: SourceReader) -> tuple[FindingRow, ...]
             guarded=f.guarded, optional=f.optional or in_optional_dir(f.path, model), new=report.is_new(i),
             low_hours=round(low, 2), high_hours=round(high, 2), snippet=f.snippet, code=code,
             search=" ".join((f.rule_id, rule.name if rule else "", category, f.severity.label, view.where(f),
-                             message, f.snippet)).lower(),
+                             message, f.snippet, f.disposition)).lower(),
+            disposition=f.disposition, disposition_note=f.disposition_note,
         ))
     return tuple(rows)
 

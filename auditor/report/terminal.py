@@ -34,6 +34,8 @@ def render_terminal(report: Report, console: Console, quiet: bool = False,
         f" · HIPIFY coverage {s.coverage_text} · effort {s.effort_text}"
     )
     parts = [headline, facts]
+    if s.by_disposition:
+        parts.append(Text("by disposition: " + s.disposition_text))
     effort = view.effort_rows(report)
     if effort:
         parts.append(Text("effort by part: " + ", ".join(f"{r.label} {r.low:g}-{r.high:g} d" for r in effort[:5])
@@ -82,7 +84,7 @@ def _counts_table(report: Report) -> Table:
 def _top_table(report: Report) -> Table:
     """The worst rules, one row each: how many sites, where the first is, what to use instead."""
     worst = sorted(
-        (f for f in report.findings if not f.guarded and f.severity > Severity.INFO),
+        (f for f in report.findings if not f.guarded and f.severity > Severity.INFO and f.disposition == "live"),
         key=lambda f: (-f.severity, f.optional, f.path, f.span.line or 0),
     )
     by_rule: dict[str, list] = {}

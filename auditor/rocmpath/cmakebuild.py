@@ -65,18 +65,35 @@ def _condition(text: str, rocm_vars: set[str]) -> str | None:
     return result
 
 
+def _code(line: str) -> str:
+    """The line without its comment (a `#` outside quotes)."""
+    quoted = False
+    for index, char in enumerate(line):
+        if char == '"':
+            quoted = not quoted
+        elif char == "#" and not quoted:
+            return line[:index]
+    return line
+
+
+def _without_strings(text: str) -> str:
+    return re.sub(r'"(?:[^"\\]|\\.)*"', '""', text)
+
+
 def _logical(text: str):
-    """(first line, command text) with multi-line commands joined."""
+    """(first line, last line, command text) with multi-line commands joined (at most 200 lines)."""
     lines = text.splitlines()
     i = 0
     while i < len(lines):
-        start, joined = i, lines[i].split("#", 1)[0]
-        depth = joined.count("(") - joined.count(")")
-        while depth > 0 and i + 1 < len(lines):
+        start, joined = i, _code(lines[i])
+        bare = _without_strings(joined)
+        depth = bare.count("(") - bare.count(")")
+        while depth > 0 and i + 1 < len(lines) and i - start < 200:
             i += 1
-            piece = lines[i].split("#", 1)[0]
+            piece = _code(lines[i])
             joined += " " + piece
-            depth += piece.count("(") - piece.count(")")
+            bare = _without_strings(piece)
+            depth += bare.count("(") - bare.count(")")
         yield start + 1, i + 1, joined
         i += 1
 
@@ -113,6 +130,7 @@ def read_cmake(path: str, text: str) -> CBuild:
                     rocm_vars.add(name)
     stack.clear()
     unconditional_hip = False
+    option_seen = False
     for first, last, code in lines:
         m = COMMAND.match(code)
         if not m:
@@ -146,6 +164,11 @@ def read_cmake(path: str, text: str) -> CBuild:
         config = _config(stack)
         if config == CUDA:
             build.cuda_lines.update(range(first, last + 1))
+        if word == "option":
+            name = args.split()[0] if args.split() else ""
+            if re.fullmatch(r"\w*(?:HIP|ROCM|HIPBLAS)\w*", name) and not re.search(r"\bON\s*$", args):
+                if not option_seen:   # the first default-OFF HIP option is the backend switch
+                    build.rocm_option, option_seen = f"-D{name}=ON", True
         if word == "project":
             build.has_project = True
             if re.search(r"\bHIP\b", args):
@@ -174,7 +197,16 @@ def read_cmake(path: str, text: str) -> CBuild:
             build.compiles_cu = True
     if unconditional_hip:
         build.rocm_tests.append(1)
+    build.evidence.sort(key=lambda e: (_strength(e[1]), e[0]))
     return build
+
+
+def _strength(text: str) -> int:
+    for rank, pattern in enumerate((r"(?i)enable_language\s*\(\s*HIP", r"(?i)LANGUAGE\s+HIP", r"(?i)find_package\s*\(\s*hip",
+                                    r"--offload-arch|CMAKE_HIP_ARCHITECTURES")):
+        if re.search(pattern, text):
+            return rank
+    return 9
 
 
 def _option(condition: str) -> str:

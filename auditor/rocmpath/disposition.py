@@ -107,8 +107,9 @@ def dispose(
         return OPTIONAL_FEATURE, "an opt-in part of the build (an op compiled on first use)"
     if verified and role == "unreferenced":
         return NOT_BUILT, "no build configuration lists or includes this file"
-    if verified and kind == "manifest" and rule is not None and rule.category == "build_system":
-        return VERIFY, "the install recipe builds against the installed ROCm PyTorch"
+    if verified and kind in ("manifest", "build") and rule is not None and rule.category == "build_system" \
+            and Severity.INFO < finding.severity <= Severity.MEDIUM:
+        return VERIFY, "a CUDA build setting of a build that also has a ROCm configuration"
     if verified and (role in ("both", "rocm") or kind in ("python", "notebook")) and _is_soft(finding, rule) \
             and finding.severity > Severity.INFO:
         return VERIFY, "in code the ROCm build already compiles or runs"

@@ -262,6 +262,9 @@ class _Reader:
             if config == CUDA:
                 build.cuda_lines.update(range(first, last + 1))
         for node in ast.walk(self.tree):
+            if isinstance(node, (ast.Name, ast.Attribute)) and _dotted(node).split(".")[-1] == "CUDAExtension" or \
+                    isinstance(node, ast.ImportFrom) and any(a.name == "CUDAExtension" for a in node.names):
+                build.uses_cuda_extension = True
             if isinstance(node, ast.Call):
                 name = _dotted(node.func)
                 if name.endswith("setup") and name.split(".")[-1] == "setup":

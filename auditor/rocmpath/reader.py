@@ -75,9 +75,52 @@ def _relative(path: str, comp: str) -> str:
     return path if comp == "." else path[len(comp) + 1:]
 
 
-def read_project(files: Sequence[SourceFile], optional_dirs: frozenset[str] = frozenset()) -> ProjectBuild:
+MAX_PULLED_BUILD_FILES = 400
+
+
+def pulled_in_build_files(files: Sequence[SourceFile], root: Path, vendored: Sequence[str]) -> list[SourceFile]:
+    """CMake files of vendored directories the tree's own CMake `add_subdirectory()`s: their sources are another
+    project's (not scanned), but the build a user runs includes them (llama-cpp-python builds vendor/llama.cpp)."""
+    if not vendored:
+        return []
+    targets: list[str] = []
+    for f in files:
+        if PurePosixPath(f.path).name == "CMakeLists.txt":
+            text = _read(f) or ""
+            for target in re.findall(r"add_subdirectory\s*\(\s*\"?([^\s)\"$]+)", text):
+                path = PurePosixPath(_parent(f.path), target).as_posix().removeprefix("./")
+                if any(path == v or path.startswith(v + "/") for v in vendored):
+                    targets.append(path)
+    out: list[SourceFile] = []
+    real_root = root.resolve()
+    for target in sorted(set(targets)):
+        base = root / target
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*")):
+            if len(out) >= MAX_PULLED_BUILD_FILES:
+                return out
+            if path.is_symlink() or not path.is_file():
+                continue
+            if path.name != "CMakeLists.txt" and not path.name.endswith(".cmake"):
+                continue
+            try:
+                relative = path.resolve().relative_to(real_root).as_posix()
+            except ValueError:
+                continue
+            out.append(SourceFile(relative, str(path), "build"))
+    return out
+
+
+def read_project(
+    files: Sequence[SourceFile], optional_dirs: frozenset[str] = frozenset(), pulled_in: Sequence[SourceFile] = (),
+) -> ProjectBuild:
+    """`pulled_in`: build files of vendored code the tree's build includes (read for the ROCm path only)."""
     project = ProjectBuild()
     texts: dict[str, str] = {}
+    known = {f.path for f in files}
+    own_files = list(files)
+    files = own_files + [f for f in pulled_in if f.path not in known]
     by_path = {f.path: f for f in files}
 
     def text_of(path: str) -> str:
@@ -88,7 +131,7 @@ def read_project(files: Sequence[SourceFile], optional_dirs: frozenset[str] = fr
     # 1. components from real manifests
     comps: dict[str, list[str]] = {}
     extras: dict[str, list[tuple[str, int]]] = {}
-    for f in files:
+    for f in own_files:
         name = PurePosixPath(f.path).name
         directory = _parent(f.path)
         if name == "setup.py" and _calls_setup(text_of(f.path)):
@@ -107,7 +150,7 @@ def read_project(files: Sequence[SourceFile], optional_dirs: frozenset[str] = fr
     # a CMake project pulled in by its parent's add_subdirectory, or a Python one inside another's package, is
     # part of the parent
     cmake_children = set()
-    for f in files:
+    for f in own_files:
         if PurePosixPath(f.path).name == "CMakeLists.txt":
             for target in re.findall(r"add_subdirectory\s*\(\s*\"?([^\s)\"]+)", text_of(f.path)):
                 cmake_children.add(PurePosixPath(_parent(f.path), target).as_posix().removeprefix("./"))
