@@ -63,6 +63,10 @@ def _path_text(rocm: RocmPath | None) -> str:
     return "; ".join(parts[:3])
 
 
+def _label(rocm: RocmPath) -> str:
+    return "Runs on ROCm PyTorch" if rocm.recipe.startswith("pip install . (pure") else "ROCm build in tree"
+
+
 def component_verdict(
     findings: Sequence[Finding], rocm: RocmPath | None, rules: dict[str, Rule], own: bool = False,
 ) -> tuple[str, str]:
@@ -82,8 +86,8 @@ def component_verdict(
         parts.append(_describe(critical, rules, "with no ROCm equivalent"))
         if verified:
             broken = [f for f in critical if f.disposition_note.startswith("the ROCm build compiles")]
-            parts.append(("ROCm build in tree, but broken: it compiles these files. " if broken
-                          else "ROCm build in tree: ") + path)
+            parts.append((f"{_label(rocm)}, but broken: it compiles these files. " if broken
+                          else f"{_label(rocm)}: ") + path)
     if not verified and rocm is not None and rocm.refusals:
         parts.append(f"Its ROCm branch only refuses ({', '.join(rocm.refusals[:2])}): not a ROCm path")
     if critical:
@@ -92,7 +96,7 @@ def component_verdict(
         verdict = "needs-port"
         parts.append(_describe(work, rules, "to change by hand"))
         if verified:
-            parts.append(f"ROCm build in tree: {path}")
+            parts.append(f"{_label(rocm)}: {path}")
     elif rocm is not None and rocm.gpu_sources and not verified:
         verdict = "needs-port"
         parts.append(f"{rocm.gpu_sources} GPU source file(s) with no verified ROCm build: they need HIPIFY and a "
@@ -100,8 +104,7 @@ def component_verdict(
     else:
         verdict = "ready"
         if verified:
-            runs = rocm.recipe.startswith("pip install . (pure")
-            parts.append(f"{'Runs on ROCm PyTorch' if runs else 'ROCm build in tree'}: {path}")
+            parts.append(f"{_label(rocm)}: {path}")
             if rocm.recipe:
                 parts.append(f"Install: `{rocm.recipe}`")
         else:

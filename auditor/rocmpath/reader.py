@@ -409,6 +409,12 @@ def _provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_
                 for f in c_files:
                     if _matches(_relative(f.path, comp), pattern):
                         project.cuda_only_artifact_files[f.path] = artifact
+    rocm = project.paths.get(comp)
+    if rocm is not None and rocm.verified and not rocm.gpu_sources and not roles:
+        # nothing is compiled at install: GPU sources are compiled on first use (a JIT kernel backend the
+        # shipped code selects at run time), like op builders' sources
+        for f in c_files:
+            project.provenance.setdefault(f.path, "opt-in")
     if roles:   # the build lists its sources: a file no list or include reaches is not built
         for f in c_files:
             project.provenance.setdefault(f.path, "unreferenced")
