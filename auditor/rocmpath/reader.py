@@ -131,15 +131,22 @@ def read_project(
     # 1. components from real manifests
     comps: dict[str, list[str]] = {}
     extras: dict[str, list[tuple[str, int]]] = {}
+    dist_names: set[str] = set()
     for f in own_files:
         name = PurePosixPath(f.path).name
         directory = _parent(f.path)
         if name == "setup.py" and _calls_setup(text_of(f.path)):
             comps.setdefault(directory, []).append(f.path)
+            m = re.search(r"""\bname\s*=\s*["']([A-Za-z0-9_.-]+)["']""", text_of(f.path))
+            if m:
+                dist_names.add(m.group(1))
         elif name == "pyproject.toml":
             is_dist, data = _pyproject_is_distribution(text_of(f.path))
             if is_dist:
                 comps.setdefault(directory, []).append(f.path)
+                name_value = (data.get("project") or {}).get("name")
+                if isinstance(name_value, str):
+                    dist_names.add(name_value)
                 for extra in (data.get("project", {}).get("optional-dependencies", {}) or {}):
                     if ROCM_EXTRA.match(extra):
                         extras.setdefault(directory, []).append((f.path, _line_of(text_of(f.path), extra)))
@@ -227,7 +234,8 @@ def read_project(
                     project.optional_lines[f.path] = project.optional_lines.get(f.path, frozenset()) | lines
     project.shims = frozenset(shims)
     project.optional_modules = frozenset(optional)
-    project.own_packages = frozenset(PurePosixPath(p).name for pkgs in project.shipped_python.values() for p in pkgs)
+    project.own_packages = frozenset(PurePosixPath(p).name for pkgs in project.shipped_python.values() for p in pkgs) \
+        | frozenset(dist_names)
     return project
 
 

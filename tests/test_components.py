@@ -1,0 +1,69 @@
+"""Components come from real manifests (rocm-path.md section 5); CI, Docker and dev scripts are ops; a project
+importing its own package is never a CUDA-only package finding; collections of programs are judged by share."""
+from tests.conftest import write_tree
+
+PTX_KERNEL = (
+    "__global__ void k(unsigned* x) {\n"
+    "  unsigned r;\n"
+    "  asm volatile(\"mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0}, {%0}, {%0}, {%0};\" : \"+r\"(r));\n"
+    "  x[threadIdx.x] = r;\n"
+    "}\n"
+)
+CLEAN_KERNEL = "__global__ void k(float* x) { x[threadIdx.x] = 1.f; }\n"
+
+
+def test_only_real_manifests_make_components_and_ops_never_decide(tmp_path, run_json):
+    root = write_tree(tmp_path / "repo", {
+        "pyproject.toml": "[project]\nname = \"tool\"\nversion = \"1\"\n",
+        "tool/__init__.py": "",
+        "lint/pyproject.toml": "[tool.ruff]\nline-length = 100\n",          # ruff only: not a component
+        "bench/setup.py": "print('not a build')\n",                         # never calls setup()
+        "docker/Dockerfile": "FROM nvidia/cuda:12.4.0-devel-ubuntu22.04\n",
+        ".github/workflows/ci.yml": "jobs:\n  t:\n    container: nvidia/cuda:12.4.0-runtime-ubuntu22.04\n",
+    })
+    _, report = run_json(root, "--fail-on", "never")
+    assert [c["path"] for c in report["components"]] == ["."]
+    assert report["summary"]["verdict"] == "ready"
+    docker = [f for f in report["findings"] if f["path"] == "docker/Dockerfile"]
+    assert docker and all(f["disposition"] == "ops" for f in docker)
+
+
+def test_a_nested_distribution_is_secondary_and_never_moves_the_headline(tmp_path, run_json):
+    root = write_tree(tmp_path / "repo", {
+        "pyproject.toml": "[project]\nname = \"core\"\nversion = \"1\"\n",
+        "core/__init__.py": "",
+        "addon/setup.py": "from setuptools import setup\nsetup(name='core-addon')\n",
+        "addon/addon/__init__.py": "import tensorrt_llm\n",
+    })
+    _, report = run_json(root, "--fail-on", "never")
+    kinds = {c["path"]: (c["kind"], c["verdict"]) for c in report["components"]}
+    assert kinds == {".": ("primary", "ready"), "addon": ("secondary", "blocked")}
+    assert report["summary"]["verdict"] == "ready"
+    assert "Not covered: addon/ (secondary, blocked)" in report["summary"]["verdict_reason"]
+    trt = next(f for f in report["findings"] if f["path"] == "addon/addon/__init__.py")
+    assert trt["disposition"] == "optional"
+
+
+def test_the_project_importing_itself_is_not_a_cuda_only_package(tmp_path, run_json):
+    root = write_tree(tmp_path / "repo", {
+        "setup.py": "from setuptools import setup\nsetup(name='pynvml', packages=['pynvml'])\n",
+        "pynvml/__init__.py": "from pynvml.smi import query\n",
+        "pynvml/smi.py": "import pynvml\n\ndef query():\n    return pynvml\n",
+    })
+    _, report = run_json(root, "--fail-on", "never")
+    assert not [f for f in report["findings"] if f["category"] == "cuda_only_python_package"]
+
+
+def test_a_collection_of_programs_is_judged_by_the_share_blocked(tmp_path, run_json):
+    make = "app: main.cu\n\tnvcc -o app main.cu\n"
+    files = {}
+    for name, kernel in (("a", PTX_KERNEL), ("b", PTX_KERNEL), ("c", CLEAN_KERNEL)):
+        files[f"{name}/Makefile"] = make
+        files[f"{name}/main.cu"] = kernel + "int main() { return 0; }\n"
+    _, report = run_json(write_tree(tmp_path / "two_of_three", files), "--fail-on", "never")
+    assert report["summary"]["verdict"] == "blocked"
+    assert report["summary"]["verdict_reason"].startswith(
+        "blocked: a collection of 3 independent programs; 2 blocked")
+    files["b/main.cu"] = CLEAN_KERNEL + "int main() { return 0; }\n"
+    _, report = run_json(write_tree(tmp_path / "one_of_three", files), "--fail-on", "never")
+    assert report["summary"]["verdict"] == "needs-port"
