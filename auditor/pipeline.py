@@ -10,7 +10,7 @@ from pathlib import Path
 from auditor.analysis import build_report
 from auditor.cache import result_cache
 from auditor.discover import common_root, discover
-from auditor.macros import cuda_only_macros
+from auditor.macros import project_macros
 from auditor.parsing.preproc import PreprocFacts
 from auditor.rocmpath.reader import pulled_in_build_files, read_project
 from auditor.effort import load_model
@@ -65,7 +65,8 @@ def audit(
         rulebook = rulebook.with_project_macros(project.rocm_macros, project.cuda_macros)
     with _timed(timings, "macro pre-pass"):
         facts = PreprocFacts.from_guards(rulebook.guards)
-        rulebook = rulebook.with_cuda_only_macros(cuda_only_macros(found.files, facts, options.max_file_size))
+        cuda_only, derived = project_macros(found.files, facts, options.max_file_size)
+        rulebook = rulebook.with_cuda_only_macros(cuda_only).with_rocm_values(derived)
     files = found.files if only is None else tuple(f for f in found.files if f.path in only)
     advance = progress(len(files)) if progress else None
     with _timed(timings, "scan"):

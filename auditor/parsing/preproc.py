@@ -32,6 +32,7 @@ class PreprocFacts:
     rocm_defined: frozenset[str]
     rocm_version_macros: frozenset[str]
     cuda_only_defined: frozenset[str]
+    rocm_values: tuple[tuple[str, int], ...] = ()   # derived: `#define BNB_HIP 1` on a branch true on ROCm
 
     @classmethod
     def from_guards(cls, guards: dict) -> "PreprocFacts":
@@ -40,16 +41,26 @@ class PreprocFacts:
             frozenset(section.get("rocm_defined", ())),
             frozenset(section.get("rocm_version_macros", ())),
             frozenset(section.get("cuda_only_defined", ())),
+            tuple(sorted(dict(section.get("rocm_values", {})).items())),
         )
 
+    def with_value(self, name: str, value: int) -> "PreprocFacts":
+        values = dict(self.rocm_values)
+        values[name] = value
+        return PreprocFacts(self.rocm_defined, self.rocm_version_macros, self.cuda_only_defined - {name},
+                            tuple(sorted(values.items())))
+
     def defined(self, name: str) -> Tri:
-        if name in self.rocm_defined or name in self.rocm_version_macros:
+        if name in self.rocm_defined or name in self.rocm_version_macros or any(n == name for n, _ in self.rocm_values):
             return True
         if name in self.cuda_only_defined:
             return False
         return None
 
     def value(self, name: str) -> int | None:
+        for known, value in self.rocm_values:
+            if known == name:
+                return value
         if name in self.rocm_defined:
             return 1
         if name in self.cuda_only_defined:
@@ -219,7 +230,8 @@ class LineStates:
     excluded: frozenset[int]
     dead: frozenset[int]
     defines: tuple[tuple[str, bool], ...] = ()
-    rocm_only: frozenset[int] = frozenset()   # lines only a ROCm build compiles: written for ROCm
+    rocm_only: frozenset[int] = frozenset()
+    rocm_values: tuple[tuple[str, int], ...] = ()   # `#define M <int>` on a branch only ROCm takes   # lines only a ROCm build compiles: written for ROCm
 
 
 def _logical_lines(text: str):
@@ -263,6 +275,7 @@ def line_states(text: str, facts: PreprocFacts) -> LineStates:
     rocm_only: set[int] = set()
     cuda_facts = facts.on_cuda()
     cuda_only_macro: dict[str, bool] = {}
+    derived: dict[str, int] = {}
     for number, line, span in _logical_lines(text):
         m = DIRECTIVE.match(line)
         if m:
@@ -274,6 +287,10 @@ def line_states(text: str, facts: PreprocFacts) -> LineStates:
                     cuda_only_macro[name.group(0)] = cuda_only_macro.get(name.group(0), True) and on_cuda_side
                     if on_cuda_side and cuda_only_macro[name.group(0)]:
                         facts = facts.with_cuda_only(frozenset({name.group(0)}))
+                    literal = re.match(r"[A-Za-z_]\w*\s+(\d+)\s*(?://.*|/\*.*)?$", rest)
+                    if literal and stack and any(g.rocm_only for g in stack) and not on_cuda_side:
+                        derived[name.group(0)] = int(literal.group(1))
+                        facts = facts.with_value(name.group(0), int(literal.group(1)))
             elif word in ("if", "ifdef", "ifndef"):
                 truth, is_dead = _condition(word, rest, facts)
                 stack.append(_Group(truth, is_dead and truth is False, _condition(word, rest, cuda_facts)[0]))
@@ -305,7 +322,7 @@ def line_states(text: str, facts: PreprocFacts) -> LineStates:
         elif any(group.rocm_only for group in stack):
             rocm_only.update(lines)
     return LineStates(frozenset(excluded), frozenset(dead), tuple(sorted(cuda_only_macro.items())),
-                      frozenset(rocm_only))
+                      frozenset(rocm_only), tuple(sorted(derived.items())))
 
 
 def _condition(word: str, rest: str, facts: PreprocFacts) -> tuple[Tri, bool]:

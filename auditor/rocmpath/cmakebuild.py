@@ -125,8 +125,10 @@ def read_cmake(path: str, text: str) -> CBuild:
             elif word == "endif" and stack:
                 stack.pop()
             elif word == "set" and any(e[0] == ROCM for e in stack):
-                name = args.split()[0] if args.split() else ""
-                if name and not name.startswith("$"):
+                parts = args.split()
+                name = parts[0] if parts else ""
+                value = parts[1].strip('"').upper() if len(parts) > 1 else ""
+                if name and not name.startswith("$") and value not in ("", "OFF", "FALSE", "0", "NO", "N"):
                     rocm_vars.add(name)
     stack.clear()
     unconditional_hip = False
@@ -211,7 +213,7 @@ def _strength(text: str) -> int:
 
 def _option(condition: str) -> str:
     """`-DGGML_HIP=ON` from `GGML_HIP`, `-DBACKEND=hip` from `BACKEND STREQUAL "hip"`."""
-    m = re.search(r"(\w+)\s+STREQUAL\s+\"(hip|rocm|HIP|ROCM)\"", condition)
+    m = re.search(r"\$?\{?(\w+)\}?\s+STREQUAL\s+\"(hip|rocm|HIP|ROCM)\"", condition)
     if m:
         return f"-D{m.group(1).lstrip('$').strip('{}')}={m.group(2)}"
     m = re.fullmatch(r"\s*\$?\{?(\w+)\}?\s*", condition)

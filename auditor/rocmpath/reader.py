@@ -302,7 +302,7 @@ def _rocm_path(comp, mine, pybuilds, cbuilds, shims, extras, text_of) -> RocmPat
             line, what = b.evidence[0]
             evidence.append(Evidence("P1", f"{b.path}:{line}", f"builds for HIP (`{what[:70]}`)"))
     for shim in sorted(shims)[:1]:
-        evidence.append(Evidence("P2", f"{shim}:1", "maps CUDA names to HIP for the HIP build (a shim header)"))
+        evidence.append(Evidence("P2", f"{shim}:1", "maps CUDA names to HIP for the HIP build (a shim)"))
     for path, line in extras:
         evidence.append(Evidence("P6", f"{path}:{line}", "declares a ROCm extra"))
     for f in mine:
@@ -326,11 +326,13 @@ def _rocm_path(comp, mine, pybuilds, cbuilds, shims, extras, text_of) -> RocmPat
     recipe = ""
     if verified and not compiles_gpu:
         recipe = "pip install . (pure Python: it runs on ROCm PyTorch)"
-    elif verified and setup is not None:
+    elif verified and setup is not None and not any(b.builds_on_rocm for b in cbuilds):
         recipe = "pip install --no-build-isolation . on ROCm PyTorch"
     elif verified and any(PurePosixPath(b.path).name == "CMakeLists.txt" for b in cbuilds):
         option = next((b.rocm_option for b in cbuilds if b.rocm_option), "")
         recipe = f"cmake -B build {option} && cmake --build build".replace("  ", " ")
+        if setup is not None or any(PurePosixPath(m).name == "pyproject.toml" for m in (f.path for f in mine)):
+            recipe += ", then pip install ."
     elif verified and cbuilds:
         recipe = "make (its default configuration builds with hipcc)"
     confidence = "high" if verified and ci else "medium" if verified else "low"
