@@ -15,16 +15,16 @@ NOT_SHIPPED = {"tests", "test", "testing", "examples", "example", "benchmarks", 
                "scripts", "tools", "ci", "build", "dist", "csrc"}
 
 
-def _parent(path: str) -> str:
+def parent_dir(path: str) -> str:
     parent = PurePosixPath(path).parent.as_posix()
     return "." if parent in ("", ".") else parent
 
 
-def _within(path: str, comp: str) -> bool:
+def within(path: str, comp: str) -> bool:
     return comp == "." or path == comp or path.startswith(comp + "/")
 
 
-def _relative(path: str, comp: str) -> str:
+def relative_to(path: str, comp: str) -> str:
     return path if comp == "." else path[len(comp) + 1:]
 
 
@@ -41,7 +41,7 @@ def provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_o
     patterns: dict[str, set[str]] = {}
     on_demand = not any(b.artifacts for b in pybuilds if PurePosixPath(b.path).name == "setup.py")
     for b in list(pybuilds) + list(cbuilds):
-        base = _parent(b.path)
+        base = parent_dir(b.path)
         op_builder = "op_builder" in PurePosixPath(b.path).parts
         if op_builder:   # sources an op builder compiles on first use (JIT) when the install builds no extension
             base = comp
@@ -50,18 +50,18 @@ def provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_o
                 configs = {"opt-in"}
             if "${" in pattern:
                 continue
-            key = pattern if base == "." or comp == base else f"{_relative(base, comp)}/{pattern}" if _within(base, comp) else pattern
+            key = pattern if base == "." or comp == base else f"{relative_to(base, comp)}/{pattern}" if within(base, comp) else pattern
             patterns.setdefault(key, set()).update(configs)
     for b in cbuilds:
         for target, config in b.subdirs.items():
             if config in ("rocm", "cuda", "other-backend"):
-                base = _parent(b.path)
-                patterns.setdefault(f"{_relative(base, comp) + '/' if base != comp and base != '.' else ''}{target}/*",
+                base = parent_dir(b.path)
+                patterns.setdefault(f"{relative_to(base, comp) + '/' if base != comp and base != '.' else ''}{target}/*",
                                     set()).add(config)
     c_files = [f for f in mine if f.kind in C_KINDS]
     roles: dict[str, set[str]] = {}
     for f in c_files:
-        rel = _relative(f.path, comp)
+        rel = relative_to(f.path, comp)
         for pattern, configs in patterns.items():
             if _matches(rel, pattern):
                 roles.setdefault(f.path, set()).update(configs)
@@ -101,7 +101,7 @@ def provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_o
                 continue
             for pattern in b.artifact_sources.get(artifact, ()):
                 for f in c_files:
-                    if _matches(_relative(f.path, comp), pattern):
+                    if _matches(relative_to(f.path, comp), pattern):
                         project.cuda_only_artifact_files[f.path] = artifact
     rocm = project.paths.get(comp)
     if rocm is not None and rocm.verified and not rocm.gpu_sources and not roles:
@@ -116,7 +116,7 @@ def provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_o
         for line in b.fenced_on_rocm:
             for pattern, configs in b.sources.items():
                 for f in c_files:
-                    if _matches(_relative(f.path, comp), pattern):
+                    if _matches(relative_to(f.path, comp), pattern):
                         project.fenced[f.path] = f"{b.path}:{line}"
 
 
@@ -126,7 +126,7 @@ def packages(comp: str, mine) -> frozenset[str]:
     for f in mine:
         if PurePosixPath(f.path).name != "__init__.py":
             continue
-        parts = PurePosixPath(_relative(f.path, comp)).parts
+        parts = PurePosixPath(relative_to(f.path, comp)).parts
         if len(parts) >= 2 and parts[0] == "src" and len(parts) >= 3:
             top = f"src/{parts[1]}"
         elif len(parts) >= 2:

@@ -12,7 +12,7 @@ from auditor.rocmpath.cmakebuild import CBuild, read_cmake, read_makefile
 from auditor.rocmpath.model import Evidence, ProjectBuild, RocmPath
 from auditor.rocmpath.pybuild import PyBuild, read_python_build
 from auditor.rocmpath.provenance import (
-    C_KINDS, NOT_SHIPPED, _parent, _within, behind_macros, packages, provenance,
+    C_KINDS, NOT_SHIPPED, parent_dir, within, behind_macros, packages, provenance,
 )
 from auditor.rocmpath.pyreach import optional_modules
 from auditor.types import SourceFile
@@ -59,7 +59,7 @@ def _pyproject_is_distribution(text: str) -> tuple[bool, dict]:
 def owner(path: str, comps: Sequence[str]) -> str:
     best = "."
     for comp in comps:
-        if comp != "." and _within(path, comp) and len(comp) > len(best if best != "." else ""):
+        if comp != "." and within(path, comp) and len(comp) > len(best if best != "." else ""):
             best = comp
     return best
 
@@ -79,7 +79,7 @@ def pulled_in_build_files(files: Sequence[SourceFile], root: Path, vendored: Seq
         if PurePosixPath(f.path).name == "CMakeLists.txt":
             text = _read(f) or ""
             for target in re.findall(r"add_subdirectory\s*\(\s*\"?([^\s)\"$]+)", text):
-                path = PurePosixPath(_parent(f.path), target).as_posix().removeprefix("./")
+                path = PurePosixPath(parent_dir(f.path), target).as_posix().removeprefix("./")
                 if any(path == v or path.startswith(v + "/") for v in vendored):
                     targets.append(path)
     out: list[SourceFile] = []
@@ -125,7 +125,7 @@ def read_project(
     dist_names: set[str] = set()
     for f in own_files:
         name = PurePosixPath(f.path).name
-        directory = _parent(f.path)
+        directory = parent_dir(f.path)
         if name == "setup.py" and _calls_setup(text_of(f.path)):
             comps.setdefault(directory, []).append(f.path)
             m = re.search(r"""\bname\s*=\s*["']([A-Za-z0-9_.-]+)["']""", text_of(f.path))
@@ -151,7 +151,7 @@ def read_project(
     for f in own_files:
         if PurePosixPath(f.path).name == "CMakeLists.txt":
             for target in re.findall(r"add_subdirectory\s*\(\s*\"?([^\s)\"]+)", text_of(f.path)):
-                cmake_children.add(PurePosixPath(_parent(f.path), target).as_posix().removeprefix("./"))
+                cmake_children.add(PurePosixPath(parent_dir(f.path), target).as_posix().removeprefix("./"))
     for child in list(comps):
         if child in cmake_children and all(PurePosixPath(m).name == "CMakeLists.txt" for m in comps[child]):
             del comps[child]
