@@ -107,3 +107,20 @@ def test_availability_checked_and_type_checking_imports_are_optional():
     found = optional_by_line(code)
     assert found[4] == (False, True) and found[8] == (False, True) and found[11] == (False, True)
     assert found[12] == (False, False)
+
+
+def test_an_except_import_error_fallback_to_a_cuda_module_is_guarded_at_its_uses():
+    code = (
+        "try:\n"
+        "    from triton.language.extra.libdevice import tanh\n"
+        "except ModuleNotFoundError:\n"
+        "    from triton.language.extra.cuda.libdevice import tanh\n"     # 4: the fallback
+        "def f(x):\n"
+        "    return tanh(x)\n"                                             # 6
+        "from triton.language.extra.cuda.libdevice import fast_expf\n"     # 7: no alternative
+        "def g(x):\n"
+        "    return fast_expf(x)\n"                                        # 9
+    )
+    found = guarded_by_line(code)
+    assert found.get(4, True) is True and found[6] is True
+    assert found[9] is False

@@ -131,6 +131,15 @@ def string_value(node: ast.AST | None) -> str | None:
     return None
 
 
+def _bound(stmt: ast.stmt) -> list[tuple[str, str]]:
+    """(local name, qualified name) of each name an import statement binds."""
+    if isinstance(stmt, ast.Import):
+        return [(a.asname or a.name.split(".")[0], a.name) for a in stmt.names]
+    if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+        return [(a.asname or a.name, f"{stmt.module}.{a.name}") for a in stmt.names if a.name != "*"]
+    return []
+
+
 class _Guards:
     """Where a ROCm run never goes: branches of `if torch.version.hip:`-style tests, and what follows
     an early `return` under such a test; plus `try: import X / except ImportError:` fallbacks."""
@@ -145,6 +154,7 @@ class _Guards:
         self.regions: list[tuple[Pos, Pos]] = []
         self.import_regions: list[tuple[Pos, Pos]] = []
         self.optional_regions: list[tuple[Pos, Pos]] = []   # TYPE_CHECKING blocks, availability-checked code
+        self.fallback_names: set[str] = set()   # qualified names bound only by an except-ImportError fallback
 
     def _candidates(self, node: ast.AST) -> set[str]:
         return set(self.names.of(node)) | {_dotted(node) or ""}
@@ -273,10 +283,24 @@ class _Guards:
             if {c.split(".")[-1] for c in caught} & IMPORT_ERRORS:
                 if handler.body and isinstance(handler.body[-1], ast.Raise):
                     return   # re-raised: not a fallback
+                self._fallback_imports(node.body, handler.body)
                 region = _region(node.body)
                 if region:
                     self.import_regions.append(region)
                 return
+
+    def _fallback_imports(self, body: list[ast.stmt], handler: list[ast.stmt]) -> None:
+        """`try: from triton.language.extra.libdevice import tanh / except ImportError: from
+        triton.language.extra.cuda.libdevice import tanh`: the handler's import of a name the try also binds is
+        the fallback a ROCm run never takes."""
+        primary = {local for stmt in body for local, _ in _bound(stmt)}
+        for stmt in handler:
+            bound = [(local, qualified) for local, qualified in _bound(stmt) if local in primary]
+            if bound:
+                self.fallback_names.update(qualified for _, qualified in bound)
+                region = _region([stmt])
+                if region:
+                    self.import_regions.append(region)
 
     @staticmethod
     def inside(regions: list[tuple[Pos, Pos]], start: Pos, end: Pos) -> bool:
@@ -518,7 +542,7 @@ class _Engine:
             seen.add(key)
             guarded = _Guards.inside(self.guards.regions, start, end) or (
                 kind == "import" and _Guards.inside(self.guards.import_regions, start, end)
-            )
+            ) or (kind == "code" and subject in self.guards.fallback_names)
             column = start[1] + 1 if line_override is None else None
             optional = kind == "import" and _Guards.inside(self.guards.optional_regions, start, end)
             out.append(make_finding(
