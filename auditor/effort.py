@@ -1,6 +1,7 @@
 """Effort range and verdicts from findings (design.md section 6). Pure functions."""
 from __future__ import annotations
 
+import re
 import tomllib
 from collections import defaultdict
 from collections.abc import Sequence
@@ -102,7 +103,8 @@ def on_default_path(finding: Finding, model: EffortModel | None = None) -> bool:
 
 def site_hours(findings: Sequence[Finding], rules: dict[str, Rule], model: EffortModel) -> list[Hours]:
     """Hours per finding, in order; only live findings cost (rocm-path.md section 5). Effort scales with
-    distinct problems, not lines: a rule in a file is one problem (its further sites there cost nothing); a
+    distinct problems, not lines: a rule in a file (or in a family of generated files that differ only in
+    numbers) is one problem, its further sites there cost nothing; a
     replacement (an L/XL rule, a CUDA-only dependency: one rule names one package or library, whatever its
     spelling) is paid once, by a site on the default install path when there is one, and its further files
     cost a repeat-class edit."""
@@ -114,9 +116,9 @@ def site_hours(findings: Sequence[Finding], rules: dict[str, Rule], model: Effor
         finding, rule = findings[i], rules.get(findings[i].rule_id)
         if rule is None or not counts(finding):
             continue
-        if (rule.id, finding.path) in in_file:
+        if (rule.id, family(finding.path)) in in_file:
             continue
-        in_file.add((rule.id, finding.path))
+        in_file.add((rule.id, family(finding.path)))
         if finding.severity == Severity.LOW:
             out[i] = model.handled_hours
             continue
@@ -130,6 +132,13 @@ def site_hours(findings: Sequence[Finding], rules: dict[str, Rule], model: Effor
         if dependency or rule.effort in ("L", "XL"):
             paid.add(rule.id)
     return out
+
+
+def family(path: str) -> str:
+    """Files that differ only in numbers (`fmha_fwd_hdim64_fp16_sm80.cu`, `…hdim128…`) are one generated family:
+    one problem for the effort, however many instances the generator wrote."""
+    p = PurePosixPath(path)
+    return f"{p.parent.as_posix()}/{re.sub(r'[0-9]+', '#', p.name)}"
 
 
 def review_hours(result: FileResult, model: EffortModel) -> Hours:
@@ -188,11 +197,17 @@ def estimate(
     review_low = review_high = 0.0
     kernel_files = 0
     gpu_code = False
+    seen_families: set[str] = set()
     not_ported = {f.path for f in findings if f.disposition not in ("live", "verify on hardware", "guarded")}
     for result in results:
-        if in_optional_dir(result.path, model) or result.path in not_ported or result.path in built_elsewhere:
+        if in_optional_dir(result.path, model):
             continue
         gpu_code = gpu_code or (result.coverage is not None and result.coverage.total > 0)
+        if result.path in not_ported or result.path in built_elsewhere:
+            continue
+        if family(result.path) in seen_families:
+            continue   # a generated sibling: reviewed and validated with the first of its family
+        seen_families.add(family(result.path))
         cost = NO_HOURS if result.path in hipified else review_hours(result, model)
         review_low, review_high = review_low + cost[0], review_high + cost[1]
         by_directory.add(_top_directory(result.path), cost)
@@ -213,5 +228,6 @@ def estimate(
         validation=(round(validation[0] / day, 1), round(validation[1] / day, 1)),
         by_directory=by_directory.rows(day, 1, by_cost=True),
         by_file=by_file.rows(1.0, 2, by_cost=True),
+        kernel_files=kernel_files,
     )
     return effort, hours

@@ -226,6 +226,7 @@ class Effort:
     validation: tuple[float, float] = (0.0, 0.0)
     by_directory: tuple[tuple[str, float, float], ...] = ()
     by_file: tuple[tuple[str, float, float], ...] = ()      # in hours, costliest first: the hotspots
+    kernel_files: int = 0            # files (generated families once) with __global__ kernels a ROCm build compiles
 
 
 @dataclass(frozen=True, slots=True)

@@ -67,3 +67,31 @@ def test_a_collection_of_programs_is_judged_by_the_share_blocked(tmp_path, run_j
     files["b/main.cu"] = CLEAN_KERNEL + "int main() { return 0; }\n"
     _, report = run_json(write_tree(tmp_path / "one_of_three", files), "--fail-on", "never")
     assert report["summary"]["verdict"] == "needs-port"
+
+
+def test_a_generated_kernel_family_costs_like_one_kernel(tmp_path, run_json):
+    one = write_tree(tmp_path / "one", {"gen/fmha_hdim64_sm80.cu": PTX_KERNEL})
+    many = write_tree(tmp_path / "many", {f"gen/fmha_hdim{d}_sm{a}.cu": PTX_KERNEL
+                                          for d in (32, 64, 96, 128, 192, 256) for a in (80, 90)})
+    _, small = run_json(one, "--fail-on", "never")
+    _, large = run_json(many, "--fail-on", "never")
+    assert len(large["findings"]) == 12 * len(small["findings"])       # every site is still reported
+    assert (large["effort"]["low_days"], large["effort"]["high_days"]) == \
+        (small["effort"]["low_days"], small["effort"]["high_days"])
+
+
+def test_another_vendors_backend_beside_the_rocm_one(tmp_path, run_json):
+    root = write_tree(tmp_path / "repo", {
+        "pyproject.toml": "[project]\nname = \"serve\"\nversion = \"1\"\n",
+        "serve/__init__.py": "",
+        "requirements/rocm.txt": "torch\n",
+        "requirements/cuda.txt": "flashinfer-python==0.2.5\n",
+        "serve/platforms/__init__.py": "",
+        "serve/platforms/rocm.py": "import torch\nIS_ROCM = torch.version.hip is not None\n",
+        "serve/platforms/cuda.py": "import pynvml\n",
+    })
+    _, report = run_json(root, "--fail-on", "never")
+    by_path = {f["path"]: f["disposition"] for f in report["findings"]}
+    assert by_path["requirements/cuda.txt"] == "other-vendor-backend"
+    assert by_path["serve/platforms/cuda.py"] == "other-vendor-backend"
+    assert report["summary"]["verdict"] == "ready"

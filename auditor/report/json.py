@@ -112,6 +112,7 @@ def effort_dict(effort: Effort) -> dict:
         "by_category": {cat: [low, high] for cat, low, high in effort.by_category},
         "hipify_review_days": list(effort.hipify_review),
         "validation_days": list(effort.validation),
+        "kernel_files": effort.kernel_files,
         "by_directory": {name: [low, high] for name, low, high in effort.by_directory},
         "hotspots": [{"path": path, "hours": [low, high]} for path, low, high in effort.by_file[:HOTSPOTS]],
         "assumptions": [{"name": a.name, "value": a.value, "source": a.source} for a in effort.assumptions],

@@ -72,6 +72,8 @@ def dispose(
         return GUARDED, ""
     if _ops(path, kind):
         return OPS, "CI, container or developer script"
+    if any(path == v or path.startswith(v + "/") for v in project.vendor_backends):
+        return OTHER_VENDOR, "another vendor's backend beside the ROCm one"
     if finding.optional or optional_dir or project.components.get(comp) in ("secondary", "optional"):
         return OPTIONAL, "a declared extra, an optional directory or a separate distribution" \
             if project.components.get(comp) != "secondary" else f"{comp}/ is a separate distribution"
@@ -86,8 +88,6 @@ def dispose(
         packages = project.shipped_python.get(comp, frozenset())
         if packages and not _shipped(path, packages):
             return TOOLING, "Python outside the shipped packages"
-    if any(path == v or path.startswith(v + "/") for v in project.vendor_backends):
-        return OTHER_VENDOR, "another vendor's backend beside the ROCm one"
     if path in project.shims:
         return SHIM, "the shim header that maps CUDA names for the HIP build"
     if kind in ("cuda", "cpp") and _written_for_rocm(path):
