@@ -106,6 +106,8 @@ def dispose(
     if verified and role == "other-backend":
         return OTHER_VENDOR, "another vendor's backend"
     if verified and role == "opt-in":
+        if _is_soft(finding, rule) and finding.severity > Severity.INFO:
+            return VERIFY, "in an op the ROCm path compiles on first use"
         return OPTIONAL_FEATURE, "an opt-in part of the build (an op compiled on first use)"
     if verified and role == "unreferenced":
         return NOT_BUILT, "no build configuration lists or includes this file"
