@@ -85,7 +85,8 @@ def test_another_vendors_backend_beside_the_rocm_one(tmp_path, run_json):
         "pyproject.toml": "[project]\nname = \"serve\"\nversion = \"1\"\n",
         "serve/__init__.py": "",
         "requirements/rocm.txt": "torch\n",
-        "requirements/cuda.txt": "flashinfer-python==0.2.5\n",
+        "requirements/cuda.txt": "flashinfer-python==0.2.5\nnvidia-cutlass-dsl==4.2\n",
+        "serve/cute_ops.py": "import cutlass\n",           # nothing imports it; its package is a CUDA-only extra
         "serve/platforms/__init__.py": "",
         "serve/platforms/rocm.py": "import torch\nIS_ROCM = torch.version.hip is not None\n",
         "serve/platforms/cuda.py": "import pynvml\n",
@@ -94,4 +95,6 @@ def test_another_vendors_backend_beside_the_rocm_one(tmp_path, run_json):
     by_path = {f["path"]: f["disposition"] for f in report["findings"]}
     assert by_path["requirements/cuda.txt"] == "other-vendor-backend"
     assert by_path["serve/platforms/cuda.py"] == "other-vendor-backend"
+    # declared only in the CUDA requirements, imported by a module `import serve` never loads: optional
+    assert by_path["serve/cute_ops.py"] == "optional"
     assert report["summary"]["verdict"] == "ready"

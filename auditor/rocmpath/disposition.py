@@ -130,7 +130,9 @@ def assign(
         f.rule_id for f in findings
         if kinds.get(f.path) == "manifest" or PurePosixPath(f.path).name == "setup.py"
         if not f.optional and rules.get(f.rule_id) is not None
-        and rules[f.rule_id].category == "cuda_only_python_package")
+        and rules[f.rule_id].category == "cuda_only_python_package"
+        and not _ops(f.path, kinds.get(f.path, ""))
+        and not any(f.path == v or f.path.startswith(v + "/") for v in project.vendor_backends))
     out = []
     for f in findings:
         comp = owner(f.path, comps)
