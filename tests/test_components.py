@@ -98,3 +98,16 @@ def test_another_vendors_backend_beside_the_rocm_one(tmp_path, run_json):
     # declared only in the CUDA requirements, imported by a module `import serve` never loads: optional
     assert by_path["serve/cute_ops.py"] == "optional"
     assert report["summary"]["verdict"] == "ready"
+
+
+def test_a_module_only_loaded_by_a_function_or_a_guard_is_an_optional_integration(tmp_path, run_json):
+    root = write_tree(tmp_path / "repo", {
+        "pyproject.toml": "[project]\nname = \"pkg\"\nversion = \"1\"\ndependencies = [\"torch\"]\n",
+        "pkg/__init__.py": "from . import core\n\ndef fast_engine():\n    from . import fast\n    return fast\n",
+        "pkg/core.py": "import tensorrt_llm\n",            # loaded by `import pkg`: core
+        "pkg/fast.py": "import tensorrt_llm\n",            # loaded only when fast_engine() runs
+    })
+    _, report = run_json(root, "--fail-on", "never")
+    by_path = {f["path"]: f["disposition"] for f in report["findings"]}
+    assert by_path == {"pkg/core.py": "live", "pkg/fast.py": "optional"}
+    assert report["summary"]["verdict"] == "blocked"

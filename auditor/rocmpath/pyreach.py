@@ -1,4 +1,5 @@
-"""Python reachability (rocm-path.md section 3): which shipped modules a plain `import <package>` loads.
+"""Python reachability (rocm-path.md section 3): which shipped modules a plain `import <package>` loads
+(module-level imports; an import inside a function runs only when it is called).
 
 A module reached from the package's `__init__` only through guarded imports (try/except ImportError, an
 availability check, `if TYPE_CHECKING:`), or not at all, is optional: an NVIDIA-only package it imports is an
@@ -61,11 +62,12 @@ def _imports(tree: ast.Module, module: str, is_package: bool) -> list[tuple[str,
                     target = node.module or ""
                 out.append((target, guarded))
                 out.extend((f"{target}.{alias.name}", guarded) for alias in node.names if alias.name != "*")
+            lazy = isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef))   # loaded when called, not on import
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, (ast.stmt,)):
-                    walk([child], guarded)
+                    walk([child], guarded or lazy)
                 elif isinstance(child, (ast.excepthandler,)):
-                    walk(child.body, guarded)
+                    walk(child.body, guarded or lazy)
 
     walk(tree.body, False)
     return out
