@@ -110,6 +110,7 @@ def site_hours(findings: Sequence[Finding], rules: dict[str, Rule], model: Effor
     cost a repeat-class edit."""
     paid: set[str] = set()
     in_file: set[tuple[str, str]] = set()
+    paid_in: set[tuple[str, str]] = set()
     out: list[Hours] = [NO_HOURS] * len(findings)
     order = sorted(range(len(findings)), key=lambda i: not on_default_path(findings[i], model))
     for i in order:
@@ -123,6 +124,12 @@ def site_hours(findings: Sequence[Finding], rules: dict[str, Rule], model: Effor
             out[i] = model.handled_hours
             continue
         dependency = rule.category in DEPENDENCY_CATEGORIES
+        rewrite = not dependency and rule.effort in ("L", "XL")
+        folder = PurePosixPath(finding.path).parent.as_posix()
+        if rewrite and (rule.id, folder) in paid_in:
+            continue   # the rewrite of this directory's kernels covers its (generated) siblings
+        if rewrite:
+            paid_in.add((rule.id, folder))
         if rule.id in paid:
             out[i] = model.site_hours[model.repeat_effort]
         elif dependency:

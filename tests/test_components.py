@@ -111,3 +111,14 @@ def test_a_module_only_loaded_by_a_function_or_a_guard_is_an_optional_integratio
     by_path = {f["path"]: f["disposition"] for f in report["findings"]}
     assert by_path == {"pkg/core.py": "live", "pkg/fast.py": "optional"}
     assert report["summary"]["verdict"] == "blocked"
+
+
+def test_a_rewrite_is_paid_once_per_directory_of_kernels(tmp_path, run_json):
+    one = write_tree(tmp_path / "one", {"kern/attn_up.cu": PTX_KERNEL})
+    many = write_tree(tmp_path / "many", {f"kern/attn_{name}.cu": PTX_KERNEL
+                                          for name in ("up", "down", "gate", "fused", "tail")})
+    _, small = run_json(one, "--fail-on", "never")
+    _, large = run_json(many, "--fail-on", "never")
+    ptx = [f for f in large["findings"] if f["category"] == "ptx_inline_asm"]
+    assert len(ptx) == 5 and sum(f["effort_hours"][1] > 0 for f in ptx) == 1
+    assert large["effort"]["by_category"]["ptx_inline_asm"] == small["effort"]["by_category"]["ptx_inline_asm"]
