@@ -1,54 +1,49 @@
-"""Turn per-file results into a Report: optional paths, components, verdict, coverage, effort."""
+"""Turn per-file results into a Report: dispositions against the ROCm path, components, verdict, coverage,
+effort."""
 from __future__ import annotations
 
 from collections.abc import Sequence
-from pathlib import PurePosixPath
 
 from auditor.coverage import coverage
-from auditor.effort import components, estimate
+from auditor.effort import estimate, in_optional_dir, load_model
+from auditor.rocmpath.disposition import assign, own_package_finding
+from auditor.rocmpath.model import ProjectBuild
+from auditor.rocmpath.reader import owner
 from auditor.rulebook import Rulebook
 from auditor.types import FileResult, Finding, Report
-
-COMPONENT_FILES = {"setup.py", "pyproject.toml"}
-
-
-def component_dirs(results: Sequence[FileResult]) -> dict[str, bool]:
-    """Directories that hold a component, each with whether its build files already target ROCm."""
-    paths = {r.path for r in results}
-    dirs: dict[str, bool] = {".": False}
-    for path in sorted(paths):
-        p = PurePosixPath(path)
-        if p.name in COMPONENT_FILES:
-            dirs.setdefault(p.parent.as_posix(), False)
-    cmake_dirs = {PurePosixPath(p).parent for p in paths if PurePosixPath(p).name == "CMakeLists.txt"}
-    for directory in cmake_dirs:
-        if not any(above in cmake_dirs for above in directory.parents):
-            dirs.setdefault(directory.as_posix(), False)
-    for result in results:
-        if ("rocm_build", "yes") in result.facts:
-            owner = PurePosixPath(result.path).parent.as_posix()
-            while owner not in dirs and owner not in (".", ""):
-                owner = PurePosixPath(owner).parent.as_posix()
-            dirs[owner if owner in dirs else "."] = True
-    return dirs
+from auditor.verdict import verdicts
 
 
 def build_report(
-    root: str, results: Sequence[FileResult], rulebook: Rulebook, errors=(), vendored: Sequence[str] = ()
+    root: str, results: Sequence[FileResult], rulebook: Rulebook, errors=(), vendored: Sequence[str] = (),
+    project: ProjectBuild | None = None,
 ) -> Report:
+    """`project`: what the tree's build files say (auditor.rocmpath.reader.read_project); without it every
+    finding is judged as if the tree had one component and no ROCm build."""
     rules = rulebook.by_id()
-    findings: list[Finding] = []
-    for result in results:
-        findings.extend(result.findings)
+    project = project or ProjectBuild(components={".": "primary"})
+    model = load_model()
+    findings: list[Finding] = [
+        f for result in results for f in result.findings
+        if not own_package_finding(f, rules.get(f.rule_id), project)
+    ]
+    kinds = {r.path: r.kind for r in results}
+    comps = sorted(project.components) or ["."]
+    findings = assign(findings, kinds, rules, project,
+                      lambda path, comp: in_optional_dir(path, model, "" if comp == "." else comp), comps)
     findings.sort(key=Finding.sort_key)
-    effort, hours = estimate(findings, rules, results)
-    comps, verdict, reason = components(findings, component_dirs(results), rules)
+    verified = [c for c, rocm in project.paths.items() if rocm.verified]
+    elsewhere = frozenset(p for p, role in project.provenance.items()
+                          if role not in ("both", "rocm") and owner(p, comps) in verified)
+    hipified = frozenset(r.path for r in results if owner(r.path, comps) in verified)
+    effort, hours = estimate(findings, rules, results, elsewhere, hipified)
+    comps_out, verdict, reason = verdicts(findings, project, rules)
     all_errors = list(errors) + [(r.path, r.error) for r in results if r.error]
     return Report(
         root=root,
         findings=tuple(findings),
         results=tuple(results),
-        components=comps,
+        components=comps_out,
         verdict=verdict,
         verdict_reason=reason,
         coverage=coverage(results, rulebook.table.describe()),

@@ -30,7 +30,7 @@ from auditor import __version__
 from auditor.datacodec import DecodeError, decode, encode
 from auditor.types import FileResult, SourceFile
 
-FORMAT = b"rocm-audit cache 2 json\n"     # bump when the entry layout or the stored types change shape
+FORMAT = b"rocm-audit cache 3 json\n"     # bump when the entry layout or the stored types change shape
 CHECKSUM_BYTES = 16
 MAX_ENTRY_BYTES = 64 * 1024 * 1024         # larger than any result; a bigger file is not an entry of ours
 DEFAULT_SIZE_CAP = 500 * 1024 * 1024       # bytes of entries; the oldest go first beyond it

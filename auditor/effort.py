@@ -4,13 +4,13 @@ from __future__ import annotations
 import re
 import tomllib
 from collections import defaultdict
-from collections.abc import Iterable, Sequence
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import PurePosixPath
 
 from auditor.rulebook import rules_root
-from auditor.types import Assumption, Component, Effort, FileResult, Finding, Rule, Severity
+from auditor.types import Assumption, Effort, FileResult, Finding, Rule, Severity
 
 
 Hours = tuple[float, float]
@@ -91,8 +91,9 @@ def in_optional_dir(path: str, model: EffortModel, within: str = "") -> bool:
 
 
 def counts(finding: Finding) -> bool:
-    """Whether a finding is work, wherever it sits (optional directories are the caller's business)."""
-    return not finding.guarded and not finding.optional and finding.severity > Severity.INFO
+    """Whether a finding is work: live (rocm-path.md section 4), unguarded, not optional, above info."""
+    return finding.disposition == "live" and not finding.guarded and not finding.optional \
+        and finding.severity > Severity.INFO
 
 
 def on_default_path(finding: Finding, model: EffortModel | None = None) -> bool:
@@ -101,20 +102,34 @@ def on_default_path(finding: Finding, model: EffortModel | None = None) -> bool:
 
 
 def site_hours(findings: Sequence[Finding], rules: dict[str, Rule], model: EffortModel) -> list[Hours]:
-    """Hours per finding, in order. A replacement (an L/XL rule, a CUDA-only dependency: one rule names one
-    package or library, whatever its spelling) is paid once, by a site on the default install path when there is
-    one; its further sites cost a repeat-class edit."""
+    """Hours per finding, in order; only live findings cost (rocm-path.md section 5). Effort scales with
+    distinct problems, not lines: a rule in a file (or in a family of generated files that differ only in
+    numbers) is one problem, its further sites there cost nothing; a
+    replacement (an L/XL rule, a CUDA-only dependency: one rule names one package or library, whatever its
+    spelling) is paid once, by a site on the default install path when there is one, and its further files
+    cost a repeat-class edit."""
     paid: set[str] = set()
+    in_file: set[tuple[str, str]] = set()
+    paid_in: set[tuple[str, str]] = set()
     out: list[Hours] = [NO_HOURS] * len(findings)
     order = sorted(range(len(findings)), key=lambda i: not on_default_path(findings[i], model))
     for i in order:
         finding, rule = findings[i], rules.get(findings[i].rule_id)
-        if rule is None or finding.guarded or finding.severity == Severity.INFO:
+        if rule is None or not counts(finding):
             continue
+        if (rule.id, family(finding.path)) in in_file:
+            continue
+        in_file.add((rule.id, family(finding.path)))
         if finding.severity == Severity.LOW:
             out[i] = model.handled_hours
             continue
         dependency = rule.category in DEPENDENCY_CATEGORIES
+        rewrite = not dependency and rule.effort in ("L", "XL")
+        folder = PurePosixPath(finding.path).parent.as_posix()
+        if rewrite and (rule.id, folder) in paid_in:
+            continue   # the rewrite of this directory's kernels covers its (generated) siblings
+        if rewrite:
+            paid_in.add((rule.id, folder))
         if rule.id in paid:
             out[i] = model.site_hours[model.repeat_effort]
         elif dependency:
@@ -124,6 +139,13 @@ def site_hours(findings: Sequence[Finding], rules: dict[str, Rule], model: Effor
         if dependency or rule.effort in ("L", "XL"):
             paid.add(rule.id)
     return out
+
+
+def family(path: str) -> str:
+    """Files that differ only in numbers (`fmha_fwd_hdim64_fp16_sm80.cu`, `…hdim128…`) are one generated family:
+    one problem for the effort, however many instances the generator wrote."""
+    p = PurePosixPath(path)
+    return f"{p.parent.as_posix()}/{re.sub(r'[0-9]+', '#', p.name)}"
 
 
 def review_hours(result: FileResult, model: EffortModel) -> Hours:
@@ -163,9 +185,13 @@ class _Tally:
 
 
 def estimate(
-    findings: Sequence[Finding], rules: dict[str, Rule], results: Sequence[FileResult] = ()
+    findings: Sequence[Finding], rules: dict[str, Rule], results: Sequence[FileResult] = (),
+    built_elsewhere: frozenset[str] = frozenset(), hipified: frozenset[str] = frozenset(),
 ) -> tuple[Effort, list[Hours]]:
-    """The effort range (design.md section 6) and each finding's hours, in the findings' order."""
+    """The effort range (design.md section 6) and each finding's hours, in the findings' order.
+    `built_elsewhere`: files a ROCm build does not compile (CUDA-only sources with an alternative, opt-in
+    ops, other backends, files no build lists): neither reviewed nor validated. `hipified`: files a ROCm
+    build already compiles as HIP: validated, not reviewed."""
     model = load_model()
     day = model.hours_per_day
     hours = site_hours(findings, rules, model)
@@ -177,16 +203,26 @@ def estimate(
             by_file.add(finding.path, cost)
     review_low = review_high = 0.0
     kernel_files = 0
+    gpu_code = False
+    seen_families: set[str] = set()
+    not_ported = {f.path for f in findings if f.disposition not in ("live", "verify on hardware", "guarded")}
     for result in results:
         if in_optional_dir(result.path, model):
             continue
-        cost = review_hours(result, model)
+        gpu_code = gpu_code or (result.coverage is not None and result.coverage.total > 0)
+        if result.path in not_ported or result.path in built_elsewhere:
+            continue
+        if family(result.path) in seen_families:
+            continue   # a generated sibling: reviewed and validated with the first of its family
+        seen_families.add(family(result.path))
+        cost = NO_HOURS if result.path in hipified else review_hours(result, model)
         review_low, review_high = review_low + cost[0], review_high + cost[1]
         by_directory.add(_top_directory(result.path), cost)
         by_file.add(result.path, cost)
         kernel_files += ("defines_kernels", "yes") in result.facts
     validation = NO_HOURS
-    if review_high or any(not in_optional_dir(f.path, model) for f in findings):  # GPU code to validate
+    if gpu_code or kernel_files or any(counts(f) or f.disposition == "verify on hardware"
+                                       for f in findings if not in_optional_dir(f.path, model)):  # GPU code to validate
         validation = tuple(base + kernel_files * per for base, per in
                            zip(model.validation_base_hours, model.validation_kernel_file_hours))
     work_low, work_high = by_category.total()
@@ -199,82 +235,6 @@ def estimate(
         validation=(round(validation[0] / day, 1), round(validation[1] / day, 1)),
         by_directory=by_directory.rows(day, 1, by_cost=True),
         by_file=by_file.rows(1.0, 2, by_cost=True),
+        kernel_files=kernel_files,
     )
     return effort, hours
-
-
-# ---------------------------------------------------------------- verdicts
-
-def verdict_of(findings: Iterable[Finding], rules: dict[str, Rule]) -> tuple[str, str]:
-    live = [f for f in findings if counts(f)]
-    critical = [f for f in live if f.severity == Severity.CRITICAL]
-    if critical:
-        return "blocked", "blocked: " + _describe(critical, rules, "with no ROCm equivalent")
-    work = [f for f in live if f.severity >= Severity.MEDIUM]
-    if work:
-        return "needs-port", "needs-port: " + _describe(work, rules, "to change by hand")
-    low = [f for f in live if f.severity == Severity.LOW]
-    if low:
-        return "ready", f"ready: {len(low)} finding(s) left, all handled by HIPIFY or a rename"
-    return "ready", "ready: nothing on the default install path needs porting"
-
-
-def _describe(findings: list[Finding], rules: dict[str, Rule], tail: str) -> str:
-    """`N finding(s) …: rule-name (subjects) in path and K more file(s); …` for the first three rules."""
-    by_rule: dict[str, tuple[list[str], set[str]]] = {}
-    for f in sorted(findings, key=lambda f: (-f.severity, f.path, f.span.line or 0)):
-        label = rules[f.rule_id].name if f.rule_id in rules else f.rule_id
-        subjects, paths = by_rule.setdefault(label, ([], set()))
-        short = _short_subject(f.subject)
-        if short and short not in subjects and short not in label:
-            subjects.append(short)
-        paths.add(f.path)
-    parts = []
-    for label, (subjects, paths) in list(by_rule.items())[:3]:
-        named = f"{label} ({', '.join(subjects[:3])}{', …' if len(subjects) > 3 else ''})" if subjects else label
-        first = sorted(paths)[0]
-        parts.append(f"{named} in {first}" + (f" and {len(paths) - 1} more file(s)" if len(paths) > 1 else ""))
-    more = f"; and {len(by_rule) - 3} more rule(s)" if len(by_rule) > 3 else ""
-    return f"{len(findings)} finding(s) {tail}: {'; '.join(parts)}{more}"
-
-
-def _short_subject(subject: str) -> str:
-    """`mbarrier.try_wait.parity.shared::cta.b64` -> `mbarrier`; `cp.async.bulk.tensor.2d` -> `cp.async.bulk`."""
-    if not re.fullmatch(r"[A-Za-z_][\w.:+-]*", subject):
-        return ""  # a line of a build file or a URL says less than the rule name
-    parts = subject.split(".")
-    keep = 3 if len(parts[0]) <= 3 else 1
-    return ".".join(parts[:keep])
-
-
-def component_of(path: str, component_paths: Sequence[str]) -> str:
-    best = "."
-    for comp in component_paths:
-        if comp != "." and (path == comp or path.startswith(comp + "/")) and len(comp) > len(best if best != "." else ""):
-            best = comp
-    return best
-
-
-def components(
-    findings: Sequence[Finding],
-    component_dirs: dict[str, bool],
-    rules: dict[str, Rule],
-) -> tuple[tuple[Component, ...], str, str]:
-    """Per-component verdicts, and the overall verdict from the components a default install uses."""
-    model = load_model()
-    paths = sorted(component_dirs)
-    grouped: dict[str, list[Finding]] = defaultdict(list)
-    for finding in findings:
-        grouped[component_of(finding.path, paths)].append(finding)
-    result = []
-    default_path: list[Finding] = []
-    for comp in paths:
-        optional = comp != "." and in_optional_dir(comp + "/x", model)
-        own = grouped.get(comp, [])
-        core = [f for f in own if not in_optional_dir(f.path, model, "" if comp == "." else comp)]
-        verdict, reason = verdict_of(core, rules)
-        result.append(Component(comp, verdict, component_dirs[comp], reason, optional))
-        if not optional:
-            default_path.extend(core)
-    overall, reason = verdict_of(default_path, rules)
-    return tuple(result), overall, reason

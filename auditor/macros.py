@@ -15,7 +15,16 @@ C_KINDS = ("cuda", "cpp")
 
 
 def cuda_only_macros(sources: Iterable[SourceFile], facts: PreprocFacts, max_bytes: int) -> frozenset[str]:
+    return project_macros(sources, facts, max_bytes)[0]
+
+
+def project_macros(
+    sources: Iterable[SourceFile], facts: PreprocFacts, max_bytes: int,
+) -> tuple[frozenset[str], dict[str, int]]:
+    """(macros defined only on CUDA-only branches, values derived on ROCm: `#if defined(__HIP_PLATFORM_AMD__)
+    / #define BNB_HIP 1` makes `#if BNB_HIP` true on ROCm in every file)."""
     verdict: dict[str, bool] = {}
+    values: dict[str, set[int]] = {}
     for source in sources:
         if source.kind not in C_KINDS:
             continue
@@ -29,9 +38,12 @@ def cuda_only_macros(sources: Iterable[SourceFile], facts: PreprocFacts, max_byt
         if "#define" not in text and "# define" not in text:
             continue
         try:
-            defines = line_states(text, facts).defines
+            states = line_states(text, facts)
         except Exception:  # a file this pass cannot read is still scanned, and reported, on its own
             continue
-        for name, cuda_only in defines:
+        for name, cuda_only in states.defines:
             verdict[name] = verdict.get(name, True) and cuda_only
-    return frozenset(name for name, cuda_only in verdict.items() if cuda_only)
+        for name, value in states.rocm_values:
+            values.setdefault(name, set()).add(value)
+    derived = {name: next(iter(found)) for name, found in values.items() if len(found) == 1}
+    return frozenset(name for name, cuda_only in verdict.items() if cuda_only and name not in derived), derived

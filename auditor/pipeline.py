@@ -10,9 +10,11 @@ from pathlib import Path
 from auditor.analysis import build_report
 from auditor.cache import result_cache
 from auditor.discover import common_root, discover
-from auditor.macros import cuda_only_macros
+from auditor.macros import project_macros
 from auditor.parsing.preproc import PreprocFacts
+from auditor.effort import load_model
 from auditor.policy import apply_path_policy
+from auditor.rocmpath.reader import pulled_in_build_files, read_project
 from auditor.rulebook import Rulebook
 from auditor.progress import ScanProgress
 from auditor.runner import DEFAULT_TIME_BUDGET, file_size, scan_all
@@ -61,9 +63,14 @@ def audit(
     with _timed(timings, "discover"):
         found = discover(paths, root, options.exclude, options.force_exclude,
                          include_vendored=options.include_vendored)
+    with _timed(timings, "build pre-pass"):
+        pulled_in = pulled_in_build_files(found.files, root, found.vendored)
+        project = read_project(found.files, load_model().optional_dirs, pulled_in)
+        rulebook = rulebook.with_project_macros(project.rocm_macros, project.cuda_macros)
     with _timed(timings, "macro pre-pass"):
         facts = PreprocFacts.from_guards(rulebook.guards)
-        rulebook = rulebook.with_cuda_only_macros(cuda_only_macros(found.files, facts, options.max_file_size))
+        cuda_only, derived = project_macros(found.files, facts, options.max_file_size)
+        rulebook = rulebook.with_cuda_only_macros(cuda_only).with_rocm_values(derived)
     files = found.files if only is None else tuple(f for f in found.files if f.path in only)
     advance = progress(len(files), sum(file_size(f) for f in files)) if progress else None
     with _timed(timings, "scan"):
@@ -73,4 +80,4 @@ def audit(
     if shown_root is None:
         shown_root = str(paths[0]) if len(paths) == 1 else str(root)
     with _timed(timings, "report"):
-        return build_report(shown_root, results, rulebook, found.errors, found.vendored)
+        return build_report(shown_root, results, rulebook, found.errors, found.vendored, project)

@@ -225,6 +225,27 @@ class Rulebook:
         guards = {**self.guards, "preprocessor": pre}
         return Rulebook(self.rules, self._with_table(_digest(self.rules, guards)), guards, self.api_table)
 
+    def with_rocm_values(self, values: dict[str, int]) -> "Rulebook":
+        """This rulebook, with macro values the repository derives on ROCm (`#define BNB_HIP 1`)."""
+        if not values:
+            return self
+        pre = dict(self.guards.get("preprocessor", {}))
+        pre["rocm_values"] = {**dict(pre.get("rocm_values", {})), **values}
+        pre["cuda_only_defined"] = sorted(set(pre.get("cuda_only_defined", ())) - set(values))
+        guards = {**self.guards, "preprocessor": pre}
+        return Rulebook(self.rules, self._with_table(_digest(self.rules, guards)), guards, self.api_table)
+
+    def with_project_macros(self, rocm: frozenset[str], cuda_only: frozenset[str]) -> "Rulebook":
+        """This rulebook, with macros the scanned project's build defines on ROCm (`GGML_USE_HIP`) and those
+        it defines only for CUDA or only behind an opt-in (rocm-path.md section 3, project macros)."""
+        if not rocm and not cuda_only:
+            return self
+        pre = dict(self.guards.get("preprocessor", {}))
+        pre["rocm_defined"] = sorted(set(pre.get("rocm_defined", ())) | rocm)
+        pre["cuda_only_defined"] = sorted(set(pre.get("cuda_only_defined", ())) | (cuda_only - rocm))
+        guards = {**self.guards, "preprocessor": pre}
+        return Rulebook(self.rules, self._with_table(_digest(self.rules, guards)), guards, self.api_table)
+
     def select(self, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> "Rulebook":
         def chosen(rule: Rule) -> bool:
             picked = not select or any(_id_matches(rule, s) for s in select)

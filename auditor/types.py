@@ -101,6 +101,9 @@ class Finding:
     guarded: bool = False
     optional: bool = False           # declared as an optional extra or in an optional part of the tree
     detail: str = ""                 # per-site addition to the rule message
+    disposition: str = "live"        # where the finding sits against the ROCm path (auditor/rocmpath); only
+                                     # "live" findings decide the verdict
+    disposition_note: str = ""       # why, e.g. "setup.py:42 builds the CK backend instead"
 
     @property
     def fingerprint(self) -> str:
@@ -155,6 +158,8 @@ class Component:
     rocm_build: bool
     reason: str
     optional: bool
+    rocm_path: object = None         # auditor.rocmpath.model.RocmPath, when the component has a build to read
+    kind: str = "primary"            # primary | secondary (a nested distribution of its own) | optional
 
 
 def percent_of(part: int, total: int) -> float:
@@ -223,6 +228,7 @@ class Effort:
     validation: tuple[float, float] = (0.0, 0.0)
     by_directory: tuple[tuple[str, float, float], ...] = ()
     by_file: tuple[tuple[str, float, float], ...] = ()      # in hours, costliest first: the hotspots
+    kernel_files: int = 0            # files (generated families once) with __global__ kernels a ROCm build compiles
 
 
 @dataclass(frozen=True, slots=True)

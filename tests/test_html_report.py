@@ -338,26 +338,28 @@ def test_dependency_table_lists_each_package_once_with_every_place(tmp_path):
     assert "no ROCm build: replace it" in row
 
 
-def test_rocm_path_dispositions_are_filters_and_not_built_code_is_hidden_by_default(browser, tmp_path, monkeypatch):
-    """When the ROCm-path analysis gives each finding a disposition, the page filters by it; code a ROCm
-    build does not compile is one click away, not in the default count."""
+def test_rocm_path_dispositions_are_filters_and_not_built_code_is_hidden_by_default(browser, tmp_path):
+    """Each finding's disposition is a filter; code a ROCm build does not compile (guarded, not built, …) and
+    tests, examples and CI are one click away, not in the default count."""
     from auditor.pipeline import audit
     from auditor.report import html as html_report
     from auditor.report import plan
     from auditor.rulebook import load_rulebook
 
     report = audit([FIXTURES / "llm_serving"], load_rulebook(), shown_root="llm_serving")
-    real = plan.disposition
-    monkeypatch.setattr(plan, "disposition", lambda r, f: "not-built" if f.path == "Dockerfile" else real(r, f))
     out = tmp_path / "r.html"
     out.write_text(html_report.render_html(report, FIXTURES / "llm_serving"), encoding="utf-8")
     view = _Page(browser, out)
-    docker = sum(1 for f in report.findings if f.path == "Dockerfile")
-    unguarded = sum(1 for f in report.findings if not f.guarded)
-    assert docker and view.shown() == unguarded - docker
-    view.page.select_option("#filter-disposition", "not-built")
-    assert view.shown() == docker
-    assert view.page.locator("#findings tr.group .disp").first.inner_text() == "not built"
+    kinds = [(plan.disposition(report, f), plan.peripheral(f.path)) for f in report.findings]
+    assert view.shown() == sum(1 for kind, peripheral in kinds
+                               if kind not in plan.NOT_COMPILED_ON_ROCM and not peripheral)
+    view.page.uncheck("#filter-peripheral")
+    view.page.select_option("#filter-disposition", "ops")
+    ops = sum(1 for kind, _ in kinds if kind == "ops")
+    assert ops and view.shown() == ops
+    assert view.page.locator("#findings tr.group .disp").first.inner_text() == "ops"
+    view.page.select_option("#filter-disposition", "guarded")
+    assert view.shown() == sum(1 for kind, _ in kinds if kind == "guarded") > 0
     assert view.console == []
 
 
@@ -377,7 +379,7 @@ def test_each_component_links_to_exactly_its_findings(browser, tmp_path):
     for i in range(rows.count()):
         link = rows.nth(i).locator("a.show-component")
         link.click()
-        counts[rows.nth(i).locator("td").first.inner_text()] = int(link.inner_text())
+        counts[rows.nth(i).locator("td").first.inner_text().split()[0]] = int(link.inner_text())
         assert view.shown() == int(link.inner_text())
     assert counts["plugin"] == 1                    # its test file is not counted
     assert counts["(root)"] == sum(1 for f in report["findings"] if f["path"].startswith("main/")

@@ -97,3 +97,54 @@ def test_arithmetic_edge_cases_are_unknown_not_errors():
     assert evaluate("1 / 0", FACTS)[0] is None
     assert evaluate("(1 << 70) > 0", FACTS)[0] is True
     assert evaluate("defined(", FACTS)[0] is None
+
+
+@pytest.mark.parametrize(
+    ("condition", "truth"),
+    [
+        ("__CUDA_ARCH__ >= CC_TURING", False),          # a CUDA-arch guard whatever the macro's value
+        ("defined(__CUDA_ARCH__) && __CUDA_ARCH__ > SM_VOLTA", False),
+        ("CUDART_VERSION >= 11000", None),               # a version check, not a ROCm path
+        ("__CUDACC_VER_MAJOR__ >= 12", None),
+    ],
+)
+def test_arch_guards_and_version_checks(condition, truth):
+    assert evaluate(condition, FACTS)[0] is truth
+
+
+def test_lines_only_a_rocm_build_compiles_are_written_for_rocm():
+    code = (
+        "#ifndef USE_ROCM\n"              # 1
+        "  a = __shfl_xor_sync(0xffffffff, a, 1);\n"
+        "#else\n"
+        "  a = __shfl_xor(a, 1);\n"       # 4: the ROCm branch
+        "#endif\n"
+        "#if defined(__HIP_PLATFORM_AMD__)\n"
+        "  b = 64;\n"                     # 7
+        "#endif\n"
+        "#if !defined(__CUDA_ARCH__)\n"
+        "  c = 1;\n"                      # 10: host code of both builds
+        "#endif\n"
+    )
+    states = line_states(code, FACTS)
+    assert states.rocm_only == {4, 7}
+    assert states.excluded == {2}
+
+
+def test_warp_size_rules_drop_on_a_rocm_only_branch_and_a_64_bit_mask_is_not_32_bit():
+    from auditor.scan import scan_text_as
+
+    code = (
+        "__device__ float f(float v) {\n"
+        "#ifndef USE_ROCM\n"
+        "  v += __shfl_xor_sync(0xffffffff, v, 1);\n"    # 3: CUDA side, guarded
+        "#else\n"
+        "  v += __shfl_xor(v, 1);\n"                     # 5: legacy shuffle on the HIP branch is HIP code
+        "  int lane = threadIdx.x % 32;\n"               # 6
+        "#endif\n"
+        "  v += __shfl_xor_sync(0xffffffffffffffffull, v, 1);\n"   # 8: a 64-bit mask
+        "  return v;\n"
+        "}\n"
+    )
+    result = scan_text_as("k.cu", "cuda", code, load_rulebook())
+    assert [(f.span.line, f.rule_id, f.guarded) for f in result.findings] == [(3, "RA200", True)]

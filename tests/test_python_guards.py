@@ -71,3 +71,56 @@ def test_cuda_branch_of_an_if_elif_hip_chain():
     )
     lines = guarded_by_line(code)
     assert lines[3] is True and lines[6] is False
+
+
+def optional_by_line(code: str) -> dict[int, tuple[bool, bool]]:
+    result = scan_text_as("pkg/mod.py", "python", code, RULEBOOK)
+    assert result.error is None
+    return {f.span.line: (f.guarded, f.optional) for f in result.findings}
+
+
+def test_an_except_import_error_that_reraises_is_not_a_fallback():
+    code = (
+        "try:\n"
+        "    import pynvml\n"
+        "except ImportError:\n"
+        "    raise ImportError('install pynvml')\n"
+    )
+    assert optional_by_line(code) == {2: (False, False)}
+
+
+def test_availability_checked_and_type_checking_imports_are_optional():
+    code = (
+        "from typing import TYPE_CHECKING\n"
+        "import importlib.util\n"
+        "if TYPE_CHECKING:\n"
+        "    import tensorrt_llm\n"                                    # 4
+        "def fp8(layer):\n"
+        "    if not is_te_available():\n"
+        "        return layer\n"
+        "    import transformer_engine.pytorch as te\n"                # 8
+        "    return te.Linear(1, 1)\n"
+        "if importlib.util.find_spec('pynvml') is not None:\n"
+        "    import pynvml\n"                                          # 11
+        "import pycuda.driver\n"                                       # 12: core
+    )
+    found = optional_by_line(code)
+    assert found[4] == (False, True) and found[8] == (False, True) and found[11] == (False, True)
+    assert found[12] == (False, False)
+
+
+def test_an_except_import_error_fallback_to_a_cuda_module_is_guarded_at_its_uses():
+    code = (
+        "try:\n"
+        "    from triton.language.extra.libdevice import tanh\n"
+        "except ModuleNotFoundError:\n"
+        "    from triton.language.extra.cuda.libdevice import tanh\n"     # 4: the fallback
+        "def f(x):\n"
+        "    return tanh(x)\n"                                             # 6
+        "from triton.language.extra.cuda.libdevice import fast_expf\n"     # 7: no alternative
+        "def g(x):\n"
+        "    return fast_expf(x)\n"                                        # 9
+    )
+    found = guarded_by_line(code)
+    assert found.get(4, True) is True and found[6] is True
+    assert found[9] is False

@@ -1,12 +1,12 @@
 """The decision view: the migration plan's order and counts, one row per component, and the ROCm-path data
 (dispositions, a component's rocm_path) read when the analysis provides it."""
-from types import SimpleNamespace
 
 import pytest
 
 from auditor.pipeline import audit
 from auditor.report import plan
 from auditor.rulebook import load_rulebook
+from auditor.rocmpath.model import Evidence, RocmPath
 from auditor.types import Component, Severity
 from tests.conftest import FIXTURES, write_tree
 
@@ -44,21 +44,22 @@ def test_components_one_row_each_with_their_own_work(tmp_path):
     assert rows["plugin"].findings == 1 and rows["plugin"].verdict == "blocked"
     assert rows[plan.ROOT_LABEL].findings == sum(
         1 for f in report.findings if f.path.startswith("main/") and not f.guarded and f.severity > Severity.INFO)
-    assert rows["plugin"].high_days > 0
+    assert rows["plugin"].high_days == 0          # optional: blocks only itself and costs nothing (rocm-path.md 5)
 
 
-def test_rocm_path_and_disposition_are_read_when_the_analysis_gives_them(llm_serving):
-    component = SimpleNamespace(path="pkg", verdict="ready", rocm_build=True, reason="ready: ROCm build", optional=False,
-                                rocm_path={"patterns": [{"pattern": "P1 build-level backend switch",
-                                                         "evidence": ["setup.py:42", "setup.py:459"]}],
-                                           "install": "pip install --no-build-isolation .", "confidence": "high"})
+def test_rocm_path_and_disposition_are_read_from_the_analysis(llm_serving):
+    found = RocmPath(".", evidence=(Evidence("P1", "setup.py:42", "switches to ROCm"),
+                                    Evidence("P4", "setup.py:459", "builds the same module from CK")),
+                     verified=True, recipe="pip install --no-build-isolation .", confidence="medium")
+    component = Component(".", "ready", True, "ready: ROCm build", False, rocm_path=found)
     pattern, evidence, install, confidence = plan._rocm_path(component)
-    assert pattern == "P1 build-level backend switch" and evidence == ("setup.py:42", "setup.py:459")
-    assert install.startswith("pip install") and confidence == "high"
+    assert pattern == ("P1 build-level backend switch; P4 alternative implementation of the same artifact")
+    assert evidence == ("setup.py:42", "setup.py:459")
+    assert install.startswith("pip install") and confidence == "medium"
     assert plan._rocm_path(Component(".", "blocked", False, "", False))[0] == "none found"
-    finding = llm_serving.findings[0]
-    assert plan.disposition(llm_serving, SimpleNamespace(disposition="verify-on-hardware")) == "verify-on-hardware"
-    assert plan.disposition(llm_serving, finding) in ("live", "guarded", "optional")
+    by_path = {f.path: plan.disposition(llm_serving, f) for f in llm_serving.findings}
+    assert by_path["Dockerfile"] == "ops"                     # containers are ops, never the package
+    assert by_path["llmserve/engine.py"] == "live"            # TensorRT-LLM in shipped code
 
 
 @pytest.mark.parametrize(("path", "hidden"), [

@@ -36,6 +36,8 @@ DISTRIBUTION_LOOKUPS = frozenset({"importlib.metadata.distribution", "importlib.
                                   "importlib_metadata.version", "pkg_resources.get_distribution",
                                   "pkg_resources.require"})
 IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
+# Tests that a package is installed before it is imported: the import behind them is an optional integration.
+AVAILABILITY = re.compile(r"(?:^|\.)(?:is_\w+_available|find_spec|_is_package_available|is_available_\w+|has_\w+)$")
 EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 Pos = tuple[int, int]
@@ -139,6 +141,15 @@ def string_value(node: ast.AST | None) -> str | None:
     return None
 
 
+def _bound(stmt: ast.stmt) -> list[tuple[str, str]]:
+    """(local name, qualified name) of each name an import statement binds."""
+    if isinstance(stmt, ast.Import):
+        return [(a.asname or a.name.split(".")[0], a.name) for a in stmt.names]
+    if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+        return [(a.asname or a.name, f"{stmt.module}.{a.name}") for a in stmt.names if a.name != "*"]
+    return []
+
+
 class _Guards:
     """Where a ROCm run never goes: branches of `if torch.version.hip:`-style tests, and what follows
     an early `return` under such a test; plus `try: import X / except ImportError:` fallbacks."""
@@ -152,6 +163,8 @@ class _Guards:
         self.cuda_call = re.compile(section.get("cuda_only_call_pattern", r"(?!)"))
         self.regions: list[tuple[Pos, Pos]] = []
         self.import_regions: list[tuple[Pos, Pos]] = []
+        self.optional_regions: list[tuple[Pos, Pos]] = []   # TYPE_CHECKING blocks, availability-checked code
+        self.fallback_names: set[str] = set()   # qualified names bound only by an except-ImportError fallback
 
     def _candidates(self, node: ast.AST) -> set[str]:
         return set(self.names.of(node)) | {_dotted(node) or ""}
@@ -191,6 +204,31 @@ class _Guards:
                 return True
         return None
 
+    def availability(self, test: ast.AST) -> bool | None:
+        """True for `if is_x_available():`/`if TYPE_CHECKING:`/`find_spec(...) is not None`, False for their
+        negation, None for anything else."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self.availability(test.operand)
+            return None if inner is None else not inner
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant) \
+                and test.comparators[0].value is None and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+            inner = self.availability(test.left)
+            return None if inner is None else (inner if isinstance(test.ops[0], ast.IsNot) else not inner)
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return True if any(self.availability(v) is True for v in test.values) else None
+        name = _dotted(test.func if isinstance(test, ast.Call) else test) or ""
+        if name.split(".")[-1] == "TYPE_CHECKING":
+            return True
+        if isinstance(test, ast.Call) and AVAILABILITY.search(name):
+            return True
+        return None
+
+    def visit_availability(self, test: ast.AST, body: list[ast.AST], orelse: list[ast.AST]) -> None:
+        value = self.availability(test)
+        region = _region(body if value is True else orelse if value is False else [])
+        if region:
+            self.optional_regions.append(region)
+
     def visit_branch(self, test: ast.AST, body: list[ast.AST], orelse: list[ast.AST]) -> None:
         value = self.truth(test)
         skipped = body if value is False else orelse if value is True else []
@@ -226,7 +264,15 @@ class _Guards:
                 return
 
     def visit_block(self, statements: list[ast.stmt]) -> None:
-        """After `if <true on ROCm>: … return`, the rest of the block is the CUDA path."""
+        """After `if <true on ROCm>: … return`, the rest of the block is the CUDA path; after
+        `if not is_x_available(): return`, the rest is an optional integration."""
+        for index, stmt in enumerate(statements[:-1]):
+            if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and isinstance(stmt.body[-1], EXITS) \
+                    and self.availability(stmt.test) is False:
+                region = _region(statements[index + 1:])
+                if region:
+                    self.optional_regions.append(region)
+                break
         for index, stmt in enumerate(statements[:-1]):
             if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and isinstance(stmt.body[-1], EXITS) \
                     and self.truth(stmt.test) is True:
@@ -245,10 +291,26 @@ class _Guards:
             else:
                 caught.add(_dotted(handler.type) or "")
             if {c.split(".")[-1] for c in caught} & IMPORT_ERRORS:
+                if handler.body and isinstance(handler.body[-1], ast.Raise):
+                    return   # re-raised: not a fallback
+                self._fallback_imports(node.body, handler.body)
                 region = _region(node.body)
                 if region:
                     self.import_regions.append(region)
                 return
+
+    def _fallback_imports(self, body: list[ast.stmt], handler: list[ast.stmt]) -> None:
+        """`try: from triton.language.extra.libdevice import tanh / except ImportError: from
+        triton.language.extra.cuda.libdevice import tanh`: the handler's import of a name the try also binds is
+        the fallback a ROCm run never takes."""
+        primary = {local for stmt in body for local, _ in _bound(stmt)}
+        for stmt in handler:
+            bound = [(local, qualified) for local, qualified in _bound(stmt) if local in primary]
+            if bound:
+                self.fallback_names.update(qualified for _, qualified in bound)
+                region = _region([stmt])
+                if region:
+                    self.import_regions.append(region)
 
     @staticmethod
     def inside(regions: list[tuple[Pos, Pos]], start: Pos, end: Pos) -> bool:
@@ -327,6 +389,7 @@ class _Engine:
     # -- guards ---------------------------------------------------------------------------------
     def on_if(self, node: ast.If | ast.While) -> None:
         self.guards.visit_branch(node.test, node.body, node.orelse)
+        self.guards.visit_availability(node.test, node.body, node.orelse)
         if isinstance(node, ast.If):
             self.guards.visit_elif_chain(node)
 
@@ -569,11 +632,12 @@ class _Engine:
             seen.add(key)
             guarded = _Guards.inside(self.guards.regions, start, end) or (
                 kind == "import" and _Guards.inside(self.guards.import_regions, start, end)
-            )
+            ) or (kind == "code" and subject in self.guards.fallback_names)
             column = start[1] + 1 if line_override is None else None
+            optional = kind == "import" and _Guards.inside(self.guards.optional_regions, start, end)
             out.append(make_finding(
                 rule, self.path, Span(line, column, end[0] if line_override is None else line), subject,
-                snippet_of(self.lines, line), guarded=guarded,
+                snippet_of(self.lines, line), guarded=guarded, optional=optional,
             ))
         return out
 

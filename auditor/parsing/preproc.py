@@ -19,11 +19,20 @@ COMMENT = re.compile(r"//.*$|/\*.*?\*/")
 Tri = bool | None  # True, False or unknown
 
 
+class _Undefined(int):
+    """0, from a macro a ROCm build never defines (`__CUDA_ARCH__`). `__CUDA_ARCH__ >= CC_TURING` is false on
+    ROCm whatever the unknown right side is: it names an architecture, a positive number."""
+
+
+_UNDEFINED = _Undefined(0)
+
+
 @dataclass(frozen=True, slots=True)
 class PreprocFacts:
     rocm_defined: frozenset[str]
     rocm_version_macros: frozenset[str]
     cuda_only_defined: frozenset[str]
+    rocm_values: tuple[tuple[str, int], ...] = ()   # derived: `#define BNB_HIP 1` on a branch true on ROCm
 
     @classmethod
     def from_guards(cls, guards: dict) -> "PreprocFacts":
@@ -32,21 +41,35 @@ class PreprocFacts:
             frozenset(section.get("rocm_defined", ())),
             frozenset(section.get("rocm_version_macros", ())),
             frozenset(section.get("cuda_only_defined", ())),
+            tuple(sorted(dict(section.get("rocm_values", {})).items())),
         )
 
+    def with_value(self, name: str, value: int) -> "PreprocFacts":
+        values = dict(self.rocm_values)
+        values[name] = value
+        return PreprocFacts(self.rocm_defined, self.rocm_version_macros, self.cuda_only_defined - {name},
+                            tuple(sorted(values.items())))
+
     def defined(self, name: str) -> Tri:
-        if name in self.rocm_defined or name in self.rocm_version_macros:
+        if name in self.rocm_defined or name in self.rocm_version_macros or any(n == name for n, _ in self.rocm_values):
             return True
         if name in self.cuda_only_defined:
             return False
         return None
 
     def value(self, name: str) -> int | None:
+        for known, value in self.rocm_values:
+            if known == name:
+                return value
         if name in self.rocm_defined:
             return 1
         if name in self.cuda_only_defined:
-            return 0
+            return _UNDEFINED
         return None
+
+    def on_cuda(self) -> "PreprocFacts":
+        """The same facts for a CUDA build: the ROCm macros are undefined there, the CUDA-only ones unknown."""
+        return PreprocFacts(frozenset(), frozenset(), self.rocm_defined | self.rocm_version_macros)
 
     def with_cuda_only(self, names: frozenset[str]) -> "PreprocFacts":
         """These facts plus macros the scanned code itself defines only on CUDA-only branches."""
@@ -149,6 +172,10 @@ def _apply(op: str, a: int | None, b: int | None) -> int | None:
         if (a is not None and a != 0) or (b is not None and b != 0):
             return 1
         return None if a is None or b is None else 0
+    if isinstance(a, _Undefined) and b is None and op in (">=", ">", "=="):
+        return 0
+    if isinstance(b, _Undefined) and a is None and op in ("<=", "<", "=="):
+        return 0
     if a is None or b is None:
         return None
     if op in ("/", "%") and b == 0:
@@ -203,6 +230,8 @@ class LineStates:
     excluded: frozenset[int]
     dead: frozenset[int]
     defines: tuple[tuple[str, bool], ...] = ()
+    rocm_only: frozenset[int] = frozenset()
+    rocm_values: tuple[tuple[str, int], ...] = ()   # `#define M <int>` on a branch only ROCm takes   # lines only a ROCm build compiles: written for ROCm
 
 
 def _logical_lines(text: str):
@@ -223,12 +252,18 @@ class _Group:
     """One #if … #endif group while it is being read. A branch ROCm skips counts as guarded even
     without an #else (design.md section 8: `#if __CUDA_ARCH__ >= 900` paths are ROCm-handled)."""
 
-    __slots__ = ("truth", "taken", "dead")
+    __slots__ = ("truth", "taken", "dead", "cuda_truth", "cuda_taken")
 
-    def __init__(self, truth: Tri, dead: bool):
+    def __init__(self, truth: Tri, dead: bool, cuda_truth: Tri = None):
         self.truth = truth          # of the branch being read
         self.taken = truth          # of any branch so far
         self.dead = dead
+        self.cuda_truth = cuda_truth    # the same, for a CUDA build
+        self.cuda_taken = cuda_truth
+
+    @property
+    def rocm_only(self) -> bool:
+        return self.truth is True and self.cuda_truth is False
 
 
 def line_states(text: str, facts: PreprocFacts) -> LineStates:
@@ -237,7 +272,10 @@ def line_states(text: str, facts: PreprocFacts) -> LineStates:
     stack: list[_Group] = []
     excluded: set[int] = set()
     dead: set[int] = set()
+    rocm_only: set[int] = set()
+    cuda_facts = facts.on_cuda()
     cuda_only_macro: dict[str, bool] = {}
+    derived: dict[str, int] = {}
     for number, line, span in _logical_lines(text):
         m = DIRECTIVE.match(line)
         if m:
@@ -249,18 +287,26 @@ def line_states(text: str, facts: PreprocFacts) -> LineStates:
                     cuda_only_macro[name.group(0)] = cuda_only_macro.get(name.group(0), True) and on_cuda_side
                     if on_cuda_side and cuda_only_macro[name.group(0)]:
                         facts = facts.with_cuda_only(frozenset({name.group(0)}))
+                    literal = re.match(r"[A-Za-z_]\w*\s+(\d+)\s*(?://.*|/\*.*)?$", rest)
+                    if literal and stack and any(g.rocm_only for g in stack) and not on_cuda_side:
+                        derived[name.group(0)] = int(literal.group(1))
+                        facts = facts.with_value(name.group(0), int(literal.group(1)))
             elif word in ("if", "ifdef", "ifndef"):
                 truth, is_dead = _condition(word, rest, facts)
-                stack.append(_Group(truth, is_dead and truth is False))
+                stack.append(_Group(truth, is_dead and truth is False, _condition(word, rest, cuda_facts)[0]))
             elif word in ("elif", "elifdef", "elifndef") and stack:
                 truth, _ = _condition(word.replace("el", "", 1), rest, facts)
+                cuda_truth, _ = _condition(word.replace("el", "", 1), rest, cuda_facts)
                 top = stack[-1]
                 top.truth = _and(_not(top.taken), truth)
                 top.taken = _or(top.taken, truth)
+                top.cuda_truth = _and(_not(top.cuda_taken), cuda_truth)
+                top.cuda_taken = _or(top.cuda_taken, cuda_truth)
                 top.dead = False
             elif word == "else" and stack:
                 top = stack[-1]
                 top.truth = _not(top.taken)
+                top.cuda_truth = _not(top.cuda_taken)
                 top.dead = False
             elif word == "endif" and stack:
                 stack.pop()
@@ -273,7 +319,10 @@ def line_states(text: str, facts: PreprocFacts) -> LineStates:
             dead.update(lines)
         elif any(group.truth is False for group in stack):
             excluded.update(lines)
-    return LineStates(frozenset(excluded), frozenset(dead), tuple(sorted(cuda_only_macro.items())))
+        elif any(group.rocm_only for group in stack):
+            rocm_only.update(lines)
+    return LineStates(frozenset(excluded), frozenset(dead), tuple(sorted(cuda_only_macro.items())),
+                      frozenset(rocm_only), tuple(sorted(derived.items())))
 
 
 def _condition(word: str, rest: str, facts: PreprocFacts) -> tuple[Tri, bool]:

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import json
+from collections import Counter
 
 from auditor import __version__
 from auditor.effort import in_optional_dir, load_model
@@ -43,6 +44,8 @@ def finding_dict(report: Report, index: int) -> dict:
         "effort_hours": [round(low, 2), round(high, 2)],
         "subject": f.subject,
         "optional": f.optional or in_optional_dir(f.path, load_model()),
+        "disposition": f.disposition,
+        "disposition_note": f.disposition_note,
     }
 
 
@@ -74,12 +77,14 @@ def report_dict(report: Report) -> dict:
             "by_category": by_category,
             "verdict": report.verdict,
             "verdict_reason": report.verdict_reason,
+            "by_disposition": dict(sorted(Counter(f.disposition for f in report.findings).items())),
             "suppressed": report.suppressed,
             "skipped_vendored": list(report.vendored),
         },
         "components": [
             {"path": c.path, "verdict": c.verdict, "rocm_build": c.rocm_build, "reason": c.reason,
-             "optional": c.optional}
+             "optional": c.optional, "kind": c.kind,
+             "rocm_path": c.rocm_path.as_dict() if c.rocm_path is not None else None}
             for c in report.components
         ],
         "findings": [finding_dict(report, i) for i in shown],
@@ -161,6 +166,7 @@ def effort_dict(effort: Effort) -> dict:
         "by_category": {cat: [low, high] for cat, low, high in effort.by_category},
         "hipify_review_days": list(effort.hipify_review),
         "validation_days": list(effort.validation),
+        "kernel_files": effort.kernel_files,
         "by_directory": {name: [low, high] for name, low, high in effort.by_directory},
         "hotspots": [{"path": path, "hours": [low, high]} for path, low, high in effort.by_file[:HOTSPOTS]],
         "assumptions": [{"name": a.name, "value": a.value, "source": a.source} for a in effort.assumptions],

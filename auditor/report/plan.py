@@ -10,6 +10,8 @@ from pathlib import PurePosixPath
 from auditor.effort import DEPENDENCY_CATEGORIES, in_optional_dir, load_model
 from auditor.report import text, view
 from auditor.report.groups import FindingGroup, group_findings
+from auditor.rocmpath import disposition as dispositions
+from auditor.rocmpath.model import PATTERN_NAMES
 from auditor.types import Component, Finding, Report, Severity
 
 PLAN_ITEMS = 8
@@ -20,9 +22,9 @@ PERIPHERAL_DIRS = frozenset({"test", "tests", "testing", "unittests", "example",
 # dispositions that are work for a ROCm port; every other one has a ROCm path or is not on the install path
 WORK = frozenset({"live"})
 # code a ROCm build never compiles or loads: hidden from the findings list by default (one click shows it)
-NOT_COMPILED_ON_ROCM = frozenset({"guarded", "guarded-by-project-macro", "shim-mapping", "other-vendor-backend",
-                                  "not-built", "cuda-branch-of-build-script",
-                                  "cuda-only-source-rocm-builds-alternative"})
+NOT_COMPILED_ON_ROCM = frozenset({dispositions.GUARDED, dispositions.PROJECT_MACRO, dispositions.SHIM,
+                                  dispositions.OTHER_VENDOR, dispositions.NOT_BUILT, dispositions.CUDA_BRANCH,
+                                  dispositions.ALTERNATIVE})
 
 
 @dataclass(frozen=True, slots=True)
@@ -157,20 +159,12 @@ def plan(report: Report, limit: int = PLAN_ITEMS) -> Plan:
 
 
 def _rocm_path(component: Component) -> tuple[str, tuple[str, ...], str, str]:
-    """(pattern, evidence, install recipe, confidence) from the ROCm-path analysis when it ran; otherwise what
-    the component's build files say."""
-    found = getattr(component, "rocm_path", None)
-    if found:
-        get = found.get if isinstance(found, dict) else (lambda key, default=None: getattr(found, key, default))
-        patterns = get("patterns", ()) or ()
-        names, evidence = [], []
-        for p in patterns:
-            pget = p.get if isinstance(p, dict) else (lambda key, default=None, p=p: getattr(p, key, default))
-            names.append(str(pget("pattern", "") or pget("name", "") or pget("description", "")))
-            where = pget("evidence", ()) or ()
-            evidence += [where] if isinstance(where, str) else [str(w) for w in where]
-        return ("; ".join(n for n in names if n) or "none found", tuple(evidence),
-                str(get("install", "") or get("install_recipe", "") or ""), str(get("confidence", "") or ""))
+    """(patterns, evidence, install recipe, confidence) from the ROCm-path analysis (auditor/rocmpath); for a
+    component it did not read, what its build files say."""
+    found = component.rocm_path
+    if found is not None and found.evidence:
+        names = dict.fromkeys(f"{e.pattern} {PATTERN_NAMES[e.pattern]}" for e in found.evidence)
+        return "; ".join(names), tuple(e.where for e in found.evidence), found.recipe, found.confidence
     if component.rocm_build:
         return "ROCm/HIP build option in its build files", (), "", ""
     return "none found", (), "", ""

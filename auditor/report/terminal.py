@@ -41,6 +41,8 @@ def render_terminal(report: Report, console: Console, quiet: bool = False,
                                                           (s.verdict.upper(), VERDICT_STYLE[s.verdict]), " "))
     out.wrap(f"Effort {s.effort_text} · {s.findings:,} findings ({s.guarded:,} guarded, {s.suppressed:,} "
              f"suppressed) in {s.files:,} files, {s.lines:,} lines · HIPIFY coverage {s.coverage_text}")
+    if s.by_disposition:
+        out.wrap("By disposition: " + s.disposition_text, style="dim")
     if s.vendored:
         shown = ", ".join(s.vendored[:3]) + (" …" if len(s.vendored) > 3 else "")
         out.wrap(f"Vendored code not scanned: {shown} (--include-vendored scans it)", style="dim")

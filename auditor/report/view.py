@@ -2,7 +2,7 @@
 disagree on the verdict, the effort, the coverage or the counts. No formatting here: only numbers and text."""
 from __future__ import annotations
 
-from collections import defaultdict
+from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from auditor import __version__
@@ -40,6 +40,11 @@ class Summary:
     vendored: tuple[str, ...]
     tool_version: str
     rule_count: int
+    by_disposition: tuple[tuple[str, int], ...] = ()   # every finding, by where it sits against the ROCm path
+
+    @property
+    def disposition_text(self) -> str:
+        return ", ".join(f"{name}: {n}" for name, n in self.by_disposition)
 
     @property
     def effort_text(self) -> str:
@@ -119,6 +124,8 @@ def summary(report: Report) -> Summary:
         vendored=report.vendored,
         tool_version=__version__,
         rule_count=len(report.rules),
+        by_disposition=tuple(sorted(Counter(f.disposition for f in report.findings).items(),
+                                    key=lambda kv: (kv[0] != "live", -kv[1], kv[0]))),
     )
 
 

@@ -1,0 +1,276 @@
+"""A CMakeLists.txt (or Makefile) read in the ROCm configuration: the ROCm backend option on, every other
+option at its default. Tracks if/elseif/else, `enable_language(HIP)`, backend subdirectories, compile
+definitions and the sources each branch adds. Makefile opt-in blocks (`VAR ?= 0` + `ifeq ($(VAR),1)`)
+make the macros they define optional features."""
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+COMMAND = re.compile(r"^\s*([A-Za-z_]\w*)\s*\((.*)", re.DOTALL)
+ROCM_WORD = re.compile(
+    r"(?i)\b(?:USE_ROCM|USE_HIP|BUILD_ROCM|WITH_ROCM|ENABLE_ROCM|ENABLE_HIP|BUILD_HIP|ROCM_FOUND|HIP_FOUND|"
+    r"\w+_HIP|HIP_\w*PLATFORM\w*|GPU_BACKEND_HIP)\b|\"(?:hip|rocm|amd)\""
+)
+CUDA_WORD = re.compile(r"(?i)\b(?:USE_CUDA|BUILD_CUDA|WITH_CUDA|ENABLE_CUDA|\w+_CUDA|CUDA_FOUND|CUDAToolkit_FOUND)\b|\"cuda\"")
+OTHER_VENDOR = re.compile(r"(?i)\"(?:cpu|mps|xpu|sycl|metal|vulkan|opencl|npu|cann|musa)\"|\b\w+_(?:SYCL|METAL|VULKAN|MUSA|CANN)\b")
+EVIDENCE = re.compile(r"(?i)enable_language\s*\(\s*HIP|LANGUAGE\s+HIP|find_package\s*\(\s*hip|--offload-arch|"
+                      r"-amdgpu|CMAKE_HIP_ARCHITECTURES|hip::|HIP_ARCHITECTURES|\bhipcc\b")
+DEFINE = re.compile(r"(?:-D)?([A-Za-z_]\w*)(?:=\S*)?")
+SOURCE = re.compile(r"[\w./*${}-]+\.(?:cu|cuh|cpp|cc|c|hip|h|hpp)\b")
+
+ROCM, CUDA, OTHER, BOTH, OPT_IN = "rocm", "cuda", "other-backend", "both", "opt-in"
+
+
+@dataclass
+class CBuild:
+    path: str
+    has_project: bool = False
+    compiles_cu: bool = False
+    rocm_tests: list[int] = field(default_factory=list)
+    evidence: list[tuple[int, str]] = field(default_factory=list)
+    refusals: list[int] = field(default_factory=list)
+    rocm_macros: set[str] = field(default_factory=set)
+    cuda_macros: set[str] = field(default_factory=set)
+    optional_macros: set[str] = field(default_factory=set)
+    sources: dict[str, set[str]] = field(default_factory=dict)        # source pattern -> configurations
+    subdirs: dict[str, str] = field(default_factory=dict)             # add_subdirectory target -> configuration
+    cuda_lines: set[int] = field(default_factory=set)
+    opt_in_lines: set[int] = field(default_factory=set)
+    rocm_option: str = ""                                             # the variable a ROCm user turns on
+
+    @property
+    def builds_on_rocm(self) -> bool:
+        return bool(self.evidence) and not (self.refusals and len(self.refusals) >= len(self.rocm_tests))
+
+
+def _condition(text: str, rocm_vars: set[str]) -> str | None:
+    """rocm, cuda, other-backend, or None (unknown) for the ROCm configuration."""
+    negated = re.match(r"\s*NOT\s+", text, re.IGNORECASE) is not None
+    core = re.sub(r"^\s*NOT\s+", "", text, flags=re.IGNORECASE)
+    if re.search(r"\bOR\b", core, re.IGNORECASE):
+        return None
+    words = set(re.findall(r"\w+", core))
+    if ROCM_WORD.search(core) or words & rocm_vars:
+        result = ROCM
+    elif OTHER_VENDOR.search(core):
+        result = OTHER
+    elif CUDA_WORD.search(core):
+        result = CUDA
+    else:
+        return None
+    if negated:
+        return {ROCM: CUDA, CUDA: None, OTHER: None}[result]
+    return result
+
+
+def _code(line: str) -> str:
+    """The line without its comment (a `#` outside quotes)."""
+    quoted = False
+    for index, char in enumerate(line):
+        if char == '"':
+            quoted = not quoted
+        elif char == "#" and not quoted:
+            return line[:index]
+    return line
+
+
+def _without_strings(text: str) -> str:
+    return re.sub(r'"(?:[^"\\]|\\.)*"', '""', text)
+
+
+def _logical(text: str):
+    """(first line, last line, command text) with multi-line commands joined (at most 200 lines)."""
+    lines = text.splitlines()
+    i = 0
+    while i < len(lines):
+        start, joined = i, _code(lines[i])
+        bare = _without_strings(joined)
+        depth = bare.count("(") - bare.count(")")
+        while depth > 0 and i + 1 < len(lines) and i - start < 200:
+            i += 1
+            piece = _code(lines[i])
+            joined += " " + piece
+            bare = _without_strings(piece)
+            depth += bare.count("(") - bare.count(")")
+        yield start + 1, i + 1, joined
+        i += 1
+
+
+def read_cmake(path: str, text: str) -> CBuild:
+    build = CBuild(path)
+    rocm_vars: set[str] = set()
+    stack: list[list] = []          # [configuration of the current arm, whether a ROCm arm was seen]
+    lines = list(_logical(text))
+    # variables set only inside ROCm branches are ROCm conditions too (a first pass finds them)
+    for _ in range(2):
+        stack.clear()
+        for first, last, code in lines:
+            m = COMMAND.match(code)
+            if not m:
+                continue
+            word, args = m.group(1).lower(), m.group(2).rsplit(")", 1)[0]
+            if word == "if":
+                stack.append([_condition(args, rocm_vars), False])
+            elif word == "elseif" and stack:
+                cond = _condition(args, rocm_vars)
+                if cond == ROCM and stack[-1][0] is None:
+                    stack[-1][0] = CUDA  # if(BUILD_CUDA-ish unknown) … elseif(BUILD_HIP): the first arm is CUDA's
+                stack[-1] = [cond, stack[-1][1] or stack[-1][0] == ROCM]
+            elif word == "else" and stack:
+                top = stack[-1]
+                stack[-1] = [CUDA if top[0] == ROCM else ROCM if top[0] == CUDA and not top[1] else
+                             (None if top[0] is None else OTHER if top[0] == OTHER else None), top[1]]
+            elif word == "endif" and stack:
+                stack.pop()
+            elif word == "set" and any(e[0] == ROCM for e in stack):
+                parts = args.split()
+                name = parts[0] if parts else ""
+                value = parts[1].strip('"').upper() if len(parts) > 1 else ""
+                if name and not name.startswith("$") and value not in ("", "OFF", "FALSE", "0", "NO", "N"):
+                    rocm_vars.add(name)
+    stack.clear()
+    unconditional_hip = False
+    option_seen = False
+    for first, last, code in lines:
+        m = COMMAND.match(code)
+        if not m:
+            continue
+        word, args = m.group(1).lower(), m.group(2).rsplit(")", 1)[0]
+        if word == "if":
+            cond = _condition(args, rocm_vars)
+            stack.append([cond, False])
+            if cond == ROCM:
+                build.rocm_tests.append(first)
+                build.rocm_option = build.rocm_option or _option(args)
+            continue
+        if word == "elseif" and stack:
+            cond = _condition(args, rocm_vars)
+            if cond == ROCM:
+                build.rocm_tests.append(first)
+                build.rocm_option = build.rocm_option or _option(args)
+                if stack[-1][0] is None:
+                    for n in range(_arm_start(stack[-1]), first):
+                        build.cuda_lines.add(n)
+            stack[-1] = [cond, stack[-1][1] or stack[-1][0] == ROCM]
+            stack[-1].append(first)
+            continue
+        if word == "else" and stack:
+            top = stack[-1]
+            top[0] = CUDA if top[0] == ROCM else ROCM if top[0] == CUDA else (OTHER if top[0] == OTHER else None)
+            continue
+        if word == "endif" and stack:
+            stack.pop()
+            continue
+        config = _config(stack)
+        if config == CUDA:
+            build.cuda_lines.update(range(first, last + 1))
+        if word == "option":
+            name = args.split()[0] if args.split() else ""
+            if re.fullmatch(r"\w*(?:HIP|ROCM|HIPBLAS)\w*", name) and not re.search(r"\bON\s*$", args):
+                if not option_seen:   # the first default-OFF HIP option is the backend switch
+                    build.rocm_option, option_seen = f"-D{name}=ON", True
+        if word == "project":
+            build.has_project = True
+            if re.search(r"\bHIP\b", args):
+                build.evidence.append((first, code.strip()))
+                unconditional_hip = unconditional_hip or config == BOTH
+        if EVIDENCE.search(code) and config in (ROCM, BOTH):
+            build.evidence.append((first, code.strip()))
+            if word == "enable_language" and config == BOTH:
+                unconditional_hip = True
+        if word == "message" and "FATAL_ERROR" in args and config == ROCM:
+            build.refusals.append(first)
+        if word in ("add_compile_definitions", "add_definitions", "target_compile_definitions"):
+            for token in args.split():
+                d = DEFINE.fullmatch(token.strip('"'))
+                if d and d.group(1) not in ("PRIVATE", "PUBLIC", "INTERFACE") and not token.startswith("$"):
+                    if config == ROCM or (config == BOTH and unconditional_hip):
+                        build.rocm_macros.add(d.group(1))
+                    elif config == CUDA:
+                        build.cuda_macros.add(d.group(1))
+        if word == "add_subdirectory":
+            target = args.split()[0].strip('"') if args.split() else ""
+            build.subdirs[target] = _subdir_config(target, config)
+        for source in SOURCE.findall(code):
+            build.sources.setdefault(source.lstrip("./"), set()).add(config)
+        if config in (CUDA, BOTH) and re.search(r"\.cu\b|LANGUAGES[^)]*CUDA|enable_language\s*\(\s*CUDA", code):
+            build.compiles_cu = True
+    if unconditional_hip:
+        build.rocm_tests.append(1)
+    build.evidence.sort(key=lambda e: (_strength(e[1]), e[0]))
+    return build
+
+
+def _strength(text: str) -> int:
+    for rank, pattern in enumerate((r"(?i)enable_language\s*\(\s*HIP", r"(?i)LANGUAGE\s+HIP", r"(?i)find_package\s*\(\s*hip",
+                                    r"--offload-arch|CMAKE_HIP_ARCHITECTURES")):
+        if re.search(pattern, text):
+            return rank
+    return 9
+
+
+def _option(condition: str) -> str:
+    """`-DGGML_HIP=ON` from `GGML_HIP`, `-DBACKEND=hip` from `BACKEND STREQUAL "hip"`."""
+    m = re.search(r"\$?\{?(\w+)\}?\s+STREQUAL\s+\"(hip|rocm|HIP|ROCM)\"", condition)
+    if m:
+        return f"-D{m.group(1).lstrip('$').strip('{}')}={m.group(2)}"
+    m = re.fullmatch(r"\s*\$?\{?(\w+)\}?\s*", condition)
+    return f"-D{m.group(1)}=ON" if m and not m.group(1).endswith("_FOUND") else ""
+
+
+def _arm_start(top: list) -> int:
+    return top[2] if len(top) > 2 else 0
+
+
+def _config(stack: list[list]) -> str:
+    configs = [entry[0] for entry in stack if entry[0] is not None]
+    for wanted in (CUDA, OTHER, ROCM):
+        if wanted in configs:
+            return wanted
+    return BOTH
+
+
+def _subdir_config(target: str, config: str) -> str:
+    name = PurePosixPath(target).name.lower()
+    if config != BOTH:
+        return config
+    if re.search(r"(?:^|[-_])(?:hip|rocm)$", name):
+        return ROCM
+    if re.search(r"(?:^|[-_])cuda$", name):
+        return CUDA
+    if re.search(r"(?:^|[-_])(?:sycl|metal|vulkan|opencl|musa|cann|kompute|blas|cpu)$", name):
+        return OTHER
+    return BOTH
+
+
+MAKE_OPT_IN = re.compile(r"^\s*([A-Za-z_]\w*)\s*\?=\s*0\s*$")
+MAKE_IFEQ = re.compile(r"^\s*ifeq\s*\(\s*\$\(([A-Za-z_]\w*)\)\s*,\s*1\s*\)")
+
+
+def read_makefile(path: str, text: str) -> CBuild:
+    """Makefile: `.cu` compilation, and macros defined only inside opt-in blocks."""
+    build = CBuild(path)
+    opt_in_vars = {m.group(1) for line in text.splitlines() if (m := MAKE_OPT_IN.match(line))}
+    depth_opt: list[bool] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        m = MAKE_IFEQ.match(line)
+        if m:
+            depth_opt.append(m.group(1) in opt_in_vars)
+            continue
+        if re.match(r"^\s*if(?:n?eq|n?def)\b", line):
+            depth_opt.append(False)
+            continue
+        if re.match(r"^\s*endif\b", line) and depth_opt:
+            depth_opt.pop()
+            continue
+        if re.search(r"\bnvcc\b|\.cu\b", line):
+            build.compiles_cu = True
+        if any(depth_opt):
+            build.optional_macros.update(re.findall(r"-D([A-Za-z_]\w*)", line))
+            build.opt_in_lines.add(number)
+        if re.search(r"\bhipcc\b|--offload-arch|-amdgpu", line):
+            build.evidence.append((number, line.strip()))
+            build.rocm_tests.append(number)
+    return build

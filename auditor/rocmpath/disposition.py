@@ -1,0 +1,149 @@
+"""A disposition for every finding (rocm-path.md section 4): where it sits against the ROCm path. Only
+`live` findings decide the verdict; nothing is dropped."""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import replace
+from pathlib import PurePosixPath
+
+from auditor.rocmpath.model import ProjectBuild
+from auditor.rocmpath.reader import owner
+from auditor.types import Finding, Rule, Severity
+
+LIVE = "live"
+GUARDED = "guarded"
+OPS = "ops"
+OPTIONAL = "optional"
+SHIM = "shim-mapping"
+OTHER_VENDOR = "other-vendor-backend"
+PROJECT_MACRO = "guarded by a project macro"
+OPTIONAL_FEATURE = "optional feature"
+ALTERNATIVE = "cuda-only source, ROCm builds an alternative"
+NOT_BUILT = "not built"
+CUDA_BRANCH = "CUDA branch of a build script"
+TOOLING = "repo tooling"
+VERIFY = "verify on hardware"
+
+DISPOSITIONS = (LIVE, VERIFY, GUARDED, PROJECT_MACRO, OPTIONAL, OPTIONAL_FEATURE, ALTERNATIVE, NOT_BUILT,
+                CUDA_BRANCH, SHIM, OTHER_VENDOR, OPS, TOOLING)
+
+OPS_DIRS = {".github", ".gitlab", ".circleci", "docker", "dockerfiles", "ci", ".ci", "scripts", "tools", "dev",
+            ".buildkite", "jenkins", "devtools"}
+SOFT_CATEGORIES = {"warp_size_assumption", "runtime_check"}
+VENDOR_DIRS = re.compile(r"(?i)^(?:nvidia|cuda|sycl|metal|vulkan|xpu|intel|npu|tpu|mps|cann|musa|opencl)$")
+ROCM_DIRS = re.compile(r"(?i)^(?:rocm|hip|amd|amdgpu)$|(?:^|_)rocm(?:_|$)|^hip_|_hip$")
+
+
+def _ops(path: str, kind: str) -> bool:
+    if kind in ("ci", "container"):
+        return True
+    return any(part.lower() in OPS_DIRS for part in PurePosixPath(path).parts[:-1])
+
+
+def _written_for_rocm(path: str) -> bool:
+    p = PurePosixPath(path)
+    return p.suffix == ".hip" or any(ROCM_DIRS.search(part) for part in p.parts[:-1]) \
+        or bool(re.search(r"(?i)(?:^|_)rocm(?:_|\.|$)|^hip_", p.name))
+
+
+def _is_soft(finding: Finding, rule: Rule | None) -> bool:
+    category = rule.category if rule else ""
+    return category in SOFT_CATEGORIES or finding.severity <= Severity.MEDIUM
+
+
+def _shipped(path: str, packages: frozenset[str]) -> bool:
+    return any(path.startswith(p + "/") for p in packages)
+
+
+def _package_name(subject: str) -> str:
+    return re.split(r"[.\[=<>~! ;]", subject.strip(), maxsplit=1)[0].lower().replace("-", "_")
+
+
+def dispose(
+    finding: Finding, kind: str, rule: Rule | None, project: ProjectBuild, comp: str, optional_dir: bool,
+    hard_deps: frozenset[str] = frozenset(),   # rule ids
+) -> tuple[str, str]:
+    """(disposition, note) for one finding of a file of this kind in this component."""
+    path = finding.path
+    rocm = project.paths.get(comp)
+    verified = rocm is not None and rocm.verified
+    if finding.guarded:
+        return GUARDED, ""
+    if _ops(path, kind):
+        return OPS, "CI, container or developer script"
+    if any(path == v or path.startswith(v + "/") for v in project.vendor_backends):
+        return OTHER_VENDOR, "another vendor's backend beside the ROCm one"
+    if finding.optional or optional_dir or project.components.get(comp) in ("secondary", "optional"):
+        return OPTIONAL, "a declared extra, an optional directory or a separate distribution" \
+            if project.components.get(comp) != "secondary" else f"{comp}/ is a separate distribution"
+    if path in project.optional_modules and rule is not None and rule.category == "cuda_only_python_package" \
+            and finding.rule_id not in hard_deps:
+        return OPTIONAL, "an optional integration: not a dependency, and `import` of the package never loads this module"
+    lines = project.cuda_build_lines.get(path)
+    if lines and finding.span.line in lines:
+        return CUDA_BRANCH, "only the CUDA configuration of this build runs this line"
+    if kind in ("python", "notebook") and PurePosixPath(path).name != "setup.py" \
+            and "op_builder" not in PurePosixPath(path).parts:
+        packages = project.shipped_python.get(comp, frozenset())
+        if packages and not _shipped(path, packages):
+            return TOOLING, "Python outside the shipped packages"
+    if path in project.shims:
+        return SHIM, "the shim header that maps CUDA names for the HIP build"
+    if kind in ("cuda", "cpp") and _written_for_rocm(path):
+        return GUARDED, "written for ROCm"
+    if path in project.fenced and verified:
+        return OPTIONAL_FEATURE, f"the op is fenced off on ROCm ({project.fenced[path]})"
+    if finding.span.line in project.optional_lines.get(path, ()):
+        return OPTIONAL_FEATURE, "behind a macro only an opt-in build option defines"
+    role = project.provenance.get(path)
+    if verified and role == "cuda" and path in project.cuda_only_artifact_files:
+        return LIVE, (f"only the CUDA build compiles this file, and the ROCm build has no counterpart for "
+                      f"`{project.cuda_only_artifact_files[path]}`")
+    if verified and role == "cuda":
+        if rocm.rocm_artifacts or any(e.pattern in ("P1", "P2") for e in rocm.evidence):
+            return ALTERNATIVE, "only the CUDA configuration compiles this file; the ROCm build compiles other sources"
+    if verified and role == "other-backend":
+        return OTHER_VENDOR, "another vendor's backend"
+    if verified and role == "opt-in":
+        if _is_soft(finding, rule) and finding.severity > Severity.INFO:
+            return VERIFY, "in an op the ROCm path compiles on first use"
+        return OPTIONAL_FEATURE, "an opt-in part of the build (an op compiled on first use)"
+    if verified and role == "unreferenced":
+        return NOT_BUILT, "no build configuration lists or includes this file"
+    if verified and kind in ("manifest", "build") and rule is not None and rule.category == "build_system" \
+            and Severity.INFO < finding.severity <= Severity.MEDIUM:
+        return VERIFY, "a CUDA build setting of a build that also has a ROCm configuration"
+    if verified and (role in ("both", "rocm") or kind in ("python", "notebook")) and _is_soft(finding, rule) \
+            and finding.severity > Severity.INFO:
+        return VERIFY, "in code the ROCm build already compiles or runs"
+    if verified and role in ("both", "rocm") and finding.severity > Severity.MEDIUM:
+        return LIVE, "the ROCm build compiles this file: a broken path"
+    return LIVE, ""
+
+
+def assign(
+    findings: Sequence[Finding], kinds: dict[str, str], rules: dict[str, Rule], project: ProjectBuild,
+    optional_dir, comps: Sequence[str],
+) -> list[Finding]:
+    hard_deps = frozenset(   # rules naming a package the project declares as a hard dependency
+        f.rule_id for f in findings
+        if kinds.get(f.path) == "manifest" or PurePosixPath(f.path).name == "setup.py"
+        if not f.optional and rules.get(f.rule_id) is not None
+        and rules[f.rule_id].category == "cuda_only_python_package"
+        and not _ops(f.path, kinds.get(f.path, ""))
+        and not any(f.path == v or f.path.startswith(v + "/") for v in project.vendor_backends))
+    out = []
+    for f in findings:
+        comp = owner(f.path, comps)
+        disposition, note = dispose(f, kinds.get(f.path, ""), rules.get(f.rule_id), project, comp,
+                                    optional_dir(f.path, comp), hard_deps)
+        out.append(replace(f, disposition=disposition, disposition_note=note))
+    return out
+
+
+def own_package_finding(finding: Finding, rule: Rule | None, project: ProjectBuild) -> bool:
+    """The project importing its own package is never a CUDA-only package finding."""
+    if rule is None or rule.category != "cuda_only_python_package" or not project.own_packages:
+        return False
+    return _package_name(finding.subject) in {p.lower().replace("-", "_") for p in project.own_packages}

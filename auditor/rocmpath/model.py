@@ -1,0 +1,84 @@
+"""The ROCm path of each component (rocm-path.md sections 1-3): the patterns found with their evidence, the
+artifacts built in each configuration, the install recipe, the confidence, the project macros, and which
+configuration compiles each source file."""
+from __future__ import annotations
+
+from dataclasses import dataclass, field
+
+PATTERN_NAMES = {
+    "P1": "build-level backend switch",
+    "P2": "same sources compiled as HIP through a shim header",
+    "P3": "HIPIFY at build time",
+    "P4": "alternative implementation of the same artifact",
+    "P5": "Python dispatch on ROCm",
+    "P6": "ROCm extras, requirements or wheels",
+    "P7": "NVIDIA-only features fenced or opt-in",
+}
+
+
+@dataclass(frozen=True, slots=True)
+class Evidence:
+    pattern: str          # P1 … P7
+    where: str            # path:line
+    what: str             # one line saying what was seen
+
+    def as_dict(self) -> dict:
+        return {"pattern": self.pattern, "name": PATTERN_NAMES[self.pattern], "where": self.where, "what": self.what}
+
+
+@dataclass(frozen=True, slots=True)
+class RocmPath:
+    component: str
+    evidence: tuple[Evidence, ...] = ()
+    verified: bool = False                    # a ROCm build that compiles or loads something
+    refusals: tuple[str, ...] = ()            # path:line of ROCm branches that only raise or exit
+    rocm_artifacts: tuple[str, ...] = ()
+    cuda_artifacts: tuple[str, ...] = ()
+    cuda_only_artifacts: tuple[str, ...] = () # built for CUDA, with no ROCm counterpart
+    recipe: str = ""
+    confidence: str = "low"                   # high: CI builds for ROCm; medium: a build; low: no ROCm build
+    ci: tuple[str, ...] = ()                  # CI files that build or test for ROCm
+    gpu_sources: int = 0                      # .cu/.cuh/.hip files in the component
+
+    @property
+    def patterns(self) -> tuple[str, ...]:
+        return tuple(sorted({e.pattern for e in self.evidence}))
+
+    def first(self, pattern: str) -> Evidence | None:
+        return next((e for e in self.evidence if e.pattern == pattern), None)
+
+    def as_dict(self) -> dict:
+        return {
+            "patterns": list(self.patterns),
+            "verified": self.verified,
+            "evidence": [e.as_dict() for e in self.evidence],
+            "refusals": list(self.refusals),
+            "artifacts": {"rocm": list(self.rocm_artifacts), "cuda": list(self.cuda_artifacts),
+                          "cuda_only": list(self.cuda_only_artifacts)},
+            "install": self.recipe,
+            "confidence": self.confidence,
+            "ci": list(self.ci),
+        }
+
+
+@dataclass
+class ProjectBuild:
+    """Everything the build files say, for the whole scanned tree."""
+
+    paths: dict[str, RocmPath] = field(default_factory=dict)       # component -> its ROCm path
+    provenance: dict[str, str] = field(default_factory=dict)       # file -> both|rocm|cuda|opt-in|other-backend|unreferenced
+    file_artifact: dict[str, str] = field(default_factory=dict)    # cuda-only file -> why (artifact, build line)
+    cuda_build_lines: dict[str, frozenset[int]] = field(default_factory=dict)  # build script -> CUDA-branch lines
+    rocm_macros: frozenset[str] = frozenset()
+    cuda_macros: frozenset[str] = frozenset()
+    optional_macros: frozenset[str] = frozenset()
+    shims: frozenset[str] = frozenset()                            # shim headers of a verified HIP build
+    fenced: dict[str, str] = field(default_factory=dict)           # file -> the fence (path:line)
+    components: dict[str, str] = field(default_factory=dict)       # component -> primary|secondary|optional
+    shipped_python: dict[str, frozenset[str]] = field(default_factory=dict)  # component -> package dirs
+    own_packages: frozenset[str] = frozenset()                     # top-level import names the project ships
+    cuda_only_artifact_files: dict[str, str] = field(default_factory=dict)  # file -> CUDA-only artifact it builds
+    optional_lines: dict[str, frozenset[int]] = field(default_factory=dict)  # file -> lines behind opt-in macros
+    optional_modules: frozenset[str] = frozenset()                 # shipped files `import <package>` never loads
+    vendor_backends: frozenset[str] = frozenset()                  # `nvidia/` beside `amd/`, cuda.txt beside rocm.txt
+    collection: bool = False                                       # a collection of independent programs

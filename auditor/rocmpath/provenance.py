@@ -1,0 +1,163 @@
+"""Which configuration compiles each source file of a component (rocm-path.md section 3, source provenance):
+from the builds' source lists, then through `#include` edges; plus the lines behind opt-in macros and the
+Python packages a component ships."""
+from __future__ import annotations
+
+import fnmatch
+import re
+from pathlib import PurePosixPath
+
+from auditor.rocmpath.model import ProjectBuild
+
+C_KINDS = ("cuda", "cpp")
+INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"]', re.MULTILINE)
+NOT_SHIPPED = {"tests", "test", "testing", "examples", "example", "benchmarks", "benchmark", "docs", "doc",
+               "scripts", "tools", "ci", "build", "dist", "csrc"}
+
+
+def parent_dir(path: str) -> str:
+    parent = PurePosixPath(path).parent.as_posix()
+    return "." if parent in ("", ".") else parent
+
+
+def within(path: str, comp: str) -> bool:
+    return comp == "." or path == comp or path.startswith(comp + "/")
+
+
+def relative_to(path: str, comp: str) -> str:
+    return path if comp == "." else path[len(comp) + 1:]
+
+
+def _matches(rel: str, pattern: str) -> bool:
+    pattern = pattern.replace("\\", "/").lstrip("./")
+    if "*" in pattern:
+        return fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(rel, "*/" + pattern)
+    return rel == pattern or rel.endswith("/" + pattern)
+
+
+def provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_of) -> None:
+    """Which configuration compiles each C/C++/CUDA file of the component: from the build's source lists,
+    then through `#include` edges. Files no list reaches stay unknown (treated as compiled)."""
+    patterns: dict[str, set[str]] = {}
+    on_demand = not any(b.artifacts for b in pybuilds if PurePosixPath(b.path).name == "setup.py")
+    for b in list(pybuilds) + list(cbuilds):
+        base = parent_dir(b.path)
+        op_builder = "op_builder" in PurePosixPath(b.path).parts
+        if op_builder:   # sources an op builder compiles on first use (JIT) when the install builds no extension
+            base = comp
+        for pattern, configs in b.sources.items():
+            if op_builder and on_demand:
+                configs = {"opt-in"}
+            if "${" in pattern:
+                continue
+            key = pattern if base == "." or comp == base else f"{relative_to(base, comp)}/{pattern}" if within(base, comp) else pattern
+            patterns.setdefault(key, set()).update(configs)
+    for b in cbuilds:
+        for target, config in b.subdirs.items():
+            if config in ("rocm", "cuda", "other-backend"):
+                base = parent_dir(b.path)
+                patterns.setdefault(f"{relative_to(base, comp) + '/' if base != comp and base != '.' else ''}{target}/*",
+                                    set()).add(config)
+    c_files = [f for f in mine if f.kind in C_KINDS]
+    roles: dict[str, set[str]] = {}
+    for f in c_files:
+        rel = relative_to(f.path, comp)
+        for pattern, configs in patterns.items():
+            if _matches(rel, pattern):
+                roles.setdefault(f.path, set()).update(configs)
+    # include edges: a header takes the configurations of the files that include it
+    by_name: dict[str, list[str]] = {}
+    for f in c_files:
+        by_name.setdefault(PurePosixPath(f.path).name, []).append(f.path)
+    frontier = list(roles)
+    seen_edges: set[tuple[str, str]] = set()
+    while frontier:
+        path = frontier.pop()
+        for target in INCLUDE.findall(text_of(path)):
+            for candidate in by_name.get(PurePosixPath(target).name, ()):
+                if not candidate.endswith(target.lstrip("./")) or (path, candidate) in seen_edges:
+                    continue
+                seen_edges.add((path, candidate))
+                before = set(roles.get(candidate, set()))
+                roles.setdefault(candidate, set()).update(roles[path])
+                if roles[candidate] != before:
+                    frontier.append(candidate)
+    for path, configs in roles.items():
+        if "both" in configs or {"rocm", "cuda"} <= configs:
+            project.provenance[path] = "both"
+        elif configs == {"rocm"}:
+            project.provenance[path] = "rocm"
+        elif configs == {"cuda"}:
+            project.provenance[path] = "cuda"
+        elif "other-backend" in configs and not configs & {"rocm", "both"}:
+            project.provenance[path] = "other-backend"
+        elif configs == {"opt-in"}:
+            project.provenance[path] = "opt-in"
+        else:
+            project.provenance[path] = "both"
+    for b in pybuilds:
+        for artifact, configs in b.artifacts.items():
+            if configs & {"rocm", "both"}:
+                continue
+            for pattern in b.artifact_sources.get(artifact, ()):
+                for f in c_files:
+                    if _matches(relative_to(f.path, comp), pattern):
+                        project.cuda_only_artifact_files[f.path] = artifact
+    rocm = project.paths.get(comp)
+    if rocm is not None and rocm.verified and not rocm.gpu_sources and not roles:
+        # nothing is compiled at install: GPU sources are compiled on first use (a JIT kernel backend the
+        # shipped code selects at run time), like op builders' sources
+        for f in c_files:
+            project.provenance.setdefault(f.path, "opt-in")
+    if roles:   # the build lists its sources: a file no list or include reaches is not built
+        for f in c_files:
+            project.provenance.setdefault(f.path, "unreferenced")
+    for b in pybuilds:
+        for line in b.fenced_on_rocm:
+            for pattern, configs in b.sources.items():
+                for f in c_files:
+                    if _matches(relative_to(f.path, comp), pattern):
+                        project.fenced[f.path] = f"{b.path}:{line}"
+
+
+def packages(comp: str, mine) -> frozenset[str]:
+    """Top-level package directories the component ships (with an __init__.py; a src/ layout too)."""
+    out: set[str] = set()
+    for f in mine:
+        if PurePosixPath(f.path).name != "__init__.py":
+            continue
+        parts = PurePosixPath(relative_to(f.path, comp)).parts
+        if len(parts) >= 2 and parts[0] == "src" and len(parts) >= 3:
+            top = f"src/{parts[1]}"
+        elif len(parts) >= 2:
+            top = parts[0]
+        else:
+            continue
+        if PurePosixPath(top).name.lower() in NOT_SHIPPED:
+            continue
+        out.add(top if comp == "." else f"{comp}/{top}")
+    return frozenset(out)
+
+
+def behind_macros(text: str, macros: frozenset[str]) -> frozenset[int]:
+    """Lines inside `#if`/`#ifdef` branches whose test names one of these macros (not their #else)."""
+    if not any(m in text for m in macros):
+        return frozenset()
+    out: set[int] = set()
+    stack: list[bool] = []
+    for number, line in enumerate(text.splitlines(), start=1):
+        m = re.match(r"\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)", line)
+        if m:
+            word, rest = m.group(1), m.group(2)
+            if word in ("if", "ifdef"):
+                stack.append(any(re.search(rf"\b{re.escape(x)}\b", rest) for x in macros))
+            elif word == "ifndef":
+                stack.append(False)
+            elif word in ("elif", "else") and stack:
+                stack[-1] = False
+            elif word == "endif" and stack:
+                stack.pop()
+            continue
+        if any(stack):
+            out.add(number)
+    return frozenset(out)

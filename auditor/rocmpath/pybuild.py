@@ -1,0 +1,354 @@
+"""A Python build script (`setup.py`, an op builder) read in the ROCm configuration, with `ast`; never run.
+
+ROCm PyTorch is installed (`torch.version.hip` truthy, `torch.version.cuda` None), environment variables
+are at their defaults. Each `if` is a ROCm branch (its test implies ROCm: a ROCm atom, possibly and-ed with
+unknowns), a CUDA branch (its test is false on ROCm, or it is the first arm of a chain whose later arm is
+the ROCm one), or neither. Helpers called only from CUDA branches are CUDA branches too.
+"""
+from __future__ import annotations
+
+import ast
+import re
+from dataclasses import dataclass, field
+
+ROCM_ATOM = re.compile(
+    r"(?i)(?:^|[._])(?:is_)?(?:hip|rocm|amd|hip_extension|use_rocm|on_rocm|using_rocm|build_rocm)"
+    r"(?:_available|_build|_platform|_pytorch|_torch|_backend|_extension)?$"
+)
+ROCM_CALL = re.compile(r"(?i)(?:^|[._])(?:is_rocm_pytorch|is_hip|is_rocm|check_if_rocm_pytorch|rocm_enabled)$")
+CUDA_ATOM = re.compile(r"(?:^|\.)(?:torch\.version\.cuda|is_cuda|is_nvidia)$")
+ROCM_STRINGS = re.compile(r'^(?:rocm|hip|amd)$', re.IGNORECASE)
+EVIDENCE = re.compile(
+    r"--offload-arch|-amdgpu|hipify|composable_kernel|__HIP_PLATFORM_AMD__|-DUSE_ROCM|"
+    r"-D__HIP|\bhip_fmha\b|\.hip$|\bck_tile\b|/ck/|\baiter\b", re.IGNORECASE
+)
+STRONG = re.compile(r"--offload-arch|-amdgpu|-D__HIP|__HIP_PLATFORM|-DUSE_ROCM|hipify", re.IGNORECASE)
+SOURCE = re.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|hip|h|hpp)$|\*")
+DEFINE = re.compile(r"^-D([A-Za-z_]\w*)")
+EXIT_CALLS = re.compile(r"(?:^|\.)(?:exit|abort|warn|warning|print)$")
+EXTENSIONS = re.compile(r"(?:^|\.)(?:CUDAExtension|CppExtension|Extension|HIPExtension)$")
+
+ROCM, CUDA = "rocm", "cuda"
+
+
+@dataclass
+class PyBuild:
+    """What one build script does in each configuration."""
+
+    path: str
+    rocm_tests: list[int] = field(default_factory=list)            # lines of tests that select the ROCm branch
+    evidence: list[tuple[int, str]] = field(default_factory=list)  # ROCm compile evidence inside ROCm branches
+    refusals: list[int] = field(default_factory=list)              # ROCm branches that only raise or exit
+    hipify: list[int] = field(default_factory=list)                # explicit hipify calls
+    sources: dict[str, set[str]] = field(default_factory=dict)     # source string -> {"rocm","cuda","both"}
+    artifacts: dict[str, set[str]] = field(default_factory=dict)   # extension name -> configurations
+    artifact_sources: dict[str, set[str]] = field(default_factory=dict)  # extension name -> source strings
+    artifact_lines: dict[tuple[str, str], int] = field(default_factory=dict)  # (name, configuration) -> line
+    rocm_macros: set[str] = field(default_factory=set)
+    cuda_macros: set[str] = field(default_factory=set)
+    cuda_lines: set[int] = field(default_factory=set)             # lines of CUDA branches
+    fenced_on_rocm: list[int] = field(default_factory=list)       # is_compatible()-style fences false on ROCm
+    calls_setup: bool = False
+    uses_cuda_extension: bool = False
+
+    @property
+    def builds_on_rocm(self) -> bool:
+        return bool(self.rocm_tests) and bool(self.evidence or self.hipify or self.rocm_artifacts)
+
+    @property
+    def rocm_artifacts(self) -> set[str]:
+        return {name for name, where in self.artifacts.items() if where & {ROCM, "both"}}
+
+
+def _dotted(node: ast.AST) -> str:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else node.attr
+    if isinstance(node, ast.Call):
+        return _dotted(node.func)
+    return ""
+
+
+class _Truth:
+    def __init__(self, rocm_names: set[str]):
+        self.rocm_names = rocm_names
+
+    def atom(self, node: ast.AST) -> bool | None:
+        name = _dotted(node)
+        if isinstance(node, ast.Call):
+            if ROCM_CALL.search(name) or ROCM_ATOM.search(name):
+                return True
+            return False if CUDA_ATOM.search(name) else None
+        if not name:
+            return None
+        if CUDA_ATOM.search(name):
+            return False
+        if name in self.rocm_names or name == "torch.version.hip" or ROCM_ATOM.search(name):
+            return True
+        return None
+
+    def of(self, node: ast.AST) -> bool | None:
+        """Truth on ROCm, or None."""
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            inner = self.of(node.operand)
+            return None if inner is None else not inner
+        if isinstance(node, ast.BoolOp):
+            values = [self.of(v) for v in node.values]
+            if isinstance(node.op, ast.And):
+                return False if False in values else (True if all(v is True for v in values) else None)
+            return True if True in values else (False if all(v is False for v in values) else None)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            right, op = node.comparators[0], node.ops[0]
+            if isinstance(right, ast.Constant) and right.value is None and isinstance(op, (ast.Is, ast.IsNot)):
+                value = self.of(node.left)
+                return None if value is None else ((not value) if isinstance(op, ast.Is) else value)
+            if isinstance(right, ast.Constant) and isinstance(right.value, str) and isinstance(op, (ast.Eq, ast.NotEq)):
+                # BUILD_TARGET == "rocm": the ROCm backend option on; == "cuda": off
+                word = right.value.strip().lower()
+                if ROCM_STRINGS.match(word):
+                    return isinstance(op, ast.Eq)
+                if word in ("cuda", "nvidia"):
+                    return not isinstance(op, ast.Eq)
+            return None
+        return self.atom(node)
+
+    def implies_rocm(self, node: ast.AST) -> bool:
+        """A ROCm atom, possibly and-ed with unknowns."""
+        if self.of(node) is True:
+            return True
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+            values = [self.of(v) for v in node.values]
+            return True in values and False not in values
+        return False
+
+
+def _strings(node: ast.AST) -> list[tuple[int, str]]:
+    """String constants, with `os.path.join("a", "b")` and `Path("a") / "b"` joined."""
+    out: list[tuple[int, str]] = []
+    for sub in ast.walk(node):
+        if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
+            out.append((sub.lineno, sub.value))
+        elif isinstance(sub, ast.Call) and _dotted(sub.func).endswith("path.join"):
+            parts = [a.value for a in sub.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+            if len(parts) > 1:
+                out.append((sub.lineno, "/".join(parts)))
+        elif isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Div):
+            parts = [p.value for p in (sub.left, sub.right) if isinstance(p, ast.Constant) and isinstance(p.value, str)]
+            if parts:
+                out.append((sub.lineno, "/".join(parts)))
+    return out
+
+
+def _only_refuses(body: list[ast.stmt]) -> bool:
+    """A branch that only raises, exits or warns (and then raises or exits)."""
+    if not body:
+        return False
+    for stmt in body:
+        if isinstance(stmt, ast.Raise):
+            continue
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and EXIT_CALLS.search(_dotted(stmt.value.func)):
+            continue
+        return False
+    last = body[-1]
+    return isinstance(last, ast.Raise) or (
+        isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and _dotted(last.value.func).endswith(("exit", "abort"))
+    )
+
+
+class _Reader:
+    def __init__(self, path: str, tree: ast.Module):
+        self.build = PyBuild(path)
+        self.tree = tree
+        self.truth = _Truth(self._derived_rocm_names(tree))
+        self.regions: list[tuple[int, int, str]] = []   # (first, last line, configuration)
+
+    @staticmethod
+    def _derived_rocm_names(tree: ast.Module) -> set[str]:
+        """Names assigned a ROCm test (`IS_ROCM = torch.version.hip is not None`) are ROCm atoms."""
+        names: set[str] = set()
+        base = _Truth(set())
+        for node in ast.walk(tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                if base.of(node.value) is True:
+                    names.add(node.targets[0].id)
+        return names
+
+    def mark(self, body: list[ast.stmt], config: str) -> None:
+        if body:
+            first, last = body[0].lineno, max(getattr(s, "end_lineno", s.lineno) or s.lineno for s in body)
+            self.regions.append((first, last, config))
+
+    def classify(self) -> None:
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.If):
+                self._if(node)
+            elif isinstance(node, (ast.FunctionDef, ast.Module)) or hasattr(node, "body"):
+                body = getattr(node, "body", None)
+                if isinstance(body, list):
+                    self._early_exit(body)
+        self._cuda_only_helpers()
+
+    def _if(self, node: ast.If) -> None:
+        value = self.truth.of(node.test)
+        if value is True or self.truth.implies_rocm(node.test):
+            self.build.rocm_tests.append(node.lineno)
+            self.mark(node.body, ROCM)
+            if _only_refuses(node.body):
+                self.build.refusals.append(node.lineno)
+            if value is True:
+                self.mark(node.orelse, CUDA)
+        elif value is False:
+            self.mark(node.body, CUDA)
+            if node.orelse and not (len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If)):
+                self.mark(node.orelse, ROCM)
+                self.build.rocm_tests.append(node.lineno)
+                if _only_refuses(node.orelse):
+                    self.build.refusals.append(node.lineno)
+        else:
+            branch = node.orelse
+            while len(branch) == 1 and isinstance(branch[0], ast.If):
+                if self.truth.implies_rocm(branch[0].test):
+                    self.mark(node.body, CUDA)
+                    return
+                branch = branch[0].orelse
+
+    def _early_exit(self, body: list[ast.stmt]) -> None:
+        for index, stmt in enumerate(body[:-1]):
+            if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body \
+                    and isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
+                if self.truth.of(stmt.test) is True:
+                    self.mark(body[index + 1:], CUDA)
+                    return
+                if self.truth.of(stmt.test) is False:
+                    self.mark(body[index + 1:], ROCM)
+                    return
+
+    def _cuda_only_helpers(self) -> None:
+        """Functions and methods (`f()`, `self.f()`) called only from CUDA branches; twice, for helpers of
+        helpers."""
+        functions: dict[str, list[ast.FunctionDef]] = {}
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.FunctionDef):
+                functions.setdefault(node.name, []).append(node)
+        marked: set[str] = set()
+        for _ in range(2):
+            called: dict[str, set[str]] = {}
+            for node in ast.walk(self.tree):
+                if isinstance(node, ast.Call):
+                    func = node.func
+                    name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) \
+                        and isinstance(func.value, ast.Name) and func.value.id in ("self", "cls") else None
+                    if name in functions:
+                        called.setdefault(name, set()).add(self.config_at(node.lineno))
+            for name, configs in called.items():
+                if configs == {CUDA} and name not in marked:
+                    marked.add(name)
+                    for definition in functions[name]:
+                        self.mark(definition.body, CUDA)
+
+    def config_at(self, line: int) -> str:
+        """The innermost region holding the line."""
+        best: tuple[int, str] | None = None
+        for first, last, config in self.regions:
+            if first <= line <= last and (best is None or last - first < best[0]):
+                best = (last - first, config)
+        return best[1] if best else "both"
+
+    def collect(self) -> PyBuild:
+        build = self.build
+        for first, last, config in self.regions:
+            if config == CUDA:
+                build.cuda_lines.update(range(first, last + 1))
+        for node in ast.walk(self.tree):
+            if isinstance(node, (ast.Name, ast.Attribute)) and _dotted(node).split(".")[-1] == "CUDAExtension" or \
+                    isinstance(node, ast.ImportFrom) and any(a.name == "CUDAExtension" for a in node.names):
+                build.uses_cuda_extension = True
+            if isinstance(node, ast.Call):
+                name = _dotted(node.func)
+                if name.endswith("setup") and name.split(".")[-1] == "setup":
+                    build.calls_setup = True
+                if "hipify" in name.lower():
+                    build.hipify.append(node.lineno)
+                if EXTENSIONS.search(name):
+                    build.uses_cuda_extension = build.uses_cuda_extension or "CUDA" in name
+                    self._extension(node)
+            elif isinstance(node, ast.FunctionDef) and node.name == "is_compatible":
+                self._fence(node)
+        for line, text in _strings(self.tree):
+            config = self.config_at(line)
+            if config == ROCM and EVIDENCE.search(text):
+                build.evidence.append((line, text))
+            macro = DEFINE.match(text)
+            if macro:
+                (build.rocm_macros if config == ROCM else build.cuda_macros if config == CUDA else set()).add(macro.group(1))
+            if SOURCE.search(text) and "/" in text or text.endswith((".cu", ".hip")):
+                build.sources.setdefault(text.lstrip("./"), set()).add(config)
+        self._variables()
+        build.evidence.sort(key=lambda e: (not STRONG.search(e[1]), e[0]))
+        return build
+
+    def _variables(self) -> None:
+        """A list of sources held in a variable belongs to the configurations that add it to the build
+        (`sources += source_cuda` in the CUDA branch), not to where it was globbed."""
+        held: dict[str, set[str]] = {}
+        for node in ast.walk(self.tree):
+            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                texts = {t.lstrip("./") for _, t in _strings(node.value) if SOURCE.search(t)}
+                if texts:
+                    held.setdefault(node.targets[0].id, set()).update(texts)
+        used: dict[str, set[str]] = {}
+        for node in ast.walk(self.tree):
+            added: list[ast.AST] = []
+            if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
+                added = [node.value]
+            elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "extend":
+                added = list(node.args)
+            elif isinstance(node, ast.Call) and (EXTENSIONS.search(_dotted(node.func))
+                                                 or _dotted(node.func).lower().endswith("extension")):
+                added = [k.value for k in node.keywords if k.arg == "sources"] + node.args[1:2]
+            for value in added:
+                for sub in ast.walk(value):
+                    if isinstance(sub, ast.Name) and sub.id in held:
+                        used.setdefault(sub.id, set()).add(self.config_at(node.lineno))
+        for name, texts in held.items():
+            configs = used.get(name)
+            for text in texts:
+                if text not in self.build.sources:
+                    continue
+                if configs is None:   # globbed or listed, never added to a build: an exclusion list, a filter
+                    if not any(text in other for n, other in held.items() if n in used):
+                        del self.build.sources[text]
+                elif configs != {"both"}:
+                    self.build.sources[text] = set(configs)
+
+    def _extension(self, node: ast.Call) -> None:
+        config = self.config_at(node.lineno)
+        name = next((k.value.value for k in node.keywords if k.arg == "name" and isinstance(k.value, ast.Constant)),
+                    None)
+        if name is None and node.args and isinstance(node.args[0], ast.Constant):
+            name = node.args[0].value
+        if isinstance(name, str):
+            self.build.artifacts.setdefault(name, set()).add(config)
+            self.build.artifact_lines.setdefault((name, config), node.lineno)
+            self.build.artifact_sources.setdefault(name, set()).update(
+                text.lstrip("./") for _, text in _strings(node) if SOURCE.search(text))
+
+    def _fence(self, node: ast.FunctionDef) -> None:
+        """`def is_compatible(...): if is_rocm_pytorch(): return False`: this op is off on ROCm."""
+        for sub in ast.walk(node):
+            if isinstance(sub, ast.If) and self.truth.of(sub.test) is True:
+                returns = [s for s in sub.body if isinstance(s, ast.Return)]
+                if returns and isinstance(returns[-1].value, ast.Constant) and returns[-1].value.value is False:
+                    self.build.fenced_on_rocm.append(sub.lineno)
+
+
+def read_python_build(path: str, text: str) -> PyBuild | None:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return None
+    reader = _Reader(path, tree)
+    reader.classify()
+    return reader.collect()

@@ -1,0 +1,345 @@
+"""Read the build files of a tree (never run them) into a ProjectBuild: components, each one's ROCm path,
+the configuration that compiles each source file, and the project macros for the preprocessor."""
+from __future__ import annotations
+
+import ast
+import re
+import tomllib
+from collections.abc import Sequence
+from pathlib import Path, PurePosixPath
+
+from auditor.rocmpath.cmakebuild import CBuild, read_cmake, read_makefile
+from auditor.rocmpath.model import Evidence, ProjectBuild, RocmPath
+from auditor.rocmpath.pybuild import PyBuild, read_python_build
+from auditor.rocmpath.provenance import (
+    C_KINDS, NOT_SHIPPED, parent_dir, within, behind_macros, packages, provenance,
+)
+from auditor.rocmpath.pyreach import optional_modules
+from auditor.types import SourceFile
+
+MAX_BUILD_BYTES = 2 * 1024 * 1024
+GPU_SUFFIXES = (".cu", ".cuh", ".hip")
+SHIM_LINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(?:cu|CU)\w+[ \t]+(?:hip|HIP)\w+", re.MULTILINE)
+ROCM_CI = re.compile(r"(?i)\brocm\b|\bhip\b|mi300|mi250|gfx9")
+ROCM_EXTRA = re.compile(r"(?i)^(?:amd|rocm\w*|hip)$")
+ROCM_DISPATCH = re.compile(r"torch\.version\.hip|\bis_hip\(\)|gcnArchName|\bamdsmi\b|IS_HIP_EXTENSION")
+
+
+def _read(source: SourceFile) -> str | None:
+    try:
+        path = Path(source.abspath)
+        if path.stat().st_size > MAX_BUILD_BYTES:
+            return None
+        return path.read_bytes().decode("utf-8", "replace")
+    except OSError:
+        return None
+
+
+
+
+def _calls_setup(text: str) -> bool:
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError):
+        return "setup(" in text
+    return any(isinstance(n, ast.Call) and (getattr(n.func, "id", None) or getattr(n.func, "attr", None)) == "setup"
+               for n in ast.walk(tree))
+
+
+def _pyproject_is_distribution(text: str) -> tuple[bool, dict]:
+    try:
+        data = tomllib.loads(text)
+    except (tomllib.TOMLDecodeError, ValueError):
+        return False, {}
+    return ("project" in data or "build-system" in data), data
+
+
+
+
+def owner(path: str, comps: Sequence[str]) -> str:
+    best = "."
+    for comp in comps:
+        if comp != "." and within(path, comp) and len(comp) > len(best if best != "." else ""):
+            best = comp
+    return best
+
+
+
+
+MAX_PULLED_BUILD_FILES = 400
+
+
+def pulled_in_build_files(files: Sequence[SourceFile], root: Path, vendored: Sequence[str]) -> list[SourceFile]:
+    """CMake files of vendored directories the tree's own CMake `add_subdirectory()`s: their sources are another
+    project's (not scanned), but the build a user runs includes them (llama-cpp-python builds vendor/llama.cpp)."""
+    if not vendored:
+        return []
+    targets: list[str] = []
+    for f in files:
+        if PurePosixPath(f.path).name == "CMakeLists.txt":
+            text = _read(f) or ""
+            for target in re.findall(r"add_subdirectory\s*\(\s*\"?([^\s)\"$]+)", text):
+                path = PurePosixPath(parent_dir(f.path), target).as_posix().removeprefix("./")
+                if any(path == v or path.startswith(v + "/") for v in vendored):
+                    targets.append(path)
+    out: list[SourceFile] = []
+    real_root = root.resolve()
+    for target in sorted(set(targets)):
+        base = root / target
+        if not base.is_dir():
+            continue
+        for path in sorted(base.rglob("*")):
+            if len(out) >= MAX_PULLED_BUILD_FILES:
+                return out
+            if path.is_symlink() or not path.is_file():
+                continue
+            if path.name != "CMakeLists.txt" and not path.name.endswith(".cmake"):
+                continue
+            try:
+                relative = path.resolve().relative_to(real_root).as_posix()
+            except ValueError:
+                continue
+            out.append(SourceFile(relative, str(path), "build"))
+    return out
+
+
+def read_project(
+    files: Sequence[SourceFile], optional_dirs: frozenset[str] = frozenset(), pulled_in: Sequence[SourceFile] = (),
+) -> ProjectBuild:
+    """`pulled_in`: build files of vendored code the tree's build includes (read for the ROCm path only)."""
+    project = ProjectBuild()
+    texts: dict[str, str] = {}
+    known = {f.path for f in files}
+    own_files = list(files)
+    files = own_files + [f for f in pulled_in if f.path not in known]
+    by_path = {f.path: f for f in files}
+
+    def text_of(path: str) -> str:
+        if path not in texts:
+            texts[path] = _read(by_path[path]) or ""
+        return texts[path]
+
+    # 1. components from real manifests
+    comps: dict[str, list[str]] = {}
+    extras: dict[str, list[tuple[str, int]]] = {}
+    dist_names: set[str] = set()
+    for f in own_files:
+        name = PurePosixPath(f.path).name
+        directory = parent_dir(f.path)
+        if name == "setup.py" and _calls_setup(text_of(f.path)):
+            comps.setdefault(directory, []).append(f.path)
+            m = re.search(r"""\bname\s*=\s*["']([A-Za-z0-9_.-]+)["']""", text_of(f.path))
+            if m:
+                dist_names.add(m.group(1))
+        elif name == "pyproject.toml":
+            is_dist, data = _pyproject_is_distribution(text_of(f.path))
+            if is_dist:
+                comps.setdefault(directory, []).append(f.path)
+                name_value = (data.get("project") or {}).get("name")
+                if isinstance(name_value, str):
+                    dist_names.add(name_value)
+                for extra in (data.get("project", {}).get("optional-dependencies", {}) or {}):
+                    if ROCM_EXTRA.match(extra):
+                        extras.setdefault(directory, []).append((f.path, _line_of(text_of(f.path), extra)))
+        elif name == "CMakeLists.txt" and re.search(r"^[ \t]*project[ \t]*\(", text_of(f.path), re.MULTILINE | re.IGNORECASE):
+            comps.setdefault(directory, []).append(f.path)
+        elif name in ("Makefile", "makefile", "GNUmakefile") and re.search(r"\bnvcc\b|\.cu\b", text_of(f.path)):
+            comps.setdefault(directory, []).append(f.path)
+    # a CMake project pulled in by its parent's add_subdirectory, or a Python one inside another's package, is
+    # part of the parent
+    cmake_children = set()
+    for f in own_files:
+        if PurePosixPath(f.path).name == "CMakeLists.txt":
+            for target in re.findall(r"add_subdirectory\s*\(\s*\"?([^\s)\"]+)", text_of(f.path)):
+                cmake_children.add(PurePosixPath(parent_dir(f.path), target).as_posix().removeprefix("./"))
+    for child in list(comps):
+        if child in cmake_children and all(PurePosixPath(m).name == "CMakeLists.txt" for m in comps[child]):
+            del comps[child]
+    comps.setdefault(".", [])
+    order = sorted(comps)
+    for comp in order:
+        parts = {p.lower() for p in PurePosixPath(comp).parts}
+        if comp != "." and parts & optional_dirs:
+            project.components[comp] = "optional"
+        elif comp == "." or not comps.get("."):
+            project.components[comp] = "primary"
+        else:
+            project.components[comp] = "secondary"
+    roots_without_manifest = not comps.get(".")
+    programs = [c for c in order if c != "." and c.count("/") == min((x.count("/") for x in order if x != "."), default=0)]
+    project.collection = roots_without_manifest and len(programs) >= 3
+
+    # 2. each component's builds
+    owned: dict[str, list[SourceFile]] = {c: [] for c in order}
+    for f in files:
+        owned[owner(f.path, order)].append(f)
+    rocm_macros: set[str] = set()
+    cuda_macros: set[str] = set()
+    optional_macros: set[str] = set()
+    shims: set[str] = set()
+    optional: set[str] = set()
+    for comp in order:
+        mine = owned[comp]
+        pybuilds: list[PyBuild] = []
+        cbuilds: list[CBuild] = []
+        for f in mine:
+            name = PurePosixPath(f.path).name
+            if name == "setup.py" or (f.kind == "python" and "op_builder" in PurePosixPath(f.path).parts):
+                built = read_python_build(f.path, text_of(f.path))
+                if built:
+                    pybuilds.append(built)
+                    project.cuda_build_lines[f.path] = frozenset(built.cuda_lines)
+            elif name == "CMakeLists.txt" or name.endswith(".cmake"):
+                built_c = read_cmake(f.path, text_of(f.path))
+                cbuilds.append(built_c)
+                project.cuda_build_lines[f.path] = frozenset(built_c.cuda_lines)
+            elif name in ("Makefile", "makefile", "GNUmakefile") or name.endswith(".mk"):
+                made = read_makefile(f.path, text_of(f.path))
+                cbuilds.append(made)
+                if made.opt_in_lines:
+                    project.optional_lines[f.path] = frozenset(made.opt_in_lines)
+        for b in pybuilds:
+            rocm_macros |= b.rocm_macros
+            cuda_macros |= b.cuda_macros
+        for b in cbuilds:
+            rocm_macros |= b.rocm_macros
+            cuda_macros |= b.cuda_macros
+            optional_macros |= b.optional_macros
+        hip_build = any(b.builds_on_rocm for b in cbuilds) or any(b.builds_on_rocm for b in pybuilds)
+        comp_shims = {f.path for f in mine if f.kind in C_KINDS and len(SHIM_LINE.findall(text_of(f.path))) >= 5}
+        if hip_build:
+            shims |= comp_shims
+        project.paths[comp] = _rocm_path(comp, mine, pybuilds, cbuilds, comp_shims if hip_build else set(),
+                                         extras.get(comp, []), text_of)
+        provenance(project, comp, mine, pybuilds, cbuilds, text_of)
+        project.shipped_python[comp] = packages(comp, mine)
+        optional |= optional_modules(project.shipped_python[comp], [f.path for f in mine if f.kind == "python"], text_of)
+    project.rocm_macros = frozenset(rocm_macros)
+    project.cuda_macros = frozenset(cuda_macros - rocm_macros)
+    project.optional_macros = frozenset(optional_macros - rocm_macros)
+    if project.optional_macros:
+        for f in files:
+            if f.kind in C_KINDS:
+                lines = behind_macros(text_of(f.path), project.optional_macros)
+                if lines:
+                    project.optional_lines[f.path] = project.optional_lines.get(f.path, frozenset()) | lines
+    project.shims = frozenset(shims)
+    project.optional_modules = frozenset(optional)
+    project.vendor_backends = vendor_backends(own_files)
+    project.own_packages = frozenset(PurePosixPath(p).name for pkgs in project.shipped_python.values() for p in pkgs) \
+        | frozenset(dist_names)
+    return project
+
+
+VENDOR_NAME = re.compile(r"(?i)^(?:nvidia|cuda|cu\d+|cutlass|sycl|xpu|intel|npu|tpu|mps|metal|cann|musa|neuron)$")
+ROCM_NAME = re.compile(r"(?i)^(?:rocm|hip|amd|amdgpu|aiter)$")
+
+
+def _split(stem: str) -> tuple[str, str]:
+    """`cuda_communicator` -> (`cuda`, `communicator`)."""
+    parts = re.split(r"[_-]", stem, maxsplit=1)
+    return (parts[0], parts[1]) if len(parts) == 2 else (stem, "")
+
+
+def vendor_backends(files: Sequence[SourceFile]) -> frozenset[str]:
+    """Files and directories named for another vendor (`nvidia/`, `requirements/cuda.txt`) next to a sibling
+    named for ROCm (`amd/`, `requirements/rocm.txt`): one backend among several."""
+    children: dict[str, set[str]] = {}
+    for f in files:
+        parts = PurePosixPath(f.path).parts
+        for depth in range(len(parts)):
+            parent = "/".join(parts[:depth]) or "."
+            children.setdefault(parent, set()).add(parts[depth])
+    out: set[str] = set()
+    for parent, names in children.items():
+        stems = {name: PurePosixPath(name).stem for name in names}
+        rocm_whole = any(ROCM_NAME.match(stem) for stem in stems.values())
+        rocm_rests = {_split(stem)[1] for stem in stems.values() if ROCM_NAME.match(_split(stem)[0])}
+        for name, stem in stems.items():
+            head, rest = _split(stem)
+            if (rocm_whole and VENDOR_NAME.match(stem)) or (VENDOR_NAME.match(head) and rest and rest in rocm_rests):
+                out.add(name if parent == "." else f"{parent}/{name}")
+    return frozenset(out)
+
+
+def _line_of(text: str, word: str) -> int:
+    for number, line in enumerate(text.splitlines(), start=1):
+        if re.search(rf"\b{re.escape(word)}\b", line):
+            return number
+    return 1
+
+
+def _rocm_path(comp, mine, pybuilds, cbuilds, shims, extras, text_of) -> RocmPath:
+    evidence: list[Evidence] = []
+    refusals: list[str] = []
+    rocm_artifacts: set[str] = set()
+    cuda_artifacts: set[str] = set()
+    for b in pybuilds:
+        refusals += [f"{b.path}:{line}" for line in b.refusals]
+        if b.builds_on_rocm and len(b.refusals) < len(b.rocm_tests):
+            line, what = (b.evidence[0] if b.evidence else (b.rocm_tests[0], "ROCm branch"))
+            evidence.append(Evidence("P1", f"{b.path}:{b.rocm_tests[0]}",
+                                     f"switches to a ROCm build (`{what[:50]}` at {b.path}:{line})"))
+        for line in b.hipify[:1]:
+            evidence.append(Evidence("P3", f"{b.path}:{line}", "runs hipify on the CUDA sources at build time"))
+        for name, configs in b.artifacts.items():
+            if configs & {"rocm", "both"}:
+                rocm_artifacts.add(name)
+            if configs & {"cuda", "both"}:
+                cuda_artifacts.add(name)
+            if configs >= {"rocm", "cuda"}:
+                evidence.append(Evidence("P4", f"{b.path}:{b.artifact_lines.get((name, 'rocm'), 1)}",
+                                         f"builds `{name}` from other sources on ROCm"))
+        for line in b.fenced_on_rocm[:1]:
+            evidence.append(Evidence("P7", f"{b.path}:{line}", "fences an op off on ROCm"))
+        if b.uses_cuda_extension and b.rocm_tests and not b.hipify and b.builds_on_rocm and not b.artifacts:
+            evidence.append(Evidence("P3", f"{b.path}:{b.rocm_tests[0]}",
+                                     "builds a CUDAExtension, which ROCm PyTorch hipifies at build time"))
+    for b in cbuilds:
+        refusals += [f"{b.path}:{line}" for line in b.refusals]
+        if b.builds_on_rocm:
+            line, what = b.evidence[0]
+            evidence.append(Evidence("P1", f"{b.path}:{line}", f"builds for HIP (`{what[:70]}`)"))
+    for shim in sorted(shims)[:1]:
+        evidence.append(Evidence("P2", f"{shim}:1", "maps CUDA names to HIP for the HIP build (a shim)"))
+    for path, line in extras:
+        evidence.append(Evidence("P6", f"{path}:{line}", "declares a ROCm extra"))
+    for f in mine:
+        name = PurePosixPath(f.path).name.lower()
+        if f.kind == "manifest" and "rocm" in name:
+            evidence.append(Evidence("P6", f"{f.path}:1", "lists ROCm requirements"))
+    ci = tuple(sorted(f.path for f in mine if f.kind == "ci" and ROCM_CI.search(text_of(f.path))))
+    dispatch = next(((f.path, m) for f in mine if f.kind == "python" and PurePosixPath(f.path).name != "setup.py"
+                     and not set(PurePosixPath(f.path).parts) & NOT_SHIPPED
+                     and (m := ROCM_DISPATCH.search(text_of(f.path)))), None)
+    if dispatch:
+        path, m = dispatch
+        line = text_of(path).count("\n", 0, m.start()) + 1
+        evidence.append(Evidence("P5", f"{path}:{line}", f"branches on `{m.group(0)}` in shipped code"))
+    compiles_gpu = any(b.uses_cuda_extension or b.artifacts for b in pybuilds) or any(b.compiles_cu for b in cbuilds)
+    # GPU sources only a JIT `load()` compiles are hipified by ROCm PyTorch at load time
+    gpu = sum(1 for f in mine if f.path.endswith(GPU_SUFFIXES)) if compiles_gpu else 0
+    verified = any(e.pattern in ("P1", "P2", "P3", "P4") for e in evidence) or (
+        not compiles_gpu and any(e.pattern == "P5" for e in evidence))
+    setup = next((b for b in pybuilds if PurePosixPath(b.path).name == "setup.py"), None)
+    recipe = ""
+    if verified and not compiles_gpu:
+        recipe = "pip install . (pure Python: it runs on ROCm PyTorch)"
+    elif verified and setup is not None and not any(b.builds_on_rocm for b in cbuilds):
+        recipe = "pip install --no-build-isolation . on ROCm PyTorch"
+    elif verified and any(PurePosixPath(b.path).name == "CMakeLists.txt" for b in cbuilds):
+        option = next((b.rocm_option for b in cbuilds if b.rocm_option), "")
+        recipe = f"cmake -B build {option} && cmake --build build".replace("  ", " ")
+        if setup is not None or any(PurePosixPath(m).name == "pyproject.toml" for m in (f.path for f in mine)):
+            recipe += ", then pip install ."
+    elif verified and cbuilds:
+        recipe = "make (its default configuration builds with hipcc)"
+    confidence = "high" if verified and ci else "medium" if verified else "low"
+    return RocmPath(
+        component=comp, evidence=tuple(evidence), verified=verified, refusals=tuple(refusals),
+        rocm_artifacts=tuple(sorted(rocm_artifacts)), cuda_artifacts=tuple(sorted(cuda_artifacts)),
+        cuda_only_artifacts=tuple(sorted(cuda_artifacts - rocm_artifacts)), recipe=recipe,
+        confidence=confidence, ci=ci, gpu_sources=gpu,
+    )
+
+

@@ -1,0 +1,148 @@
+"""Verdicts from live findings only (rocm-path.md section 5), per component and overall, with a reason that
+leads with the answer, names the ROCm path with file:line, gives the install recipe, then what is not
+covered and the work left."""
+from __future__ import annotations
+
+import re
+from collections import Counter, defaultdict
+from collections.abc import Sequence
+
+from dataclasses import replace
+
+from auditor.rocmpath.disposition import LIVE, OPTIONAL, VERIFY
+from auditor.rocmpath.model import ProjectBuild, RocmPath
+from auditor.rocmpath.reader import owner
+from auditor.types import Component, Finding, Rule, Severity
+
+ORDER = {"blocked": 2, "needs-port": 1, "ready": 0}
+
+
+def is_live(finding: Finding) -> bool:
+    return finding.disposition == LIVE and not finding.guarded and not finding.optional \
+        and finding.severity > Severity.INFO
+
+
+def _describe(findings: list[Finding], rules: dict[str, Rule], tail: str) -> str:
+    """`N finding(s) …: rule-name (subjects) in path:line and K more file(s); …` for the first three rules."""
+    by_rule: dict[str, tuple[list[str], list[str]]] = {}
+    for f in sorted(findings, key=lambda f: (-f.severity, f.path, f.span.line or 0)):
+        label = rules[f.rule_id].name if f.rule_id in rules else f.rule_id
+        subjects, places = by_rule.setdefault(label, ([], []))
+        short = _short_subject(f.subject)
+        if short and short not in subjects and short not in label:
+            subjects.append(short)
+        if not any(p.split(":")[0] == f.path for p in places):
+            places.append(f"{f.path}:{f.span.line}" if f.span.line else f.path)
+    parts = []
+    for label, (subjects, places) in list(by_rule.items())[:3]:
+        named = f"{label} ({', '.join(subjects[:3])}{', …' if len(subjects) > 3 else ''})" if subjects else label
+        parts.append(f"{named} in {places[0]}" + (f" and {len(places) - 1} more file(s)" if len(places) > 1 else ""))
+    more = f"; and {len(by_rule) - 3} more rule(s)" if len(by_rule) > 3 else ""
+    return f"{len(findings)} finding(s) {tail}: {'; '.join(parts)}{more}"
+
+
+def _short_subject(subject: str) -> str:
+    """`mbarrier.try_wait.parity.shared::cta.b64` -> `mbarrier`; `cp.async.bulk.tensor.2d` -> `cp.async.bulk`."""
+    if not re.fullmatch(r"[A-Za-z_][\w.:+-]*", subject):
+        return ""
+    parts = subject.split(".")
+    keep = 3 if len(parts[0]) <= 3 else 1
+    return ".".join(parts[:keep])
+
+
+def _path_text(rocm: RocmPath | None) -> str:
+    if rocm is None or not rocm.evidence:
+        return ""
+    shown = [e for e in rocm.evidence if e.pattern in ("P1", "P2", "P3", "P4")] or list(rocm.evidence)
+    seen, parts = set(), []
+    for e in shown:
+        if e.pattern in seen:
+            continue
+        seen.add(e.pattern)
+        parts.append(f"{e.where} {e.what}")
+    return "; ".join(parts[:3])
+
+
+def _label(rocm: RocmPath) -> str:
+    return "Runs on ROCm PyTorch" if rocm.recipe.startswith("pip install . (pure") else "ROCm build in tree"
+
+
+def component_verdict(
+    findings: Sequence[Finding], rocm: RocmPath | None, rules: dict[str, Rule], own: bool = False,
+) -> tuple[str, str]:
+    """`own`: a secondary or optional component judged for itself, where being optional to the tree does not
+    make a finding optional to the component."""
+    if own:
+        findings = [replace(f, disposition=LIVE, optional=False) if f.disposition == OPTIONAL else f for f in findings]
+    live = [f for f in findings if is_live(f)]
+    verify = sum(1 for f in findings if f.disposition == VERIFY)
+    critical = [f for f in live if f.severity == Severity.CRITICAL]
+    work = [f for f in live if f.severity >= Severity.MEDIUM]
+    verified = rocm is not None and rocm.verified
+    path = _path_text(rocm)
+    parts: list[str] = []
+    if critical:
+        verdict = "blocked"
+        parts.append(_describe(critical, rules, "with no ROCm equivalent"))
+        if verified:
+            broken = [f for f in critical if f.disposition_note.startswith("the ROCm build compiles")]
+            parts.append((f"{_label(rocm)}, but broken: it compiles these files. " if broken
+                          else f"{_label(rocm)}: ") + path)
+    if not verified and rocm is not None and rocm.refusals:
+        parts.append(f"Its ROCm branch only refuses ({', '.join(rocm.refusals[:2])}): not a ROCm path")
+    if critical:
+        pass   # the verdict and its first words are set above
+    elif work:
+        verdict = "needs-port"
+        parts.append(_describe(work, rules, "to change by hand"))
+        if verified:
+            parts.append(f"{_label(rocm)}: {path}")
+    elif rocm is not None and rocm.gpu_sources and not verified:
+        verdict = "needs-port"
+        parts.append(f"{rocm.gpu_sources} GPU source file(s) with no verified ROCm build: they need HIPIFY and a "
+                     "HIP build")
+    else:
+        verdict = "ready"
+        if verified:
+            parts.append(f"{_label(rocm)}: {path}")
+            if rocm.recipe:
+                parts.append(f"Install: `{rocm.recipe}`")
+        else:
+            low = [f for f in live if f.severity == Severity.LOW]
+            parts.append(f"{len(low)} finding(s) left, all handled by HIPIFY or a rename" if low
+                         else "nothing on the default install path needs porting")
+    if verify:
+        parts.append(f"Verify on hardware: {verify} item(s)")
+    return verdict, f"{verdict}: " + ". ".join(parts)
+
+
+def verdicts(
+    findings: Sequence[Finding], project: ProjectBuild, rules: dict[str, Rule],
+) -> tuple[tuple[Component, ...], str, str]:
+    comps = sorted(project.components) or ["."]
+    grouped: dict[str, list[Finding]] = defaultdict(list)
+    for f in findings:
+        grouped[owner(f.path, comps)].append(f)
+    out: list[Component] = []
+    for comp in comps:
+        rocm = project.paths.get(comp)
+        kind = project.components.get(comp, "primary")
+        verdict, reason = component_verdict(grouped.get(comp, []), rocm, rules, own=kind != "primary")
+        out.append(Component(comp, verdict, bool(rocm and rocm.verified), reason, kind != "primary", rocm, kind))
+    primary = [c for c in out if c.kind == "primary"]
+    if project.collection:
+        programs = [c for c in out if c.path != "."]
+        share = Counter(c.verdict for c in programs)
+        blocked_share = share["blocked"] / max(len(programs), 1)
+        overall = "blocked" if blocked_share > 0.5 else "needs-port" if share["blocked"] or share["needs-port"] else "ready"
+        reason = (f"{overall}: a collection of {len(programs)} independent programs; {share['blocked']} blocked, "
+                  f"{share['needs-port']} need porting, {share['ready']} ready")
+        return tuple(out), overall, reason
+    head = max(primary, key=lambda c: ORDER[c.verdict]) if primary else out[0]
+    reason = head.reason
+    uncovered = [c for c in out if c.kind != "primary" and c.verdict != "ready"]
+    if uncovered:
+        reason += ". Not covered: " + "; ".join(f"{c.path}/ ({c.kind}, {c.verdict})" for c in uncovered[:4])
+    if head.rocm_path is not None and head.rocm_path.cuda_only_artifacts and head.rocm_path.verified:
+        reason += ". CUDA-only artifacts: " + ", ".join(f"`{a}`" for a in head.rocm_path.cuda_only_artifacts[:4])
+    return tuple(out), head.verdict, reason

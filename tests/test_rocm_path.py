@@ -1,0 +1,163 @@
+"""The ROCm path (rocm-path.md): each pattern P1-P7 and each decoy in fixtures/rocm_paths/ pins its verdict, the
+reason a team lead reads, and the disposition of each finding at its file and line."""
+import json
+
+import pytest
+
+from auditor.cli import main
+from tests.conftest import REPO
+
+ROOT = REPO / "fixtures" / "rocm_paths"
+
+
+@pytest.fixture(scope="module")
+def reports(tmp_path_factory):
+    out = {}
+    for fixture in sorted(p for p in ROOT.iterdir() if p.is_dir()):
+        target = tmp_path_factory.mktemp(fixture.name) / "report.json"
+        code = main([str(fixture), "--format", "json", "-o", str(target), "--fail-on", "never", "-j", "1",
+                     "--no-progress", "--no-cache"])
+        assert code == 0
+        out[fixture.name] = json.loads(target.read_text())
+    return out
+
+
+def disposition(report: dict, path: str, line: int, rule: str) -> str:
+    hits = [f["disposition"] for f in report["findings"] if (f["path"], f["line"], f["rule"]) == (path, line, rule)]
+    assert hits, f"no {rule} at {path}:{line}"
+    return hits[0]
+
+
+def patterns(report: dict) -> list[str]:
+    return report["components"][0]["rocm_path"]["patterns"]
+
+
+def test_p1_p4_backend_switch_is_ready_and_names_the_rocm_build(reports):
+    r = reports["p1_backend_switch"]
+    assert r["summary"]["verdict"] == "ready"
+    reason = r["summary"]["verdict_reason"]
+    assert reason.startswith("ready: ROCm build in tree: setup.py:11 switches to a ROCm build")
+    assert "`--offload-arch=gfx942` at setup.py:24" in reason
+    assert "setup.py:21 builds `fastattn_cuda` from other sources on ROCm" in reason
+    assert "Install: `pip install --no-build-isolation . on ROCm PyTorch`" in reason
+    assert {"P1", "P4"} <= set(patterns(r))
+    # the PTX kernel only the CUDA branch compiles is still reported, with why it does not block
+    assert disposition(r, "csrc/cuda/fwd_kernel.cu", 7, "RA301") == "cuda-only source, ROCm builds an alternative"
+    # a 32-lane mask in the source the ROCm build compiles is a soft finding: verify on hardware
+    assert disposition(r, "csrc/ck/fwd_ck.cu", 6, "RA200") == "verify on hardware"
+    assert "Verify on hardware: 2 item(s)" in reason
+    assert r["summary"]["by_disposition"]["verify on hardware"] == 2
+
+
+def test_p2_cmake_hip_backend_with_a_shim_and_a_project_macro(reports):
+    r = reports["p2_cmake_shim"]
+    assert r["summary"]["verdict"] == "ready"
+    reason = r["summary"]["verdict_reason"]
+    assert "CMakeLists.txt:14 builds for HIP (`enable_language(HIP)`)" in reason
+    assert "src/compat.cuh:1 maps CUDA names to HIP" in reason
+    assert "Install: `cmake -B build -DGRID_HIP=ON && cmake --build build`" in reason
+    assert {"P1", "P2"} <= set(patterns(r))
+    # GRID_USE_HIP is defined by the HIP branch of CMake: the PTX in its #else is guarded
+    f = next(f for f in r["findings"] if f["path"] == "src/reduce.cu" and f["line"] == 14)
+    assert f["guarded"] and f["disposition"] == "guarded"
+    # `if(GRID_CUDA) … elseif(GRID_HIP)`: the first arm is the CUDA branch
+    assert disposition(r, "CMakeLists.txt", 11, "RA603") == "CUDA branch of a build script"
+
+
+def test_p3_p7_op_builders_hipify_and_fence(reports):
+    r = reports["p3_op_builders"]
+    assert r["summary"]["verdict"] == "ready"
+    assert {"P1", "P3", "P7"} <= set(patterns(r))
+    assert "op_builder/builder.py:23 runs hipify on the CUDA sources at build time" in r["summary"]["verdict_reason"]
+    assert disposition(r, "csrc/sparse/sparse_attn.cu", 1, "RA404") == "optional feature"
+    # an op compiled on first use through hipify: its 32-lane math is checked on hardware
+    assert disposition(r, "csrc/adam/fused_adam.cu", 4, "RA203") == "verify on hardware"
+    note = next(f["disposition_note"] for f in r["findings"] if f["path"] == "csrc/sparse/sparse_attn.cu")
+    assert "op_builder/sparse.py:8" in note
+
+
+def test_p5_p6_pure_python_dispatch_runs_as_is(reports):
+    r = reports["p5_python_dispatch"]
+    assert r["summary"]["verdict"] == "ready"
+    reason = r["summary"]["verdict_reason"]
+    assert reason.startswith("ready: Runs on ROCm PyTorch:")
+    assert "gputools/device.py:7 branches on `torch.version.hip`" in reason
+    assert "pyproject.toml:11 declares a ROCm extra" in reason
+    assert disposition(r, "gputools/device.py", 13, "RA504") == "verify on hardware"
+    assert disposition(r, "gputools/device.py", 18, "RA502") == "verify on hardware"
+
+
+def test_p7_makefile_opt_in_feature(reports):
+    r = reports["p7_makefile_optin"]
+    assert r["summary"]["verdict"] == "ready"
+    assert disposition(r, "src/conv.cu", 2, "RA400") == "optional feature"
+    assert disposition(r, "src/conv.cu", 12, "RA400") == "optional feature"
+    assert disposition(r, "Makefile", 14, "RA624") == "optional feature"
+
+
+def test_a_rocm_branch_that_only_raises_is_no_path(reports):
+    r = reports["decoy_refusal"]
+    assert r["summary"]["verdict"] == "blocked"
+    assert r["components"][0]["rocm_build"] is False
+    assert "Its ROCm branch only refuses (setup.py:5): not a ROCm path" in r["summary"]["verdict_reason"]
+    assert disposition(r, "csrc/gemm.cu", 5, "RA301") == "live"
+
+
+def test_a_rocm_build_that_compiles_ptx_is_a_broken_path(reports):
+    r = reports["decoy_broken_path"]
+    assert r["summary"]["verdict"] == "blocked"
+    assert "ROCm build in tree, but broken" in r["summary"]["verdict_reason"]
+    f = next(f for f in r["findings"] if (f["path"], f["line"]) == ("csrc/gemm.cu", 5))
+    assert f["disposition"] == "live" and "broken path" in f["disposition_note"]
+
+
+def test_a_rocm_build_of_a_helper_only_leaves_the_main_extension_blocked(reports):
+    r = reports["decoy_helper_only"]
+    assert r["summary"]["verdict"] == "blocked"
+    assert "wgmma" in r["summary"]["verdict_reason"] and "`hopgemm_main`" in r["summary"]["verdict_reason"]
+    assert disposition(r, "csrc/main_gemm.cu", 4, "RA303") == "live"
+    assert r["components"][0]["rocm_path"]["artifacts"]["cuda_only"] == ["hopgemm_main"]
+
+
+def test_a_shim_header_without_a_hip_build_is_no_path(reports):
+    r = reports["decoy_shim_only"]
+    assert r["summary"]["verdict"] == "needs-port"
+    assert patterns(r) == []
+    assert disposition(r, "src/ring.cu", 5, "RA300") == "live"
+
+
+def test_rocm_mentions_in_tests_and_ci_are_no_path(reports):
+    r = reports["decoy_rocm_in_tests"]
+    assert r["summary"]["verdict"] == "needs-port"
+    assert patterns(r) == [] and r["components"][0]["rocm_build"] is False
+    assert disposition(r, "csrc/scan.cu", 3, "RA300") == "live"
+
+
+def test_portable_package_with_optional_nvidia_integrations_is_ready(reports):
+    r = reports["decoy_portable_optional"]
+    assert r["summary"]["verdict"] == "ready"
+    assert disposition(r, "trainkit/loop.py", 6, "RA100") == "optional"        # under if TYPE_CHECKING:
+    assert disposition(r, "trainkit/loop.py", 17, "RA111") == "optional"       # after `if not is_te_available()`
+    assert disposition(r, "trainkit/loop.py", 9, "RA112") == "guarded"         # try/except ImportError fallback
+    # an except that re-raises is no fallback: not guarded (optional only because nothing imports the module)
+    strict = next(f for f in r["findings"] if f["path"] == "trainkit/strict.py")
+    assert not strict["guarded"] and strict["disposition"] == "optional"
+
+
+def test_every_fixture_finding_has_a_known_disposition(reports):
+    from auditor.rocmpath.disposition import DISPOSITIONS
+
+    for report in reports.values():
+        assert all(f["disposition"] in DISPOSITIONS for f in report["findings"])
+
+
+def test_reports_follow_the_schema_with_the_new_keys(reports):
+    import jsonschema
+
+    schema = json.loads((REPO / "auditor" / "schema" / "report.schema.json").read_text())
+    from auditor.rocmpath.disposition import DISPOSITIONS
+
+    assert set(schema["$defs"]["disposition"]["enum"]) == set(DISPOSITIONS)
+    for report in reports.values():
+        jsonschema.validate(report, schema)
+        assert all("rocm_path" in c and "kind" in c for c in report["components"])
