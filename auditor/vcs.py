@@ -4,7 +4,7 @@ GitError with one line and a hint.
 
 The scanned repository's `.git/config` is not ours to obey: it can name programs git runs (core.fsmonitor,
 filter drivers, textconv, external diff, hooks). Every call neutralises them (`_neutral_config`): fsmonitor
-off, hooks from an empty directory, every configured filter and diff driver blanked, no external diff and no
+off, hooks looked up under /dev/null (none), every configured filter and diff driver blanked, no external diff and no
 textconv, optional index writes off. The scanned tree is never written to.
 """
 from __future__ import annotations
@@ -47,18 +47,19 @@ def _environment() -> dict[str, str]:
     return env
 
 
-@cache
 def _empty_hooks() -> str:
-    return tempfile.mkdtemp(prefix="rocm-audit-no-hooks-")
+    """A hooks directory that holds nothing and that nobody can fill (a temporary one would be left behind)."""
+    return os.devnull
 
 
-def _run(top: Path, args: Sequence[str], neutral: Sequence[str] = ()) -> subprocess.CompletedProcess:
+def _run(top: Path, args: Sequence[str], neutral: Sequence[str] = (),
+         stdin: bytes | None = None) -> subprocess.CompletedProcess:
     base = ["git", "-c", "core.fsmonitor=false", "-c", f"core.hooksPath={_empty_hooks()}",
             "-c", "core.untrackedCache=false", "-c", "diff.external=", "-c", "core.quotePath=false",
             "-c", "protocol.allow=never", *neutral, "-C", str(top)]
     try:
         return subprocess.run([*base, *args], capture_output=True, check=False, env=_environment(),
-                              stdin=subprocess.DEVNULL)
+                              input=stdin if stdin is not None else b"")
     except FileNotFoundError:
         raise GitError("git is not installed (--diff-base and listing tracked files need it)") from None
 
@@ -83,17 +84,7 @@ def _neutral_config(top: str) -> tuple[str, ...]:
 
 
 def git_bytes(top: Path, *args: str, check: bool = True, stdin: bytes | None = None) -> bytes:
-    neutral = _neutral_config(str(top))
-    if stdin is None:
-        done = _run(top, args, neutral)
-    else:
-        base = ["git", "-c", "core.fsmonitor=false", "-c", f"core.hooksPath={_empty_hooks()}", *neutral,
-                "-C", str(top)]
-        try:
-            done = subprocess.run([*base, *args], input=stdin, capture_output=True, check=False,
-                                  env=_environment())
-        except FileNotFoundError:
-            raise GitError("git is not installed") from None
+    done = _run(top, args, _neutral_config(str(top)), stdin)
     if check and done.returncode != 0:
         raise GitError(f"git {args[0]}: {_cause(done.stderr, done.returncode)}")
     return done.stdout if done.returncode == 0 else b""
@@ -286,6 +277,10 @@ def clean_stale(top: Path) -> None:
             stale = line[len("worktree "):]
             if Path(stale).parent.parent == temp:
                 git(top, "worktree", "remove", "--force", stale, check=False)
+                try:
+                    Path(stale).parent.rmdir()   # the temporary directory it was made in, now empty
+                except OSError:
+                    pass
     git(top, "worktree", "prune", check=False)
 
 

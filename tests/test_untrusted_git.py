@@ -95,7 +95,7 @@ def test_stale_temporary_trees_of_a_killed_run_are_removed(tmp_path, capsys):
     assert str(old / "base") in repo.git("worktree", "list")
     main([str(repo.root), "--diff-base", "main", "-q", "--no-progress"])
     assert str(old / "base") not in repo.git("worktree", "list")
-    assert not (old / "base").exists() and not dead.exists()
+    assert not old.exists() and not dead.exists()
 
 
 def test_gitignored_but_tracked_files_are_scanned(tmp_path, run_json):

@@ -3,11 +3,9 @@ no Markdown cell or link, no terminal escape sequence or rich markup, no broken 
 that is not UTF-8. And a tool failure is exit 2, never 1, whatever happens."""
 from __future__ import annotations
 
-import io
 import json
 import os
 import re
-import signal
 import stat
 from pathlib import Path
 

@@ -28,26 +28,6 @@ def visible(text: str) -> str:
     return _INVISIBLE.sub(_shown, text)
 
 
-def visible_lines(text: str) -> str:
-    """As `visible`, but newlines and tabs stay (for multi-line snippets)."""
-    return "\n".join(visible(line.replace("\t", "    ")) for line in text.split("\n"))
-
-
-def markdown_text(text: str) -> str:
-    """Inline Markdown (a table cell or a list item): shown literally, never as a link, HTML, or a new cell."""
-    text = visible(text)
-    text = text.replace("&", "&amp;").replace("<", "&lt;").replace(">", "&gt;")
-    return re.sub(r"([\\`*_{}\[\]()#+!|~])", r"\\\1", text)
-
-
-def markdown_code(text: str) -> str:
-    """Text inside a Markdown code span: backticks cannot end it, `|` cannot end the table cell."""
-    text = visible(text).replace("|", "\\|")
-    fence = "``" if "`" in text else "`"
-    pad = " " if text.startswith("`") or text.endswith("`") else ""
-    return f"{fence}{pad}{text}{pad}{fence}"
-
-
 def uri_path(path: str) -> str:
     """A posix path as a URI reference: percent-encoded, `/` kept, undecodable bytes as their own byte."""
     raw = path.encode("utf-8", "surrogateescape")

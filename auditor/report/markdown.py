@@ -19,7 +19,7 @@ def _cell(text: str) -> str:
     out = " ".join(visible(str(text)).split())
     for ch in "\\`*_[]<>|#~":
         out = out.replace(ch, "\\" + ch)
-    return out.replace("://", ":\\/\\/")   # no bare autolink either
+    return out
 
 
 def _code(text: str) -> str:
