@@ -106,7 +106,7 @@ def component_verdict(
         if verified:
             parts.append(f"{_label(rocm)}: {path}")
             if rocm.recipe:
-                parts.append(f"Install: `{rocm.recipe}`")
+                parts.append(f"Install: {_recipe_text(rocm.recipe)}")
         else:
             low = [f for f in live if f.severity == Severity.LOW]
             parts.append(f"{len(low)} finding(s) left, all handled by HIPIFY or a rename" if low
@@ -146,3 +146,12 @@ def verdicts(
     if head.rocm_path is not None and head.rocm_path.cuda_only_artifacts and head.rocm_path.verified:
         reason += ". CUDA-only artifacts: " + ", ".join(f"`{a}`" for a in head.rocm_path.cuda_only_artifacts[:4])
     return tuple(out), head.verdict, reason
+
+
+def _recipe_text(recipe: str) -> str:
+    """The commands in backticks, what they assume after them: `pip install .` on ROCm PyTorch."""
+    for context in (" (pure Python", " on ROCm PyTorch"):
+        command, found, rest = recipe.partition(context)
+        if found:
+            return f"`{command}`{found}{rest}"
+    return f"`{recipe}`"

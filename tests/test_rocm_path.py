@@ -39,7 +39,7 @@ def test_p1_p4_backend_switch_is_ready_and_names_the_rocm_build(reports):
     assert reason.startswith("ready: ROCm build in tree: setup.py:11 switches to a ROCm build")
     assert "`--offload-arch=gfx942` at setup.py:24" in reason
     assert "setup.py:21 builds `fastattn_cuda` from other sources on ROCm" in reason
-    assert "Install: `pip install --no-build-isolation . on ROCm PyTorch`" in reason
+    assert "Install: `pip install --no-build-isolation .` on ROCm PyTorch" in reason
     assert {"P1", "P4"} <= set(patterns(r))
     # the PTX kernel only the CUDA branch compiles is still reported, with why it does not block
     assert disposition(r, "csrc/cuda/fwd_kernel.cu", 7, "RA301") == "cuda-only source, ROCm builds an alternative"
