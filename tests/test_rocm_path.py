@@ -161,3 +161,29 @@ def test_reports_follow_the_schema_with_the_new_keys(reports):
     for report in reports.values():
         jsonschema.validate(report, schema)
         assert all("rocm_path" in c and "kind" in c for c in report["components"])
+
+
+def test_a_module_built_on_an_optional_nvidia_integration_is_optional_as_a_whole(tmp_path):
+    """flash-attn's `cute/` modules import CuTe DSL (not a dependency, never loaded by `import flash_attn`):
+    their inline PTX is part of that optional integration, not work for the ROCm port."""
+    from tests.conftest import write_tree
+
+    repo = write_tree(tmp_path / "repo", {
+        "pyproject.toml": "[project]\nname = 'fastkern'\ndependencies = ['torch']\n[build-system]\n"
+                          "requires = ['setuptools']\n",
+        "fastkern/__init__.py": "import torch\n\nIS_ROCM = torch.version.hip is not None\n",
+        "fastkern/cute/helpers.py": (
+            "import cutlass\n"
+            "from cutlass._mlir.dialects import llvm\n"
+            "\n"
+            "def fast_exp2(x):\n"
+            "    return llvm.inline_asm(T.f32(), [x], 'ex2.approx.ftz.f32 $0, $1;', '=f,f')\n"),
+    })
+    target = tmp_path / "r.json"
+    main([str(repo), "--format", "json", "-o", str(target), "--fail-on", "never", "--no-progress", "--no-cache"])
+    report = json.loads(target.read_text())
+    found = {(f["path"], f["line"], f["rule"]): (f["disposition"], f["disposition_note"]) for f in report["findings"]}
+    ptx = [(where, d) for where, d in found.items() if where[0] == "fastkern/cute/helpers.py" and where[1] == 5]
+    assert ptx and all(d[0] == "optional" and "imports it" in d[1] for _, d in ptx), found
+    assert found[("fastkern/cute/helpers.py", 1, "RA136")][0] == "optional"
+    assert report["summary"]["verdict"] == "ready"

@@ -24,6 +24,7 @@ NOT_BUILT = "not built"
 CUDA_BRANCH = "CUDA branch of a build script"
 TOOLING = "repo tooling"
 VERIFY = "verify on hardware"
+INTEGRATION_NOTE = "an optional integration: not a dependency, and `import` of the package never loads this module"
 
 DISPOSITIONS = (LIVE, VERIFY, GUARDED, PROJECT_MACRO, OPTIONAL, OPTIONAL_FEATURE, ALTERNATIVE, NOT_BUILT,
                 CUDA_BRANCH, SHIM, OTHER_VENDOR, OPS, TOOLING)
@@ -79,7 +80,7 @@ def dispose(
             if project.components.get(comp) != "secondary" else f"{comp}/ is a separate distribution"
     if path in project.optional_modules and rule is not None and rule.category == "cuda_only_python_package" \
             and finding.rule_id not in hard_deps:
-        return OPTIONAL, "an optional integration: not a dependency, and `import` of the package never loads this module"
+        return OPTIONAL, INTEGRATION_NOTE
     lines = project.cuda_build_lines.get(path)
     if lines and finding.span.line in lines:
         return CUDA_BRANCH, "only the CUDA configuration of this build runs this line"
@@ -139,7 +140,17 @@ def assign(
         disposition, note = dispose(f, kinds.get(f.path, ""), rules.get(f.rule_id), project, comp,
                                     optional_dir(f.path, comp), hard_deps)
         out.append(replace(f, disposition=disposition, disposition_note=note))
-    return out
+    return _within_optional_integrations(out, kinds)
+
+
+
+def _within_optional_integrations(findings: list[Finding], kinds: dict[str, str]) -> list[Finding]:
+    """A Python module that imports an optional NVIDIA integration is part of it: what else it does (CuTe-DSL
+    inline PTX beside `import cutlass`) is as optional as the import."""
+    integrations = {f.path for f in findings if f.disposition == OPTIONAL and f.disposition_note == INTEGRATION_NOTE}
+    return [replace(f, disposition=OPTIONAL, disposition_note=f"part of an optional integration ({f.path} imports it)")
+            if f.path in integrations and f.disposition == LIVE and kinds.get(f.path) in ("python", "notebook")
+            else f for f in findings]
 
 
 def own_package_finding(finding: Finding, rule: Rule | None, project: ProjectBuild) -> bool:
