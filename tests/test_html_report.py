@@ -5,6 +5,7 @@ import json
 import os
 import re
 import shutil
+from dataclasses import replace
 from pathlib import Path
 
 import pytest
@@ -385,3 +386,19 @@ def test_each_component_links_to_exactly_its_findings(browser, tmp_path):
     assert counts["(root)"] == sum(1 for f in report["findings"] if f["path"].startswith("main/")
                                    and f["severity"] != "info" and not f["guarded"])
     assert view.console == []
+
+
+def test_the_verdict_reason_renders_its_code_spans_escaped(tmp_path):
+    """The reason names commands and flags in Markdown code spans: the page shows them as code, never as raw
+    backticks, and text from the scanned tree inside them stays escaped."""
+    from auditor.pipeline import audit
+    from auditor.report.html import render_html
+    from auditor.rulebook import load_rulebook
+
+    report = audit([FIXTURES / "rocm_paths" / "p1_backend_switch"], load_rulebook(), shown_root="p1")
+    page = render_html(report)
+    reason = re.search(r'<span class="reason">(.*?)</span>', page, re.S).group(1)
+    assert "<code>pip install --no-build-isolation .</code> on ROCm PyTorch" in reason
+    assert "`" not in reason
+    hostile = replace(report, verdict_reason="ready: built by `<img src=x onerror=alert(1)>`")
+    assert "<code>&lt;img src=x onerror=alert(1)&gt;</code>" in render_html(hostile)

@@ -13,6 +13,7 @@ from functools import cache
 from pathlib import Path
 
 from auditor.effort import load_model
+from auditor.rocmpath import disposition as dispositions
 from auditor.report import plan, text, view
 from auditor.report.json import HOTSPOTS
 from auditor.types import CATEGORIES, Report, Severity
@@ -135,11 +136,14 @@ def findings_data(report: Report, reader: SourceReader) -> dict:
 
     worst: dict[str, int] = {}
     cost: dict[str, float] = {}
+    standing: dict[str, int] = {}     # a rule's most pressing disposition: live work first, then soft, then the rest
     for g in found:
         worst[g.rule_id] = max(worst.get(g.rule_id, 0), int(g.severity))
         cost[g.rule_id] = cost.get(g.rule_id, 0.0) + g.high_hours
-    found = tuple(sorted(found, key=lambda g: (g.disposition in plan.NOT_COMPILED_ON_ROCM, -worst[g.rule_id], -cost[g.rule_id],
-                                               g.rule_id, -g.severity, -g.high_hours, -g.count, g.key)))
+        standing[g.rule_id] = min(standing.get(g.rule_id, 9), _standing(g.disposition))
+    found = tuple(sorted(found, key=lambda g: (standing[g.rule_id], -worst[g.rule_id], -cost[g.rule_id], g.rule_id,
+                                               _standing(g.disposition), -g.severity, -g.high_hours, -g.count,
+                                               g.key)))
     omitted = found[MAX_GROUPS:]
     found = found[:MAX_GROUPS]
     budget = max(0, MAX_SITES - len(found))       # every group lists its first site; the rest share this
@@ -184,6 +188,14 @@ def findings_data(report: Report, reader: SourceReader) -> dict:
     return {"rules": rules, "components": list(comps), "groups": groups, "code": codes,
             "dayHours": load_model().hours_per_day, "hiddenByDefault": sorted(plan.NOT_COMPILED_ON_ROCM),
             "omitted": {"groups": len(omitted), "findings": sum(g.count for g in omitted)}}
+
+
+def _standing(disposition: str) -> int:
+    if disposition in plan.WORK:
+        return 0
+    if disposition == dispositions.VERIFY:
+        return 1
+    return 3 if disposition in plan.NOT_COMPILED_ON_ROCM else 2
 
 
 def json_for_script(data: dict) -> str:
@@ -259,6 +271,7 @@ def render_html(report: Report, source_root: Path | None = None) -> str:
         plan=plan.plan(report),
         components=plan.components(report),
         sentence=text.sentence,
+        md=_markdown,                 # Markdown code spans in reasons: escaped HTML with <code>
         assumptions=assumptions,
         sources=sources,
         dispositions=dispositions,
