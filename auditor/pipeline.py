@@ -65,7 +65,8 @@ def audit(
                          include_vendored=options.include_vendored)
     with _timed(timings, "build pre-pass"):
         pulled_in = pulled_in_build_files(found.files, root, found.vendored)
-        project = read_project(found.files, load_model().optional_dirs, pulled_in)
+        project = read_project(found.files, load_model().optional_dirs, pulled_in,
+                               PreprocFacts.from_guards(rulebook.guards))
         rulebook = rulebook.with_project_macros(project.rocm_macros, project.cuda_macros)
     with _timed(timings, "macro pre-pass"):
         facts = PreprocFacts.from_guards(rulebook.guards)

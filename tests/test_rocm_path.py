@@ -187,3 +187,27 @@ def test_a_module_built_on_an_optional_nvidia_integration_is_optional_as_a_whole
     assert ptx and all(d[0] == "optional" and "imports it" in d[1] for _, d in ptx), found
     assert found[("fastkern/cute/helpers.py", 1, "RA136")][0] == "optional"
     assert report["summary"]["verdict"] == "ready"
+
+
+def test_a_header_included_only_on_the_cuda_branch_is_not_compiled_by_the_rocm_build(tmp_path):
+    """vLLM's topk.cu includes its PTX top-k header under `#ifndef USE_ROCM`: the ROCm build compiles
+    topk.cu but never that header, so its inline PTX is not a broken ROCm path."""
+    from tests.conftest import write_tree
+
+    repo = write_tree(tmp_path / "repo", {
+        "CMakeLists.txt": ("cmake_minimum_required(VERSION 3.26)\nproject(kern LANGUAGES CXX)\n"
+                           "if(USE_ROCM)\n  enable_language(HIP)\n  set(SRCS csrc/topk.cu)\n"
+                           "else()\n  enable_language(CUDA)\n  set(SRCS csrc/topk.cu)\nendif()\n"
+                           "add_library(kern SHARED ${SRCS})\n"),
+        "csrc/topk.cu": ('#include "common.h"\n#ifndef USE_ROCM\n  #include "ptx_topk.cuh"\n#endif\n'
+                         "__global__ void topk(int* x) { x[0] = 1; }\n"),
+        "csrc/common.h": "#pragma once\n",
+        "csrc/ptx_topk.cuh": ('#pragma once\n__device__ int ld(int* p) {\n  int v;\n'
+                              '  asm volatile("ld.cg.global.b32 %0, [%1];" : "=r"(v) : "l"(p));\n  return v;\n}\n'),
+    })
+    target = tmp_path / "r.json"
+    main([str(repo), "--format", "json", "-o", str(target), "--fail-on", "never", "--no-progress", "--no-cache"])
+    report = json.loads(target.read_text())
+    ptx = [f for f in report["findings"] if f["path"] == "csrc/ptx_topk.cuh" and f["line"] == 4]
+    assert ptx and all(f["disposition"] != "live" for f in ptx), ptx
+    assert report["summary"]["verdict"] != "blocked"

@@ -7,6 +7,7 @@ import fnmatch
 import re
 from pathlib import PurePosixPath
 
+from auditor.parsing.preproc import PreprocFacts, line_states
 from auditor.rocmpath.model import ProjectBuild
 
 C_KINDS = ("cuda", "cpp")
@@ -35,9 +36,11 @@ def _matches(rel: str, pattern: str) -> bool:
     return rel == pattern or rel.endswith("/" + pattern)
 
 
-def provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_of) -> None:
+def provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_of,
+               facts: PreprocFacts | None = None) -> None:
     """Which configuration compiles each C/C++/CUDA file of the component: from the build's source lists,
-    then through `#include` edges. Files no list reaches stay unknown (treated as compiled)."""
+    then through `#include` edges. Files no list reaches stay unknown (treated as compiled). With `facts`,
+    an `#include` on a branch a ROCm build skips (`#ifndef USE_ROCM`) carries only the CUDA configuration."""
     patterns: dict[str, set[str]] = {}
     on_demand = not any(b.artifacts for b in pybuilds if PurePosixPath(b.path).name == "setup.py")
     for b in list(pybuilds) + list(cbuilds):
@@ -73,13 +76,13 @@ def provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_o
     seen_edges: set[tuple[str, str]] = set()
     while frontier:
         path = frontier.pop()
-        for target in INCLUDE.findall(text_of(path)):
+        for target, carried in _includes(text_of(path), roles[path], facts):
             for candidate in by_name.get(PurePosixPath(target).name, ()):
-                if not candidate.endswith(target.lstrip("./")) or (path, candidate) in seen_edges:
+                if not candidate.endswith(target.lstrip("./")) or (path, candidate, frozenset(carried)) in seen_edges:
                     continue
-                seen_edges.add((path, candidate))
+                seen_edges.add((path, candidate, frozenset(carried)))
                 before = set(roles.get(candidate, set()))
-                roles.setdefault(candidate, set()).update(roles[path])
+                roles.setdefault(candidate, set()).update(carried)
                 if roles[candidate] != before:
                     frontier.append(candidate)
     for path, configs in roles.items():
@@ -118,6 +121,24 @@ def provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_o
                 for f in c_files:
                     if _matches(relative_to(f.path, comp), pattern):
                         project.fenced[f.path] = f"{b.path}:{line}"
+
+
+def _includes(text: str, configs: set[str], facts: PreprocFacts | None):
+    """(included name, the configurations that see the include) for each `#include` of a file compiled in
+    `configs`."""
+    found = list(INCLUDE.finditer(text))
+    if not found:
+        return []
+    excluded: frozenset[int] = frozenset()
+    if facts is not None and configs & {"rocm", "both"}:
+        excluded = line_states(text, facts).excluded
+    out = []
+    line, position = 1, 0
+    for m in found:
+        line += text.count("\n", position, m.start())
+        position = m.start()
+        out.append((m.group(1), {"cuda"} if line in excluded else set(configs)))
+    return out
 
 
 def packages(comp: str, mine) -> frozenset[str]:

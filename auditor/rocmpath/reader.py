@@ -8,6 +8,7 @@ import tomllib
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
+from auditor.parsing.preproc import PreprocFacts
 from auditor.rocmpath.cmakebuild import CBuild, read_cmake, read_makefile
 from auditor.rocmpath.model import Evidence, ProjectBuild, RocmPath
 from auditor.rocmpath.pybuild import PyBuild, read_python_build
@@ -105,8 +106,10 @@ def pulled_in_build_files(files: Sequence[SourceFile], root: Path, vendored: Seq
 
 def read_project(
     files: Sequence[SourceFile], optional_dirs: frozenset[str] = frozenset(), pulled_in: Sequence[SourceFile] = (),
+    facts: PreprocFacts | None = None,
 ) -> ProjectBuild:
-    """`pulled_in`: build files of vendored code the tree's build includes (read for the ROCm path only)."""
+    """`pulled_in`: build files of vendored code the tree's build includes (read for the ROCm path only);
+    `facts`: the preprocessor under ROCm, so an include a ROCm build skips does not pull a header into it."""
     project = ProjectBuild()
     texts: dict[str, str] = {}
     known = {f.path for f in files}
@@ -211,7 +214,7 @@ def read_project(
             shims |= comp_shims
         project.paths[comp] = _rocm_path(comp, mine, pybuilds, cbuilds, comp_shims if hip_build else set(),
                                          extras.get(comp, []), text_of)
-        provenance(project, comp, mine, pybuilds, cbuilds, text_of)
+        provenance(project, comp, mine, pybuilds, cbuilds, text_of, facts)
         project.shipped_python[comp] = packages(comp, mine)
         optional |= optional_modules(project.shipped_python[comp], [f.path for f in mine if f.kind == "python"], text_of)
     project.rocm_macros = frozenset(rocm_macros)
