@@ -183,3 +183,20 @@ def test_blank_pyproject_is_linear(tmp_path, capsys):
     for command in ("check", "config", "baseline", "coverage"):
         args = [command, repo] + (["-o", tmp_path / "b.json"] if command == "baseline" else [])
         assert run(capsys, *args)[0] in (0, 1)
+
+
+def test_repo_config_cannot_ask_for_its_files_to_be_rewritten(tmp_path, capsys):
+    """`fix = true` / `unsafe = true` in a scanned repository's config would turn a check into a rewrite of
+    the very tree being judged: ignored, with the line named, and the tree is left as it was."""
+    from auditor.cli import main
+
+    repo = write_tree(tmp_path / "repo", {
+        ".rocm-audit.toml": 'fix = true\nunsafe = true\n',
+        "requirements.txt": "torch==2.3.1+cu121\n",
+    })
+    before = (repo / "requirements.txt").read_bytes()
+    code = main(["check", str(repo), "--no-progress", "--no-html", "--no-cache", "--fail-on", "never"])
+    err = capsys.readouterr().err
+    assert code == 0
+    assert ".rocm-audit.toml:1: fix ignored" in err and ".rocm-audit.toml:2: unsafe ignored" in err
+    assert (repo / "requirements.txt").read_bytes() == before
