@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from auditor.effort import DEPENDENCY_CATEGORIES, in_optional_dir, load_model
+from auditor.effort import DEPENDENCY_CATEGORIES, load_model
 from auditor.report import text, view
 from auditor.report.groups import FindingGroup, group_findings
 from auditor.rocmpath import disposition as dispositions
@@ -72,15 +72,8 @@ class ComponentRow:
 
 
 def disposition(report: Report, finding: Finding) -> str:
-    """The ROCm-path disposition when the analysis gave one, else guarded / optional / live."""
-    given = getattr(finding, "disposition", None)
-    if given:
-        return str(given)
-    if finding.guarded:
-        return "guarded"
-    if finding.optional or in_optional_dir(finding.path, load_model()):
-        return "optional"
-    return "live"
+    """Where the finding sits against the ROCm path, as the analysis (auditor/rocmpath) decided."""
+    return finding.disposition
 
 
 def peripheral(path: str) -> bool:
@@ -171,11 +164,10 @@ def _rocm_path(component: Component) -> tuple[str, tuple[str, ...], str, str]:
 
 
 def components(report: Report) -> tuple[ComponentRow, ...]:
-    """One row per component. Its effort is the work in it: live findings, or for an optional component (a
-    hopper/-style package) what porting it too would take. Its count is what the findings list shows for it
-    by default (above info, not tests, examples or CI, not code a ROCm build skips)."""
+    """One row per component. Its effort is the work in it: its live findings' hours (an optional component,
+    a hopper/-style package, costs nothing, as the effort model says). Its count is what the findings list
+    shows for it by default (above info, not tests, examples or CI, not code a ROCm build skips)."""
     comps = report.components or (Component(".", report.verdict, False, report.verdict_reason, False),)
-    optional = {c.path for c in comps if c.optional}
     hours: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     live: Counter = Counter()
     for i, f in enumerate(report.findings):
@@ -185,7 +177,7 @@ def components(report: Report) -> tuple[ComponentRow, ...]:
             continue
         if kind not in NOT_COMPILED_ON_ROCM and not peripheral(f.path):
             live[owner] += 1
-        if not (kind in WORK or (owner in optional and kind == "optional")):
+        if kind not in WORK:
             continue
         if i < len(report.site_hours):
             hours[owner][0] += report.site_hours[i][0]

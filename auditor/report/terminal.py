@@ -307,11 +307,6 @@ def render_coverage(report: Report, console: Console, all_names: bool = False) -
         console.print(cov.table[0] + " (rocm-audit coverage --table-info)", style="dim", markup=False)
 
 
-def _short(text: str, limit: int = 90) -> str:
-    first = text.split("; ")[0].rstrip(".")
-    return first if len(first) <= limit else first[: limit - 1] + "…"
-
-
 def _errors(report: Report, console: Console) -> None:
     if not report.errors:
         return
