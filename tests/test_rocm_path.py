@@ -211,3 +211,43 @@ def test_a_header_included_only_on_the_cuda_branch_is_not_compiled_by_the_rocm_b
     ptx = [f for f in report["findings"] if f["path"] == "csrc/ptx_topk.cuh" and f["line"] == 4]
     assert ptx and all(f["disposition"] != "live" for f in ptx), ptx
     assert report["summary"]["verdict"] != "blocked"
+
+
+def test_p3_torch_extension_with_rocm_redefinitions_is_ready(reports):
+    """exllamav2's shape: a CUDAExtension whose setup.py adds a -D flag on `torch_version.hip` (an aliased
+    import), its sources listed inside a `setup_kwargs` dict, and a compat header that redefines CUDA names
+    under `#if defined(USE_ROCM)`."""
+    r = reports["p3_torch_extension_redefinitions"]
+    assert r["summary"]["verdict"] == "ready"
+    assert "setup.py:10 switches to a ROCm build (`-DQUANTLIB_HIP_HALF` at setup.py:11)" in r["summary"]["verdict_reason"]
+    assert disposition(r, "quantlib/ext/cuda/norm.cu", 8, "RA200") == "shim-mapping"
+    assert disposition(r, "quantlib/ext/cuda/norm.cu", 9, "RA831") == "shim-mapping"
+    assert disposition(r, "quantlib/ext/cuda/compat.cuh", 6, "RA831") == "shim-mapping"
+    notes = {f["disposition_note"] for f in r["findings"] if f["path"] == "quantlib/ext/cuda/norm.cu"}
+    assert "the project redefines `__shfl_xor_sync` for the ROCm build (quantlib/ext/cuda/compat.cuh:5)" in notes
+
+
+def test_p7_env_switch_marks_the_cuda_only_extension(reports):
+    """auto-gptq's shape: `ROCM_VERSION` from the environment selects the ROCm build; an extension appended
+    only under `if not ROCM_VERSION` is CUDA-only, and its PTX is named as that artifact's cost."""
+    r = reports["p7_env_switch_cuda_only_ext"]
+    assert r["summary"]["verdict"] == "needs-port"
+    reason = r["summary"]["verdict_reason"]
+    assert "ptx-inline-asm (lop3) in gptqlib/marlin/marlin_kernel.cu:6" in reason
+    assert "CUDA-only artifacts: `marlin_kernels`" in reason
+    assert disposition(r, "setup.py", 19, "RA650") == "CUDA branch of a build script"
+    assert r["components"][0]["rocm_path"]["verified"] is True
+
+
+def test_rocm_redefinitions_need_a_rocm_only_branch():
+    """The same defines outside a ROCm branch redefine nothing for ROCm: the mask stays a finding."""
+    from auditor.parsing.preproc import PreprocFacts
+    from auditor.rocmpath.redefine import rocm_redefinitions
+    from auditor.rulebook import load_rulebook
+    facts = PreprocFacts.from_guards(load_rulebook().guards)
+    on_rocm = "#if defined(USE_ROCM)\n#define __shfl_xor_sync(m, v, l) __shfl_xor(v, l)\n#define WARP 64\n#endif\n"
+    assert rocm_redefinitions(on_rocm, facts) == {"__shfl_xor_sync": 2}
+    both = "#define __shfl_xor_sync(m, v, l) __shfl_xor(v, l)\n#ifdef USE_ROCM\n#endif\n"
+    assert rocm_redefinitions(both, facts) == {}
+    cuda_side = "#ifndef USE_ROCM\n#define __stwb(d, s) *d = s\n#endif\n"
+    assert rocm_redefinitions(cuda_side, facts) == {}

@@ -9,6 +9,7 @@ from pathlib import PurePosixPath
 
 from auditor.rocmpath.model import ProjectBuild
 from auditor.rocmpath.reader import owner
+from auditor.rocmpath.redefine import uses
 from auditor.types import Finding, Rule, Severity
 
 LIVE = "live"
@@ -91,6 +92,10 @@ def dispose(
             return TOOLING, "Python outside the shipped packages"
     if path in project.shims:
         return SHIM, "the shim header that maps CUDA names for the HIP build"
+    if kind in ("cuda", "cpp"):
+        for name, where in project.rocm_redefinitions.get(comp, {}).items():
+            if uses(name, finding.snippet):
+                return SHIM, f"the project redefines `{name}` for the ROCm build ({where})"
     if kind in ("cuda", "cpp") and _written_for_rocm(path):
         return GUARDED, "written for ROCm"
     if path in project.fenced and verified:

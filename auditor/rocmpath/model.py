@@ -73,6 +73,7 @@ class ProjectBuild:
     cuda_macros: frozenset[str] = frozenset()
     optional_macros: frozenset[str] = frozenset()
     shims: frozenset[str] = frozenset()                            # shim headers of a verified HIP build
+    rocm_redefinitions: dict[str, dict[str, str]] = field(default_factory=dict)  # component -> CUDA name -> path:line
     fenced: dict[str, str] = field(default_factory=dict)           # file -> the fence (path:line)
     components: dict[str, str] = field(default_factory=dict)       # component -> primary|secondary|optional
     shipped_python: dict[str, frozenset[str]] = field(default_factory=dict)  # component -> package dirs

@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 
 ROCM_ATOM = re.compile(
     r"(?i)(?:^|[._])(?:is_)?(?:hip|rocm|amd|hip_extension|use_rocm|on_rocm|using_rocm|build_rocm)"
-    r"(?:_available|_build|_platform|_pytorch|_torch|_backend|_extension)?$"
+    r"(?:_available|_build|_platform|_pytorch|_torch|_backend|_extension|_version|_home|_path)?$"
 )
 ROCM_CALL = re.compile(r"(?i)(?:^|[._])(?:is_rocm_pytorch|is_hip|is_rocm|check_if_rocm_pytorch|rocm_enabled)$")
 CUDA_ATOM = re.compile(r"(?:^|\.)(?:torch\.version\.cuda|is_cuda|is_nvidia)$")
@@ -157,6 +157,10 @@ def _only_refuses(body: list[ast.stmt]) -> bool:
     )
 
 
+def _builds_extension(node: ast.AST) -> bool:
+    return any(isinstance(sub, ast.Call) and EXTENSIONS.search(_dotted(sub.func)) for sub in ast.walk(node))
+
+
 class _Reader:
     def __init__(self, path: str, tree: ast.Module):
         self.build = PyBuild(path)
@@ -278,9 +282,11 @@ class _Reader:
                 self._fence(node)
         for line, text in _strings(self.tree):
             config = self.config_at(line)
-            if config == ROCM and EVIDENCE.search(text):
-                build.evidence.append((line, text))
             macro = DEFINE.match(text)
+            if config == ROCM and (EVIDENCE.search(text) or macro and build.uses_cuda_extension):
+                # a -D flag for the ROCm branch of a CUDAExtension build: ROCm PyTorch hipifies and
+                # compiles that extension (P3), and the project configures it for HIP
+                build.evidence.append((line, text))
             if macro:
                 (build.rocm_macros if config == ROCM else build.cuda_macros if config == CUDA else set()).add(macro.group(1))
             if SOURCE.search(text) and "/" in text or text.endswith((".cu", ".hip")):
@@ -295,6 +301,8 @@ class _Reader:
         held: dict[str, set[str]] = {}
         for node in ast.walk(self.tree):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+                if _builds_extension(node.value):   # `setup_kwargs = {"ext_modules": [CUDAExtension(...)]}`
+                    continue
                 texts = {t.lstrip("./") for _, t in _strings(node.value) if SOURCE.search(t)}
                 if texts:
                     held.setdefault(node.targets[0].id, set()).update(texts)

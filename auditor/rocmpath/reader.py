@@ -16,6 +16,7 @@ from auditor.rocmpath.provenance import (
     C_KINDS, NOT_SHIPPED, parent_dir, within, behind_macros, packages, provenance,
 )
 from auditor.rocmpath.pyreach import optional_modules
+from auditor.rocmpath.redefine import rocm_redefinitions
 from auditor.types import SourceFile
 
 MAX_BUILD_BYTES = 2 * 1024 * 1024
@@ -212,6 +213,14 @@ def read_project(
         comp_shims = {f.path for f in mine if f.kind in C_KINDS and len(SHIM_LINE.findall(text_of(f.path))) >= 5}
         if hip_build:
             shims |= comp_shims
+            if facts is not None:
+                redefined: dict[str, str] = {}
+                for f in mine:
+                    if f.kind in C_KINDS:
+                        for name, line in rocm_redefinitions(text_of(f.path), facts).items():
+                            redefined.setdefault(name, f"{f.path}:{line}")
+                if redefined:
+                    project.rocm_redefinitions[comp] = redefined
         project.paths[comp] = _rocm_path(comp, mine, pybuilds, cbuilds, comp_shims if hip_build else set(),
                                          extras.get(comp, []), text_of)
         provenance(project, comp, mine, pybuilds, cbuilds, text_of, facts)
