@@ -251,3 +251,25 @@ def test_rocm_redefinitions_need_a_rocm_only_branch():
     assert rocm_redefinitions(both, facts) == {}
     cuda_side = "#ifndef USE_ROCM\n#define __stwb(d, s) *d = s\n#endif\n"
     assert rocm_redefinitions(cuda_side, facts) == {}
+
+
+def test_cuda_version_substring_test_is_a_cuda_branch():
+    """megablocks' shape: `if 'cu' in torch.__version__ and CUDA_HOME is not None:` builds the extension only
+    on CUDA PyTorch (ROCm PyTorch's version reads `2.7.0+rocm6.3`); `'rocm' in torch.__version__` is ROCm."""
+    from auditor.rocmpath.pybuild import read_python_build
+    text = (
+        "import torch\n"
+        "from setuptools import setup\n"
+        "from torch.utils.cpp_extension import CUDA_HOME, CUDAExtension\n"
+        "ext_modules = []\n"
+        "if 'cu' in torch.__version__ and CUDA_HOME is not None:\n"
+        "    nvcc_flags = ['--ptxas-options=-v']\n"
+        "    ext_modules = [CUDAExtension('ops', ['csrc/ops.cu'])]\n"
+        "if 'rocm' in torch.__version__:\n"
+        "    print('ROCm')\n"
+        "setup(name='m', ext_modules=ext_modules)\n"
+    )
+    build = read_python_build("setup.py", text)
+    assert {5, 6, 7} <= build.cuda_lines
+    assert build.artifacts == {"ops": {"cuda"}}
+    assert build.rocm_tests == [8]

@@ -101,6 +101,12 @@ class _Truth:
             return True if True in values else (False if all(v is False for v in values) else None)
         if isinstance(node, ast.Compare) and len(node.ops) == 1:
             right, op = node.comparators[0], node.ops[0]
+            if isinstance(op, (ast.In, ast.NotIn)) and isinstance(node.left, ast.Constant) \
+                    and isinstance(node.left.value, str) and _dotted(right).endswith("__version__"):
+                # `'cu' in torch.__version__`: ROCm PyTorch's version carries `+rocm6.2`, never `cu`
+                word = node.left.value.strip().lower()
+                inside = True if word in ("rocm", "hip") else False if word in ("cu", "cuda") else None
+                return None if inside is None else inside == isinstance(op, ast.In)
             if isinstance(right, ast.Constant) and right.value is None and isinstance(op, (ast.Is, ast.IsNot)):
                 value = self.of(node.left)
                 return None if value is None else ((not value) if isinstance(op, ast.Is) else value)
@@ -205,6 +211,7 @@ class _Reader:
                 self.mark(node.orelse, CUDA)
         elif value is False:
             self.mark(node.body, CUDA)
+            self.regions.append((node.test.lineno, node.test.end_lineno or node.test.lineno, CUDA))  # the CUDA test itself
             if node.orelse and not (len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If)):
                 self.mark(node.orelse, ROCM)
                 self.build.rocm_tests.append(node.lineno)
