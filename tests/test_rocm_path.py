@@ -273,3 +273,34 @@ def test_cuda_version_substring_test_is_a_cuda_branch():
     assert {5, 6, 7} <= build.cuda_lines
     assert build.artifacts == {"ops": {"cuda"}}
     assert build.rocm_tests == [8]
+
+
+def test_requirement_sets_the_packaging_never_reads_are_optional(tmp_path):
+    """vLLM's shape: setup.py reads requirements/common.txt (which includes base.txt); kv_connectors.txt
+    beside them is an optional install set, so its CUDA wheels do not move the verdict."""
+    (tmp_path / "requirements").mkdir()
+    (tmp_path / "setup.py").write_text(
+        "from setuptools import setup\n"
+        "def reqs(name):\n"
+        "    return open('requirements/' + name).read().split()\n"
+        "setup(name='servelib', packages=['servelib'], install_requires=reqs('common.txt'))\n")
+    (tmp_path / "servelib").mkdir()
+    (tmp_path / "servelib" / "__init__.py").write_text("")
+    (tmp_path / "requirements" / "common.txt").write_text("-r base.txt\nnumpy\n")
+    (tmp_path / "requirements" / "base.txt").write_text("cupy-cuda12x\n")
+    (tmp_path / "requirements" / "kv_connectors.txt").write_text("numpy\ncupy-cuda12x\n")
+    target = tmp_path / "out.json"
+    assert main([str(tmp_path), "--format", "json", "-o", str(target), "--fail-on", "never", "--no-progress",
+                 "--no-cache", "-j", "1"]) == 0
+    report = json.loads(target.read_text())
+    assert disposition(report, "requirements/kv_connectors.txt", 2, "RA114") == "optional"
+    assert disposition(report, "requirements/base.txt", 1, "RA114") == "live"   # read through -r
+
+
+def test_without_a_requirement_file_named_by_the_packaging_none_is_optional():
+    from auditor.rocmpath.reqsets import unread_requirement_files
+    texts = {"setup.py": "setup(install_requires=['torch'])", "requirements.txt": "cupy-cuda12x\n",
+             "requirements-dev.txt": "pytest\n"}
+    assert unread_requirement_files(list(texts), texts.__getitem__) == frozenset()
+    texts["setup.py"] = "setup(install_requires=open('requirements.txt').read().split())"
+    assert unread_requirement_files(list(texts), texts.__getitem__) == frozenset({"requirements-dev.txt"})

@@ -82,6 +82,8 @@ def dispose(
     if path in project.optional_modules and rule is not None and rule.category == "cuda_only_python_package" \
             and finding.rule_id not in hard_deps:
         return OPTIONAL, INTEGRATION_NOTE
+    if path in project.unread_requirements:
+        return OPTIONAL, "a requirement set the package's own install does not read"
     lines = project.cuda_build_lines.get(path)
     if lines and finding.span.line in lines:
         return CUDA_BRANCH, "only the CUDA configuration of this build runs this line"
@@ -135,7 +137,7 @@ def assign(
     hard_deps = frozenset(   # rules naming a package the project declares as a hard dependency
         f.rule_id for f in findings
         if kinds.get(f.path) == "manifest" or PurePosixPath(f.path).name == "setup.py"
-        if not f.optional and rules.get(f.rule_id) is not None
+        if not f.optional and f.path not in project.unread_requirements and rules.get(f.rule_id) is not None
         and rules[f.rule_id].category == "cuda_only_python_package"
         and not _ops(f.path, kinds.get(f.path, ""))
         and not any(f.path == v or f.path.startswith(v + "/") for v in project.vendor_backends))

@@ -81,5 +81,6 @@ class ProjectBuild:
     cuda_only_artifact_files: dict[str, str] = field(default_factory=dict)  # file -> CUDA-only artifact it builds
     optional_lines: dict[str, frozenset[int]] = field(default_factory=dict)  # file -> lines behind opt-in macros
     optional_modules: frozenset[str] = frozenset()                 # shipped files `import <package>` never loads
+    unread_requirements: frozenset[str] = frozenset()              # requirement files the packaging never reads
     vendor_backends: frozenset[str] = frozenset()                  # `nvidia/` beside `amd/`, cuda.txt beside rocm.txt
     collection: bool = False                                       # a collection of independent programs

@@ -17,6 +17,7 @@ from auditor.rocmpath.provenance import (
 )
 from auditor.rocmpath.pyreach import optional_modules
 from auditor.rocmpath.redefine import rocm_redefinitions
+from auditor.rocmpath.reqsets import unread_requirement_files
 from auditor.types import SourceFile
 
 MAX_BUILD_BYTES = 2 * 1024 * 1024
@@ -182,6 +183,7 @@ def read_project(
     optional_macros: set[str] = set()
     shims: set[str] = set()
     optional: set[str] = set()
+    unread: set[str] = set()
     for comp in order:
         mine = owned[comp]
         pybuilds: list[PyBuild] = []
@@ -226,6 +228,7 @@ def read_project(
         provenance(project, comp, mine, pybuilds, cbuilds, text_of, facts)
         project.shipped_python[comp] = packages(comp, mine)
         optional |= optional_modules(project.shipped_python[comp], [f.path for f in mine if f.kind == "python"], text_of)
+        unread |= unread_requirement_files([f.path for f in mine if f.path in known], text_of)
     project.rocm_macros = frozenset(rocm_macros)
     project.cuda_macros = frozenset(cuda_macros - rocm_macros)
     project.optional_macros = frozenset(optional_macros - rocm_macros)
@@ -237,6 +240,7 @@ def read_project(
                     project.optional_lines[f.path] = project.optional_lines.get(f.path, frozenset()) | lines
     project.shims = frozenset(shims)
     project.optional_modules = frozenset(optional)
+    project.unread_requirements = frozenset(unread)
     project.vendor_backends = vendor_backends(own_files)
     project.own_packages = frozenset(PurePosixPath(p).name for pkgs in project.shipped_python.values() for p in pkgs) \
         | frozenset(dist_names)

@@ -1,0 +1,42 @@
+"""Requirement files the package's own install never reads. When `setup.py` or `pyproject.toml` reads some
+requirement files by name (vLLM's `get_requirements()` reads `common.txt` and `cuda.txt`), the others beside
+them (`kv_connectors.txt`, `rubin-prerelease.txt`) are optional install sets, like extras."""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Sequence
+from pathlib import PurePosixPath
+
+REQUIREMENT_FILE = re.compile(r"(?i)^(?:.*requirements.*|constraints.*)\.(?:txt|in)$")
+NAMED = re.compile(r"""[\w.\-/]+\.(?:txt|in)\b""")
+INCLUDE = re.compile(r"^\s*(?:-r|--requirement|-c|--constraint)[=\s]+(\S+)", re.MULTILINE)
+PACKAGING = ("setup.py", "pyproject.toml", "setup.cfg")
+
+
+def is_requirement_file(path: str) -> bool:
+    p = PurePosixPath(path)
+    return p.suffix in (".txt", ".in") and (bool(REQUIREMENT_FILE.match(p.name))
+                                            or any(part.lower() == "requirements" for part in p.parts[:-1]))
+
+
+def unread_requirement_files(paths: Sequence[str], text_of: Callable[[str], str]) -> frozenset[str]:
+    """Requirement files of one component that its packaging does not read, directly or through `-r`;
+    empty when the packaging reads none (then `requirements.txt` is how the project installs)."""
+    packaging = [p for p in paths if PurePosixPath(p).name in PACKAGING]
+    requirement_files = [p for p in paths if is_requirement_file(p)]
+    if not packaging or not requirement_files:
+        return frozenset()
+    named = {PurePosixPath(m).name for p in packaging for m in NAMED.findall(text_of(p))}
+    read = {p for p in requirement_files if PurePosixPath(p).name in named}
+    if not read:
+        return frozenset()
+    frontier = list(read)
+    while frontier:
+        current = frontier.pop()
+        for target in INCLUDE.findall(text_of(current)):
+            resolved = (PurePosixPath(current).parent / target).as_posix()
+            for candidate in requirement_files:
+                if candidate not in read and (candidate == resolved or candidate.endswith("/" + target)):
+                    read.add(candidate)
+                    frontier.append(candidate)
+    return frozenset(p for p in requirement_files if p not in read)
