@@ -304,3 +304,17 @@ def test_without_a_requirement_file_named_by_the_packaging_none_is_optional():
     assert unread_requirement_files(list(texts), texts.__getitem__) == frozenset()
     texts["setup.py"] = "setup(install_requires=open('requirements.txt').read().split())"
     assert unread_requirement_files(list(texts), texts.__getitem__) == frozenset({"requirements-dev.txt"})
+
+
+def test_container_findings_in_a_build_helper_script_are_ops(tmp_path):
+    """TransformerEngine's build_tools/wheel_utils/launch_x86.sh runs `docker run --gpus=all`: a container
+    finding is operations wherever the script lives, never live porting work."""
+    (tmp_path / "build_tools").mkdir()
+    (tmp_path / "build_tools" / "launch.sh").write_text("#!/bin/sh\ndocker run --runtime=nvidia --gpus=all wheel\n")
+    (tmp_path / "setup.py").write_text("from setuptools import setup\nsetup(name='x')\n")
+    target = tmp_path / "out.json"
+    assert main([str(tmp_path), "--format", "json", "-o", str(target), "--fail-on", "never", "--no-progress",
+                 "--no-cache", "-j", "1"]) == 0
+    report = json.loads(target.read_text())
+    assert disposition(report, "build_tools/launch.sh", 2, "RA703") == "ops"
+    assert report["summary"]["verdict"] == "ready"

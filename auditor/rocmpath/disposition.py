@@ -72,7 +72,7 @@ def dispose(
     verified = rocm is not None and rocm.verified
     if finding.guarded:
         return GUARDED, ""
-    if _ops(path, kind):
+    if _ops(path, kind) or (rule is not None and rule.category == "container"):
         return OPS, "CI, container or developer script"
     if any(path == v or path.startswith(v + "/") for v in project.vendor_backends):
         return OTHER_VENDOR, "another vendor's backend beside the ROCm one"
