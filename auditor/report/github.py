@@ -3,6 +3,7 @@ shows for one step (10 errors and 10 warnings); the rest, and the totals, in a n
 from __future__ import annotations
 
 from auditor.gate import counts, failing, gated
+from auditor.report import view
 from auditor.report.escape import log_line, workflow_data, workflow_property
 from auditor.report.sarif import repo_uri
 from auditor.suppress import unknown_suppression_message, unknown_suppressions
@@ -57,8 +58,8 @@ def render_github(report: Report, fail_on: Severity | None = Severity.HIGH) -> s
     new_count, known = counts(report)
     against = f" (compared with {report.gate.against})" if report.gate else ""
     summary = (f"rocm-audit: {len(fails)} finding(s) fail the check (at or above "
-               f"{fail_on.label if fail_on is not None else 'never'}); {new_count} new, {known} known{against}, "
-               f"{report.suppressed} suppressed; verdict {report.verdict}")
+               f"{fail_on.label if fail_on is not None else 'never'}); {view.summary(report).totals_text}: "
+               f"{new_count} new, {known} known{against}; verdict {report.verdict}")
     if left_out:
         summary += f"; {len(left_out)} more new finding(s) not annotated (GitHub shows 10 per level), listed in the log"
     lines.append(_command("notice", summary, title="rocm-audit"))

@@ -75,9 +75,8 @@ def render_markdown(report: Report, fail_on: Severity | None = Severity.HIGH) ->
     lines = [MARKER, f"### rocm-audit: {title}", ""]
     compared = f" compared with {_code(report.gate.against)}" if report.gate else ""
     s = view.summary(report)
-    lines.append(f"{new_count} new and {known} known finding(s){compared}; {s.suppressed} suppressed, "
-                 f"{len(report.findings) - len(live)} guarded. Verdict for the whole tree: **{s.verdict}** "
-                 f"({_cell(s.reason)}).")
+    lines.append(f"{s.totals_text}: {new_count} new and {known} known{compared}. Verdict for the whole tree: "
+                 f"**{s.verdict}** ({_cell(s.reason)}).")
     lines.append("")
     lines.append(f"Effort **{s.effort_text}** · HIPIFY coverage **{s.coverage_text}** · "
                  f"{s.files} files, {s.lines:,} lines scanned")

@@ -39,8 +39,8 @@ def render_terminal(report: Report, console: Console, quiet: bool = False,
     out.rule(f"rocm-audit · {report.root}")
     out.wrap(text.sentence(s.reason), first=Text.assemble(("Verdict: ", "bold"),
                                                           (s.verdict.upper(), VERDICT_STYLE[s.verdict]), " "))
-    out.wrap(f"Effort {s.effort_text} · {s.findings:,} findings ({s.guarded:,} guarded, {s.suppressed:,} "
-             f"suppressed) in {s.files:,} files, {s.lines:,} lines · HIPIFY coverage {s.coverage_text}")
+    out.wrap(f"Effort {s.effort_text} · {s.totals_text} in {s.files:,} files, {s.lines:,} lines · "
+             f"HIPIFY coverage {s.coverage_text}")
     if s.by_disposition:
         out.wrap("By disposition: " + s.disposition_text, style="dim")
     if s.vendored:
@@ -55,7 +55,7 @@ def render_terminal(report: Report, console: Console, quiet: bool = False,
     _other_rules(report, out, shown_rules, verbose)
     if verbose:
         _groups(report, out)
-        if s.findings:
+        if s.findings > s.guarded:
             console.print(_counts_table(report))
             hot = view.hotspots(report, TOP_HOTSPOTS)
             if hot:

@@ -29,8 +29,8 @@ class Summary:
     clean_percent: float
     converted_refs: int
     unconverted_refs: int
-    by_severity: tuple[tuple[str, int], ...]   # unguarded findings, critical first
-    findings: int                     # unguarded
+    by_severity: tuple[tuple[str, int], ...]   # every finding, critical first (as the JSON summary counts)
+    findings: int                     # every finding, guarded ones included (the JSON summary's count)
     guarded: int
     suppressed: int
     files: int
@@ -41,6 +41,11 @@ class Summary:
     tool_version: str
     rule_count: int
     by_disposition: tuple[tuple[str, int], ...] = ()   # every finding, by where it sits against the ROCm path
+
+    @property
+    def totals_text(self) -> str:
+        """The totals every renderer states, in the same words: "22 findings (2 guarded, 0 suppressed)"."""
+        return f"{self.findings:,} findings ({self.guarded:,} guarded, {self.suppressed:,} suppressed)"
 
     @property
     def disposition_text(self) -> str:
@@ -98,9 +103,9 @@ def where(finding: Finding) -> str:
 
 
 def summary(report: Report) -> Summary:
-    live = [f for f in report.findings if not f.guarded]
+    guarded = sum(1 for f in report.findings if f.guarded)
     by_severity = {s: 0 for s in sorted(Severity, reverse=True)}
-    for f in live:
+    for f in report.findings:
         by_severity[f.severity] += 1
     cov = report.coverage
     return Summary(
@@ -114,8 +119,8 @@ def summary(report: Report) -> Summary:
         converted_refs=cov.converted,
         unconverted_refs=cov.unconverted,
         by_severity=tuple((s.label, n) for s, n in by_severity.items()),
-        findings=len(live),
-        guarded=len(report.findings) - len(live),
+        findings=len(report.findings),
+        guarded=guarded,
         suppressed=report.suppressed,
         files=len(report.results),
         lines=lines_scanned(report),
