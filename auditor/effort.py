@@ -219,7 +219,7 @@ def estimate(
         review_low, review_high = review_low + cost[0], review_high + cost[1]
         by_directory.add(_top_directory(result.path), cost)
         by_file.add(result.path, cost)
-        kernel_files += ("defines_kernels", "yes") in result.facts
+        kernel_files += result.facts.defines_kernels
     validation = NO_HOURS
     if gpu_code or kernel_files or any(counts(f) or f.disposition == "verify on hardware"
                                        for f in findings if not in_optional_dir(f.path, model)):  # GPU code to validate

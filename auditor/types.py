@@ -138,6 +138,18 @@ class FileCoverage:
 
 
 @dataclass(frozen=True, slots=True)
+class FileFacts:
+    """What scanning a file learned beside its findings, for the report-level analysis."""
+
+    lines: int = 0
+    defines_kernels: bool = False     # CUDA/C++ with `__global__`: what validation on AMD hardware is counted by
+    cpp_extension: bool = False       # Python building with torch.utils.cpp_extension (PyTorch's hipify translates)
+    rocm_build: bool = False          # a build file that mentions a ROCm/HIP build
+    partial_reason: str = ""          # why the file was scanned only in part ("" when it was not)
+    unknown_suppressions: tuple[tuple[int, str], ...] = ()   # (line, rule id) of suppressions naming no rule
+
+
+@dataclass(frozen=True, slots=True)
 class FileResult:
     path: str
     kind: str
@@ -147,7 +159,7 @@ class FileResult:
     vendored: tuple[str, ...] = ()                      # directories skipped as vendored code
     partial: bool = False
     error: str | None = None
-    facts: tuple[tuple[str, str], ...] = ()   # (fact, value) pairs for report-level analysis
+    facts: FileFacts = FileFacts()
     coverage: FileCoverage | None = None      # CUDA references, for cuda and cpp files
 
 

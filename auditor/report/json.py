@@ -131,7 +131,7 @@ def partial_files(report: Report) -> list[tuple[str, str]]:
     out = []
     for result in report.results:
         if result.partial:
-            reason = next((value for fact, value in result.facts if fact == "partial"), "parsed in part")
+            reason = result.facts.partial_reason or "parsed in part"
             out.append((result.path, reason))
     return out
 

@@ -90,7 +90,7 @@ class Dependency:
 
 
 def lines_scanned(report: Report) -> int:
-    return sum(int(value) for r in report.results for fact, value in r.facts if fact == "lines")
+    return sum(r.facts.lines for r in report.results)
 
 
 def category_of(report: Report, finding: Finding) -> str:
