@@ -292,9 +292,7 @@ def _repo_prefix(root: Path) -> str:
 
 
 def _exit_code(report, fail_on) -> int:
-    from auditor.gate import failing
-
-    return EXIT_FINDINGS if failing(report, fail_on) else EXIT_CLEAN
+    return EXIT_FINDINGS if report.failing(fail_on) else EXIT_CLEAN
 
 
 def _render(fmt: str, report, settings, root: Path | None = None) -> str:

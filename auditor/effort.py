@@ -227,6 +227,7 @@ def estimate(
                            zip(model.validation_base_hours, model.validation_kernel_file_hours))
     work_low, work_high = by_category.total()
     effort = Effort(
+        hours_per_day=model.hours_per_day,
         low_days=round((work_low + review_low + validation[0]) / day, 1),
         high_days=round((work_high + review_high + validation[1]) / day, 1),
         by_category=by_category.rows(day, 1),

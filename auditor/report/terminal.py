@@ -8,10 +8,8 @@ from rich.table import Table
 from rich.markup import escape as rich_escape
 from rich.text import Text
 
-from auditor.gate import counts, failing, gated
 from auditor.report import plan, text, view
 from auditor.report.escape import visible
-from auditor.suppress import unknown_suppression_message, unknown_suppressions
 from auditor.types import Report, Severity
 
 VERDICT_STYLE = {"ready": "bold green", "needs-port": "bold yellow", "blocked": "bold red"}
@@ -47,7 +45,7 @@ def render_terminal(report: Report, console: Console, quiet: bool = False,
         shown = ", ".join(s.vendored[:3]) + (" …" if len(s.vendored) > 3 else "")
         out.wrap(f"Vendored code not scanned: {shown} (--include-vendored scans it)", style="dim")
     if report.gate is not None:
-        out.wrap(_gate_summary(report, fail_on), style="bold red" if failing(report, fail_on) else "green")
+        out.wrap(_gate_summary(report, fail_on), style="bold red" if report.failing(fail_on) else "green")
         if strict_failure(report):
             out.wrap(strict_failure(report), style="bold red")
     shown_rules = _plan(report, out, PLAN_ITEMS if not verbose else plan.PLAN_ITEMS)
@@ -327,8 +325,8 @@ def strict_failure(report: Report) -> str:
 
 
 def _gate_summary(report: Report, fail_on: Severity | None) -> str:
-    new, known = counts(report)
-    fails = len(failing(report, fail_on))
+    new, known = report.counts()
+    fails = len(report.failing(fail_on))
     threshold = fail_on.label if fail_on is not None else "never"
     against = report.gate.against if report.gate else "nothing (no --baseline or --diff-base: every finding counts)"
     return (f"{fails} fail the check (new, at or above {threshold}) · {new} new · {known} known · "
@@ -351,8 +349,8 @@ def _new_table(report: Report, console: Console, fail_on: Severity | None) -> No
     """With a baseline or a git base: the new findings, each on its own row."""
     if report.gate is None:
         return
-    fails = set(failing(report, fail_on))
-    new = [i for i in gated(report) if report.is_new(i)]
+    fails = set(report.failing(fail_on))
+    new = [i for i, f in enumerate(report.findings) if not f.guarded and f.new]
     if not new:
         return
     new.sort(key=lambda i: (i not in fails, -report.findings[i].severity, report.findings[i].sort_key()))
@@ -371,14 +369,14 @@ def _new_table(report: Report, console: Console, fail_on: Severity | None) -> No
 
 
 def _concise(report: Report, console: Console, fail_on: Severity | None) -> None:
-    fails = failing(report, fail_on)
+    fails = report.failing(fail_on)
     for i in fails:
         f = report.findings[i]
         rule = report.rules.get(f.rule_id)
         name = f" {rule.name}" if rule else ""
         console.print(f"{_where(report, i)}: {f.rule_id}{name} [{f.severity.label}] {f.message}",
                       markup=False, highlight=False, soft_wrap=True)
-    new, known = counts(report)
+    new, known = report.counts()
     threshold = fail_on.label if fail_on is not None else "never"
     head = (f"rocm-audit: {len(fails)} finding(s) at or above {threshold} would break on ROCm" if fails
             else strict_failure(report) or f"rocm-audit: ok, nothing {'new ' if report.gate else ''}at or above {threshold}")
@@ -396,8 +394,8 @@ def _concise(report: Report, console: Console, fail_on: Severity | None) -> None
 
 
 def _warnings(report: Report, console: Console) -> None:
-    for path, line, rule_id in unknown_suppressions(report.results):
-        console.print(f"{path}:{line}: warning: {unknown_suppression_message(rule_id)}",
+    for path, line, message in report.warnings:
+        console.print(f"{path}:{line}: warning: {message}",
                       markup=False, highlight=False, soft_wrap=True, style="yellow")
     if report.gate and report.gate.gone:
         missing = sum(n for *_, n in report.gate.gone)

@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from auditor import __version__
-from auditor.effort import DEPENDENCY_CATEGORIES, in_optional_dir, load_model
+from auditor.effort import DEPENDENCY_CATEGORIES
 from auditor.types import CATEGORIES, Finding, Report, Severity
 
 ROCM_STATUS = {   # what a dependency finding's severity says about the package on ROCm (design.md section 4)
@@ -157,7 +157,6 @@ def hotspots(report: Report, limit: int = 15) -> tuple[Hotspot, ...]:
 def dependencies(report: Report) -> tuple[Dependency, ...]:
     """Each CUDA-only package or library once (as the effort model pays for it), with every place that
     declares or uses it."""
-    model = load_model()
     grouped: dict[str, list[Finding]] = defaultdict(list)
     for f in report.findings:
         if category_of(report, f) in DEPENDENCY_CATEGORIES and (f.severity > Severity.INFO or f.guarded):
@@ -166,7 +165,7 @@ def dependencies(report: Report) -> tuple[Dependency, ...]:
     for rule_id, sites in grouped.items():
         rule = report.rules.get(rule_id)
         worst = max(sites, key=lambda f: f.severity)
-        inert = all(f.guarded or f.optional or in_optional_dir(f.path, model) for f in sites)
+        inert = all(f.guarded or f.counted_optional for f in sites)
         spellings = tuple(spelling for spelling in dict.fromkeys(map(_spelling, sites)) if spelling)
         rows.append(Dependency(
             name=rule.name if rule else rule_id, spellings=spellings, rule_id=rule_id,
