@@ -237,7 +237,7 @@ def _scan(settings, rulebook):
     def start_progress(total: int, total_bytes: int):
         if not settings.progress or settings.quiet or total < 50 or not sys.stderr.isatty():
             return None
-        from auditor.progressbar import ProgressBar
+        from auditor.report.terminal.progress import ProgressBar
 
         bar.append(ProgressBar(total, total_bytes))
         return bar[0]
