@@ -4,6 +4,10 @@ from __future__ import annotations
 import enum
 import hashlib
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # groups.py builds on these types; a Report only holds its groups
+    from auditor.groups import FindingGroup
 
 
 class Severity(enum.IntEnum):
@@ -286,7 +290,7 @@ class Report:
     vendored: tuple[str, ...] = ()                      # directories skipped as vendored code
     gate: Gate | None = None            # what each finding's `new` was measured against
     repo_prefix: str = ""               # the scanned root relative to its git repository's root, posix ("" = same)
-    groups: tuple = ()                  # auditor.groups.FindingGroup, most important first
+    groups: tuple[FindingGroup, ...] = ()   # every finding in one group (auditor/groups.py), most important first
     warnings: tuple[tuple[str, int, str], ...] = ()     # (path, line, message): unknown rule ids in suppressions
 
     def counts(self) -> tuple[int, int]:
