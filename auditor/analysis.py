@@ -1,16 +1,20 @@
 """Turn per-file results into a Report: dispositions against the ROCm path, components, verdict, coverage,
-effort."""
+effort; then each finding becomes a self-contained report row (its hours, component, group), so the renderers
+only format."""
 from __future__ import annotations
 
 from collections.abc import Sequence
+from dataclasses import replace
 
 from auditor.coverage import coverage
 from auditor.effort import estimate, in_optional_dir, load_model
+from auditor.groups import group_findings
 from auditor.rocmpath.disposition import assign, own_package_finding
 from auditor.rocmpath.model import ProjectBuild
 from auditor.rocmpath.reader import owner
 from auditor.rulebook import Rulebook
-from auditor.types import FileResult, Finding, Report
+from auditor.suppress import unknown_suppression_message, unknown_suppressions
+from auditor.types import Component, FileResult, Finding, Report
 from auditor.verdict import verdicts
 
 
@@ -38,10 +42,16 @@ def build_report(
     hipified = frozenset(r.path for r in results if owner(r.path, comps) in verified)
     effort, hours = estimate(findings, rules, results, elsewhere, hipified)
     comps_out, verdict, reason = verdicts(findings, project, rules)
+    rows = [replace(f, hours=h, in_optional_dir=in_optional_dir(f.path, model),
+                    component=component_of(comps_out, f.path)) for f, h in zip(findings, hours)]
+    groups = group_findings(rows)
+    for number, group in enumerate(groups):
+        for i in group.indexes:
+            rows[i] = replace(rows[i], group=number)
     all_errors = list(errors) + [(r.path, r.error) for r in results if r.error]
     return Report(
         root=root,
-        findings=tuple(findings),
+        findings=tuple(rows),
         results=tuple(results),
         components=comps_out,
         verdict=verdict,
@@ -51,6 +61,17 @@ def build_report(
         rules=rules,
         errors=tuple(sorted(all_errors)),
         suppressed=sum(r.suppressed for r in results),
-        site_hours=tuple(hours),
         vendored=tuple(vendored),
+        groups=groups,
+        warnings=tuple((path, line, unknown_suppression_message(rule_id)) for path, line, rule_id in unknown_suppressions(results)),
     )
+
+
+def component_of(components: Sequence[Component], path: str) -> str:
+    """The deepest component holding `path` ("." when none does)."""
+    best = "."
+    for c in components:
+        if c.path not in (".", "") and (path == c.path or path.startswith(c.path.rstrip("/") + "/")):
+            if best == "." or len(c.path) > len(best):
+                best = c.path
+    return best

@@ -3,16 +3,13 @@ from __future__ import annotations
 
 import os
 import sys
-import tempfile
-import time
 from collections.abc import Sequence
 from pathlib import Path
 
+from auditor.errors import ToolError  # re-exported: auditor.fix.command and the tests use it
+from auditor.output import bundled_example, default_html_path, emit, write_atomic, write_or_print  # noqa: F401
+
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
-
-
-class ToolError(Exception):
-    """A problem with the tool's input or environment (not with the scanned code): exit 2."""
 
 
 def main(argv: Sequence[str] | None = None) -> int:
@@ -157,7 +154,7 @@ def _coverage(settings) -> int:
     if settings.format == "json":
         import json
 
-        _write_or_print(json.dumps(coverage_dict(report.coverage), indent=2) + "\n", settings.output)
+        write_or_print(json.dumps(coverage_dict(report.coverage), indent=2) + "\n", settings.output)
     else:
         render_coverage(report, Console(), all_names=True)
     return EXIT_CLEAN
@@ -184,12 +181,6 @@ def _cache_dir(settings) -> Path | None:
     return cache_directory(settings.no_cache, settings.cache_dir, scanned)
 
 
-def bundled_example() -> Path:
-    import importlib.resources
-
-    return Path(str(importlib.resources.files("auditor") / "example"))
-
-
 def _check(settings) -> int:
     from dataclasses import replace
 
@@ -213,7 +204,7 @@ def _check(settings) -> int:
     strict_fails = bool(settings.strict and report.gate and report.gate.gone)
     if strict_fails:
         report = replace(report, gate=replace(report.gate, strict=True))
-    _emit(settings, report, root)
+    emit(settings, report, root)
     code = _exit_code(report, settings.fail_on)
     if strict_fails:
         if settings.format != "terminal" or settings.output:   # the terminal summary says it already
@@ -241,12 +232,14 @@ def _scan(settings, rulebook):
         if not path.exists() and not path.is_symlink():
             raise ToolError(f"path does not exist: {path}")
     options = scan_options(settings)
-    bar: list[_Progress] = []
+    bar: list = []
 
     def start_progress(total: int, total_bytes: int):
         if not settings.progress or settings.quiet or total < 50 or not sys.stderr.isatty():
             return None
-        bar.append(_Progress(total, total_bytes))
+        from auditor.report.terminal.progress import ProgressBar
+
+        bar.append(ProgressBar(total, total_bytes))
         return bar[0]
 
     root = _files_root(paths, settings)
@@ -292,90 +285,7 @@ def _repo_prefix(root: Path) -> str:
 
 
 def _exit_code(report, fail_on) -> int:
-    from auditor.gate import failing
-
-    return EXIT_FINDINGS if failing(report, fail_on) else EXIT_CLEAN
-
-
-def _render(fmt: str, report, settings, root: Path | None = None) -> str:
-    """One report format as text (the terminal one without colour). `root`: where the scanned files are, for
-    the code the HTML report shows around each finding."""
-    if fmt == "html":
-        from auditor.report.html import render_html
-
-        return render_html(report, root)
-    if fmt == "json":
-        from auditor.report.json import render_json
-
-        return render_json(report)
-    if fmt == "sarif":
-        from auditor.report.sarif import render_sarif
-
-        return render_sarif(report)
-    if fmt == "github":
-        from auditor.report.github import render_github
-
-        return render_github(report, settings.fail_on)
-    if fmt == "markdown":
-        from auditor.report.markdown import render_markdown
-
-        return render_markdown(report, settings.fail_on)
-    import io
-
-    from rich.console import Console
-
-    from auditor.report.terminal import render_terminal
-
-    buffer = io.StringIO()
-    render_terminal(report, Console(file=buffer, width=120, color_system=None), settings.quiet, settings.fail_on,
-                    settings.verbose)
-    return buffer.getvalue()
-
-
-def _emit(settings, report, root: Path | None = None) -> None:
-    """The files asked for with --html/--sarif/--json/--markdown FILE, then the main format (-o FILE or stdout);
-    in an interactive terminal run, also the HTML report in the current directory."""
-    for fmt, path in settings.outputs:
-        write_atomic(path, _render(fmt, report, settings, root))
-    if settings.format != "terminal" or settings.output:
-        _write_or_print(_render(settings.format, report, settings, root), settings.output)
-        return
-    from rich.console import Console
-
-    from auditor.report.terminal import render_terminal
-
-    console = Console()
-    render_terminal(report, console, settings.quiet, settings.fail_on, settings.verbose)
-    default_html = default_html_path(settings, sys.stdout.isatty())
-    if default_html is not None:
-        write_atomic(default_html, _render("html", report, settings, root))
-        console.print(f"HTML report: {default_html.absolute()}", markup=False, highlight=False, soft_wrap=True)
-
-
-def default_html_path(settings, interactive: bool) -> Path | None:
-    """An interactive run writes the HTML report unless told not to or given --html FILE: in the user's cache
-    directory (a temporary directory when that lies in the scanned tree or cannot be made), never in the
-    scanned repository as an untracked file. `--html rocm-audit-report.html` puts it in the current one."""
-    asked = any(fmt == "html" for fmt, _ in settings.outputs)
-    if not interactive or settings.no_html or settings.quiet or asked or settings.format != "terminal":
-        return None
-    import hashlib
-
-    from auditor.cache import default_directory
-    from auditor.discover import common_root
-
-    scanned = (bundled_example(),) if settings.example else (settings.paths or (Path("."),))
-    top = common_root(scanned)
-    name = f"{top.name or 'root'}-{hashlib.blake2b(str(top).encode(), digest_size=4).hexdigest()}.html"
-    directory = default_directory() / "reports"
-    inside = any(directory.resolve().is_relative_to(p.resolve()) for p in scanned if p.is_dir())
-    try:
-        if inside:
-            raise OSError("the cache directory lies in the scanned tree")
-        directory.mkdir(parents=True, exist_ok=True, mode=0o700)
-    except OSError:
-        directory = Path(tempfile.mkdtemp(prefix="rocm-audit-report-"))   # private, made for this run
-    return directory / name
+    return EXIT_FINDINGS if report.failing(fail_on) else EXIT_CLEAN
 
 
 def _write_baseline(settings) -> int:
@@ -403,82 +313,6 @@ def _show_config(settings) -> int:
 
     sys.stdout.write(describe(settings.sources, settings.config_file, settings.config_start or Path.cwd()))
     return EXIT_CLEAN
-
-
-def _write_or_print(text: str, output: Path | None) -> None:
-    if output is None:
-        sys.stdout.write(text)
-        return
-    write_atomic(output, text)
-
-
-def write_atomic(path: Path, text: str) -> None:
-    """Write through a temporary file in the same directory, so readers never see half a report. A target that
-    exists and is not a regular file (`/dev/null`, a FIFO, `/dev/stdout`) is written in place, never replaced."""
-    import stat
-
-    try:
-        mode = path.stat().st_mode
-    except OSError:
-        mode = None
-    if mode is not None and not stat.S_ISREG(mode):
-        if stat.S_ISDIR(mode):
-            raise ToolError(f"cannot write {path}: it is a directory")
-        try:
-            with open(path, "w", encoding="utf-8") as handle:
-                handle.write(text)
-        except OSError as err:
-            raise ToolError(f"cannot write {path}: {err.strerror or err}") from None
-        return
-    directory = path.parent if str(path.parent) else Path(".")
-    try:
-        fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", dir=directory)
-    except OSError as err:
-        raise ToolError(f"cannot write {path}: {err.strerror or err}") from None
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8") as handle:
-            handle.write(text)
-        os.chmod(tmp, 0o666 & ~_umask())   # mkstemp makes it private; a report is as readable as any new file
-        os.replace(tmp, path)
-    except OSError as err:
-        Path(tmp).unlink(missing_ok=True)
-        raise ToolError(f"cannot write {path}: {err.strerror or err}") from None
-
-
-def _umask() -> int:
-    mask = os.umask(0o022)
-    os.umask(mask)
-    return mask
-
-
-class _Progress:
-    """The scan's progress bar (a ScanProgress): files done of the total, MB/s, and a file that takes long."""
-
-    def __init__(self, total: int, total_bytes: int):
-        from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
-
-        self._progress = Progress(
-            TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
-            TimeElapsedColumn(), TextColumn("{task.fields[slow]}"),
-            console=Console(stderr=True), transient=True,
-        )
-        self._task = self._progress.add_task("scan", total=total, rate="", slow="")
-        self._bytes, self._total_bytes, self._start = 0, total_bytes, time.monotonic()
-        self._progress.start()
-
-    def done(self, files: int, nbytes: int) -> None:
-        self._bytes += nbytes
-        elapsed = max(time.monotonic() - self._start, 1e-3)
-        rate = f"{self._bytes / 1e6:.1f}/{self._total_bytes / 1e6:.1f} MB, {self._bytes / 1e6 / elapsed:.1f} MB/s"
-        self._progress.update(self._task, advance=files, rate=rate)
-
-    def slow(self, path: str | None, seconds: float) -> None:
-        shown = "" if path is None else f"slow: {path} ({seconds:.0f} s)"
-        self._progress.update(self._task, slow=shown)
-
-    def stop(self) -> None:
-        self._progress.stop()
 
 
 def _list_rules(settings) -> int:

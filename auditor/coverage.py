@@ -29,7 +29,7 @@ def _owner(path: PurePosixPath, roots: set[PurePosixPath]) -> PurePosixPath:
 def _torch_roots(results: Sequence[FileResult]) -> tuple[set[PurePosixPath], set[PurePosixPath]]:
     """(component roots, those whose Python code builds with torch.utils.cpp_extension)."""
     roots = {PurePosixPath(r.path).parent for r in results if PurePosixPath(r.path).name in COMPONENT_FILES}
-    torch = {_owner(PurePosixPath(r.path), roots) for r in results if ("cpp_extension", "yes") in r.facts}
+    torch = {_owner(PurePosixPath(r.path), roots) for r in results if r.facts.cpp_extension}
     return roots, torch
 
 

@@ -219,7 +219,7 @@ def estimate(
         review_low, review_high = review_low + cost[0], review_high + cost[1]
         by_directory.add(_top_directory(result.path), cost)
         by_file.add(result.path, cost)
-        kernel_files += ("defines_kernels", "yes") in result.facts
+        kernel_files += result.facts.defines_kernels
     validation = NO_HOURS
     if gpu_code or kernel_files or any(counts(f) or f.disposition == "verify on hardware"
                                        for f in findings if not in_optional_dir(f.path, model)):  # GPU code to validate
@@ -227,6 +227,7 @@ def estimate(
                            zip(model.validation_base_hours, model.validation_kernel_file_hours))
     work_low, work_high = by_category.total()
     effort = Effort(
+        hours_per_day=model.hours_per_day,
         low_days=round((work_low + review_low + validation[0]) / day, 1),
         high_days=round((work_high + review_high + validation[1]) / day, 1),
         by_category=by_category.rows(day, 1),

@@ -14,7 +14,7 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from auditor.report.escape import visible
-from auditor.types import Finding, Gate, Report, Severity, fingerprint
+from auditor.types import Finding, Gate, Report, fingerprint
 
 BASELINE_FILE = ".rocm-audit-baseline.json"
 BASELINE_VERSION = 1
@@ -164,7 +164,7 @@ def mark(report: Report, known: Mapping[str, int], gate: Gate,
     groups: dict[str, list[int]] = {}
     for i in gated(report):
         groups.setdefault(report.findings[i].fingerprint, []).append(i)
-    new = [False] * len(report.findings)
+    new = [False] * len(report.findings)   # a guarded finding is never new: the gate does not weigh it
     for fp, indexes in groups.items():
         extra = len(indexes) - known.get(fp, 0)
         if extra <= 0:
@@ -176,26 +176,12 @@ def mark(report: Report, known: Mapping[str, int], gate: Gate,
 
         for i in sorted(indexes, key=likely_new, reverse=True)[:extra]:
             new[i] = True
-    return replace(report, new=tuple(new), gate=gate)
+    findings = tuple(replace(f, new=flag) for f, flag in zip(report.findings, new))
+    return replace(report, findings=findings, gate=gate)
 
 
 def against_baseline(report: Report, baseline: Baseline, where: Path) -> Report:
     return mark(report, baseline.counts(), Gate("baseline", str(where), gone=gone(report, baseline)))
-
-
-def failing(report: Report, fail_on: Severity | None) -> list[int]:
-    """Indexes of the findings that fail the run: unguarded, at or above `fail_on`, and not known."""
-    if fail_on is None:
-        return []
-    return [i for i in gated(report)
-            if report.findings[i].severity >= fail_on and report.is_new(i) is not False]
-
-
-def counts(report: Report) -> tuple[int, int]:
-    """(new, known) unguarded findings; both count every unguarded finding as new when no gate is in use."""
-    flags = [report.is_new(i) for i in gated(report)]
-    known = sum(1 for flag in flags if flag is False)
-    return len(flags) - known, known
 
 
 # --- diff-base ---------------------------------------------------------------------------------------

@@ -1,65 +1,67 @@
-"""Finding groups: the same rule on many lines of one file, or in many generated files of one template, is one
-group with a count and its sites, so that a generated tree reads as a few problems rather than thousands of
-rows. Pure functions over a report's findings; the JSON, SARIF, terminal and HTML renderers all use these."""
+"""Finding groups, the one grouping every renderer uses: the same rule in one file is one group, and the same rule
+on the same subject across many files (a generated tree: one template, hundreds of instantiations) is one group
+too; sites with different dispositions never share a group. A group has a count, its sites, its first site and
+its effort, so a report shows hundreds of rows, not hundreds of thousands. Pure functions over findings that
+already carry their disposition and hours (auditor/analysis.py); the renderers decide how many sites to show."""
 from __future__ import annotations
 
-import re
+from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from pathlib import PurePosixPath
 
 from auditor.types import Finding, Severity
 
-_DIGITS = re.compile(r"\d+")
+ACROSS_FILES_MIN = 8     # the same rule and subject in this many files is one group, not one per file
 
 
 @dataclass(frozen=True, slots=True)
 class FindingGroup:
-    """One rule's sites in one file, or in several files of one directory whose sites read the same once
-    numbers are ignored (files generated from one template: `kernel_hdim64.cu`, `kernel_hdim128.cu`)."""
-
     rule_id: str
-    severity: Severity               # the most severe of its sites
-    guarded: bool
-    paths: tuple[str, ...]           # sorted
-    indices: tuple[int, ...]         # every site, as indices into the findings given, in their order
+    key: str                          # the file, or the subject when the group spans files
+    across_files: bool
+    disposition: str                  # every site of a group has the same one
+    indexes: tuple[int, ...]          # into the findings, in path and line order
+    paths: tuple[str, ...]            # distinct files, in order
+    severity: Severity                # the worst site's
+    low_hours: float
+    high_hours: float
+    guarded: bool                     # every site is guarded
 
     @property
     def count(self) -> int:
-        return len(self.indices)
+        return len(self.indexes)
+
+    @property
+    def first(self) -> int:
+        return self.indexes[0]
 
     def sort_key(self) -> tuple:
-        """Most severe first, then the largest, then by rule and path: the order reports list groups in."""
-        return (-int(self.severity), -self.count, self.rule_id, self.paths[0])
+        """Worst severity first, then costliest, then largest: the order reports list groups in."""
+        return (-self.severity, -self.high_hours, -self.count, self.rule_id, self.key)
 
 
-def _template(findings: Sequence[Finding], indices: list[int]) -> frozenset[str]:
-    """What a file's sites of one rule look like with numbers ignored: two files generated from one template
-    (and differing in tile sizes, head dims or dtypes' bit widths) have the same shape."""
-    return frozenset(_DIGITS.sub("#", f"{findings[i].subject}\0{findings[i].snippet}") for i in indices)
-
-
-def group_findings(findings: Sequence[Finding]) -> tuple[FindingGroup, ...]:
-    """Every finding in exactly one group; groups sorted by FindingGroup.sort_key. Linear in the findings."""
-    per_file: dict[tuple[str, bool, str], list[int]] = {}
-    for index, finding in enumerate(findings):
-        per_file.setdefault((finding.rule_id, finding.guarded, finding.path), []).append(index)
-    merged: dict[tuple, tuple[list[str], list[int]]] = {}
-    for (rule_id, guarded, path), indices in per_file.items():
-        directory = str(PurePosixPath(path).parent)
-        key = (rule_id, guarded, directory, _template(findings, indices))
-        paths, sites = merged.setdefault(key, ([], []))
-        paths.append(path)
-        sites.extend(indices)
+def group_findings(findings: Sequence[Finding],
+                   across_files_min: int = ACROSS_FILES_MIN) -> tuple[FindingGroup, ...]:
+    """Every finding in exactly one group: rule + file, or rule + subject when that pair is found in
+    `across_files_min` files or more; per disposition; sorted by FindingGroup.sort_key. Linear in the findings."""
+    files_of: dict[tuple[str, str, str], set[str]] = defaultdict(set)
+    for f in findings:
+        if f.subject:
+            files_of[(f.rule_id, f.subject, f.disposition)].add(f.path)
+    members: dict[tuple[str, str, bool, str], list[int]] = defaultdict(list)
+    for i, f in enumerate(findings):
+        spread = bool(f.subject) and len(files_of[(f.rule_id, f.subject, f.disposition)]) >= across_files_min
+        members[(f.rule_id, f.subject if spread else f.path, spread, f.disposition)].append(i)
     groups = []
-    for (rule_id, guarded, _directory, _shape), (paths, sites) in merged.items():
-        sites.sort()
+    for (rule_id, key, across, kind), indexes in members.items():
+        indexes.sort(key=lambda i: findings[i].sort_key())
+        sites = [findings[i] for i in indexes]
         groups.append(FindingGroup(
-            rule_id=rule_id,
-            severity=max(findings[i].severity for i in sites),
-            guarded=guarded,
-            paths=tuple(sorted(paths)),
-            indices=tuple(sites),
+            rule_id=rule_id, key=key, across_files=across, disposition=kind, indexes=tuple(indexes),
+            paths=tuple(dict.fromkeys(f.path for f in sites)),
+            severity=max(f.severity for f in sites),
+            low_hours=round(sum(f.hours[0] for f in sites), 2), high_hours=round(sum(f.hours[1] for f in sites), 2),
+            guarded=all(f.guarded for f in sites),
         ))
     return tuple(sorted(groups, key=FindingGroup.sort_key))
 
@@ -72,7 +74,7 @@ def listed_findings(groups: Sequence[FindingGroup], total: int, limit: int, per_
         return None
     kept: list[int] = []
     for group in groups:
-        kept.extend(group.indices[:min(per_group, limit - len(kept))])
+        kept.extend(group.indexes[:min(per_group, limit - len(kept))])
     for group in groups:   # room left: further sites, most severe groups first
-        kept.extend(group.indices[per_group:per_group + max(0, limit - len(kept))])
+        kept.extend(group.indexes[per_group:per_group + max(0, limit - len(kept))])
     return tuple(sorted(kept))

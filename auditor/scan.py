@@ -13,7 +13,7 @@ from auditor.parsing.manifest import (
 )
 from auditor.rulebook import Rulebook
 from auditor.suppress import read_suppressions
-from auditor.types import FileResult, Finding, SourceFile, Span
+from auditor.types import FileFacts, FileResult, Finding, SourceFile, Span
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 ROCM_BUILD = re.compile(
@@ -82,32 +82,30 @@ def scan_text_as(
 ) -> FileResult:
     """Scan text as a file of the given kind (also used for rule examples)."""
     lines = text.splitlines()
-    facts: list[tuple[str, str]] = [("lines", str(len(lines)))]
-    if kind in ("cuda", "cpp") and "__global__" in text:
-        facts.append(("defines_kernels", "yes"))   # what validation on AMD hardware is counted by
     partial_reason = encoding_note
     try:
         outcome = _ENGINES[kind](path, text, lines, rulebook, abspath)
     except (ManifestError, _ParseFailure) as err:
         return FileResult(path, kind, error=str(err))
-    found, more_facts, parse_note = outcome[:3]
+    found, engine_facts, parse_note = outcome[:3]
     file_coverage = outcome[3] if len(outcome) > 3 else None   # cuda and cpp files count CUDA references
-    facts.extend(more_facts)
     partial_reason = partial_reason or parse_note
-    if partial_reason:
-        facts.append(("partial", partial_reason))
-    if PurePosixPath(path).name in BUILD_FILE_NAMES and ROCM_BUILD.search(text):
-        facts.append(("rocm_build", "yes"))
     suppressions = read_suppressions(text, frozenset(r.id for r in rulebook.rules))
     kept = [f for f in found if not suppressions.covers(f.rule_id, f.span.line)]
-    for line, rule_id in suppressions.unknown_ids:
-        facts.append(("unknown_suppression", f"{line}:{rule_id}"))
+    facts = FileFacts(
+        lines=len(lines),
+        defines_kernels=kind in ("cuda", "cpp") and "__global__" in text,
+        cpp_extension=bool(engine_facts and engine_facts.cpp_extension),
+        rocm_build=PurePosixPath(path).name in BUILD_FILE_NAMES and bool(ROCM_BUILD.search(text)),
+        partial_reason=partial_reason or "",
+        unknown_suppressions=tuple(suppressions.unknown_ids),
+    )
     return FileResult(
         path, kind,
         findings=tuple(sorted(kept, key=Finding.sort_key)),
         suppressed=len(found) - len(kept),
         partial=partial_reason is not None,
-        facts=tuple(facts),
+        facts=facts,
         coverage=file_coverage,
     )
 
@@ -138,8 +136,7 @@ def _python(path, text, lines, rulebook, abspath):
         sub_tree = ts_cuda.parse(embedded.code.encode())
         hits = scan_cuda(sub_tree, rulebook, path, "cuda", lines, line_offset=embedded.first_line - 1)
         found.extend(_guard_with(hits, scan.guarded))
-    facts = [("cpp_extension", "yes")] if scan.uses_cpp_extension else []
-    return found, facts, None
+    return found, FileFacts(cpp_extension=True) if scan.uses_cpp_extension else None, None
 
 
 def _guard_with(findings: list[Finding], guarded_line) -> list[Finding]:

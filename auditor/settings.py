@@ -10,9 +10,9 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor import __version__
+from auditor.report.formats import FORMATS  # the format registry names them
 from auditor.types import Severity
 
-FORMATS = ("terminal", "json", "sarif", "github", "markdown", "html")
 RULES_JSON = Path("-")   # `rules --json` with no FILE
 FILE_OUTPUTS = ("html", "sarif", "json", "markdown")   # `--html FILE` …: extra reports from the same run
 FAIL_ON = ("critical", "high", "medium", "low", "info", "never")

@@ -47,12 +47,9 @@ def read_suppressions(text: str, known_ids: frozenset[str] | None = None) -> Sup
 
 def unknown_suppressions(results) -> tuple[tuple[str, int, str], ...]:
     """(path, line, rule id) of each suppression naming a rule that does not exist, from the scan's facts."""
-    found = []
+    found: list[tuple[str, int, str]] = []
     for result in results:
-        for fact, value in result.facts:
-            if fact == "unknown_suppression":
-                line, _, rule_id = value.partition(":")
-                found.append((result.path, int(line), rule_id))
+        found.extend((result.path, line, rule_id) for line, rule_id in result.facts.unknown_suppressions)
     return tuple(sorted(found))
 
 

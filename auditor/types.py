@@ -4,6 +4,10 @@ from __future__ import annotations
 import enum
 import hashlib
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:   # groups.py builds on these types; a Report only holds its groups
+    from auditor.groups import FindingGroup
 
 
 class Severity(enum.IntEnum):
@@ -104,11 +108,27 @@ class Finding:
     disposition: str = "live"        # where the finding sits against the ROCm path (auditor/rocmpath); only
                                      # "live" findings decide the verdict
     disposition_note: str = ""       # why, e.g. "setup.py:42 builds the CK backend instead"
+    # The report row: what every renderer shows, filled in once by the analysis (auditor/analysis.py) and the
+    # gate (auditor/gate.py); an engine leaves these at their defaults.
+    hours: tuple[float, float] = (0.0, 0.0)   # this site's share of the effort, engineer-hours (low, high)
+    in_optional_dir: bool = False    # under a directory the effort model treats as optional (tests/, examples/)
+    component: str = "."             # the deepest component holding the file
+    group: int = -1                  # index into Report.groups
+    new: bool | None = None          # against the gate's baseline or git base; None when no gate is in use
 
     @property
     def fingerprint(self) -> str:
         """Unchanged when code only moves: no line number in it."""
         return fingerprint(self.rule_id, self.path, self.subject)
+
+    @property
+    def counted_optional(self) -> bool:
+        """Optional as the reports show it: declared optional, or in an optional part of the tree."""
+        return self.optional or self.in_optional_dir
+
+    def fails(self, fail_on: Severity | None) -> bool:
+        """Fails a run at `fail_on`: unguarded, at or above it, and not known to the gate."""
+        return fail_on is not None and not self.guarded and self.severity >= fail_on and self.new is not False
 
     def sort_key(self) -> tuple:
         return (self.path, self.span.line or 0, self.span.column or 0, self.rule_id, self.subject)
@@ -138,16 +158,27 @@ class FileCoverage:
 
 
 @dataclass(frozen=True, slots=True)
+class FileFacts:
+    """What scanning a file learned beside its findings, for the report-level analysis."""
+
+    lines: int = 0
+    defines_kernels: bool = False     # CUDA/C++ with `__global__`: what validation on AMD hardware is counted by
+    cpp_extension: bool = False       # Python building with torch.utils.cpp_extension (PyTorch's hipify translates)
+    rocm_build: bool = False          # a build file that mentions a ROCm/HIP build
+    partial_reason: str = ""          # why the file was scanned only in part ("" when it was not)
+    unknown_suppressions: tuple[tuple[int, str], ...] = ()   # (line, rule id) of suppressions naming no rule
+
+
+@dataclass(frozen=True, slots=True)
 class FileResult:
     path: str
     kind: str
     findings: tuple[Finding, ...] = ()
     suppressed: int = 0
-    site_hours: tuple[tuple[float, float], ...] = ()   # per finding, same order
     vendored: tuple[str, ...] = ()                      # directories skipped as vendored code
     partial: bool = False
     error: str | None = None
-    facts: tuple[tuple[str, str], ...] = ()   # (fact, value) pairs for report-level analysis
+    facts: FileFacts = FileFacts()
     coverage: FileCoverage | None = None      # CUDA references, for cuda and cpp files
 
 
@@ -229,6 +260,7 @@ class Effort:
     by_directory: tuple[tuple[str, float, float], ...] = ()
     by_file: tuple[tuple[str, float, float], ...] = ()      # in hours, costliest first: the hotspots
     kernel_files: int = 0            # files (generated families once) with __global__ kernels a ROCm build compiles
+    hours_per_day: float = 8.0       # the model's engineer-hours in a day, to show group hours as days
 
 
 @dataclass(frozen=True, slots=True)
@@ -255,11 +287,18 @@ class Report:
     rules: dict = field(default_factory=dict)   # id -> Rule, for the renderers
     errors: tuple[tuple[str, str], ...] = ()
     suppressed: int = 0
-    site_hours: tuple[tuple[float, float], ...] = ()   # per finding, same order
     vendored: tuple[str, ...] = ()                      # directories skipped as vendored code
-    new: tuple[bool, ...] = ()          # per finding, same order, when a gate is in use (else empty: unknown)
-    gate: Gate | None = None            # what "new" was measured against
+    gate: Gate | None = None            # what each finding's `new` was measured against
     repo_prefix: str = ""               # the scanned root relative to its git repository's root, posix ("" = same)
+    groups: tuple[FindingGroup, ...] = ()   # every finding in one group (auditor/groups.py), most important first
+    warnings: tuple[tuple[str, int, str], ...] = ()     # (path, line, message): unknown rule ids in suppressions
 
-    def is_new(self, index: int) -> bool | None:
-        return self.new[index] if index < len(self.new) else None
+    def counts(self) -> tuple[int, int]:
+        """(new, known) unguarded findings; every unguarded finding is new when no gate is in use."""
+        gated = [f for f in self.findings if not f.guarded]
+        known = sum(1 for f in gated if f.new is False)
+        return len(gated) - known, known
+
+    def failing(self, fail_on: Severity | None) -> list[int]:
+        """Indexes of the findings that fail the run at `fail_on`."""
+        return [i for i, f in enumerate(self.findings) if f.fails(fail_on)]

@@ -10,7 +10,7 @@ from auditor.coverage import coverage
 from auditor.hipify_perl import HipifyPerlError, read_hipify_perl
 from auditor.rulebook import RuleError, load_rulebook, parse_rule
 from auditor.scan import scan_text_as
-from auditor.types import FileCoverage, FileResult
+from auditor.types import FileCoverage, FileFacts, FileResult
 from tests.conftest import FIXTURES, REPO, write_tree
 
 RULEBOOK = load_rulebook()
@@ -104,7 +104,7 @@ def test_clean_after_hipify_excludes_functions_with_hazards():
 # --------------------------------------------------------------------------- report level
 
 def test_coverage_totals_translators_and_disagreements(tmp_path):
-    torch_ext = FileResult("ext/setup.py", "python", facts=(("cpp_extension", "yes"),))
+    torch_ext = FileResult("ext/setup.py", "python", facts=FileFacts(cpp_extension=True))
     ext_pyproject = FileResult("ext/pyproject.toml", "manifest")
     results = [
         torch_ext, ext_pyproject,

@@ -1,10 +1,9 @@
-"""Huge trees stay readable: findings grouped by rule and template, the JSON and SARIF lists capped with exact
+"""Huge trees stay readable: findings grouped by rule and file or by rule and subject across generated files, the JSON and SARIF lists capped with exact
 counts, and partial parses listed with their reason."""
 import dataclasses
 import json
 
 from auditor.analysis import build_report
-from auditor.groups import group_findings
 from auditor.report.json import FINDINGS_LISTED, SITES_PER_GROUP, render_json
 from auditor.report.sarif import MAX_RESULTS, sarif_dict
 from auditor.rulebook import load_rulebook
@@ -29,24 +28,26 @@ def scanned(root, files: dict[str, str]):
 
 def test_one_rule_on_many_lines_of_a_file_is_one_group_with_every_site(tmp_path):
     report = scanned(tmp_path, {"csrc/reduce.cu": generated_kernel(40)})
-    groups = group_findings(report.findings)
+    groups = report.groups
     assert sorted((g.rule_id, g.count, g.paths) for g in groups) == [
         ("RA200", 40, ("csrc/reduce.cu",)), ("RA203", 40, ("csrc/reduce.cu",))]
     shfl = next(g for g in groups if g.rule_id == "RA200")
-    assert [report.findings[i].span.line for i in shfl.indices] == list(range(3, 43))
+    assert [report.findings[i].span.line for i in shfl.indexes] == list(range(3, 43))
+    assert all(report.findings[i].group == groups.index(shfl) for i in shfl.indexes)
 
 
-def test_files_generated_from_one_template_share_a_group_but_other_directories_do_not(tmp_path):
-    report = scanned(tmp_path, {
-        "gen/kernel_hdim64.cu": generated_kernel(5, 64),
-        "gen/kernel_hdim128.cu": generated_kernel(5, 128),
-        "other/kernel.cu": generated_kernel(5),
-        "gen/hand_written.cu": "__global__ void k(unsigned* m) { m[0] = __ballot_sync(0xffffffff, 1); }\n",
-    })
-    shfl = sorted((g.paths, g.count) for g in group_findings(report.findings) if g.rule_id == "RA200")
-    assert shfl == [(("gen/hand_written.cu",), 1), (("gen/kernel_hdim128.cu", "gen/kernel_hdim64.cu"), 10),
-                    (("other/kernel.cu",), 5)]
-    assert len(report.findings) == sum(g.count for g in group_findings(report.findings))
+def test_one_subject_in_eight_generated_files_is_one_group_in_fewer_files_one_per_file(tmp_path):
+    few = scanned(tmp_path / "few", {"gen/a.cu": generated_kernel(2), "gen/b.cu": generated_kernel(2, 128)})
+    shfl = sorted((g.across_files, g.key, len(g.paths), g.count) for g in few.groups if g.rule_id == "RA200")
+    assert shfl == [(False, "gen/a.cu", 1, 2), (False, "gen/b.cu", 1, 2)]
+    report = scanned(tmp_path / "many", {f"gen/kernel_hdim{64 + n}.cu": generated_kernel(2, 64 + n) for n in range(8)})
+    shfl = [(g.across_files, g.key, len(g.paths), g.count) for g in report.groups if g.rule_id == "RA200"]
+    assert shfl == [(True, "0xffffffff", 8, 16)]
+    assert len(report.findings) == sum(g.count for g in report.groups)
+    data = json.loads(render_json(report))
+    spread = next(g for g in data["groups"] if g["rule"] == "RA200")
+    assert (spread["key"], spread["files"], spread["count"], spread["disposition"], spread["across_files"]) == (
+        "0xffffffff", 8, 16, "live", True)
 
 
 def hundred_thousand_findings(tmp_path):

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from auditor.cli import main
-from auditor.report.groups import group_findings
+from auditor.groups import group_findings
 from auditor.report.text import first_sentence, inline_html, plain, sentence
 from auditor.types import Finding, Severity, Span
 from tests.conftest import FIXTURES, write_tree
@@ -105,15 +105,15 @@ def test_json_flag_without_a_file_is_only_for_rules(tmp_path, capsys):
 # ------------------------------------------------------------------ grouping and text
 
 def _finding(path, line, subject="x", rule="RA203", severity=Severity.HIGH, guarded=False):
-    return Finding(rule, path, Span(line, 1), subject, "snippet", "message", severity, guarded=guarded)
+    return Finding(rule, path, Span(line, 1), subject, "snippet", "message", severity, guarded=guarded,
+                   disposition="guarded" if guarded else "live", hours=(1.0, 2.0))
 
 
 def test_groups_are_rule_and_file_or_rule_and_subject_across_generated_files():
     findings = [_finding("a.cu", n) for n in (30, 10, 20)] + [_finding("b.cu", 5)]
     findings += [_finding(f"gen/k{i}.cu", 3, subject="tmpl", rule="RA300") for i in range(9)]
     findings += [_finding("a.cu", 40, guarded=True)]
-    hours = [(1.0, 2.0)] * len(findings)
-    groups = group_findings(findings, hours, across_files_min=8)
+    groups = group_findings(findings, across_files_min=8)
     by_key = {(g.rule_id, g.key, g.disposition): g for g in groups}
     a = by_key[("RA203", "a.cu", "live")]
     assert a.count == 3 and [findings[i].span.line for i in a.indexes] == [10, 20, 30]

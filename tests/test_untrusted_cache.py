@@ -16,7 +16,7 @@ from auditor.cache import (
 )
 from auditor.cli import main
 from auditor.rulebook import load_rulebook
-from auditor.types import FileResult, Finding, Severity, SourceFile, Span
+from auditor.types import FileFacts, FileResult, Finding, Severity, SourceFile, Span
 from tests.conftest import write_tree
 
 
@@ -72,7 +72,7 @@ def test_entries_of_the_wrong_shape_are_misses(tmp_path):
     rulebook = load_rulebook()
     results = result_cache(cache, rulebook, 1024)
     good = FileResult("a.py", "python", (Finding("RA112", "a.py", Span(1, 1), "pynvml", "import pynvml", "m",
-                                                  Severity.HIGH),), site_hours=((0.5, 1.0),))
+                                                  Severity.HIGH),), facts=FileFacts(lines=1, unknown_suppressions=((1, "RA9"),)))
     results.save("k" * 40, good)
     assert results.load("k" * 40) == good
     for bad in (b"[]", b'{"path": 1, "kind": "python"}', b'{"path": "a.py", "kind": "python", "extra": 1}',

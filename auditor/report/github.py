@@ -2,10 +2,9 @@
 shows for one step (10 errors and 10 warnings); the rest, and the totals, in a notice and the log."""
 from __future__ import annotations
 
-from auditor.gate import counts, failing, gated
+from auditor.report import view
 from auditor.report.escape import log_line, workflow_data, workflow_property
 from auditor.report.sarif import repo_uri
-from auditor.suppress import unknown_suppression_message, unknown_suppressions
 from auditor.types import Report, Severity
 
 MAX_PER_LEVEL = 10   # GitHub shows at most 10 error and 10 warning annotations per step
@@ -32,8 +31,9 @@ def _command(level: str, message: str, file: str | None = None, line: int | None
 
 
 def render_github(report: Report, fail_on: Severity | None = Severity.HIGH) -> str:
-    fails = set(failing(report, fail_on))
-    new = [i for i in gated(report) if report.is_new(i) is not False and report.findings[i].severity > Severity.INFO]
+    fails = set(report.failing(fail_on))
+    new = [i for i, f in enumerate(report.findings)
+           if not f.guarded and f.new is not False and f.severity > Severity.INFO]
     levels = {i: "error" if i in fails else "warning" for i in new}
     lines: list[str] = []
     shown = {"error": 0, "warning": 0}
@@ -52,13 +52,13 @@ def render_github(report: Report, fail_on: Severity | None = Severity.HIGH) -> s
             message += f"\nROCm alternative: {rule.rocm_alternative}"
         lines.append(_command(level, message, repo_uri(report, f.path), f.span.line, f.span.column,
                               f.span.end_line, title))
-    for path, line, rule_id in unknown_suppressions(report.results)[:MAX_PER_LEVEL - shown["warning"]]:
-        lines.append(_command("warning", unknown_suppression_message(rule_id), repo_uri(report, path), line))
-    new_count, known = counts(report)
+    for path, line, message in report.warnings[:MAX_PER_LEVEL - shown["warning"]]:
+        lines.append(_command("warning", message, repo_uri(report, path), line))
+    new_count, known = report.counts()
     against = f" (compared with {report.gate.against})" if report.gate else ""
     summary = (f"rocm-audit: {len(fails)} finding(s) fail the check (at or above "
-               f"{fail_on.label if fail_on is not None else 'never'}); {new_count} new, {known} known{against}, "
-               f"{report.suppressed} suppressed; verdict {report.verdict}")
+               f"{fail_on.label if fail_on is not None else 'never'}); {view.summary(report).totals_text}: "
+               f"{new_count} new, {known} known{against}; verdict {report.verdict}")
     if left_out:
         summary += f"; {len(left_out)} more new finding(s) not annotated (GitHub shows 10 per level), listed in the log"
     lines.append(_command("notice", summary, title="rocm-audit"))

@@ -12,7 +12,6 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from auditor.effort import load_model
 from auditor.rocmpath import disposition as dispositions
 from auditor.report import plan, text, view
 from auditor.report.json import HOTSPOTS
@@ -110,7 +109,7 @@ def highlight_context(lines: list[str], line: int, kind: str, path: str) -> str 
 
 def _site(report: Report, index: int, code: int | None) -> list:
     f = report.findings[index]
-    return [f.path, f.span.line or 0, text.cut(f.snippet, SNIPPET_CHARS), code, 1 if report.is_new(index) else 0]
+    return [f.path, f.span.line or 0, text.cut(f.snippet, SNIPPET_CHARS), code, 1 if f.new else 0]
 
 
 def findings_data(report: Report, reader: SourceReader) -> dict:
@@ -159,7 +158,7 @@ def findings_data(report: Report, reader: SourceReader) -> dict:
         first = report.findings[g.first]
         sites = [_site(report, i, first_codes[i] if i == g.first else None) for i in g.indexes[:limit]]
         details = list(dict.fromkeys(report.findings[i].detail for i in g.indexes if report.findings[i].detail))
-        owner = plan.component_of(report.components, first.path)
+        owner = first.component
         groups.append({
             "rule": g.rule_id, "sev": int(g.severity), "ruleSev": worst[g.rule_id],
             "cat": rule.category if rule else "other", "disp": g.disposition,
@@ -168,7 +167,7 @@ def findings_data(report: Report, reader: SourceReader) -> dict:
             "key": g.key, "across": 1 if g.across_files else 0, "n": g.count, "files": len(g.paths),
             "hours": [round(g.low_hours, 1), round(g.high_hours, 1)],
             "detail": text.cut("; ".join(details), 300) if details else "",
-            "new": sum(1 for i in g.indexes if report.is_new(i)), "sites": sites,
+            "new": sum(1 for i in g.indexes if report.findings[i].new), "sites": sites,
         })
     for g, group in zip(found, groups):     # then more sites' code, group by group, while the budget lasts
         shown_until: dict[str, int] = {}
@@ -186,7 +185,7 @@ def findings_data(report: Report, reader: SourceReader) -> dict:
         rules[rule_id] = [rule.name if rule else rule_id, text.plain(rule.rocm_alternative or "") if rule else "",
                           text.sentence(text.plain(rule.message)) if rule else ""]
     return {"rules": rules, "components": list(comps), "groups": groups, "code": codes,
-            "dayHours": load_model().hours_per_day, "hiddenByDefault": sorted(plan.NOT_COMPILED_ON_ROCM),
+            "dayHours": report.effort.hours_per_day, "hiddenByDefault": sorted(plan.NOT_COMPILED_ON_ROCM),
             "omitted": {"groups": len(omitted), "findings": sum(g.count for g in omitted)}}
 
 

@@ -5,10 +5,8 @@ import json
 from collections import Counter
 
 from auditor import __version__
-from auditor.effort import in_optional_dir, load_model
-from auditor.groups import FindingGroup, group_findings, listed_findings
+from auditor.groups import FindingGroup, listed_findings
 from auditor.report.view import category_of, lines_scanned
-from auditor.suppress import unknown_suppression_message, unknown_suppressions
 from auditor.types import CATEGORIES, Coverage, Effort, Report, Severity
 
 SCHEMA_VERSION = 1
@@ -24,7 +22,7 @@ LOCATIONS_PER_NAME = 100
 def finding_dict(report: Report, index: int) -> dict:
     f = report.findings[index]
     rule = report.rules.get(f.rule_id)
-    low, high = report.site_hours[index] if index < len(report.site_hours) else (0.0, 0.0)
+    low, high = f.hours
     message = f"{f.message} ({f.detail})" if f.detail else f.message
     return {
         "rule": f.rule_id,
@@ -39,11 +37,11 @@ def finding_dict(report: Report, index: int) -> dict:
         "snippet": f.snippet,
         "rocm_alternative": rule.rocm_alternative if rule else None,
         "guarded": f.guarded,
-        "new": report.is_new(index),
+        "new": f.new,
         "fingerprint": f.fingerprint,
         "effort_hours": [round(low, 2), round(high, 2)],
         "subject": f.subject,
-        "optional": f.optional or in_optional_dir(f.path, load_model()),
+        "optional": f.counted_optional,
         "disposition": f.disposition,
         "disposition_note": f.disposition_note,
     }
@@ -56,7 +54,7 @@ def report_dict(report: Report) -> dict:
         by_severity[f.severity.label] += 1
         by_category[category_of(report, f)] += 1
     cov = report.coverage
-    groups = group_findings(report.findings)
+    groups = report.groups
     listed = listed_findings(groups, len(report.findings), FINDINGS_LISTED, SITES_PER_GROUP)
     shown = range(len(report.findings)) if listed is None else listed
     return {
@@ -93,16 +91,15 @@ def report_dict(report: Report) -> dict:
         "coverage": coverage_dict(cov),
         "effort": effort_dict(report.effort),
         "errors": [{"path": path, "message": message} for path, message in report.errors],
-        "warnings": [{"path": path, "line": line, "message": unknown_suppression_message(rule_id)}
-                     for path, line, rule_id in unknown_suppressions(report.results)],
+        "warnings": [{"path": path, "line": line, "message": message} for path, line, message in report.warnings],
         "gate": _gate(report),
     }
 
 
 def group_dict(report: Report, group: FindingGroup) -> dict:
-    """One finding group: the rule, how many sites in how many files, and the first sites (the rest are in
-    `findings` unless that list was cut too)."""
-    first = report.findings[group.indices[0]]
+    """One finding group (auditor/groups.py): the rule, how many sites in how many files, the first sites (the
+    rest are in `findings` unless that list was cut too), its disposition, what it is keyed by and its hours."""
+    first = report.findings[group.first]
     rule = report.rules.get(group.rule_id)
     out = {
         "rule": group.rule_id,
@@ -114,10 +111,14 @@ def group_dict(report: Report, group: FindingGroup) -> dict:
         "count": group.count,
         "files": len(group.paths),
         "paths": list(group.paths[:PATHS_PER_GROUP]),
-        "sites": [_site(report.findings[i]) for i in group.indices[:SITES_PER_GROUP]],
+        "sites": [_site(report.findings[i]) for i in group.indexes[:SITES_PER_GROUP]],
+        "disposition": group.disposition,
+        "key": group.key,
+        "across_files": group.across_files,
+        "effort_hours": [group.low_hours, group.high_hours],
     }
-    if report.new:
-        out["new"] = sum(1 for i in group.indices if report.is_new(i))
+    if report.gate is not None:
+        out["new"] = sum(1 for i in group.indexes if report.findings[i].new)
     return out
 
 
@@ -131,7 +132,7 @@ def partial_files(report: Report) -> list[tuple[str, str]]:
     out = []
     for result in report.results:
         if result.partial:
-            reason = next((value for fact, value in result.facts if fact == "partial"), "parsed in part")
+            reason = result.facts.partial_reason or "parsed in part"
             out.append((result.path, reason))
     return out
 
@@ -140,9 +141,7 @@ def _gate(report: Report) -> dict | None:
     """What `new` was measured against, or null when every finding counts (no baseline or git base)."""
     if report.gate is None:
         return None
-    from auditor.gate import counts
-
-    new, known = counts(report)
+    new, known = report.counts()
     return {
         "mode": report.gate.mode,
         "against": report.gate.against,

@@ -2,11 +2,9 @@
 known findings folded away. Every text from the scanned repository is escaped."""
 from __future__ import annotations
 
-from auditor.gate import counts, failing, gated
 from auditor.report import plan, view
 from auditor.report.escape import visible
 from auditor.report.sarif import repo_uri
-from auditor.suppress import unknown_suppression_message, unknown_suppressions
 from auditor.types import Report, Severity
 
 MAX_ROWS = 50
@@ -34,7 +32,7 @@ def _rows(report: Report, indexes: list[int], fails: set[int]) -> list[str]:
         f = report.findings[i]
         rule = report.rules.get(f.rule_id)
         where = f"{repo_uri(report, f.path)}:{f.span.line}" if f.span.line else repo_uri(report, f.path)
-        mark = "❌" if i in fails else ("🆕" if report.is_new(i) else "")
+        mark = "❌" if i in fails else ("🆕" if f.new else "")
         message = f"{f.message} ({f.detail})" if f.detail else f.message
         rows.append(f"| {mark} | {f.severity.label} | {f.rule_id} {_cell(rule.name if rule else '')} | {_code(where)} "
                     f"| {_cell(message)} | {_cell((rule.rocm_alternative if rule else None) or '')} |")
@@ -60,9 +58,9 @@ def _plan(report: Report) -> list[str]:
 
 
 def render_markdown(report: Report, fail_on: Severity | None = Severity.HIGH) -> str:
-    fails = set(failing(report, fail_on))
-    new_count, known = counts(report)
-    live = gated(report)
+    fails = set(report.failing(fail_on))
+    new_count, known = report.counts()
+    live = [i for i, f in enumerate(report.findings) if not f.guarded]
     order = sorted(live, key=lambda i: (i not in fails, -report.findings[i].severity, report.findings[i].path,
                                         report.findings[i].span.line or 0))
     threshold = fail_on.label if fail_on is not None else "never"
@@ -75,20 +73,19 @@ def render_markdown(report: Report, fail_on: Severity | None = Severity.HIGH) ->
     lines = [MARKER, f"### rocm-audit: {title}", ""]
     compared = f" compared with {_code(report.gate.against)}" if report.gate else ""
     s = view.summary(report)
-    lines.append(f"{new_count} new and {known} known finding(s){compared}; {s.suppressed} suppressed, "
-                 f"{len(report.findings) - len(live)} guarded. Verdict for the whole tree: **{s.verdict}** "
-                 f"({_cell(s.reason)}).")
+    lines.append(f"{s.totals_text}: {new_count} new and {known} known{compared}. Verdict for the whole tree: "
+                 f"**{s.verdict}** ({_cell(s.reason)}).")
     lines.append("")
     lines.append(f"Effort **{s.effort_text}** · HIPIFY coverage **{s.coverage_text}** · "
                  f"{s.files} files, {s.lines:,} lines scanned")
     lines.append("")
     lines += _plan(report)
-    new = [i for i in order if report.is_new(i) is not False]
+    new = [i for i in order if report.findings[i].new is not False]
     if new:
         lines.append("#### New" if report.gate else "#### Findings")
         lines += _rows(report, new, fails)
         lines.append("")
-    old = [i for i in order if report.is_new(i) is False]
+    old = [i for i in order if report.findings[i].new is False]
     if old:
         lines += [f"<details><summary>{len(old)} known finding(s)</summary>", ""]
         lines += _rows(report, old, fails)
@@ -97,11 +94,9 @@ def render_markdown(report: Report, fail_on: Severity | None = Severity.HIGH) ->
         lines.append(f"{sum(n for *_, n in report.gate.gone)} baseline finding(s) are gone: "
                      "`rocm-audit check --update-baseline` removes them.")
         lines.append("")
-    warnings = unknown_suppressions(report.results)
-    if warnings or report.errors:
+    if report.warnings or report.errors:
         lines.append("#### Warnings")
-        lines += [f"- {_code(f'{repo_uri(report, p)}:{n}')}: {_cell(unknown_suppression_message(r))}"
-                  for p, n, r in warnings]
+        lines += [f"- {_code(f'{repo_uri(report, p)}:{n}')}: {_cell(message)}" for p, n, message in report.warnings]
         lines += [f"- {_code(repo_uri(report, p))}: could not be scanned: {_cell(m)}" for p, m in report.errors]
         lines.append("")
     return "\n".join(lines).rstrip() + "\n"

@@ -7,9 +7,9 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from auditor.effort import DEPENDENCY_CATEGORIES, load_model
+from auditor.effort import DEPENDENCY_CATEGORIES
+from auditor.groups import FindingGroup
 from auditor.report import text, view
-from auditor.report.groups import FindingGroup, group_findings
 from auditor.rocmpath import disposition as dispositions
 from auditor.rocmpath.model import PATTERN_NAMES
 from auditor.types import Component, Finding, Report, Severity
@@ -86,21 +86,12 @@ def peripheral(path: str) -> bool:
 
 
 def groups(report: Report) -> tuple[FindingGroup, ...]:
-    return group_findings(report.findings, report.site_hours, lambda f: disposition(report, f))
+    """The report's finding groups (auditor/groups.py), as the analysis made them."""
+    return report.groups
 
 
-def component_of(components: tuple[Component, ...], path: str) -> str:
-    """The deepest component holding `path` ("." when none does)."""
-    best = "."
-    for c in components:
-        if c.path not in (".", "") and (path == c.path or path.startswith(c.path.rstrip("/") + "/")):
-            if best == "." or len(c.path) > len(best):
-                best = c.path
-    return best
-
-
-def _days(hours: float) -> float:
-    return round(hours / load_model().hours_per_day, 1)
+def _days(report: Report, hours: float) -> float:
+    return round(hours / report.effort.hours_per_day, 1)
 
 
 def _title(report: Report, rule_id: str) -> str:
@@ -126,8 +117,8 @@ def plan(report: Report, limit: int = PLAN_ITEMS) -> Plan:
     for rule_id, indexes in by_rule.items():
         sites = [report.findings[i] for i in indexes]
         rule = report.rules.get(rule_id)
-        low = sum(report.site_hours[i][0] for i in indexes if i < len(report.site_hours))
-        high = sum(report.site_hours[i][1] for i in indexes if i < len(report.site_hours))
+        low = sum(f.hours[0] for f in sites)
+        high = sum(f.hours[1] for f in sites)
         worst = max(f.severity for f in sites)
         per_file = Counter(f.path for f in sites)
         items.append(WorkItem(
@@ -139,7 +130,7 @@ def plan(report: Report, limit: int = PLAN_ITEMS) -> Plan:
             why=text.plain(text.paragraphs(rule.docs)[0]) if rule and rule.docs.strip() else "",
             sites=len(sites), files=len(per_file),
             top_files=tuple(sorted(per_file.items(), key=lambda kv: (-kv[1], kv[0]))[:3]),
-            low_days=_days(low), high_days=_days(high),
+            low_days=_days(report, low), high_days=_days(report, high),
         ))
     items.sort(key=lambda w: (not w.blocking, -w.high_days, -Severity.parse(w.severity), -w.sites, w.rule_id))
     shown = items[:limit]
@@ -170,8 +161,8 @@ def components(report: Report) -> tuple[ComponentRow, ...]:
     comps = report.components or (Component(".", report.verdict, False, report.verdict_reason, False),)
     hours: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
     live: Counter = Counter()
-    for i, f in enumerate(report.findings):
-        owner = component_of(comps, f.path)
+    for f in report.findings:
+        owner = f.component
         kind = disposition(report, f)
         if f.severity <= Severity.INFO:
             continue
@@ -179,16 +170,15 @@ def components(report: Report) -> tuple[ComponentRow, ...]:
             live[owner] += 1
         if kind not in WORK:
             continue
-        if i < len(report.site_hours):
-            hours[owner][0] += report.site_hours[i][0]
-            hours[owner][1] += report.site_hours[i][1]
+        hours[owner][0] += f.hours[0]
+        hours[owner][1] += f.hours[1]
     rows = []
     for c in comps:
         pattern, evidence, install, confidence = _rocm_path(c)
         low, high = hours[c.path]
         rows.append(ComponentRow(c.path if c.path not in ("", ".") else ROOT_LABEL, c.verdict, c.optional,
                                  text.sentence(c.reason.split(": ", 1)[-1]), pattern, evidence, install,
-                                 confidence, _days(low), _days(high), live[c.path]))
+                                 confidence, _days(report, low), _days(report, high), live[c.path]))
     order = {"blocked": 0, "needs-port": 1, "ready": 2}
     return tuple(sorted(rows, key=lambda r: (r.path != ROOT_LABEL, r.optional, order.get(r.verdict, 3),
                                              -r.high_days, r.path)))

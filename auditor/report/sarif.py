@@ -6,7 +6,6 @@ import json
 
 from auditor import __version__
 from auditor.report.escape import uri_path
-from auditor.suppress import unknown_suppression_message, unknown_suppressions
 from auditor.types import Finding, Report, Rule, Severity
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -77,7 +76,7 @@ def _result(report: Report, index: int, rule_index: dict[str, int]) -> dict:
     }
     if f.guarded:   # a ROCm path already exists: reported, but not a problem to act on
         result["suppressions"] = [{"kind": "inSource", "justification": "guarded: a ROCm code path already exists"}]
-    new = report.is_new(index)
+    new = f.new
     if new is not None:
         result["baselineState"] = "new" if new else "unchanged"
     return result
@@ -99,11 +98,11 @@ def sarif_dict(report: Report, limit: int = MAX_RESULTS) -> dict:
     rules = [_rule(report.rules[rule_id]) for rule_id in used if rule_id in report.rules]
     rule_index = {r["id"]: i for i, r in enumerate(rules)}
     notifications = [
-        {"level": "warning", "message": {"text": unknown_suppression_message(rule_id)},
+        {"level": "warning", "message": {"text": message},
          "locations": [{"physicalLocation": {"artifactLocation": {"uri": uri_path(repo_uri(report, path)),
                                                                   "uriBaseId": "%SRCROOT%"},
                                              "region": {"startLine": line}}}]}
-        for path, line, rule_id in unknown_suppressions(report.results)
+        for path, line, message in report.warnings
     ] + [
         {"level": "error", "message": {"text": f"{path}: {message}"}} for path, message in report.errors
     ]

@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from auditor import __version__
-from auditor.effort import DEPENDENCY_CATEGORIES, in_optional_dir, load_model
+from auditor.effort import DEPENDENCY_CATEGORIES
 from auditor.types import CATEGORIES, Finding, Report, Severity
 
 ROCM_STATUS = {   # what a dependency finding's severity says about the package on ROCm (design.md section 4)
@@ -29,8 +29,8 @@ class Summary:
     clean_percent: float
     converted_refs: int
     unconverted_refs: int
-    by_severity: tuple[tuple[str, int], ...]   # unguarded findings, critical first
-    findings: int                     # unguarded
+    by_severity: tuple[tuple[str, int], ...]   # every finding, critical first (as the JSON summary counts)
+    findings: int                     # every finding, guarded ones included (the JSON summary's count)
     guarded: int
     suppressed: int
     files: int
@@ -41,6 +41,11 @@ class Summary:
     tool_version: str
     rule_count: int
     by_disposition: tuple[tuple[str, int], ...] = ()   # every finding, by where it sits against the ROCm path
+
+    @property
+    def totals_text(self) -> str:
+        """The totals every renderer states, in the same words: "22 findings (2 guarded, 0 suppressed)"."""
+        return f"{self.findings:,} findings ({self.guarded:,} guarded, {self.suppressed:,} suppressed)"
 
     @property
     def disposition_text(self) -> str:
@@ -85,7 +90,7 @@ class Dependency:
 
 
 def lines_scanned(report: Report) -> int:
-    return sum(int(value) for r in report.results for fact, value in r.facts if fact == "lines")
+    return sum(r.facts.lines for r in report.results)
 
 
 def category_of(report: Report, finding: Finding) -> str:
@@ -98,9 +103,9 @@ def where(finding: Finding) -> str:
 
 
 def summary(report: Report) -> Summary:
-    live = [f for f in report.findings if not f.guarded]
+    guarded = sum(1 for f in report.findings if f.guarded)
     by_severity = {s: 0 for s in sorted(Severity, reverse=True)}
-    for f in live:
+    for f in report.findings:
         by_severity[f.severity] += 1
     cov = report.coverage
     return Summary(
@@ -114,8 +119,8 @@ def summary(report: Report) -> Summary:
         converted_refs=cov.converted,
         unconverted_refs=cov.unconverted,
         by_severity=tuple((s.label, n) for s, n in by_severity.items()),
-        findings=len(live),
-        guarded=len(report.findings) - len(live),
+        findings=len(report.findings),
+        guarded=guarded,
         suppressed=report.suppressed,
         files=len(report.results),
         lines=lines_scanned(report),
@@ -152,7 +157,6 @@ def hotspots(report: Report, limit: int = 15) -> tuple[Hotspot, ...]:
 def dependencies(report: Report) -> tuple[Dependency, ...]:
     """Each CUDA-only package or library once (as the effort model pays for it), with every place that
     declares or uses it."""
-    model = load_model()
     grouped: dict[str, list[Finding]] = defaultdict(list)
     for f in report.findings:
         if category_of(report, f) in DEPENDENCY_CATEGORIES and (f.severity > Severity.INFO or f.guarded):
@@ -161,7 +165,7 @@ def dependencies(report: Report) -> tuple[Dependency, ...]:
     for rule_id, sites in grouped.items():
         rule = report.rules.get(rule_id)
         worst = max(sites, key=lambda f: f.severity)
-        inert = all(f.guarded or f.optional or in_optional_dir(f.path, model) for f in sites)
+        inert = all(f.guarded or f.counted_optional for f in sites)
         spellings = tuple(spelling for spelling in dict.fromkeys(map(_spelling, sites)) if spelling)
         rows.append(Dependency(
             name=rule.name if rule else rule_id, spellings=spellings, rule_id=rule_id,

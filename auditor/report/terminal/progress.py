@@ -1,0 +1,34 @@
+"""The scan's progress bar on standard error, for an interactive run (a ScanProgress, auditor/progress.py)."""
+from __future__ import annotations
+
+import time
+
+
+class ProgressBar:
+    """The scan's progress bar (a ScanProgress): files done of the total, MB/s, and a file that takes long."""
+
+    def __init__(self, total: int, total_bytes: int):
+        from rich.console import Console
+        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+
+        self._progress = Progress(
+            TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
+            TimeElapsedColumn(), TextColumn("{task.fields[slow]}"),
+            console=Console(stderr=True), transient=True,
+        )
+        self._task = self._progress.add_task("scan", total=total, rate="", slow="")
+        self._bytes, self._total_bytes, self._start = 0, total_bytes, time.monotonic()
+        self._progress.start()
+
+    def done(self, files: int, nbytes: int) -> None:
+        self._bytes += nbytes
+        elapsed = max(time.monotonic() - self._start, 1e-3)
+        rate = f"{self._bytes / 1e6:.1f}/{self._total_bytes / 1e6:.1f} MB, {self._bytes / 1e6 / elapsed:.1f} MB/s"
+        self._progress.update(self._task, advance=files, rate=rate)
+
+    def slow(self, path: str | None, seconds: float) -> None:
+        shown = "" if path is None else f"slow: {path} ({seconds:.0f} s)"
+        self._progress.update(self._task, slow=shown)
+
+    def stop(self) -> None:
+        self._progress.stop()
