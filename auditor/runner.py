@@ -8,7 +8,7 @@ import threading
 from collections.abc import Sequence
 
 from auditor.cache import ResultCache, cacheable
-from auditor.isolate import Watchdog, file_size, fork_available, scan_in_children
+from auditor.isolate import Watchdog, file_size, fork_available, over_budget, scan_in_children
 from auditor.progress import ScanProgress, Watcher
 from auditor.rulebook import Rulebook
 from auditor.scan import MAX_FILE_BYTES, InputError, read_bytes, scan_file
