@@ -266,7 +266,7 @@ def _parse_value(parser, action: argparse.Action, name: str, raw: object, base: 
         tokens = [flag, str(raw)]
     try:
         parsed = parser.parse_args(tokens)
-    except Exception as err:  # the parser's own one-line message (UsageError)
+    except (argparse.ArgumentError, ValueError) as err:  # the parser's one-line message (UsageError, a ValueError)
         raise ConfigError(str(err).removeprefix(f"argument {flag}: ")) from None
     return getattr(parsed, action.dest)
 
@@ -285,8 +285,8 @@ def _glob_table(table: dict) -> list[str]:
 def describe(sources: Sequence[tuple[str, object, str]], config_path: Path | None, searched_from: Path) -> str:
     """`rocm-audit config`: the settings a check would use, as TOML, each with where it came from."""
     if config_path is None:
-        lines = [f"# no config file found from {searched_from} up to the repository root "
-                 f"({CONFIG_FILE}, or [{TABLE}] in {PYPROJECT})"]
+        lines = [(f"# no config file found from {searched_from} up to the repository root "
+                  f"({CONFIG_FILE}, or [{TABLE}] in {PYPROJECT})")]
     else:
         table = f" [{TABLE}]" if config_path.name == PYPROJECT else ""
         lines = [f"# config file: {config_path}{table}"]

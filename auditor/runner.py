@@ -239,7 +239,7 @@ def _in_workers(work, rulebook, jobs, max_bytes, time_budget, cache, every_query
     from contextlib import nullcontext
 
     if _c_sources([source for chunk in work for source in chunk]):
-        rulebook.table   # the HIPIFY API table, loaded once here rather than in every worker
+        _ = rulebook.table   # the HIPIFY API table, loaded once here rather than in every worker
     events = multiprocessing.Queue() if progress else None
     initargs = (rulebook, max_bytes, time_budget, cache, events)
     results: list[FileResult] = []

@@ -21,7 +21,7 @@ SUBCOMMANDS = ("check", "rules", "rule", "baseline", "config", "coverage", "fix"
 CACHE_ENV = "ROCM_AUDIT_CACHE_DIR"   # the cache directory, when --cache-dir is not given
 
 
-class UsageError(Exception):
+class UsageError(ValueError):   # config.py catches it as one, not importing this module
     """Bad flags or arguments: exit 2 with one line."""
 
 

@@ -13,7 +13,6 @@ from __future__ import annotations
 import json
 import re
 import shutil
-import subprocess
 import time
 from dataclasses import dataclass
 from pathlib import Path
@@ -96,8 +95,10 @@ def chromium_open_seconds(html: Path) -> float | str:
     if binary is None:
         return "no Chromium installed"
     try:
-        from playwright.sync_api import sync_playwright
-
+        from playwright.sync_api import Error as PlaywrightError, sync_playwright
+    except ImportError:
+        return "Playwright not installed"
+    try:
         from scripts.screenshot import CHROMIUM_ARGS
 
         with sync_playwright() as playwright:
@@ -109,7 +110,7 @@ def chromium_open_seconds(html: Path) -> float | str:
             seconds = time.perf_counter() - start
             browser.close()
         return seconds
-    except Exception as err:   # a page that does not open in time is a result, not a crash of the benchmark
+    except PlaywrightError as err:   # a page that does not open in time is a result, not a crash of the benchmark
         return f"did not open: {type(err).__name__}: {str(err).splitlines()[0][:120]}"
 
 

@@ -106,7 +106,7 @@ def read_cmake(path: str, text: str) -> CBuild:
     # variables set only inside ROCm branches are ROCm conditions too (a first pass finds them)
     for _ in range(2):
         stack.clear()
-        for first, last, code in lines:
+        for _first, _last, code in lines:
             m = COMMAND.match(code)
             if not m:
                 continue

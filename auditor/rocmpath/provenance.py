@@ -117,7 +117,7 @@ def provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_o
             project.provenance.setdefault(f.path, "unreferenced")
     for b in pybuilds:
         for line in b.fenced_on_rocm:
-            for pattern, configs in b.sources.items():
+            for pattern in b.sources:
                 for f in c_files:
                     if _matches(relative_to(f.path, comp), pattern):
                         project.fenced[f.path] = f"{b.path}:{line}"
