@@ -72,7 +72,8 @@ def find_config(start: Path) -> Path | None:
     owns is not read."""
     directory = start if start.is_dir() else start.parent
     top = project_root(directory)
-    folders = [directory] if top is None else [directory, *directory.parents][:len(directory.parts) - len(top.parts) + 1]
+    depth = 0 if top is None else len(directory.parts) - len(top.parts)
+    folders = [directory, *directory.parents][:depth + 1]
     for folder in folders:
         for candidate in (folder / CONFIG_FILE, folder / PYPROJECT):
             if not candidate.is_file() or not _owned(candidate):
@@ -224,7 +225,8 @@ def _config_values(parser, actions: Mapping[str, argparse.Action], config: Confi
 
 
 _WHY_NOT = {
-    "cache-dir": "which cache is read", "diff-base": "what the change is compared with", "hipify-perl": "which programs or tables are used",
+    "cache-dir": "which cache is read", "diff-base": "what the change is compared with",
+    "hipify-perl": "which programs or tables are used",
     **{key: "where files are written" for key in ("output", "json", "html", "sarif", "markdown")},
 }
 

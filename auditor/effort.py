@@ -64,7 +64,8 @@ def load_model() -> EffortModel:
                    " per unconverted reference", review["source"]),
         Assumption("validation on AMD hardware (numerics and benchmarks)",
                    f"{_hours_text(_pair(validation['base_hours']))} + "
-                   f"{_hours_text(_pair(validation['per_kernel_file_hours']))} per file that defines __global__ kernels",
+                   f"{_hours_text(_pair(validation['per_kernel_file_hours']))} per file that defines __global__"
+                   " kernels",
                    validation["source"]),
         Assumption("cost nothing", "guarded and info findings, declared extras, and "
                    + ", ".join(f"{n}/" for n in data["optional_paths"]["names"][:8]) + " and similar directories",

@@ -55,8 +55,8 @@ def audit(
     only: frozenset[str] | None = None,
     timings: dict[str, float] | None = None,
 ) -> Report:
-    """`progress(total files, total bytes)` may return a ScanProgress that is told how the scan goes. `root` (default: the
-    paths' common directory) is what finding paths are relative to; `only` limits the scan to these paths
+    """`progress(total files, total bytes)` may return a ScanProgress that is told how the scan goes. `root`
+    (default: the paths' common directory) is what finding paths are relative to; `only` limits the scan to these paths
     while the cross-file pre-pass still sees every file discovered. `timings`, when given, receives the
     seconds each stage took."""
     root = root or common_root(paths)

@@ -134,7 +134,8 @@ def verdicts(
         programs = [c for c in out if c.path != "."]
         share = Counter(c.verdict for c in programs)
         blocked_share = share["blocked"] / max(len(programs), 1)
-        overall = "blocked" if blocked_share > 0.5 else "needs-port" if share["blocked"] or share["needs-port"] else "ready"
+        overall = ("blocked" if blocked_share > 0.5
+                   else "needs-port" if share["blocked"] or share["needs-port"] else "ready")
         reason = (f"{overall}: a collection of {len(programs)} independent programs; {share['blocked']} blocked, "
                   f"{share['needs-port']} need porting, {share['ready']} ready")
         return tuple(out), overall, reason

@@ -75,7 +75,8 @@ def big_file(packages: dict[str, Path], path: Path, megabytes: int) -> Path:
     from scripts.bench import _pools
 
     c_pool = _pools(packages)[0]
-    largest = max((p for p in c_pool if re.search(rb"__shfl_\w*sync|\basm\b", p.origin.read_bytes())), key=lambda p: p.size)
+    with_findings = (p for p in c_pool if re.search(rb"__shfl_\w*sync|\basm\b", p.origin.read_bytes()))
+    largest = max(with_findings, key=lambda p: p.size)
     text = largest.origin.read_text(encoding="utf-8", errors="replace")
     parts, size, n = [], 0, 0
     while size < megabytes * 1_000_000:
@@ -177,10 +178,11 @@ def large_goals(r: LargeResult) -> list[tuple[bool | None, str]]:
          isinstance(r.html_open, float) and r.html_open <= HTML_OPEN_GOAL_S,
          "HTML opens in headless Chromium in < 5 s: "
          + (f"{r.html_open:.1f} s" if isinstance(r.html_open, float) else r.html_open)),
-        (r.json_bytes <= JSON_GOAL_BYTES, f"JSON report ≤ 20 MB (our goal; counts exact): {r.json_bytes / 1e6:,.1f} MB"),
+        (r.json_bytes <= JSON_GOAL_BYTES,
+         f"JSON report ≤ 20 MB (our goal; counts exact): {r.json_bytes / 1e6:,.1f} MB"),
         (growth <= 1.5 and (skipped or largest_s <= 60),
-         f"per-file time not superlinear: {largest_mb} MB in {largest_s:.1f} s ({largest_outcome}), "
-         f"{growth:.2f}x the time per MB of {smallest_mb} MB"),
+         (f"per-file time not superlinear: {largest_mb} MB in {largest_s:.1f} s ({largest_outcome}), "
+          f"{growth:.2f}x the time per MB of {smallest_mb} MB")),
     ]
 
 

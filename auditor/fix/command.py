@@ -65,7 +65,8 @@ def summary(run: FixRun, diff: bool) -> str:
                 not_fixed, key=lambda item: item[0].sort_key())]
         else:   # thousands of sites in generated files would bury the rest: count them by reason
             by_reason = Counter((f.rule_id, _general(reason)) for f, reason in not_fixed)
-            lines += [f"  {n} x {rule} {reason}" for (rule, reason), n in sorted(by_reason.items(), key=lambda i: -i[1])]
+            lines += [f"  {n} x {rule} {reason}"
+                      for (rule, reason), n in sorted(by_reason.items(), key=lambda i: -i[1])]
     if run.unsafe_left:
         lines.append(f"{run.unsafe_left} more finding(s) have a fix that needs review: add --unsafe.")
     remaining = [f for f in (run.before if diff else run.after).findings if not f.guarded]

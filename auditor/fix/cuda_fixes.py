@@ -40,7 +40,8 @@ _SLEEP_IN_MACRO = re.compile(rb"\b__nanosleep(?=\s*\()")
 _RUNTIME_INDEX = re.compile(rb"threadIdx|blockDim|\b(?:tid|lane|lane_?id|laneid)\b")
 # A project's own warp constants and tiles (WARP_SIZE, kWarpSize, NumWorkerWarpsPerBlock, tiled_partition<32>): the
 # function counts 32-lane warps through them, so a warpSize-based lane or warp id would disagree with them.
-_WARP_NAME = re.compile(rb"Warp|WARP|^(?!warpSize$)(?i:.*warp_?size.*|threads_per_warp|tiled_partition|thread_block_tile)$")
+_WARP_NAME = re.compile(rb"Warp|WARP|^(?!warpSize$)"
+                        rb"(?i:.*warp_?size.*|threads_per_warp|tiled_partition|thread_block_tile)$")
 _TENSOR_CORE_CODE = re.compile(rb"\bcute::|namespace cute\b|#\s*include\s*[<\"]cute/|\bcutlass::|\bwmma::|"
                                rb"\bmma\.sync\b|\bwgmma\b|\bldmatrix\b")
 _WARP_LITERAL = re.compile(rb"^(32|31|0[xX]1[fF]|5)[uU]?$|^32\.0*[fF]?$")
@@ -185,8 +186,8 @@ def _require_no_other_32(function: ts.Node) -> None:
                 raise Skip(f"the function also does warp-level work ({name.decode()}, line {node.start_point[0] + 1})"
                            " that may count 32 lanes; report only")
         if node.type in ("identifier", "type_identifier", "field_identifier") and _WARP_NAME.search(node.text or b""):
-            raise Skip(f"the function counts warps with {(node.text or b'').decode()} (line {node.start_point[0] + 1}); "
-                       "report only")
+            raise Skip(f"the function counts warps with {(node.text or b'').decode()} "
+                       f"(line {node.start_point[0] + 1}); report only")
         if node.type == "number_literal" and _counts_32_lanes(node) and not _is_lane_math(node):
             raise Skip(f"the function assumes 32 lanes elsewhere too (line {node.start_point[0] + 1}); report only")
         stack.extend(node.children)

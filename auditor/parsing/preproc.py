@@ -231,7 +231,7 @@ class LineStates:
     dead: frozenset[int]
     defines: tuple[tuple[str, bool], ...] = ()
     rocm_only: frozenset[int] = frozenset()
-    rocm_values: tuple[tuple[str, int], ...] = ()   # `#define M <int>` on a branch only ROCm takes   # lines only a ROCm build compiles: written for ROCm
+    rocm_values: tuple[tuple[str, int], ...] = ()   # `#define M <int>` on a branch only ROCm takes
 
 
 def _logical_lines(text: str):

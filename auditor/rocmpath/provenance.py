@@ -53,14 +53,15 @@ def provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_o
                 configs = {"opt-in"}
             if "${" in pattern:
                 continue
-            key = pattern if base == "." or comp == base else f"{relative_to(base, comp)}/{pattern}" if within(base, comp) else pattern
+            nested = base != "." and comp != base and within(base, comp)
+            key = f"{relative_to(base, comp)}/{pattern}" if nested else pattern
             patterns.setdefault(key, set()).update(configs)
     for b in cbuilds:
         for target, config in b.subdirs.items():
             if config in ("rocm", "cuda", "other-backend"):
                 base = parent_dir(b.path)
-                patterns.setdefault(f"{relative_to(base, comp) + '/' if base != comp and base != '.' else ''}{target}/*",
-                                    set()).add(config)
+                prefix = relative_to(base, comp) + "/" if base != comp and base != "." else ""
+                patterns.setdefault(f"{prefix}{target}/*", set()).add(config)
     c_files = [f for f in mine if f.kind in C_KINDS]
     roles: dict[str, set[str]] = {}
     for f in c_files:

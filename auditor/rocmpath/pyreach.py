@@ -73,7 +73,9 @@ def _imports(tree: ast.Module, module: str, is_package: bool) -> list[tuple[str,
     return out
 
 
-def optional_modules(packages: Iterable[str], python_files: Iterable[str], text_of: Callable[[str], str]) -> frozenset[str]:
+def optional_modules(
+    packages: Iterable[str], python_files: Iterable[str], text_of: Callable[[str], str]
+) -> frozenset[str]:
     """Shipped files no unguarded import chain from their package's `__init__.py` reaches."""
     modules: dict[str, str] = {}
     for path in python_files:
