@@ -221,7 +221,7 @@ def estimate(
         by_directory.add(_top_directory(result.path), cost)
         by_file.add(result.path, cost)
         kernel_files += ("defines_kernels", "yes") in result.facts
-    validation = NO_HOURS
+    validation: tuple[float, ...] = NO_HOURS
     if gpu_code or kernel_files or any(counts(f) or f.disposition == "verify on hardware"
                                        for f in findings if not in_optional_dir(f.path, model)):  # GPU code to validate
         validation = tuple(base + kernel_files * per for base, per in

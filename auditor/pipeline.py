@@ -17,7 +17,8 @@ from auditor.policy import apply_path_policy
 from auditor.rocmpath.reader import pulled_in_build_files, read_project
 from auditor.rulebook import Rulebook
 from auditor.progress import ScanProgress
-from auditor.runner import DEFAULT_TIME_BUDGET, file_size, scan_all
+from auditor.isolate import file_size
+from auditor.runner import DEFAULT_TIME_BUDGET, scan_all
 from auditor.scan import MAX_FILE_BYTES
 from auditor.types import Report
 

@@ -240,7 +240,7 @@ def _in_workers(work, rulebook, jobs, max_bytes, time_budget, cache, every_query
 
     if _c_sources([source for chunk in work for source in chunk]):
         _ = rulebook.table   # the HIPIFY API table, loaded once here rather than in every worker
-    events = multiprocessing.Queue() if progress else None
+    events: multiprocessing.queues.Queue[object] | None = multiprocessing.Queue() if progress else None
     initargs = (rulebook, max_bytes, time_budget, cache, events)
     results: list[FileResult] = []
     unfinished: list[SourceFile] = []

@@ -252,7 +252,7 @@ def _included(path, content, rulebook, abspath, seen: set[str]) -> list[Finding]
     return found
 
 
-def _textual(path, text, lines, rulebook, abspath, kind):
+def _textual(path, text, lines, rulebook, abspath, *, kind):
     found = scan_text(text, rulebook, path, kind, lines)
     content = pip_install_commands(text)
     rules = rulebook.family("dependency")

@@ -8,6 +8,7 @@ from auditor import __version__
 from auditor.effort import in_optional_dir, load_model
 from auditor.groups import FindingGroup, group_findings, listed_findings
 from auditor.report.view import category_of, lines_scanned
+from auditor.rocmpath.model import RocmPath
 from auditor.suppress import unknown_suppression_message, unknown_suppressions
 from auditor.types import CATEGORIES, Coverage, Effort, Report, Severity
 
@@ -84,7 +85,7 @@ def report_dict(report: Report) -> dict:
         "components": [
             {"path": c.path, "verdict": c.verdict, "rocm_build": c.rocm_build, "reason": c.reason,
              "optional": c.optional, "kind": c.kind,
-             "rocm_path": c.rocm_path.as_dict() if c.rocm_path is not None else None}
+             "rocm_path": c.rocm_path.as_dict() if isinstance(c.rocm_path, RocmPath) else None}
             for c in report.components
         ],
         "findings": [finding_dict(report, i) for i in shown],

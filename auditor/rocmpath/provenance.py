@@ -74,7 +74,7 @@ def provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_o
     for f in c_files:
         by_name.setdefault(PurePosixPath(f.path).name, []).append(f.path)
     frontier = list(roles)
-    seen_edges: set[tuple[str, str]] = set()
+    seen_edges: set[tuple[str, str, frozenset[str]]] = set()
     while frontier:
         path = frontier.pop()
         for target, carried in _includes(text_of(path), roles[path], facts):

@@ -66,7 +66,7 @@ def _imports(tree: ast.Module, module: str, is_package: bool) -> list[tuple[str,
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, (ast.stmt,)):
                     walk([child], guarded or lazy)
-                elif isinstance(child, (ast.excepthandler,)):
+                elif isinstance(child, ast.ExceptHandler):
                     walk(child.body, guarded or lazy)
 
     walk(tree.body, False)
