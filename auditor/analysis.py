@@ -63,7 +63,8 @@ def build_report(
         suppressed=sum(r.suppressed for r in results),
         vendored=tuple(vendored),
         groups=groups,
-        warnings=tuple((path, line, unknown_suppression_message(rule_id)) for path, line, rule_id in unknown_suppressions(results)),
+        warnings=tuple((path, line, unknown_suppression_message(rule_id))
+                       for path, line, rule_id in unknown_suppressions(results)),
     )
 
 

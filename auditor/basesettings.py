@@ -36,7 +36,7 @@ def from_base(parser: argparse.ArgumentParser, given: Mapping, resolved: Resolve
     except (vcs.GitError, ConfigError, OSError):
         return resolved   # the gate reports what is wrong with git or the ref
     then = resolve(parser, given, base_config)
-    now_values, then_values = dict(_by_name(resolved)), dict(_by_name(then))
+    then_values = dict(_by_name(then))
     values = dict(resolved.values)
     warnings = list(resolved.warnings)
     sources = []

@@ -328,7 +328,7 @@ def _needle_data(value: object) -> object:
     if isinstance(value, frozenset) and all(isinstance(v, str) for v in value):
         return {"set": sorted(value)}
     if isinstance(value, tuple) and all(isinstance(v, frozenset) for v in value):
-        return {"clauses": [_needle_data(v)["set"] for v in value]}
+        return {"clauses": [sorted(v) for v in value]}
     raise TypeError("unknown needle shape")
 
 

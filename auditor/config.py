@@ -72,7 +72,8 @@ def find_config(start: Path) -> Path | None:
     owns is not read."""
     directory = start if start.is_dir() else start.parent
     top = project_root(directory)
-    folders = [directory] if top is None else [directory, *directory.parents][:len(directory.parts) - len(top.parts) + 1]
+    depth = 0 if top is None else len(directory.parts) - len(top.parts)
+    folders = [directory, *directory.parents][:depth + 1]
     for folder in folders:
         for candidate in (folder / CONFIG_FILE, folder / PYPROJECT):
             if not candidate.is_file() or not _owned(candidate):
@@ -224,7 +225,8 @@ def _config_values(parser, actions: Mapping[str, argparse.Action], config: Confi
 
 
 _WHY_NOT = {
-    "cache-dir": "which cache is read", "diff-base": "what the change is compared with", "hipify-perl": "which programs or tables are used",
+    "cache-dir": "which cache is read", "diff-base": "what the change is compared with",
+    "hipify-perl": "which programs or tables are used",
     **{key: "where files are written" for key in ("output", "json", "html", "sarif", "markdown")},
 }
 
@@ -266,7 +268,7 @@ def _parse_value(parser, action: argparse.Action, name: str, raw: object, base: 
         tokens = [flag, str(raw)]
     try:
         parsed = parser.parse_args(tokens)
-    except Exception as err:  # the parser's own one-line message (UsageError)
+    except (argparse.ArgumentError, ValueError) as err:  # the parser's one-line message (UsageError, a ValueError)
         raise ConfigError(str(err).removeprefix(f"argument {flag}: ")) from None
     return getattr(parsed, action.dest)
 
@@ -285,8 +287,8 @@ def _glob_table(table: dict) -> list[str]:
 def describe(sources: Sequence[tuple[str, object, str]], config_path: Path | None, searched_from: Path) -> str:
     """`rocm-audit config`: the settings a check would use, as TOML, each with where it came from."""
     if config_path is None:
-        lines = [f"# no config file found from {searched_from} up to the repository root "
-                 f"({CONFIG_FILE}, or [{TABLE}] in {PYPROJECT})"]
+        lines = [(f"# no config file found from {searched_from} up to the repository root "
+                  f"({CONFIG_FILE}, or [{TABLE}] in {PYPROJECT})")]
     else:
         table = f" [{TABLE}]" if config_path.name == PYPROJECT else ""
         lines = [f"# config file: {config_path}{table}"]

@@ -31,6 +31,13 @@ def encode(value: object) -> object:
     raise TypeError(f"cannot encode {type(value).__name__}")
 
 
+T = typing.TypeVar("T")
+
+
+@typing.overload
+def decode(kind: type[T], data: object) -> T: ...
+@typing.overload
+def decode(kind: object, data: object) -> object: ...
 def decode(kind: object, data: object) -> object:
     """`data` as an instance of `kind` (a dataclass or a type hint), or DecodeError."""
     return decoder(kind)(data)

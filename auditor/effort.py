@@ -64,7 +64,8 @@ def load_model() -> EffortModel:
                    " per unconverted reference", review["source"]),
         Assumption("validation on AMD hardware (numerics and benchmarks)",
                    f"{_hours_text(_pair(validation['base_hours']))} + "
-                   f"{_hours_text(_pair(validation['per_kernel_file_hours']))} per file that defines __global__ kernels",
+                   f"{_hours_text(_pair(validation['per_kernel_file_hours']))} per file that defines __global__"
+                   " kernels",
                    validation["source"]),
         Assumption("cost nothing", "guarded and info findings, declared extras, and "
                    + ", ".join(f"{n}/" for n in data["optional_paths"]["names"][:8]) + " and similar directories",
@@ -220,7 +221,7 @@ def estimate(
         by_directory.add(_top_directory(result.path), cost)
         by_file.add(result.path, cost)
         kernel_files += result.facts.defines_kernels
-    validation = NO_HOURS
+    validation: tuple[float, ...] = NO_HOURS
     if gpu_code or kernel_files or any(counts(f) or f.disposition == "verify on hardware"
                                        for f in findings if not in_optional_dir(f.path, model)):  # GPU code to validate
         validation = tuple(base + kernel_files * per for base, per in

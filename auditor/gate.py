@@ -227,7 +227,8 @@ def against_git(report: Report, root: Path, ref: str, rulebook, options) -> Repo
             changed[here] = local(old_path)
             if old_path is not None:
                 added_lines[here] = since.added_lines.get(now_path, frozenset())
-                base_paths[local(old_path)] = old_path
+            if old_path is not None and (old_here := local(old_path)) is not None:
+                base_paths[old_here] = old_path
     known = Counter(report.findings[i].fingerprint for i in gated(report) if report.findings[i].path not in changed)
     renamed = {old: now for now, old in changed.items() if old is not None}
     if renamed:

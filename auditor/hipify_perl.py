@@ -116,9 +116,9 @@ def read_maps(text: str) -> HipifyMaps:
             else maps.default
         for m in SUBST.finditer(line):
             table.setdefault(_unescape(m.group(1)), (_unescape(m.group(2)), m.group(3)))
-        m = OLD_SUBST.search(line)
-        if m:
-            table.setdefault(m.group(2), (m.group(3), m.group(1)))
+        old = OLD_SUBST.search(line)
+        if old:
+            table.setdefault(old.group(2), (old.group(3), old.group(1)))
         if re.search(r"s/\\bcub::\\b/hipcub::/g", line):
             maps.default.setdefault("cub", ("hipcub", "namespace"))
     version = VERSION.search(text)

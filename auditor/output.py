@@ -33,16 +33,13 @@ def emit(settings, report, root: Path | None = None) -> None:
     if settings.format != "terminal" or settings.output:
         write_or_print(render(settings.format, report, options), settings.output)
         return
-    from rich.console import Console
+    from auditor.report.terminal.console import print_line, print_terminal
 
-    from auditor.report.terminal import render_terminal
-
-    console = Console()
-    render_terminal(report, console, settings.quiet, settings.fail_on, settings.verbose)
+    print_terminal(report, settings.quiet, settings.fail_on, settings.verbose)
     default_html = default_html_path(settings, sys.stdout.isatty())
     if default_html is not None:
         write_atomic(default_html, render("html", report, options))
-        console.print(f"HTML report: {default_html.absolute()}", markup=False, highlight=False, soft_wrap=True)
+        print_line(f"HTML report: {default_html.absolute()}")
 
 
 def default_html_path(settings, interactive: bool) -> Path | None:

@@ -17,7 +17,8 @@ from auditor.policy import apply_path_policy
 from auditor.rocmpath.reader import pulled_in_build_files, read_project
 from auditor.rulebook import Rulebook
 from auditor.progress import ScanProgress
-from auditor.runner import DEFAULT_TIME_BUDGET, file_size, scan_all
+from auditor.isolate import file_size
+from auditor.runner import DEFAULT_TIME_BUDGET, scan_all
 from auditor.scan import MAX_FILE_BYTES
 from auditor.types import Report
 
@@ -55,8 +56,8 @@ def audit(
     only: frozenset[str] | None = None,
     timings: dict[str, float] | None = None,
 ) -> Report:
-    """`progress(total files, total bytes)` may return a ScanProgress that is told how the scan goes. `root` (default: the
-    paths' common directory) is what finding paths are relative to; `only` limits the scan to these paths
+    """`progress(total files, total bytes)` may return a ScanProgress that is told how the scan goes. `root`
+    (default: the paths' common directory) is what finding paths are relative to; `only` limits the scan to these paths
     while the cross-file pre-pass still sees every file discovered. `timings`, when given, receives the
     seconds each stage took."""
     root = root or common_root(paths)

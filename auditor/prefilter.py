@@ -45,7 +45,7 @@ def regex_needles(pattern: str, min_len: int = MIN_NEEDLE) -> frozenset[str] | N
     """Lower-cased literals of which every match contains at least one; None when none can be derived."""
     try:
         parsed = sre_parse.parse(pattern)
-    except Exception:  # an unusual pattern only costs us the shortcut
+    except (re.error, OverflowError, RecursionError):  # an unusual pattern only costs us the shortcut
         return None
     return _needles(parsed, min_len)
 
@@ -407,7 +407,7 @@ def query_needles(source: str) -> Clauses:
 def _query_needles(source: str) -> Clauses:
     try:
         patterns = _QueryReader(source).patterns()
-    except Exception:  # an unusual query only costs us the shortcut
+    except (IndexError, RecursionError):  # an unusual query (one ending early, deep) only costs us the shortcut
         return ()
     per_pattern = []
     for clauses, preds, captures in patterns:

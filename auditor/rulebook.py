@@ -123,7 +123,7 @@ def _validate_match(family: str, match: dict, where: str, check_queries: bool = 
 
         try:
             compile_query(match["query"])
-        except Exception as err:  # tree-sitter raises several types for a bad query
+        except (ValueError, TypeError) as err:  # tree_sitter.QueryError is a ValueError; TypeError: not text
             raise RuleError(f"{where}: query does not compile: {err}") from None
 
 

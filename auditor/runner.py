@@ -8,7 +8,7 @@ import threading
 from collections.abc import Sequence
 
 from auditor.cache import ResultCache, cacheable
-from auditor.isolate import Watchdog, file_size, fork_available, scan_in_children
+from auditor.isolate import Watchdog, file_size, fork_available, over_budget, scan_in_children
 from auditor.progress import ScanProgress, Watcher
 from auditor.rulebook import Rulebook
 from auditor.scan import MAX_FILE_BYTES, InputError, read_bytes, scan_file
@@ -239,8 +239,8 @@ def _in_workers(work, rulebook, jobs, max_bytes, time_budget, cache, every_query
     from contextlib import nullcontext
 
     if _c_sources([source for chunk in work for source in chunk]):
-        rulebook.table   # the HIPIFY API table, loaded once here rather than in every worker
-    events = multiprocessing.Queue() if progress else None
+        _ = rulebook.table   # the HIPIFY API table, loaded once here rather than in every worker
+    events: multiprocessing.queues.Queue[object] | None = multiprocessing.Queue() if progress else None
     initargs = (rulebook, max_bytes, time_budget, cache, events)
     results: list[FileResult] = []
     unfinished: list[SourceFile] = []

@@ -68,7 +68,7 @@ def scan_file(
         return scan_text_as(source.path, source.kind, text, rulebook, Path(source.abspath), encoding_note)
     except RecursionError:
         return FileResult(source.path, source.kind, error="cannot parse: nesting too deep")
-    except Exception as err:  # a bug in one rule must not hide every other file's results
+    except Exception as err:  # noqa: BLE001 - the isolation boundary: a bug in one rule must not hide other files' results
         return FileResult(source.path, source.kind, error=f"internal error: {type(err).__name__}: {err}")
 
 
@@ -249,7 +249,7 @@ def _included(path, content, rulebook, abspath, seen: set[str]) -> list[Finding]
     return found
 
 
-def _textual(path, text, lines, rulebook, abspath, kind):
+def _textual(path, text, lines, rulebook, abspath, *, kind):
     found = scan_text(text, rulebook, path, kind, lines)
     content = pip_install_commands(text)
     rules = rulebook.family("dependency")

@@ -21,7 +21,7 @@ SUBCOMMANDS = ("check", "rules", "rule", "baseline", "config", "coverage", "fix"
 CACHE_ENV = "ROCM_AUDIT_CACHE_DIR"   # the cache directory, when --cache-dir is not given
 
 
-class UsageError(Exception):
+class UsageError(ValueError):   # config.py catches it as one, not importing this module
     """Bad flags or arguments: exit 2 with one line."""
 
 
@@ -153,7 +153,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help=f"do not write {DEFAULT_HTML} (written by default when the output is a terminal)")
     parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
     parser.add_argument("-q", "--quiet", action="store_true",
-                        help="a line per finding that fails the run, then a summary line (the pre-commit hook's output)")
+                        help="a line per finding that fails the run, then a summary line "
+                             "(the pre-commit hook's output)")
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="terminal: list every finding group and the full tables, not the ~60-line summary")
     parser.add_argument("--category", metavar="CAT", help="with `rules`: only the rules of this category")

@@ -269,7 +269,7 @@ def clean_stale(top: Path) -> None:
     for entry in temp.glob(f"{TEMP_PREFIX}*"):
         pid = entry.name[len(TEMP_PREFIX):].split("-", 1)[0]
         if pid.isdigit() and not _alive(int(pid)) and entry.is_dir() and not entry.is_symlink() \
-                and entry.stat().st_uid == getattr(os, "getuid", lambda: entry.stat().st_uid)():
+                and entry.stat().st_uid == getattr(os, "getuid", lambda e=entry: e.stat().st_uid)():
             shutil.rmtree(entry, ignore_errors=True)
     listing = git(top, "worktree", "list", "--porcelain", check=False)
     for line in listing.splitlines():

@@ -63,8 +63,9 @@ def _path_text(rocm: RocmPath | None) -> str:
     return "; ".join(parts[:3])
 
 
-def _label(rocm: RocmPath) -> str:
-    return "Runs on ROCm PyTorch" if rocm.recipe.startswith("pip install . (pure") else "ROCm build in tree"
+def _label(rocm: RocmPath | None) -> str:   # only asked of a verified path
+    pure_python = rocm is not None and rocm.recipe.startswith("pip install . (pure")
+    return "Runs on ROCm PyTorch" if pure_python else "ROCm build in tree"
 
 
 def component_verdict(
@@ -105,7 +106,7 @@ def component_verdict(
         verdict = "ready"
         if verified:
             parts.append(f"{_label(rocm)}: {path}")
-            if rocm.recipe:
+            if rocm is not None and rocm.recipe:
                 parts.append(f"Install: {_recipe_text(rocm.recipe)}")
         else:
             low = [f for f in live if f.severity == Severity.LOW]
@@ -134,7 +135,8 @@ def verdicts(
         programs = [c for c in out if c.path != "."]
         share = Counter(c.verdict for c in programs)
         blocked_share = share["blocked"] / max(len(programs), 1)
-        overall = "blocked" if blocked_share > 0.5 else "needs-port" if share["blocked"] or share["needs-port"] else "ready"
+        overall = ("blocked" if blocked_share > 0.5
+                   else "needs-port" if share["blocked"] or share["needs-port"] else "ready")
         reason = (f"{overall}: a collection of {len(programs)} independent programs; {share['blocked']} blocked, "
                   f"{share['needs-port']} need porting, {share['ready']} ready")
         return tuple(out), overall, reason
@@ -143,7 +145,7 @@ def verdicts(
     uncovered = [c for c in out if c.kind != "primary" and c.verdict != "ready"]
     if uncovered:
         reason += ". Not covered: " + "; ".join(f"{c.path}/ ({c.kind}, {c.verdict})" for c in uncovered[:4])
-    if head.rocm_path is not None and head.rocm_path.cuda_only_artifacts and head.rocm_path.verified:
+    if isinstance(head.rocm_path, RocmPath) and head.rocm_path.cuda_only_artifacts and head.rocm_path.verified:
         reason += ". CUDA-only artifacts: " + ", ".join(f"`{a}`" for a in head.rocm_path.cuda_only_artifacts[:4])
     return tuple(out), head.verdict, reason
 

@@ -351,7 +351,8 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("-j", "--jobs", type=int, default=os.cpu_count() or 1, help="worker processes")
     parser.add_argument("--keep", action="store_true", help="keep the benchmark tree and print where it is")
     parser.add_argument("--large", action="store_true",
-                        help="build the largest tree (the sdists and 20,000 generated .cu files) and check the scale goals")
+                        help="build the largest tree (the sdists and 20,000 generated .cu files) "
+                             "and check the scale goals")
     parser.add_argument("--command", type=Path, help="the rocm-audit to measure (default: this environment's)")
     parser.add_argument("--stages-of", type=Path, help=argparse.SUPPRESS)   # one audit's stage times, as JSON
     args = parser.parse_args(argv)
@@ -444,16 +445,16 @@ def goals(m: Measured, jobs: int) -> list[tuple[bool, str]]:
     out = [
         (speedup >= 100, f"≥100x faster than hipify-perl -examine on the CUDA files: {speedup:,.0f}x"),
         (m.cold.seconds <= 10, f"cold scan ≤ 10 s: {m.cold.seconds:.2f} s"),
-        (m.warm.seconds <= 2 and m.identical, f"warm re-run ≤ 2 s with identical output: {m.warm.seconds:.2f} s, "
-                                              f"{'identical' if m.identical else 'different'}"),
+        (m.warm.seconds <= 2 and m.identical, (f"warm re-run ≤ 2 s with identical output: {m.warm.seconds:.2f} s, "
+                                               f"{'identical' if m.identical else 'different'}")),
         (m.pre_commit.seconds <= 1, f"pre-commit run on 20 files ≤ 1 s: {m.pre_commit.seconds:.2f} s"),
         (m.version.seconds <= 0.2, f"--version ≤ 0.2 s: {m.version.seconds:.2f} s"),
         (m.cold.peak_kib / 1024 <= 1024, f"peak memory ≤ 1 GiB: {m.cold.peak_kib / 1024:.0f} MiB"),
         (growth <= 2.2, f"time linear in size: twice the files took x{growth:.2f}"),
     ]
     if jobs >= 2:
-        out.append((scan_speedup >= 1.6, f"-j {jobs} divides the parse-bound part (the scan stage): "
-                                         f"x{scan_speedup:.2f} faster than -j 1"))
+        out.append((scan_speedup >= 1.6, (f"-j {jobs} divides the parse-bound part (the scan stage): "
+                                          f"x{scan_speedup:.2f} faster than -j 1")))
     return out
 
 

@@ -56,7 +56,8 @@ CUDA_NAME = re.compile(
     r"^(?:cuda[A-Z]\w*|cu[A-Z][a-z]\w*|CU[a-z]\w*|CU_[A-Z0-9]\w*|CUDA_[A-Z0-9]\w*|cudnn[A-Z]\w*|CUDNN_[A-Z0-9]\w*"
     r"|nvtx[A-Z]\w*|NVTX_[A-Z0-9]\w*|__nv_(?:bfloat16|bfloat162|half|fp8)\w*|__NV_[A-Z0-9]\w*)$"
 )
-INTERNAL = re.compile(r"_pt(?:ds|sz)$|^CUDA_API_|^CUDA_CB$|^CUDART_CB$|_INTERNAL|^cudaRoundMode$|Internal|^CUDA_ENABLE|^CUDA_FORCE")
+INTERNAL = re.compile(r"_pt(?:ds|sz)$|^CUDA_API_|^CUDA_CB$|^CUDART_CB$|_INTERNAL|^cudaRoundMode$|Internal"
+                      r"|^CUDA_ENABLE|^CUDA_FORCE")
 # Libraries whose HIP headers are not among the sources: PyTorch's mapping is the only word on them.
 LIBRARY_PREFIX = re.compile(
     r"^(?P<lib>cublasLt|CUBLASLT|cublas|CUBLAS|cusparse|CUSPARSE|curand|CURAND|cufft|CUFFT|cusolver|CUSOLVER"
@@ -72,11 +73,11 @@ DEVICE_HEADERS = (
     "cuda_bf16.hpp", "cuda_fp8.h", "cuda_fp8.hpp",
 )
 DEVICE_NAME = re.compile(r"^(?:__[a-z][a-z0-9_]*[a-z0-9]|atomic[A-Z]\w*)$")
-DEVICE_NOT = re.compile(r"^__(?:nv|internal|cuda|builtin|has_|is_|isnan|isinf|finite|signbit|attribute|declspec|inline|forceinline"
-                        r"|host|device|align|launch|noinline|restrict|global|shared|constant|managed|grid)"
+DEVICE_NOT = re.compile(r"^__(?:nv|internal|cuda|builtin|has_|is_|isnan|isinf|finite|signbit|attribute|declspec"
+                        r"|inline|forceinline|host|device|align|launch|noinline|restrict|global|shared|constant|managed|grid)"
                         r"|_impl$|^__h(?:half|bf)|_internal")
-COOPERATIVE_NAME = re.compile(r"^(?:this_\w+|\w*_group|thread_block\w*|tiled_partition|labeled_partition|binary_partition"
-                              r"|coalesced_threads|sync_warps)$")
+COOPERATIVE_NAME = re.compile(r"^(?:this_\w+|\w*_group|thread_block\w*|tiled_partition|labeled_partition"
+                              r"|binary_partition|coalesced_threads|sync_warps)$")
 # Host-API headers: their names are checked against the HIP API declarations, not trusted from PyTorch.
 HOST_HEADERS = {"cuda.h", "cuda_runtime.h", "cuda_runtime_api.h", "driver_types.h", "library_types.h",
                 "cuda_profiler_api.h", "channel_descriptor.h", "cuda_texture_types.h"}
@@ -146,7 +147,8 @@ def hip_headers(path: Path) -> tuple[set[str], set[str], str]:
     major, minor, patch = (re.search(rf"#define\s+HIP_VERSION_{k}\s+(\d+)", version_h).group(1)
                            for k in ("MAJOR", "MINOR", "PATCH"))
     wheel = sorted(path.parents[4].glob("triton-*.dist-info")) if len(path.parents) > 4 else []
-    origin = (f"PyPI {wheel[0].name.removesuffix('.dist-info').replace('-', ' ')} wheel, triton/backends/amd/include/hip"
+    origin = (f"PyPI {wheel[0].name.removesuffix('.dist-info').replace('-', ' ')} wheel, "
+              "triton/backends/amd/include/hip"
               if wheel else "Debian libamdhip64-dev" if "triton" not in path.parts else "PyPI triton wheel")
     return names, functions, f"HIP {major}.{minor}.{patch} headers, for device functions ({origin})"
 
@@ -218,7 +220,8 @@ def cuda_names(include: Path, cudnn: Path | None) -> tuple[dict[str, tuple[str, 
                 if name.startswith(("nvtx", "NVTX_")):
                     this_api = "nvtx"
                 found.setdefault(name, (this_api, header.name))
-            deprecated.update(re.findall(r"(?:__CUDA_DEPRECATED|__CUDNN_DEPRECATED|CUDNN_DEPRECATED)[^;{(]*?\b(\w+)\s*\(", text))
+            deprecated.update(re.findall(
+                r"(?:__CUDA_DEPRECATED|__CUDNN_DEPRECATED|CUDNN_DEPRECATED)[^;{(]*?\b(\w+)\s*\(", text))
     return {name: (evidence.kind(name), api, header) for name, (api, header) in found.items()}, deprecated
 
 
@@ -346,8 +349,8 @@ def build(args) -> tuple[list[ApiEntry], list[tuple[str, str]]]:
             continue
         torch = torch_names.get(name, "")
         supported = name in device_declared or torch or torch_includes.get(header, "").startswith("hip/")
-        entries[name] = ApiEntry(name, torch or (name if supported else ""), "supported" if supported else "unsupported",
-                                 "device", "device", torch)
+        entries[name] = ApiEntry(name, torch or (name if supported else ""),
+                                 "supported" if supported else "unsupported", "device", "device", torch)
     for name in sorted(cooperative_names(include)):
         hip = name if name in device_declared or name in hip_names else ""
         entries.setdefault(name, ApiEntry(name, hip, "supported" if hip else "unsupported", "type", "cg", ""))
@@ -407,14 +410,16 @@ def main(argv=None) -> None:
         versions = docs_versions(args.hipify_docs) if args.hipify_docs else {}
         hip_device = header_device_names(args.hip_headers) if args.hip_headers else set()
         entries = overlay(make_table(entries, sources), maps, versions, hip_device)
-        sources.append(("hipify-perl", f"hipify-perl for HIP {maps.version} ({args.hipify_label or args.hipify_perl}): "
-                                       "default and -roc substitutions, unsupported lists"))
+        sources.append(("hipify-perl", (f"hipify-perl for HIP {maps.version} "
+                                        f"({args.hipify_label or args.hipify_perl}): "
+                                        "default and -roc substitutions, unsupported lists")))
         if args.hipify_docs:
-            sources.append(("hipify-docs", f"HIPIFY docs/tables ({args.hipify_label or args.hipify_docs}): "
-                                           "the version that added each HIP name"))
+            sources.append(("hipify-docs", (f"HIPIFY docs/tables ({args.hipify_label or args.hipify_docs}): "
+                                            "the version that added each HIP name")))
         sources.append(("hipify-docs-newer", NEWER_DOCS_SOURCE))
         if args.hip_headers:
-            sources.append(("hip-headers", f"HIP headers, bf16 device functions ({args.hip_headers_label or args.hip_headers})"))
+            sources.append(("hip-headers",
+                            f"HIP headers, bf16 device functions ({args.hip_headers_label or args.hip_headers})"))
     args.output.parent.mkdir(parents=True, exist_ok=True)
     args.output.write_text(render_table(entries, sources), encoding="utf-8")
     counts: dict[str, int] = {}

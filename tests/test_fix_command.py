@@ -4,7 +4,6 @@ exit codes as `check`, and the fixed CUDA sources still compile with nvcc."""
 from __future__ import annotations
 
 import hashlib
-import os
 import shlex
 import shutil
 import subprocess
@@ -16,7 +15,7 @@ import pytest
 from auditor.cli import main
 from auditor.pipeline import audit
 from auditor.rulebook import load_rulebook
-from tests.conftest import FIXTURES, REPO, write_tree
+from tests.conftest import FIXTURES, write_tree
 
 NVCC = shutil.which("nvcc")
 RULEBOOK = load_rulebook()

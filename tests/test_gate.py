@@ -133,8 +133,8 @@ def test_corrupt_baseline_exits_2_with_one_clear_line(repo, run):
 @pytest.mark.parametrize(("content", "needle"), [
     ("[]", "not a rocm-audit baseline"),
     ('{"version": 1, "entries": [{"rule": "RA100"}]}', "entry 1 needs"),
-    ('{"version": 1, "entries": [{"fingerprint": "0000000000000000", "rule": "RA100", "path": "a.py", '
-     '"subject": "x", "count": 1}]}', "fingerprint does not match"),
+    (('{"version": 1, "entries": [{"fingerprint": "0000000000000000", "rule": "RA100", "path": "a.py", '
+      '"subject": "x", "count": 1}]}'), "fingerprint does not match"),
 ])
 def test_malformed_baseline_exits_2(repo, run, content, needle):
     (repo.root / BASELINE).write_text(content)

@@ -148,3 +148,12 @@ def test_warp_size_rules_drop_on_a_rocm_only_branch_and_a_64_bit_mask_is_not_32_
     )
     result = scan_text_as("k.cu", "cuda", code, load_rulebook())
     assert [(f.span.line, f.rule_id, f.guarded) for f in result.findings] == [(3, "RA200", True)]
+
+
+def test_a_define_too_long_to_be_a_number_is_no_value_and_no_crash():
+    """A ROCm-side `#define` of thousands of digits (over Python's int-conversion limit) is not taken as a value;
+    it used to raise ValueError, an internal error for the file."""
+    code = "#ifdef USE_ROCM\n#define WIDE " + "1" * 5000 + "\n#define WARP 64\n#endif\n#if WARP == 64\nint a;\n#endif\n"
+    states = line_states(code, FACTS)
+    assert dict(states.rocm_values) == {"WARP": 64}
+    assert 6 not in states.excluded

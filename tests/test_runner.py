@@ -92,3 +92,14 @@ def test_the_file_a_worker_is_stuck_on_is_named(monkeypatch):
             time.sleep(0.01)
     assert seen.slow_files[0] == "generated/huge.cu"
     assert (seen.files, seen.bytes) == (1, 10)
+
+
+def test_a_scan_the_alarm_stops_in_process_is_reported_as_over_the_budget(tmp_path):
+    """The SIGALRM path (a worker's main thread): the file is reported as skipped, the run goes on."""
+    from auditor.runner import scan_with_budget
+
+    kernel = "__global__ void k(float* x) { x[threadIdx.x % 32] *= 2.0f; }\n" * 4000
+    (source,) = sources(tmp_path, {"big.cu": kernel})
+    result = scan_with_budget(source, RULEBOOK, max_bytes=16 << 20, budget=0.001)
+    assert result.path == "big.cu" and result.findings == ()
+    assert result.error == "skipped: scanning took over the 0.001 s per-file time budget"

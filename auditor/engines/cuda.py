@@ -52,7 +52,11 @@ class _Index:
 @cache
 def _index(rules: tuple[Rule, ...]) -> _Index:
     exact: dict[str, list[Rule]] = {}
-    globs, qualified, includes, asm, queries = [], [], [], [], []
+    globs: list[tuple[re.Pattern, Rule]] = []
+    qualified: list[tuple[str, Rule]] = []
+    includes: list[tuple[str, Rule]] = []
+    asm: list[tuple[re.Pattern, re.Pattern | None, Rule]] = []
+    queries: list[Rule] = []
     for rule in rules:
         m = rule.match
         for pattern in m.get("identifiers", ()):
@@ -118,7 +122,7 @@ def scan_cuda(
     index = _index(rules)
     if states is None:
         states = line_states(tree.source.decode("utf-8", "replace"), PreprocFacts.from_guards(rulebook.guards))
-    raw: list[tuple[Rule, int, int, int, str]] = []
+    raw: list[tuple[Rule, int, int | None, int, str]] = []
 
     def hit(rule: Rule, node, subject: str, at: tuple[int, int] | None = None) -> None:
         line, col, end = ts_cuda.position(node)
@@ -165,10 +169,10 @@ def scan_cuda(
     active = {_rule_key(rule): rule for rule in _queries_present(index.queries, lowered)}
     for group, members in _query_groups(list(active.values())):
         for owner, node in ts_cuda.group_hits(group, tree):
-            rule = active.get(_rule_key(members[owner]))
-            if rule is not None and _in_functions(rule, node) and not _table_index(rule, node) \
-                    and not _other_isa(rule, node, path):  # groups are shared across kinds and selections
-                hit(rule, node, " ".join(ts_cuda.text(node).split())[:80])
+            matched = active.get(_rule_key(members[owner]))
+            if matched is not None and _in_functions(matched, node) and not _table_index(matched, node) \
+                    and not _other_isa(matched, node, path):  # groups are shared across kinds and selections
+                hit(matched, node, " ".join(ts_cuda.text(node).split())[:80])
     return _findings(raw, states, path, lines, line_offset)
 
 
@@ -185,7 +189,7 @@ def _looked_up_symbols(tree: ts_cuda.CudaTree) -> list[tuple[object, str]]:
     """CUDA functions loaded by name: `dlsym(lib, "cuTensorMapEncodeTiled")`, `cuGetProcAddress("cuMemCreate", ...)`."""
     if not SYMBOL_LOOKUP.search(tree.source.decode("utf-8", "replace")):
         return []
-    found = []
+    found: list[tuple[object, str]] = []
     for node in ts_cuda.captures(SYMBOL_QUERY, tree).get("sym", ()):
         name = ts_cuda.string_content(node)
         if re.fullmatch(r"cu[A-Za-z]\w*|nvml\w+|nvrtc\w+", name):

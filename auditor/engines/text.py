@@ -18,7 +18,7 @@ def _compiled(pattern: str) -> re.Pattern:
 
 def code_lines(text: str, kind: str) -> list[str]:
     """Lines with `#` comments blanked (every kind we read uses `#`), numbering kept."""
-    out = []
+    out: list[str] = []
     for line in text.splitlines():
         stripped = line.lstrip()
         if stripped.startswith("#!") and not out:

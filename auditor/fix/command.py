@@ -10,7 +10,8 @@ from auditor.fix.apply import FixRun, run_fix, unified_diff, write_fixed
 
 
 def fix_command(settings) -> int:
-    from auditor.cli import ToolError, _exit_code, _files_root, _rulebook, scan_options
+    from auditor.cli import _exit_code, _files_root, _rulebook, scan_options
+    from auditor.errors import ToolError
     from auditor.fix.data import FixDataError, shipped_fixes
 
     for path in settings.paths:
@@ -65,7 +66,8 @@ def summary(run: FixRun, diff: bool) -> str:
                 not_fixed, key=lambda item: item[0].sort_key())]
         else:   # thousands of sites in generated files would bury the rest: count them by reason
             by_reason = Counter((f.rule_id, _general(reason)) for f, reason in not_fixed)
-            lines += [f"  {n} x {rule} {reason}" for (rule, reason), n in sorted(by_reason.items(), key=lambda i: -i[1])]
+            lines += [f"  {n} x {rule} {reason}"
+                      for (rule, reason), n in sorted(by_reason.items(), key=lambda i: -i[1])]
     if run.unsafe_left:
         lines.append(f"{run.unsafe_left} more finding(s) have a fix that needs review: add --unsafe.")
     remaining = [f for f in (run.before if diff else run.after).findings if not f.guarded]

@@ -5,11 +5,9 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-import tree_sitter as ts
-
 from auditor.fix.data import FixSpec
 from auditor.fix.edits import Edit, FileFix, apply_edits, line_starts
-from auditor.parsing.cuda import parse
+from auditor.parsing.cuda import Node, parse
 from auditor.types import Finding
 
 FULL_MASK = "ROCM_AUDIT_FULL_MASK"
@@ -40,7 +38,8 @@ _SLEEP_IN_MACRO = re.compile(rb"\b__nanosleep(?=\s*\()")
 _RUNTIME_INDEX = re.compile(rb"threadIdx|blockDim|\b(?:tid|lane|lane_?id|laneid)\b")
 # A project's own warp constants and tiles (WARP_SIZE, kWarpSize, NumWorkerWarpsPerBlock, tiled_partition<32>): the
 # function counts 32-lane warps through them, so a warpSize-based lane or warp id would disagree with them.
-_WARP_NAME = re.compile(rb"Warp|WARP|^(?!warpSize$)(?i:.*warp_?size.*|threads_per_warp|tiled_partition|thread_block_tile)$")
+_WARP_NAME = re.compile(rb"Warp|WARP|^(?!warpSize$)"
+                        rb"(?i:.*warp_?size.*|threads_per_warp|tiled_partition|thread_block_tile)$")
 _TENSOR_CORE_CODE = re.compile(rb"\bcute::|namespace cute\b|#\s*include\s*[<\"]cute/|\bcutlass::|\bwmma::|"
                                rb"\bmma\.sync\b|\bwgmma\b|\bldmatrix\b")
 _WARP_LITERAL = re.compile(rb"^(32|31|0[xX]1[fF]|5)[uU]?$|^32\.0*[fF]?$")
@@ -71,6 +70,8 @@ def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]) 
     for finding in findings:
         action = _ACTIONS[specs[finding.rule_id].action]
         try:
+            if finding.span.line is None:
+                raise Skip("the finding has no line")
             offset = starts[finding.span.line - 1] + (finding.span.column or 1) - 1
             made, definition = action(tree.tree.root_node, offset, finding)
         except (Skip, IndexError, TypeError) as err:
@@ -88,7 +89,7 @@ def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]) 
     return FileFix(new.decode("utf-8"), applied, tuple(skipped))
 
 
-def _node_at(root: ts.Node, offset: int, types: set[str]) -> ts.Node:
+def _node_at(root: Node, offset: int, types: set[str]) -> Node:
     node = root.descendant_for_byte_range(offset, offset)
     while node is not None and not (node.type in types and node.start_byte == offset):
         if node.type == "preproc_arg":
@@ -99,7 +100,7 @@ def _node_at(root: ts.Node, offset: int, types: set[str]) -> ts.Node:
     return node
 
 
-def _in_macro(node: ts.Node, pattern: re.Pattern[bytes], replacement: bytes, finding: Finding) -> list[Edit]:
+def _in_macro(node: Node, pattern: re.Pattern[bytes], replacement: bytes, finding: Finding) -> list[Edit]:
     body = node.text or b""
     edits = [Edit(node.start_byte + m.start(2 if pattern.groups >= 2 else 0),
                   node.start_byte + m.end(2 if pattern.groups >= 2 else 0), replacement, finding)
@@ -109,7 +110,7 @@ def _in_macro(node: ts.Node, pattern: re.Pattern[bytes], replacement: bytes, fin
     return edits
 
 
-def _full_mask(root: ts.Node, offset: int, finding: Finding):
+def _full_mask(root: Node, offset: int, finding: Finding):
     node = _node_at(root, offset, {"number_literal", "unary_expression", "cast_expression", "identifier"})
     definition = (FULL_MASK, FULL_MASK_DEFINITION)
     if node.type == "preproc_arg":
@@ -119,7 +120,7 @@ def _full_mask(root: ts.Node, offset: int, finding: Finding):
     return [Edit(node.start_byte, node.end_byte, FULL_MASK.encode(), finding)], definition
 
 
-def _lane_math(root: ts.Node, offset: int, finding: Finding):
+def _lane_math(root: Node, offset: int, finding: Finding):
     node = _node_at(root, offset, {"binary_expression"})
     if node.type == "preproc_arg":
         raise Skip("lane math in a macro: the macro may be used where a constant is needed; report only")
@@ -145,7 +146,7 @@ def _lane_math(root: ts.Node, offset: int, finding: Finding):
     raise Skip(f"operator {op} is not lane math this fix knows")
 
 
-def _require_device_runtime_context(node: ts.Node) -> None:
+def _require_device_runtime_context(node: Node) -> None:
     """warpSize is a run-time value in device code: not usable in host code or where a constant is needed."""
     current = node.parent
     while current is not None:
@@ -164,7 +165,7 @@ def _require_device_runtime_context(node: ts.Node) -> None:
     raise Skip("not inside a function; report only")
 
 
-def _require_no_other_32(function: ts.Node) -> None:
+def _require_no_other_32(function: Node) -> None:
     """Fixing one lane computation while the same function still counts 32 lanes elsewhere (`lane + 32`, inline
     PTX with its fixed fragment layout) makes it inconsistent on wave64: then report only. Array sizes such as
     `__shared__ float partial[32]` are upper bounds and do not count."""
@@ -185,14 +186,14 @@ def _require_no_other_32(function: ts.Node) -> None:
                 raise Skip(f"the function also does warp-level work ({name.decode()}, line {node.start_point[0] + 1})"
                            " that may count 32 lanes; report only")
         if node.type in ("identifier", "type_identifier", "field_identifier") and _WARP_NAME.search(node.text or b""):
-            raise Skip(f"the function counts warps with {(node.text or b'').decode()} (line {node.start_point[0] + 1}); "
-                       "report only")
+            raise Skip(f"the function counts warps with {(node.text or b'').decode()} "
+                       f"(line {node.start_point[0] + 1}); report only")
         if node.type == "number_literal" and _counts_32_lanes(node) and not _is_lane_math(node):
             raise Skip(f"the function assumes 32 lanes elsewhere too (line {node.start_point[0] + 1}); report only")
         stack.extend(node.children)
 
 
-def _counts_32_lanes(literal: ts.Node) -> bool:
+def _counts_32_lanes(literal: Node) -> bool:
     if not _WARP_LITERAL.match(literal.text or b""):
         return False
     if (literal.text or b"").rstrip(b"uU") != b"5":
@@ -201,7 +202,7 @@ def _counts_32_lanes(literal: ts.Node) -> bool:
     return operator is not None and operator.type == ">>"
 
 
-def _is_lane_math(literal: ts.Node) -> bool:
+def _is_lane_math(literal: Node) -> bool:
     parent = literal.parent
     if parent is None or parent.type != "binary_expression" or parent.child_by_field_name("right") != literal:
         return False
@@ -210,7 +211,7 @@ def _is_lane_math(literal: ts.Node) -> bool:
             and bool(_RUNTIME_INDEX.search(left.text or b"")))
 
 
-def _nanosleep(root: ts.Node, offset: int, finding: Finding):
+def _nanosleep(root: Node, offset: int, finding: Finding):
     node = _node_at(root, offset, {"identifier"})
     definition = ("ROCM_AUDIT_NANOSLEEP", SLEEP_DEFINITION)
     if node.type == "preproc_arg":
@@ -220,7 +221,7 @@ def _nanosleep(root: ts.Node, offset: int, finding: Finding):
     return [Edit(node.start_byte, node.end_byte, SLEEP.encode(), finding)], definition
 
 
-def _file_scope_start(root: ts.Node, offset: int) -> int:
+def _file_scope_start(root: Node, offset: int) -> int:
     """The start of the line of the top-level declaration around `offset` (inside a header guard when there is
     one): a definition put there is at file scope and before the use."""
     scope = root
@@ -235,7 +236,7 @@ def _file_scope_start(root: ts.Node, offset: int) -> int:
         scope = node
 
 
-def _is_header_guard(node: ts.Node) -> bool:
+def _is_header_guard(node: Node) -> bool:
     """`#ifndef X` whose first line inside is `#define X`."""
     if node.type != "preproc_ifdef" or not (node.text or b"").startswith(b"#ifndef"):
         return False

@@ -31,6 +31,7 @@ def fix_text(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]) 
         if spec.action == "add-line":
             reason = _add_line(spec, lines, index, text, added)
         else:
+            assert spec.pattern is not None and spec.replacement is not None   # fix/data.py requires both
             replacement = _fill(spec.replacement, line, text)
             if replacement is None:
                 skipped.append((finding, "no known ROCm build of the pinned torch version"))
@@ -48,6 +49,7 @@ def fix_text(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]) 
 
 
 def _add_line(spec: FixSpec, lines: list[str], index: int, text: str, added: dict[int, str]) -> str | None:
+    assert spec.pattern is not None and spec.replacement is not None   # fix/data.py requires both
     match = re.search(spec.pattern, lines[index])
     if match is None:
         return "the line has no form this fix knows"

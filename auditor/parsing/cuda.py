@@ -9,6 +9,7 @@ import tree_sitter as ts
 import tree_sitter_cuda
 
 CUDA = ts.Language(tree_sitter_cuda.language())
+Node = ts.Node   # what other modules annotate with, so that they need not import tree_sitter
 
 # One pass collects everything the table-driven matchers look at.
 INVENTORY_QUERY = """

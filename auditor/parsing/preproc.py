@@ -231,7 +231,7 @@ class LineStates:
     dead: frozenset[int]
     defines: tuple[tuple[str, bool], ...] = ()
     rocm_only: frozenset[int] = frozenset()
-    rocm_values: tuple[tuple[str, int], ...] = ()   # `#define M <int>` on a branch only ROCm takes   # lines only a ROCm build compiles: written for ROCm
+    rocm_values: tuple[tuple[str, int], ...] = ()   # `#define M <int>` on a branch only ROCm takes
 
 
 def _logical_lines(text: str):
@@ -287,7 +287,7 @@ def line_states(text: str, facts: PreprocFacts) -> LineStates:
                     cuda_only_macro[name.group(0)] = cuda_only_macro.get(name.group(0), True) and on_cuda_side
                     if on_cuda_side and cuda_only_macro[name.group(0)]:
                         facts = facts.with_cuda_only(frozenset({name.group(0)}))
-                    literal = re.match(r"[A-Za-z_]\w*\s+(\d+)\s*(?://.*|/\*.*)?$", rest)
+                    literal = re.match(r"[A-Za-z_]\w*\s+(\d{1,18})\s*(?://.*|/\*.*)?$", rest)
                     if literal and stack and any(g.rocm_only for g in stack) and not on_cuda_side:
                         derived[name.group(0)] = int(literal.group(1))
                         facts = facts.with_value(name.group(0), int(literal.group(1)))

@@ -20,16 +20,9 @@ class RenderOptions:
 
 
 def _terminal(report: Report, options: RenderOptions) -> str:
-    import io
+    from auditor.report.terminal.console import terminal_text
 
-    from rich.console import Console
-
-    from auditor.report.terminal import render_terminal
-
-    buffer = io.StringIO()
-    render_terminal(report, Console(file=buffer, width=options.width, color_system=None), options.quiet,
-                    options.fail_on, options.verbose)
-    return buffer.getvalue()
+    return terminal_text(report, options.width, options.quiet, options.fail_on, options.verbose)
 
 
 def _json(report: Report, options: RenderOptions) -> str:

@@ -152,7 +152,7 @@ def findings_data(report: Report, reader: SourceReader) -> dict:
         budget -= extra
         limits.append(1 + extra)
     first_codes = {g.first: context(g.first) for g in found}
-    groups = []
+    groups: list[dict] = []
     for g, limit in zip(found, limits):
         rule = report.rules.get(g.rule_id)
         first = report.findings[g.first]

@@ -7,6 +7,7 @@ from collections import Counter
 from auditor import __version__
 from auditor.groups import FindingGroup, listed_findings
 from auditor.report.view import category_of, lines_scanned
+from auditor.rocmpath.model import RocmPath
 from auditor.types import CATEGORIES, Coverage, Effort, Report, Severity
 
 SCHEMA_VERSION = 1
@@ -82,7 +83,7 @@ def report_dict(report: Report) -> dict:
         "components": [
             {"path": c.path, "verdict": c.verdict, "rocm_build": c.rocm_build, "reason": c.reason,
              "optional": c.optional, "kind": c.kind,
-             "rocm_path": c.rocm_path.as_dict() if c.rocm_path is not None else None}
+             "rocm_path": c.rocm_path.as_dict() if isinstance(c.rocm_path, RocmPath) else None}
             for c in report.components
         ],
         "findings": [finding_dict(report, i) for i in shown],

@@ -11,7 +11,7 @@ from auditor.effort import DEPENDENCY_CATEGORIES
 from auditor.groups import FindingGroup
 from auditor.report import text, view
 from auditor.rocmpath import disposition as dispositions
-from auditor.rocmpath.model import PATTERN_NAMES
+from auditor.rocmpath.model import PATTERN_NAMES, RocmPath
 from auditor.types import Component, Finding, Report, Severity
 
 PLAN_ITEMS = 8
@@ -146,7 +146,7 @@ def _rocm_path(component: Component) -> tuple[str, tuple[str, ...], str, str]:
     """(patterns, evidence, install recipe, confidence) from the ROCm-path analysis (auditor/rocmpath); for a
     component it did not read, what its build files say."""
     found = component.rocm_path
-    if found is not None and found.evidence:
+    if isinstance(found, RocmPath) and found.evidence:
         names = dict.fromkeys(f"{e.pattern} {PATTERN_NAMES[e.pattern]}" for e in found.evidence)
         return "; ".join(names), tuple(e.where for e in found.evidence), found.recipe, found.confidence
     if component.rocm_build:

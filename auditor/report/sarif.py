@@ -55,7 +55,7 @@ def _result(report: Report, index: int, rule_index: dict[str, int]) -> dict:
     message = f"{f.message} ({f.detail})" if f.detail else f.message
     if rule and rule.rocm_alternative:
         message += f" ROCm alternative: {rule.rocm_alternative}."
-    region = {"startLine": f.span.line or 1}
+    region: dict[str, object] = {"startLine": f.span.line or 1}
     if f.span.column:
         region["startColumn"] = f.span.column
     if f.span.end_line and f.span.line and f.span.end_line >= f.span.line:

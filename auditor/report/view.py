@@ -146,7 +146,7 @@ def effort_rows(report: Report) -> tuple[EffortRow, ...]:
 
 
 def hotspots(report: Report, limit: int = 15) -> tuple[Hotspot, ...]:
-    counted = defaultdict(int)
+    counted: defaultdict[str, int] = defaultdict(int)
     for f in report.findings:
         if not f.guarded and f.severity > Severity.INFO:
             counted[f.path] += 1

@@ -13,8 +13,10 @@ ROCM_WORD = re.compile(
     r"(?i)\b(?:USE_ROCM|USE_HIP|BUILD_ROCM|WITH_ROCM|ENABLE_ROCM|ENABLE_HIP|BUILD_HIP|ROCM_FOUND|HIP_FOUND|"
     r"\w+_HIP|HIP_\w*PLATFORM\w*|GPU_BACKEND_HIP)\b|\"(?:hip|rocm|amd)\""
 )
-CUDA_WORD = re.compile(r"(?i)\b(?:USE_CUDA|BUILD_CUDA|WITH_CUDA|ENABLE_CUDA|\w+_CUDA|CUDA_FOUND|CUDAToolkit_FOUND)\b|\"cuda\"")
-OTHER_VENDOR = re.compile(r"(?i)\"(?:cpu|mps|xpu|sycl|metal|vulkan|opencl|npu|cann|musa)\"|\b\w+_(?:SYCL|METAL|VULKAN|MUSA|CANN)\b")
+CUDA_WORD = re.compile(r"(?i)\b(?:USE_CUDA|BUILD_CUDA|WITH_CUDA|ENABLE_CUDA|\w+_CUDA|CUDA_FOUND|CUDAToolkit_FOUND)\b"
+                       r"|\"cuda\"")
+OTHER_VENDOR = re.compile(r"(?i)\"(?:cpu|mps|xpu|sycl|metal|vulkan|opencl|npu|cann|musa)\""
+                          r"|\b\w+_(?:SYCL|METAL|VULKAN|MUSA|CANN)\b")
 EVIDENCE = re.compile(r"(?i)enable_language\s*\(\s*HIP|LANGUAGE\s+HIP|find_package\s*\(\s*hip|--offload-arch|"
                       r"-amdgpu|CMAKE_HIP_ARCHITECTURES|hip::|HIP_ARCHITECTURES|\bhipcc\b")
 DEFINE = re.compile(r"(?:-D)?([A-Za-z_]\w*)(?:=\S*)?")
@@ -106,7 +108,7 @@ def read_cmake(path: str, text: str) -> CBuild:
     # variables set only inside ROCm branches are ROCm conditions too (a first pass finds them)
     for _ in range(2):
         stack.clear()
-        for first, last, code in lines:
+        for _first, _last, code in lines:
             m = COMMAND.match(code)
             if not m:
                 continue
@@ -204,8 +206,8 @@ def read_cmake(path: str, text: str) -> CBuild:
 
 
 def _strength(text: str) -> int:
-    for rank, pattern in enumerate((r"(?i)enable_language\s*\(\s*HIP", r"(?i)LANGUAGE\s+HIP", r"(?i)find_package\s*\(\s*hip",
-                                    r"--offload-arch|CMAKE_HIP_ARCHITECTURES")):
+    for rank, pattern in enumerate((r"(?i)enable_language\s*\(\s*HIP", r"(?i)LANGUAGE\s+HIP",
+                                    r"(?i)find_package\s*\(\s*hip", r"--offload-arch|CMAKE_HIP_ARCHITECTURES")):
         if re.search(pattern, text):
             return rank
     return 9

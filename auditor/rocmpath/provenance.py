@@ -53,14 +53,15 @@ def provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_o
                 configs = {"opt-in"}
             if "${" in pattern:
                 continue
-            key = pattern if base == "." or comp == base else f"{relative_to(base, comp)}/{pattern}" if within(base, comp) else pattern
+            nested = base != "." and comp != base and within(base, comp)
+            key = f"{relative_to(base, comp)}/{pattern}" if nested else pattern
             patterns.setdefault(key, set()).update(configs)
     for b in cbuilds:
         for target, config in b.subdirs.items():
             if config in ("rocm", "cuda", "other-backend"):
                 base = parent_dir(b.path)
-                patterns.setdefault(f"{relative_to(base, comp) + '/' if base != comp and base != '.' else ''}{target}/*",
-                                    set()).add(config)
+                prefix = relative_to(base, comp) + "/" if base != comp and base != "." else ""
+                patterns.setdefault(f"{prefix}{target}/*", set()).add(config)
     c_files = [f for f in mine if f.kind in C_KINDS]
     roles: dict[str, set[str]] = {}
     for f in c_files:
@@ -73,7 +74,7 @@ def provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_o
     for f in c_files:
         by_name.setdefault(PurePosixPath(f.path).name, []).append(f.path)
     frontier = list(roles)
-    seen_edges: set[tuple[str, str]] = set()
+    seen_edges: set[tuple[str, str, frozenset[str]]] = set()
     while frontier:
         path = frontier.pop()
         for target, carried in _includes(text_of(path), roles[path], facts):
@@ -117,7 +118,7 @@ def provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_o
             project.provenance.setdefault(f.path, "unreferenced")
     for b in pybuilds:
         for line in b.fenced_on_rocm:
-            for pattern, configs in b.sources.items():
+            for pattern in b.sources:
                 for f in c_files:
                     if _matches(relative_to(f.path, comp), pattern):
                         project.fenced[f.path] = f"{b.path}:{line}"

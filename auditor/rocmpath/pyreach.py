@@ -66,14 +66,16 @@ def _imports(tree: ast.Module, module: str, is_package: bool) -> list[tuple[str,
             for child in ast.iter_child_nodes(node):
                 if isinstance(child, (ast.stmt,)):
                     walk([child], guarded or lazy)
-                elif isinstance(child, (ast.excepthandler,)):
+                elif isinstance(child, ast.ExceptHandler):
                     walk(child.body, guarded or lazy)
 
     walk(tree.body, False)
     return out
 
 
-def optional_modules(packages: Iterable[str], python_files: Iterable[str], text_of: Callable[[str], str]) -> frozenset[str]:
+def optional_modules(
+    packages: Iterable[str], python_files: Iterable[str], text_of: Callable[[str], str]
+) -> frozenset[str]:
     """Shipped files no unguarded import chain from their package's `__init__.py` reaches."""
     modules: dict[str, str] = {}
     for path in python_files:

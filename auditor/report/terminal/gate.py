@@ -69,8 +69,9 @@ def concise(report: Report, console: Console, fail_on: Severity | None) -> None:
                       markup=False, highlight=False, soft_wrap=True)
     new, known = report.counts()
     threshold = fail_on.label if fail_on is not None else "never"
+    scope = "new " if report.gate else ""
     head = (f"rocm-audit: {len(fails)} finding(s) at or above {threshold} would break on ROCm" if fails
-            else strict_failure(report) or f"rocm-audit: ok, nothing {'new ' if report.gate else ''}at or above {threshold}")
+            else strict_failure(report) or f"rocm-audit: ok, nothing {scope}at or above {threshold}")
     detail = f"{len(report.results)} files · {new} new · {known} known · {report.suppressed} suppressed"
     if report.gate:
         detail += f" · compared with {report.gate.against}"

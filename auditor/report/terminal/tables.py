@@ -54,9 +54,9 @@ def render_coverage(report: Report, console: Console, all_names: bool = False) -
     if worst:
         table = Table(title=f"Files with the most unconverted references ({len(worst)} of "
                             f"{sum(1 for f in cov.files if f.unconverted)})", title_justify="left")
-        for column, justify in (("file", "left"), ("unconverted", "right"), ("converted", "right"),
-                                ("coverage", "right"), ("translator", "left")):
-            table.add_column(column, justify=justify, overflow="fold")
+        for column, right in (("file", False), ("unconverted", True), ("converted", True),
+                              ("coverage", True), ("translator", False)):
+            table.add_column(column, justify="right" if right else "left", overflow="fold")
         for f in worst:
             table.add_row(_m(f.path), str(f.unconverted), str(f.converted), f"{f.percent:.1f}%", f.translator)
         console.print(table)
@@ -70,10 +70,10 @@ def render_coverage(report: Report, console: Console, all_names: bool = False) -
             table.add_row(_m(name), str(count), _m(", ".join(shown)) + (" …" if count > len(shown) else ""))
         console.print(table)
     if cov.disagreements:
-        shown = ", ".join(f"{name} ({'HIPIFY only' if hipify else 'PyTorch only'})"
+        names = ", ".join(f"{name} ({'HIPIFY only' if hipify else 'PyTorch only'})"
                           for name, hipify, _ in cov.disagreements[:5])
         console.print(f"PyTorch's hipify and HIPIFY disagree on {len(cov.disagreements)} name(s) in "
-                      f"torch-hipify files: {shown}", markup=False, highlight=False)
+                      f"torch-hipify files: {names}", markup=False, highlight=False)
     if cov.table:
         console.print(cov.table[0] + " (rocm-audit coverage --table-info)", style="dim", markup=False)
 
