@@ -103,7 +103,8 @@ def _rulebook(settings):
     _check_rule_patterns(everything, settings)
     rulebook = everything.select(settings.select, settings.ignore)
     if unknown := unknown_selectors(everything, settings.per_file_ignores):
-        raise ToolError(f"per-file-ignores: no rule matches {', '.join(map(repr, unknown))} (rocm-audit rules lists them)")
+        raise ToolError(f"per-file-ignores: no rule matches {', '.join(map(repr, unknown))} "
+                        "(rocm-audit rules lists them)")
     table = _installed_api_table(settings)
     return rulebook if table is None else rulebook.with_api_table(table)
 
@@ -172,6 +173,7 @@ def _cache_dir(settings) -> Path | None:
     """The cache directory of this run, or None (--no-cache; or the default one lies in a scanned path)."""
     from auditor.cache import cache_directory
 
+    scanned: tuple[Path, ...]
     if settings.example:
         scanned = (bundled_example(),)
     elif settings.command in ("check", "baseline", "coverage", "fix"):
@@ -198,7 +200,7 @@ def _check(settings) -> int:
             write_atomic(settings.baseline, render_baseline(smaller))
             removed = sum(e.count for e in baseline.entries) - sum(e.count for e in smaller.entries)
             print(f"rocm-audit: {settings.baseline}: {removed} finding(s) no longer found removed", file=sys.stderr)
-            report = replace(report, gate=replace(report.gate, gone=()))
+            report = replace(report, gate=replace(report.gate, gone=()) if report.gate else None)
     elif settings.diff_base:
         report = against_git(report, root, settings.diff_base, rulebook, options)
     strict_fails = bool(settings.strict and report.gate and report.gate.gone)

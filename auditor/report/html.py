@@ -263,7 +263,8 @@ def render_html(report: Report, source_root: Path | None = None) -> str:
     unconverted_by_file = {r.path: sorted({name for name, _ in r.coverage.unconverted})
                            for r in report.results if r.coverage and r.coverage.unconverted}
     used = {g["cat"] for g in data["groups"]}
-    dispositions = sorted({g["disp"] for g in data["groups"]}, key=lambda d: (d != "live", d in plan.NOT_COMPILED_ON_ROCM, d))
+    dispositions = sorted({g["disp"] for g in data["groups"]},
+                          key=lambda d: (d != "live", d in plan.NOT_COMPILED_ON_ROCM, d))
     assumptions, sources = assumption_sources(report)
     return env.get_template("report.html.j2").render(
         s=view.summary(report),

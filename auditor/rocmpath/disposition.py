@@ -108,7 +108,7 @@ def dispose(
     if verified and role == "cuda" and path in project.cuda_only_artifact_files:
         return LIVE, (f"only the CUDA build compiles this file, and the ROCm build has no counterpart for "
                       f"`{project.cuda_only_artifact_files[path]}`")
-    if verified and role == "cuda":
+    if verified and rocm is not None and role == "cuda":
         if rocm.rocm_artifacts or any(e.pattern in ("P1", "P2") for e in rocm.evidence):
             return ALTERNATIVE, "only the CUDA configuration compiles this file; the ROCm build compiles other sources"
     if verified and role == "other-backend":

@@ -66,7 +66,8 @@ class ProjectBuild:
     """Everything the build files say, for the whole scanned tree."""
 
     paths: dict[str, RocmPath] = field(default_factory=dict)       # component -> its ROCm path
-    provenance: dict[str, str] = field(default_factory=dict)       # file -> both|rocm|cuda|opt-in|other-backend|unreferenced
+    # file -> both|rocm|cuda|opt-in|other-backend|unreferenced
+    provenance: dict[str, str] = field(default_factory=dict)
     file_artifact: dict[str, str] = field(default_factory=dict)    # cuda-only file -> why (artifact, build line)
     cuda_build_lines: dict[str, frozenset[int]] = field(default_factory=dict)  # build script -> CUDA-branch lines
     rocm_macros: frozenset[str] = frozenset()

@@ -154,12 +154,14 @@ def _only_refuses(body: list[ast.stmt]) -> bool:
     for stmt in body:
         if isinstance(stmt, ast.Raise):
             continue
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) and EXIT_CALLS.search(_dotted(stmt.value.func)):
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
+                and EXIT_CALLS.search(_dotted(stmt.value.func)):
             continue
         return False
     last = body[-1]
     return isinstance(last, ast.Raise) or (
-        isinstance(last, ast.Expr) and isinstance(last.value, ast.Call) and _dotted(last.value.func).endswith(("exit", "abort"))
+        isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
+        and _dotted(last.value.func).endswith(("exit", "abort"))
     )
 
 
@@ -211,7 +213,8 @@ class _Reader:
                 self.mark(node.orelse, CUDA)
         elif value is False:
             self.mark(node.body, CUDA)
-            self.regions.append((node.test.lineno, node.test.end_lineno or node.test.lineno, CUDA))  # the CUDA test itself
+            # the CUDA test itself
+            self.regions.append((node.test.lineno, node.test.end_lineno or node.test.lineno, CUDA))
             if node.orelse and not (len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If)):
                 self.mark(node.orelse, ROCM)
                 self.build.rocm_tests.append(node.lineno)
@@ -295,7 +298,8 @@ class _Reader:
                 # compiles that extension (P3), and the project configures it for HIP
                 build.evidence.append((line, text))
             if macro:
-                (build.rocm_macros if config == ROCM else build.cuda_macros if config == CUDA else set()).add(macro.group(1))
+                target = build.rocm_macros if config == ROCM else build.cuda_macros if config == CUDA else set()
+                target.add(macro.group(1))
             if SOURCE.search(text) and "/" in text or text.endswith((".cu", ".hip")):
                 build.sources.setdefault(text.lstrip("./"), set()).add(config)
         self._variables()
@@ -315,7 +319,7 @@ class _Reader:
                     held.setdefault(node.targets[0].id, set()).update(texts)
         used: dict[str, set[str]] = {}
         for node in ast.walk(self.tree):
-            added: list[ast.AST] = []
+            added: list[ast.expr] = []
             if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
                 added = [node.value]
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "extend":
@@ -326,7 +330,7 @@ class _Reader:
             for value in added:
                 for sub in ast.walk(value):
                     if isinstance(sub, ast.Name) and sub.id in held:
-                        used.setdefault(sub.id, set()).add(self.config_at(node.lineno))
+                        used.setdefault(sub.id, set()).add(self.config_at(getattr(node, "lineno", 0)))
         for name, texts in held.items():
             configs = used.get(name)
             for text in texts:

@@ -91,18 +91,18 @@ def pulled_in_build_files(files: Sequence[SourceFile], root: Path, vendored: Seq
         base = root / target
         if not base.is_dir():
             continue
-        for path in sorted(base.rglob("*")):
+        for found in sorted(base.rglob("*")):
             if len(out) >= MAX_PULLED_BUILD_FILES:
                 return out
-            if path.is_symlink() or not path.is_file():
+            if found.is_symlink() or not found.is_file():
                 continue
-            if path.name != "CMakeLists.txt" and not path.name.endswith(".cmake"):
+            if found.name != "CMakeLists.txt" and not found.name.endswith(".cmake"):
                 continue
             try:
-                relative = path.resolve().relative_to(real_root).as_posix()
+                relative = found.resolve().relative_to(real_root).as_posix()
             except ValueError:
                 continue
-            out.append(SourceFile(relative, str(path), "build"))
+            out.append(SourceFile(relative, str(found), "build"))
     return out
 
 
@@ -146,7 +146,8 @@ def read_project(
                 for extra in (data.get("project", {}).get("optional-dependencies", {}) or {}):
                     if ROCM_EXTRA.match(extra):
                         extras.setdefault(directory, []).append((f.path, _line_of(text_of(f.path), extra)))
-        elif name == "CMakeLists.txt" and re.search(r"^[ \t]*project[ \t]*\(", text_of(f.path), re.MULTILINE | re.IGNORECASE):
+        elif name == "CMakeLists.txt" \
+                and re.search(r"^[ \t]*project[ \t]*\(", text_of(f.path), re.MULTILINE | re.IGNORECASE):
             comps.setdefault(directory, []).append(f.path)
         elif name in ("Makefile", "makefile", "GNUmakefile") and re.search(r"\bnvcc\b|\.cu\b", text_of(f.path)):
             comps.setdefault(directory, []).append(f.path)
@@ -171,7 +172,8 @@ def read_project(
         else:
             project.components[comp] = "secondary"
     roots_without_manifest = not comps.get(".")
-    programs = [c for c in order if c != "." and c.count("/") == min((x.count("/") for x in order if x != "."), default=0)]
+    shallowest = min((x.count("/") for x in order if x != "."), default=0)
+    programs = [c for c in order if c != "." and c.count("/") == shallowest]
     project.collection = roots_without_manifest and len(programs) >= 3
 
     # 2. each component's builds
@@ -207,10 +209,10 @@ def read_project(
         for b in pybuilds:
             rocm_macros |= b.rocm_macros
             cuda_macros |= b.cuda_macros
-        for b in cbuilds:
-            rocm_macros |= b.rocm_macros
-            cuda_macros |= b.cuda_macros
-            optional_macros |= b.optional_macros
+        for cb in cbuilds:
+            rocm_macros |= cb.rocm_macros
+            cuda_macros |= cb.cuda_macros
+            optional_macros |= cb.optional_macros
         hip_build = any(b.builds_on_rocm for b in cbuilds) or any(b.builds_on_rocm for b in pybuilds)
         comp_shims = {f.path for f in mine if f.kind in C_KINDS and len(SHIM_LINE.findall(text_of(f.path))) >= 5}
         if hip_build:
@@ -227,7 +229,8 @@ def read_project(
                                          extras.get(comp, []), text_of)
         provenance(project, comp, mine, pybuilds, cbuilds, text_of, facts)
         project.shipped_python[comp] = packages(comp, mine)
-        optional |= optional_modules(project.shipped_python[comp], [f.path for f in mine if f.kind == "python"], text_of)
+        python_files = [f.path for f in mine if f.kind == "python"]
+        optional |= optional_modules(project.shipped_python[comp], python_files, text_of)
         unread |= unread_requirement_files([f.path for f in mine if f.path in known], text_of)
     project.rocm_macros = frozenset(rocm_macros)
     project.cuda_macros = frozenset(cuda_macros - rocm_macros)
