@@ -114,7 +114,17 @@ def component_verdict(
                          else "nothing on the default install path needs porting")
     if verify:
         parts.append(f"Verify on hardware: {verify} item(s)")
+    if verified and rocm is not None:
+        parts.append(_confidence_text(rocm))
     return verdict, f"{verdict}: " + ". ".join(parts)
+
+
+def _confidence_text(rocm: RocmPath) -> str:
+    """rocm-path.md section 2: CI that builds for ROCm raises the stated confidence; its absence lowers it."""
+    if rocm.ci:
+        more = f" and {len(rocm.ci) - 1} more" if len(rocm.ci) > 1 else ""
+        return f"Confidence {rocm.confidence}: CI builds for ROCm ({rocm.ci[0]}{more})"
+    return f"Confidence {rocm.confidence}: no CI job builds for ROCm"
 
 
 def verdicts(

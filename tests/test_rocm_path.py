@@ -318,3 +318,22 @@ def test_container_findings_in_a_build_helper_script_are_ops(tmp_path):
     report = json.loads(target.read_text())
     assert disposition(report, "build_tools/launch.sh", 2, "RA703") == "ops"
     assert report["summary"]["verdict"] == "ready"
+
+
+def test_verdict_reason_states_the_confidence_and_the_rocm_ci(tmp_path):
+    """rocm-path.md section 2: CI that builds for ROCm raises the stated confidence, and the reason says which job."""
+    import shutil
+    repo = tmp_path / "repo"
+    shutil.copytree(ROOT / "p3_torch_extension_redefinitions", repo)
+    target = tmp_path / "out.json"
+    args = [str(repo), "--format", "json", "-o", str(target), "--fail-on", "never", "--no-progress", "--no-cache"]
+    assert main(args) == 0
+    assert json.loads(target.read_text())["summary"]["verdict_reason"].endswith(
+        "Confidence medium: no CI job builds for ROCm")
+    (repo / ".github" / "workflows").mkdir(parents=True)
+    (repo / ".github" / "workflows" / "wheels-rocm.yml").write_text(
+        "jobs:\n  build:\n    runs-on: ubuntu-latest\n    container: rocm/dev-ubuntu-22.04:6.2\n"
+        "    steps:\n      - run: pip wheel --no-build-isolation .\n")
+    assert main(args) == 0
+    assert json.loads(target.read_text())["summary"]["verdict_reason"].endswith(
+        "Confidence high: CI builds for ROCm (.github/workflows/wheels-rocm.yml)")
