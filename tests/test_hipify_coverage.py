@@ -321,3 +321,21 @@ def test_coverage_json_names_the_libraries_converted_references_need(tmp_path, r
     _, report = run_json(root, "--fail-on", "never")
     targets = {t["library"]: t["converted_refs"] for t in report["coverage"]["targets"]}
     assert targets["MIOpen"] == 3 and targets["hipBLAS"] == 3 and targets["HIP"] == 1
+
+
+def test_agreement_script_corrects_hipify_perl_counts_as_documented(tmp_path):
+    """scripts/hipify_agreement.py: renames count, *_sync warnings count as supported, a project's own cudaXxx
+    macro is dropped, and a bf16 name HIP spells the same is kept apart (the +bf16 column)."""
+    from scripts.hipify_agreement import corrected, hip_bf16_same_spelling
+
+    fake = tmp_path / "hipify-perl"
+    fake.write_text(
+        'print "  cudaStream_t => hipStream_t: 2\\n";\n'
+        'print STDERR "a.cu:3: warning: unsupported device function \\"__bfloat1622float2\\": x\\n";\n'
+        'print STDERR "a.cu:4: warning: unsupported ROCm HIP identifier: nv_bfloat162\\n";\n'
+        'print STDERR "a.cu:5: warning: unsupported device function \\"__shfl_xor_sync\\": x\\n";\n'
+        'print STDERR "a.cu:6: warning: unsupported ROCm HIP identifier: cudaMyCheck\\n";\n')
+    source = tmp_path / "a.cu"
+    source.write_text("// scanned by the fake\n")
+    known = {"__bfloat1622float2", "nv_bfloat162", "__shfl_xor_sync"}
+    assert corrected(fake, source, known, hip_bf16_same_spelling()) == (3, 2, 1)
