@@ -8,10 +8,13 @@ design.md section 5 and README.md (HIPIFY coverage) say, so both sides count the
   - a reference hipify-perl converts to the retired hipDNN wrapper counts as converted only when `-roc` maps it
     (to MIOpen); a warning for a name `-roc` maps counts as converted;
   - `*_sync` warp functions and `__activemask` count as supported (HIP 6.2 has them);
-  - a warning for a name hipify-perl's tables do not list (a project's own cudaXxx macro) is dropped.
-A second hipify-perl column also counts as supported the bf16 names HIP declares under the CUDA spelling
-(amd_hip_bf16.h, e.g. __bfloat1622float2) and that hipify-perl 6.3's unsupported list still carries: the same kind
-of lag as the *_sync functions, kept apart because issue 13 does not list it among the corrections.
+  - a warning for a name hipify-perl's tables do not list (a project's own cudaXxx macro) is dropped;
+  - API references only: a warning for a name that sits on its line only in a comment, a string literal or inside
+    a longer identifier is dropped (hipify-perl's rename counts, `=>`, carry no line and stay as they are).
+A second hipify-perl column (+bf16) also counts as supported the bf16 names HIP has (amd_hip_bf16.h and HIPIFY's
+newer tables: __bfloat1622float2, __nv_bfloat162 -> __hip_bfloat162) that hipify-perl 6.3's unsupported lists
+still carry: the same kind of lag as the *_sync functions, kept apart because issue 13 does not list it among
+the corrections.
 It prints, per repository, the percentages and the difference in percentage points (against the strict column).
 """
 from __future__ import annotations
@@ -32,17 +35,32 @@ from auditor.apitable import shipped_table  # noqa: E402
 from auditor.hipify_perl import read_maps  # noqa: E402
 
 CONVERTED = re.compile(r"^  (\S+) => (\S*): (\d+)$")
-WARNING = re.compile(r':\d+: warning: (?:[^"]*"([^"]+)"|unsupported ROCm HIP identifier: (\w+))')
+WARNING = re.compile(r':(\d+): warning: (?:[^"]*"([^"]+)"|unsupported (?:ROCm )?HIP identifier: (\w+))')
+NOT_CODE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.DOTALL)
 SUPPORTED_ANYWAY = re.compile(r"^__\w+_sync$|^__activemask$")
 
 
+def code_lines(path: Path) -> list[str]:
+    """The file's lines with comments and string literals blanked (line numbers kept)."""
+    text = path.read_text(encoding="utf-8", errors="replace")
+    return NOT_CODE.sub(lambda m: re.sub(r"[^\n]", " ", m.group(0)), text).split("\n")
+
+
+def in_code(lines: list[str], number: int, name: str) -> bool:
+    """Whether `name` is a whole identifier in the code of line `number`: hipify-perl also warns for names in
+    comments and strings, and for a name inside a longer one (`nv_bfloat162` in `__nv_bfloat162`)."""
+    line = lines[number - 1] if 0 < number <= len(lines) else ""
+    return re.search(rf"(?<![\w.]){re.escape(name)}(?!\w)", line) is not None
+
+
 def examine(perl: Path, path: Path, roc: bool) -> tuple[Counter, Counter]:
-    """(converted name -> (target, count)), (warned name -> count) for one file."""
+    """(converted name -> (target, count)), (warned name -> count, API references in code only) for one file."""
     args = ["perl", str(perl), "-examine", *(["-roc"] if roc else []), str(path)]
     done = subprocess.run(args, capture_output=True, text=True, timeout=600)
     out = done.stdout + done.stderr
     converted: Counter = Counter()
     warned: Counter = Counter()
+    lines: list[str] | None = None     # read when a warning needs them
     for line in out.splitlines():
         m = CONVERTED.match(line)
         if m:
@@ -50,14 +68,18 @@ def examine(perl: Path, path: Path, roc: bool) -> tuple[Counter, Counter]:
             continue
         m = WARNING.search(line)
         if m:
-            warned[m.group(1) or m.group(2)] += 1
+            name = m.group(2) or m.group(3)
+            lines = lines if lines is not None else code_lines(path)
+            if in_code(lines, int(m.group(1)), name):
+                warned[name] += 1
     return converted, warned
 
 
-def hip_bf16_same_spelling() -> frozenset[str]:
-    """bf16 names the shipped table gives as HIP's own (same spelling, from HIP's bf16 header)."""
+def hip_bf16_names() -> frozenset[str]:
+    """bf16 names the shipped table converts (HIP's bf16 header, HIPIFY's newer tables: __bfloat1622float2,
+    __nv_bfloat162 -> __hip_bfloat162), which hipify-perl 6.3's unsupported lists still carry."""
     return frozenset(e.name for e in shipped_table().entries.values()
-                     if e.converted and e.hip == e.name and "bfloat16" in e.name.lower())
+                     if e.converted and "bfloat16" in e.name.lower())
 
 
 def corrected(perl: Path, path: Path, known: set[str], bf16: frozenset[str] = frozenset()) -> tuple[int, int, int]:
@@ -101,7 +123,7 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     maps = read_maps(args.hipify_perl.read_text(encoding="utf-8", errors="replace"))
     known = set(maps.default) | set(maps.roc) | set(maps.unsupported) | maps.device
-    bf16 = hip_bf16_same_spelling()
+    bf16 = hip_bf16_names()
     print(f"{'repository':40} {'hipify-perl':>18} {'+bf16':>6} {'rocm-audit':>18} {'diff pp':>8} {'+bf16':>6}")
     for repo in args.repos:
         files = [f for f in discover([repo], repo.resolve()).files if f.kind in ("cuda", "cpp")]

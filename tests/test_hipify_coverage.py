@@ -325,17 +325,19 @@ def test_coverage_json_names_the_libraries_converted_references_need(tmp_path, r
 
 def test_agreement_script_corrects_hipify_perl_counts_as_documented(tmp_path):
     """scripts/hipify_agreement.py: renames count, *_sync warnings count as supported, a project's own cudaXxx
-    macro is dropped, and a bf16 name HIP spells the same is kept apart (the +bf16 column)."""
-    from scripts.hipify_agreement import corrected, hip_bf16_same_spelling
+    macro is dropped, a name only in a comment is no reference, a library name's warning counts, and a bf16
+    name HIP spells the same is kept apart (the +bf16 column)."""
+    from scripts.hipify_agreement import corrected, hip_bf16_names
 
+    warnings = [(3, 'device function \\"__bfloat1622float2\\": x'), (4, "ROCm HIP identifier: nv_bfloat162"),
+                (5, 'device function \\"__shfl_xor_sync\\": x'), (6, "ROCm HIP identifier: cudaMyCheck"),
+                (7, 'device function \\"__trap\\": x'), (8, "HIP identifier: CUBLAS_GEMM_DEFAULT_TENSOR_OP")]
     fake = tmp_path / "hipify-perl"
-    fake.write_text(
-        'print "  cudaStream_t => hipStream_t: 2\\n";\n'
-        'print STDERR "a.cu:3: warning: unsupported device function \\"__bfloat1622float2\\": x\\n";\n'
-        'print STDERR "a.cu:4: warning: unsupported ROCm HIP identifier: nv_bfloat162\\n";\n'
-        'print STDERR "a.cu:5: warning: unsupported device function \\"__shfl_xor_sync\\": x\\n";\n'
-        'print STDERR "a.cu:6: warning: unsupported ROCm HIP identifier: cudaMyCheck\\n";\n')
+    fake.write_text('print "  cudaStream_t => hipStream_t: 2\\n";\n' + "".join(
+        f'print STDERR "a.cu:{n}: warning: unsupported {text}\\n";\n' for n, text in warnings))
     source = tmp_path / "a.cu"
-    source.write_text("// scanned by the fake\n")
-    known = {"__bfloat1622float2", "nv_bfloat162", "__shfl_xor_sync"}
-    assert corrected(fake, source, known, hip_bf16_same_spelling()) == (3, 2, 1)
+    source.write_text("#include <cuda_bf16.h>\n// two streams\nfloat2 f = __bfloat1622float2(v);\n"
+                      "nv_bfloat162 v;\nx = __shfl_xor_sync(m, x, 1);\ncudaMyCheck(x);\n"
+                      "// __trap() would stop here\nint algo = CUBLAS_GEMM_DEFAULT_TENSOR_OP;\n")
+    known = {"__bfloat1622float2", "nv_bfloat162", "__shfl_xor_sync", "__trap", "CUBLAS_GEMM_DEFAULT_TENSOR_OP"}
+    assert corrected(fake, source, known, hip_bf16_names()) == (3, 3, 1)
