@@ -122,6 +122,7 @@ def discover(
     errors: list[tuple[str, str]] = []
     vendored: list[str] = []
     skip_dirs = set() if include_vendored else _submodule_dirs(root)
+    tracked_under_root: list[frozenset[str] | None] = []     # read once, the first time a file needs it
     for given in paths:
         absolute = given.absolute()
         if absolute.is_symlink() and not absolute.exists():
@@ -135,7 +136,9 @@ def discover(
                 found.setdefault(source.path, source)
         elif absolute.exists():
             relative = _relative(absolute, root)
-            if force_exclude and (exclude_spec.match_file(relative) or _ignored_by_git(absolute, root)):
+            if force_exclude and (exclude_spec.match_file(relative)
+                                  or (use_gitignore and _ignored_by_git(absolute, root)
+                                      and not _is_tracked(relative, root, tracked_under_root))):
                 continue
             kind = refine(classify(relative), absolute)
             if kind:
@@ -181,6 +184,14 @@ def _tracked(top: Path) -> frozenset[str] | None:
 
     files = tracked_files(top)
     return frozenset(files) if files is not None else None
+
+
+def _is_tracked(relative: str, root: Path, memo: list[frozenset[str] | None]) -> bool:
+    """Whether git tracks this file (relative to root): a staged file that .gitignore matches is still the
+    repository's code, so the pre-commit hook's --force-exclude must not drop it."""
+    if not memo:
+        memo.append(_tracked(root))
+    return memo[0] is not None and relative in memo[0]
 
 
 def _relative(path: Path, root: Path) -> str:

@@ -47,9 +47,10 @@ NEWER_DOCS = {
         "__shfl_sync", "__shfl_up_sync", "__shfl_down_sync", "__shfl_xor_sync")},
 }
 # Names HIPIFY knows that the table takes in (a project's own names and C math functions are left out).
+# `nv_bfloat162` is cuda_bf16.h's public typedef of __nv_bfloat162; HIP declares no such name.
 API_NAME = re.compile(r"^(?:cuda[A-Z]\w*|cu[A-Z]\w*|CU[A-Za-z_]\w*|cudnn\w+|CUDNN_\w+|cublas\w+|CUBLAS\w*|cusparse\w+"
                       r"|CUSPARSE\w*|curand\w+|CURAND\w*|cufft\w+|CUFFT\w*|cusolver\w+|CUSOLVER\w*|nvrtc\w+|NVRTC\w*"
-                      r"|nvtx\w+|__nv_\w+|__NV_\w+|__[a-z]\w*_sync|atomic[A-Z]\w*|cub)$")
+                      r"|nvtx\w+|__nv_\w+|nv_bfloat16\w*|__NV_\w+|__[a-z]\w*_sync|atomic[A-Z]\w*|cub)$")
 LIBRARY_API = (("cublaslt", "blaslt"), ("cublas", "blas"), ("cudnn", "cudnn"), ("cusparse", "sparse"),
                ("curand", "rand"), ("cufft", "fft"), ("cusolver", "solver"), ("nvrtc", "rtc"), ("nvtx", "nvtx"),
                ("cub", "cub"))
@@ -96,7 +97,7 @@ def overlay(base: ApiTable, maps: HipifyMaps, versions: dict[tuple[str, str], st
     for name in sorted(names):
         known = base.get(name)
         category = (maps.default.get(name) or maps.roc.get(name) or ("", ""))[1]
-        kind = known.kind if known else KIND_OF_CATEGORY.get(category, "function")
+        kind = known.kind if known else KIND_OF_CATEGORY.get(category, "type" if name.startswith("nv_") else "function")
         api = known.api if known else _api_of(name, category)
         torch = known.torch if known else ""
         mapped = maps.converted(name)

@@ -54,6 +54,28 @@ def test_the_project_importing_itself_is_not_a_cuda_only_package(tmp_path, run_j
     assert not [f for f in report["findings"] if f["category"] == "cuda_only_python_package"]
 
 
+def test_an_unmaintained_package_rule_never_fires_on_the_package_itself(tmp_path, run_json):
+    """AutoAWQ's own repository: setup.py names the distribution through a variable, its docs requirements
+    install it, its examples import its package `awq`. Another project importing it is still reported, on its
+    line."""
+    root = write_tree(tmp_path / "repo", {
+        "setup.py": 'from setuptools import setup\nPACKAGE_NAME = "autoawq"\n'
+                    "setup(name=PACKAGE_NAME, packages=['awq'])\n",
+        "awq/__init__.py": "from awq.models import AutoAWQForCausalLM\n",
+        "docs/requirements.txt": "sphinx\nautoawq\n",
+        "examples/quantize.py": "import os\nfrom awq import AutoAWQForCausalLM\n",
+    })
+    other = write_tree(tmp_path / "user", {
+        "pyproject.toml": '[project]\nname = "app"\nversion = "1"\n',
+        "app/__init__.py": "import os\nfrom awq import AutoAWQForCausalLM\n",
+    })
+    _, report = run_json(root, "--fail-on", "never")
+    assert [f for f in report["findings"] if f["rule"] == "RA134"] == []
+    _, report = run_json(other, "--fail-on", "never")
+    assert [(f["rule"], f["path"], f["line"]) for f in report["findings"] if f["rule"] == "RA134"] == \
+        [("RA134", "app/__init__.py", 2)]
+
+
 def test_a_collection_of_programs_is_judged_by_the_share_blocked(tmp_path, run_json):
     make = "app: main.cu\n\tnvcc -o app main.cu\n"
     files = {}

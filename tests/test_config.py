@@ -78,3 +78,22 @@ def test_unrelated_pyproject_is_ignored_even_when_broken(tmp_path, run_json):
 def test_explicit_config_file(tmp_path, run_json):
     write_tree(tmp_path, {"repo/serve.py": "import tensorrt_llm\n", "ci.toml": 'fail-on = "never"\n'})
     assert run_json(tmp_path / "repo", "--config", tmp_path / "ci.toml")[0] == 0
+
+
+@pytest.mark.parametrize("flag", ["--select", "--ignore"])
+def test_a_select_or_ignore_naming_no_rule_exits_2_instead_of_turning_the_gate_off(tmp_path, capsys, flag):
+    write_tree(tmp_path, BLOCKED)
+    assert main([str(tmp_path), flag, "RA10O", "-q", "--no-progress", "--no-html"]) == 2   # letter O, a typo
+    err = capsys.readouterr().err
+    assert f"{flag} 'RA10O' (command line): no rule id, prefix or name matches it" in err
+    assert main([str(tmp_path), "--select", "RA1", "-q", "--no-progress", "--no-html"]) == 1   # a real prefix
+
+
+def test_a_config_select_or_ignore_naming_no_rule_exits_2_naming_the_file_and_line(tmp_path, capsys):
+    write_tree(tmp_path, {**BLOCKED, ".rocm-audit.toml": 'fail-on = "high"\nselect = ["RA100", "RA11x"]\n'})
+    assert main([str(tmp_path), "-q", "--no-progress", "--no-html"]) == 2
+    err = capsys.readouterr().err
+    assert "--select 'RA11x'" in err and ".rocm-audit.toml:2" in err
+    write_tree(tmp_path, {".rocm-audit.toml": 'ignore = ["tensorrt-llm-typo"]\n'})
+    assert main([str(tmp_path), "-q", "--no-progress", "--no-html"]) == 2
+    assert "--ignore 'tensorrt-llm-typo'" in capsys.readouterr().err

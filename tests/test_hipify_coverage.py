@@ -91,6 +91,16 @@ def test_dead_code_is_not_counted_and_guarded_findings_stay_guarded():
     assert [(f.rule_id, f.guarded) for f in result.findings] == [("RA851", True)]
 
 
+def test_the_cuda_bf16_typedef_is_an_unconverted_reference():
+    code = (
+        "#include <cuda_bf16.h>\n"
+        "__device__ float2 widen(const nv_bfloat162 v) { return __bfloat1622float2(v); }\n"
+    )
+    result = scan(code)
+    assert result.coverage.unconverted == (("nv_bfloat162", 2),)
+    assert result.coverage.converted == 2    # the header and __bfloat1622float2 (HIP's bf16 header has it)
+
+
 def test_clean_after_hipify_excludes_functions_with_hazards():
     code = (
         "__global__ void ok(float* x) { atomicAdd(x, 1.f); __syncthreads(); }\n"
@@ -197,6 +207,8 @@ def test_shipped_table_is_in_the_generators_format():
     ("__nv_fp8_e4m3", "__hip_fp8_e4m3_fnuz", "supported"),  # HIPIFY's tables since HIP 6.2
     ("__bfloat162int_rn", "__bfloat162int_rn", "supported"),  # HIP 7.1's bf16 header; hipify-perl 6.3 lags
     ("cudaStreamAttrValue", "", "unsupported"),
+    ("nv_bfloat162", "", "unsupported"),       # cuda_bf16.h's typedef: hipify-perl 6.3 and HIP have no such name
+    ("__hmax2", "", "unsupported"),            # HIP declares it for __hip_bfloat162 only, never for __half2
 ])
 def test_table_entries_checked_against_hipify_docs(name, hip, status):
     """Spot checks against HIPIFY's published tables (docs/tables/*.md)."""
@@ -309,3 +321,23 @@ def test_coverage_json_names_the_libraries_converted_references_need(tmp_path, r
     _, report = run_json(root, "--fail-on", "never")
     targets = {t["library"]: t["converted_refs"] for t in report["coverage"]["targets"]}
     assert targets["MIOpen"] == 3 and targets["hipBLAS"] == 3 and targets["HIP"] == 1
+
+
+def test_agreement_script_corrects_hipify_perl_counts_as_documented(tmp_path):
+    """scripts/hipify_agreement.py: renames count, *_sync warnings count as supported, a project's own cudaXxx
+    macro is dropped, a name only in a comment is no reference, a library name's warning counts, and a bf16
+    name HIP spells the same is kept apart (the +bf16 column)."""
+    from scripts.hipify_agreement import corrected, hip_bf16_names
+
+    warnings = [(3, 'device function \\"__bfloat1622float2\\": x'), (4, "ROCm HIP identifier: nv_bfloat162"),
+                (5, 'device function \\"__shfl_xor_sync\\": x'), (6, "ROCm HIP identifier: cudaMyCheck"),
+                (7, 'device function \\"__trap\\": x'), (8, "HIP identifier: CUBLAS_GEMM_DEFAULT_TENSOR_OP")]
+    fake = tmp_path / "hipify-perl"
+    fake.write_text('print "  cudaStream_t => hipStream_t: 2\\n";\n' + "".join(
+        f'print STDERR "a.cu:{n}: warning: unsupported {text}\\n";\n' for n, text in warnings))
+    source = tmp_path / "a.cu"
+    source.write_text("#include <cuda_bf16.h>\n// two streams\nfloat2 f = __bfloat1622float2(v);\n"
+                      "nv_bfloat162 v;\nx = __shfl_xor_sync(m, x, 1);\ncudaMyCheck(x);\n"
+                      "// __trap() would stop here\nint algo = CUBLAS_GEMM_DEFAULT_TENSOR_OP;\n")
+    known = {"__bfloat1622float2", "nv_bfloat162", "__shfl_xor_sync", "__trap", "CUBLAS_GEMM_DEFAULT_TENSOR_OP"}
+    assert corrected(fake, source, known, hip_bf16_names()) == (3, 3, 1)

@@ -131,6 +131,19 @@ def test_lines_only_a_rocm_build_compiles_are_written_for_rocm():
     assert states.excluded == {2}
 
 
+def test_a_branch_cuda_never_compiles_is_rocm_code_even_when_rocm_may_skip_it():
+    code = (
+        "#if defined(USE_ROCM) && defined(__gfx942__)\n"     # 1: ROCm maybe, CUDA never
+        "  a = __shfl_xor(a, 1);\n"                           # 2
+        "#elif defined(USE_ROCM) || defined(FAST)\n"
+        "  b = __shfl_xor(b, 1);\n"                           # 4: a CUDA build with FAST compiles it
+        "#endif\n"
+    )
+    states = line_states(code, FACTS)
+    assert states.rocm_only == {2}
+    assert states.excluded == set() and states.dead == set()
+
+
 def test_warp_size_rules_drop_on_a_rocm_only_branch_and_a_64_bit_mask_is_not_32_bit():
     from auditor.scan import scan_text_as
 

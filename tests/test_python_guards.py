@@ -89,6 +89,18 @@ def test_an_except_import_error_that_reraises_is_not_a_fallback():
     assert optional_by_line(code) == {2: (False, False)}
 
 
+def test_an_except_import_error_that_logs_then_reraises_from_is_not_a_fallback():
+    code = (
+        "import logging\n"
+        "try:\n"
+        "    import pynvml\n"                                              # 3
+        "except (ImportError, ModuleNotFoundError) as err:\n"
+        "    logging.error('pynvml is required')\n"
+        "    raise RuntimeError('install nvidia-ml-py') from err\n"
+    )
+    assert optional_by_line(code) == {3: (False, False)}
+
+
 def test_availability_checked_and_type_checking_imports_are_optional():
     code = (
         "from typing import TYPE_CHECKING\n"

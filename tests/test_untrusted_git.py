@@ -112,6 +112,20 @@ def test_gitignored_but_tracked_files_are_scanned(tmp_path, run_json):
     assert "csrc/untracked.cuh" not in paths                   # ignored and untracked: still skipped
 
 
+def test_staged_file_matched_by_gitignore_is_scanned_by_the_hook(tmp_path, run_json):
+    """The pre-commit hook passes staged files with --force-exclude: a tracked one .gitignore matches is kept,
+    an untracked one it matches is dropped."""
+    repo = GitRepo(tmp_path / "r", {".gitignore": "*.cuh\n"})
+    repo.write({"csrc/warp.cuh": "__device__ int f(int v) { return __shfl_sync(0xffffffff, v, 0); }\n",
+                "csrc/scratch.cuh": "__device__ int g(int v) { return __shfl_sync(0xffffffff, v, 0); }\n"})
+    repo.git("add", "-f", "csrc/warp.cuh")
+    code, report = run_json(repo.root / "csrc" / "warp.cuh", repo.root / "csrc" / "scratch.cuh",
+                            "--force-exclude", "--fail-on", "never")
+    found = {(f["path"], f["line"]) for f in report["findings"]}
+    assert any(path.endswith("warp.cuh") and line == 1 for path, line in found)
+    assert not any(path.endswith("scratch.cuh") for path, _ in found)
+
+
 def test_gitmodules_naming_an_ordinary_directory_hides_nothing(tmp_path, run_json):
     repo = GitRepo(tmp_path / "r", {
         ".gitmodules": '[submodule "x"]\n\tpath = src\n\turl = https://example.com/x.git\n',

@@ -17,6 +17,11 @@ from auditor.types import Finding, Rule, Span
 # An instruction with at least one modifier (`ld.global.nc.v4.u32`), not a `.reg` declaration or register.
 PTX_INSTRUCTION = re.compile(r"(?<![\w%.$])([a-z][a-z0-9_]*(?:\.[a-z0-9_:]+)+)")
 PTX_WORD = re.compile(r"(?<![\w%.$])([a-z][a-z0-9_]*)")
+# Categories whose findings on a line only a ROCm build compiles are HIP code written for ROCm: no 32-lane
+# assumption there, and FP8 names there are the ROCm format already chosen (`typedef __hip_fp8_e4m3_fnuz …`).
+HIP_BRANCH_CATEGORIES = frozenset({"warp_size_assumption", "hopper_only_feature"})
+# A line naming a HIP low-precision type converts to (or aliases) the ROCm format: the FP8 hazard is handled.
+HIP_LOW_PRECISION_TYPE = re.compile(r"\b__hip_fp[468]|\bhip_fp8\b")
 
 
 @dataclass(frozen=True)
@@ -299,9 +304,11 @@ def _findings(
     for rule, line, col, end, subject in sorted(raw, key=lambda hit: (hit[1], hit[2] or 0, hit[0].id)):  # stable
         if line in states.dead:
             continue
-        if line in states.rocm_only and rule.category == "warp_size_assumption" and "warpsize" not in rule.name:
-            continue   # written for ROCm (the #else of #ifndef USE_ROCM): no 32-lane assumption there; the
-                       # warpsize-as-constant rules are about HIP code itself and stay
+        if line in states.rocm_only and rule.category in HIP_BRANCH_CATEGORIES and "warpsize" not in rule.name:
+            continue   # written for ROCm (the #else of #ifndef USE_ROCM); the warpsize-as-constant rules are
+                       # about HIP code itself and stay
+        if rule.category == "hopper_only_feature" and HIP_LOW_PRECISION_TYPE.search(snippet_of(lines, line + line_offset)):
+            continue
         key = (rule.id, line, subject)
         if key in seen:
             continue

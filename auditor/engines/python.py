@@ -513,6 +513,11 @@ class _Engine:
         contexts = rule.match.get("contexts")
         return not contexts or self._context(node) in contexts
 
+    def _string_context_ok(self, rule: Rule, node: ast.AST) -> bool:
+        """For a string, `contexts` tells a message (`log`: printed, logged, warned) from everything else."""
+        contexts = rule.match.get("contexts")
+        return not contexts or "log" in contexts or not self._in_log_call(node)
+
     def _inside_ok(self, rule: Rule, node: ast.AST) -> bool:
         wanted = rule.match.get("in_calls")
         return not wanted or self._enclosing_call_matches(node, wanted)
@@ -590,7 +595,7 @@ class _Engine:
             if m and code is None:
                 # docstrings, bare string statements and f-string format specs are not code
                 code = not isinstance(self.tree.parent(node), (ast.Expr, ast.JoinedStr, ast.FormattedValue))
-            if m and code and self._inside_ok(rule, node):
+            if m and code and self._inside_ok(rule, node) and self._string_context_ok(rule, node):
                 line = node.lineno + (value.count("\n", 0, m.start()) if isinstance(node, ast.Constant) else 0)
                 self.raw.append((rule, node, m.group(0), "string", line))
 

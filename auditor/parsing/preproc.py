@@ -319,8 +319,8 @@ def line_states(text: str, facts: PreprocFacts) -> LineStates:
             dead.update(lines)
         elif any(group.truth is False for group in stack):
             excluded.update(lines)
-        elif any(group.rocm_only for group in stack):
-            rocm_only.update(lines)
+        elif any(group.cuda_truth is False for group in stack):
+            rocm_only.update(lines)   # never compiled for CUDA (`#if defined(USE_ROCM) && defined(__gfx942__)`)
     return LineStates(frozenset(excluded), frozenset(dead), tuple(sorted(cuda_only_macro.items())),
                       frozenset(rocm_only), tuple(sorted(derived.items())))
 

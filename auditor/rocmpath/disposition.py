@@ -161,7 +161,10 @@ def _within_optional_integrations(findings: list[Finding], kinds: dict[str, str]
 
 
 def own_package_finding(finding: Finding, rule: Rule | None, project: ProjectBuild) -> bool:
-    """The project importing its own package is never a CUDA-only package finding."""
-    if rule is None or rule.category != "cuda_only_python_package" or not project.own_packages:
+    """The project importing (or requiring) its own package is never a package finding: not a CUDA-only package,
+    not an unmaintained one, whatever the rule's category."""
+    if rule is None or not project.own_packages:
+        return False
+    if rule.category != "cuda_only_python_package" and not {"imports", "pypi"} & set(rule.match):
         return False
     return _package_name(finding.subject) in {p.lower().replace("-", "_") for p in project.own_packages}

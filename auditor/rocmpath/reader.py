@@ -133,9 +133,7 @@ def read_project(
         directory = parent_dir(f.path)
         if name == "setup.py" and _calls_setup(text_of(f.path)):
             comps.setdefault(directory, []).append(f.path)
-            m = re.search(r"""\bname\s*=\s*["']([A-Za-z0-9_.-]+)["']""", text_of(f.path))
-            if m:
-                dist_names.add(m.group(1))
+            dist_names |= _setup_names(text_of(f.path))
         elif name == "pyproject.toml":
             is_dist, data = _pyproject_is_distribution(text_of(f.path))
             if is_dist:
@@ -248,6 +246,22 @@ def read_project(
     project.own_packages = frozenset(PurePosixPath(p).name for pkgs in project.shipped_python.values() for p in pkgs) \
         | frozenset(dist_names)
     return project
+
+
+SETUP_NAME = re.compile(r"""\bname\s*=\s*(?:["']([A-Za-z0-9_.-]+)["']|([A-Za-z_]\w*)\s*[,)\n])""")
+
+
+def _setup_names(text: str) -> set[str]:
+    """The distribution name setup.py gives: `name="x"`, or `name=PACKAGE_NAME` with `PACKAGE_NAME = "x"` in it."""
+    out: set[str] = set()
+    for m in SETUP_NAME.finditer(text):
+        if m.group(1):
+            out.add(m.group(1))
+        elif (value := re.search(rf"""^{re.escape(m.group(2))}\s*=\s*["']([A-Za-z0-9_.-]+)["']""", text, re.MULTILINE)):
+            out.add(value.group(1))
+        if out:
+            break
+    return out
 
 
 VENDOR_NAME = re.compile(r"(?i)^(?:nvidia|cuda|cu\d+|cutlass|sycl|xpu|intel|npu|tpu|mps|metal|cann|musa|neuron)$")
