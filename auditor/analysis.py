@@ -36,7 +36,7 @@ def build_report(
     elsewhere = frozenset(p for p, role in project.provenance.items()
                           if role not in ("both", "rocm") and owner(p, comps) in verified)
     hipified = frozenset(r.path for r in results if owner(r.path, comps) in verified)
-    effort, hours = estimate(findings, rules, results, elsewhere, hipified)
+    effort, hours = estimate(findings, rules, results, elsewhere, hipified, comps)
     comps_out, verdict, reason = verdicts(findings, project, rules)
     all_errors = list(errors) + [(r.path, r.error) for r in results if r.error]
     return Report(
