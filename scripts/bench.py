@@ -353,6 +353,10 @@ def main(argv: list[str] | None = None) -> int:
     parser.add_argument("--large", action="store_true",
                         help="build the largest tree (the sdists and 20,000 generated .cu files) and check the scale goals")
     parser.add_argument("--command", type=Path, help="the rocm-audit to measure (default: this environment's)")
+    parser.add_argument("--hipify-perl", type=Path,
+                        help="hipify-perl (bin/hipify-perl of ROCm/HIPIFY): measured side by side with rocm-audit")
+    parser.add_argument("--repos", type=Path, nargs="+",
+                        help="whole repositories to measure side by side with hipify-perl -examine (scripts/bench_hipify.py)")
     parser.add_argument("--stages-of", type=Path, help=argparse.SUPPRESS)   # one audit's stage times, as JSON
     args = parser.parse_args(argv)
     if args.command:
@@ -361,6 +365,15 @@ def main(argv: list[str] | None = None) -> int:
         COMMAND[:] = imported.COMMAND[:] = [str(args.command)]
     if args.stages_of:
         print(json.dumps(measure_stages(args.stages_of, args.jobs)))
+        return 0
+    if args.repos:
+        from scripts.bench_hipify import side_by_side
+
+        work = Path(tempfile.mkdtemp(prefix="rocm-audit-bench-"))
+        try:
+            side_by_side(args.repos, args.hipify_perl, rocm_audit_command(), child_environment(work / "pycache"))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
         return 0
     if args.src is None:
         from platformdirs import user_cache_dir
