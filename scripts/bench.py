@@ -3,6 +3,7 @@
     .venv/bin/python scripts/bench.py                  # downloads the sdists once, into the user cache
     .venv/bin/python scripts/bench.py --src DIR --offline   # sdists (*.tar.gz) or unpacked ones already in DIR
     .venv/bin/python scripts/bench.py --large --src DIR     # the scale goals (scripts/bench_large.py)
+    .venv/bin/python scripts/bench.py --hipify-perl PATH --repos DIR...   # side by side (scripts/bench_hipify.py)
 
 The tree mixes the sources of the PyPI sdists below: the 300 largest C/C++/CUDA files (the largest ones
 twice, as a second copy of their package, until they total 6 MB), 450 Python files sampled with a fixed seed,
@@ -13,7 +14,8 @@ it); downloads go to the user cache directory (or --src), never into this reposi
 
 rocm-audit runs as a user runs it (the console script, in a subprocess, with compiled bytecode). Wall times
 are medians; peak memory is the largest sum of the resident sizes of rocm-audit and its worker processes.
-hipify-perl is not installable here: it is taken to spend 15 ms per source line with `-examine`.
+The tree's C/C++ row takes hipify-perl to spend 15 ms per source line with `-examine`; `--hipify-perl PATH
+--repos DIR...` measures the real hipify-perl against rocm-audit on whole repositories, in one run.
 """
 from __future__ import annotations
 
