@@ -79,7 +79,7 @@ def side_by_side(repos: list[Path], perl: Path | None, audit_command: list[str],
             ratios.append(theirs.cpu / ours.cpu)
             row += f" {theirs.cpu:>18.2f} {theirs.wall:>7.1f} {theirs.cpu / ours.cpu:>6.0f}x"
         else:
-            row += f" {'skipped':>18} {'':>7} {'':>7}"
+            row += f" {'skipped' if files else 'no C/C++ files':>18} {'':>7} {'':>7}"
         print(row, flush=True)
     if ratios:
         ratios.sort()
