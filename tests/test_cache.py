@@ -318,3 +318,23 @@ def test_a_file_written_just_now_is_not_trusted_by_its_stat(tmp_path, capsys, sc
     del scans[:]
     audit_json(capsys, repo, "--cache-dir", cache)
     assert scans == []    # found by content (read and hashed), not by stat
+
+
+def test_planted_report_index_and_macro_entries_of_the_wrong_shape_are_misses(tmp_path, capsys, scans):
+    """Entries with a valid checksum but another shape (as a tool or a person with write access to the cache
+    could leave) decode to nothing: the run scans again and its output is the cold one."""
+    import hashlib
+
+    from auditor.cache import CHECKSUM_BYTES, FORMAT
+
+    repo = aged(write_tree(tmp_path / "repo", {"arch.h": ARCH_HEADER, "kernel.cu": KERNEL, "a.py": "import pynvml\n"}))
+    cache = tmp_path / "cache"
+    cold = audit_json(capsys, repo, "--cache-dir", cache)
+    planted = [p for namespace in ("reports", "index", "macros") for p in entries(cache / namespace)]
+    assert {p.relative_to(cache).parts[0] for p in planted} == {"reports", "index", "macros"}
+    for path in planted:
+        payload = b'{"findings": [{"__reduce__": "os.system"}], "x": 1}'
+        path.write_bytes(FORMAT + hashlib.blake2b(payload, digest_size=CHECKSUM_BYTES).digest() + payload)
+    del scans[:]
+    assert audit_json(capsys, repo, "--cache-dir", cache) == cold
+    assert sorted(scans) == []   # the per-file results (by content) were intact: found after reading each file
