@@ -40,7 +40,7 @@ def build_report(
     elsewhere = frozenset(p for p, role in project.provenance.items()
                           if role not in ("both", "rocm") and owner(p, comps) in verified)
     hipified = frozenset(r.path for r in results if owner(r.path, comps) in verified)
-    effort, hours = estimate(findings, rules, results, elsewhere, hipified)
+    effort, hours = estimate(findings, rules, results, elsewhere, hipified, comps)
     comps_out, verdict, reason = verdicts(findings, project, rules)
     rows = [replace(f, hours=h, in_optional_dir=in_optional_dir(f.path, model),
                     component=component_of(comps_out, f.path)) for f, h in zip(findings, hours)]

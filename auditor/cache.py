@@ -214,10 +214,12 @@ class ResultCache:
     context: str                   # digest of everything a result depends on besides the file itself
 
     def key(self, source: SourceFile, data: bytes) -> str:
-        h = hashlib.blake2b(digest_size=20)
-        h.update(f"{self.context}\0{source.path}\0{source.kind}\0".encode())
-        h.update(data)
-        return h.hexdigest()
+        return self.key_for(source, content_digest(data))
+
+    def key_for(self, source: SourceFile, digest: str) -> str:
+        """The key from the digest of the file's bytes (auditor/runcache.py knows it without reading them)."""
+        text = f"{self.context}\0{source.path}\0{source.kind}\0{digest}"
+        return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
 
     def load(self, key: str) -> FileResult | None:
         payload = self.store.load("results", key)
@@ -237,11 +239,16 @@ class ResultCache:
             self.store.store("results", key, payload)
 
 
+def content_digest(data: bytes) -> str:
+    return hashlib.blake2b(data, digest_size=20).hexdigest()
+
+
 def cacheable(source: SourceFile, data: bytes) -> bool:
     return source.kind != "manifest" or INCLUDE_OPTION.search(data) is None
 
 
 def result_cache(directory: Path, rulebook, max_file_size: int) -> ResultCache:
+    """The result cache of these rules and this size limit, in `directory`."""
     return ResultCache(EntryStore(directory), scan_context(rulebook, max_file_size))
 
 

@@ -27,6 +27,9 @@ class EffortModel:
     dependency_hours: dict[str, Hours]
     review_file_hours: Hours
     review_unconverted_hours: Hours
+    review_full_files: int            # per directory, reviewed at the full rate; further ones at the repeat rate
+    review_repeat_hours: Hours
+    component_cap: Hours              # one rule's sites, the review, the kernel validation: each, per component
     validation_base_hours: Hours
     validation_kernel_file_hours: Hours
     optional_dirs: frozenset[str]
@@ -62,6 +65,11 @@ def load_model() -> EffortModel:
         Assumption("running HIPIFY on a file with CUDA references and reviewing the output",
                    f"{_hours_text(_pair(review['file_hours']))} + {_hours_text(_pair(review['per_unconverted_hours']))}"
                    " per unconverted reference", review["source"]),
+        Assumption(f"reviewing HIPIFY's output beyond the first {review['full_files_per_directory']} files of a "
+                   "directory", _hours_text(_pair(review["repeat_file_hours"])) + " a file", review["repeat_source"]),
+        Assumption("one rule's sites, the HIPIFY review or the kernel validation, within one component",
+                   f"at most one {data['component_cap']['effort']} site "
+                   f"({_hours_text(site[data['component_cap']['effort']])})", data["component_cap"]["source"]),
         Assumption("validation on AMD hardware (numerics and benchmarks)",
                    f"{_hours_text(_pair(validation['base_hours']))} + "
                    f"{_hours_text(_pair(validation['per_kernel_file_hours']))} per file that defines __global__"
@@ -79,6 +87,9 @@ def load_model() -> EffortModel:
         dependency_hours=dependency,
         review_file_hours=_pair(review["file_hours"]),
         review_unconverted_hours=_pair(review["per_unconverted_hours"]),
+        review_full_files=int(review["full_files_per_directory"]),
+        review_repeat_hours=_pair(review["repeat_file_hours"]),
+        component_cap=site[data["component_cap"]["effort"]],
         validation_base_hours=_pair(validation["base_hours"]),
         validation_kernel_file_hours=_pair(validation["per_kernel_file_hours"]),
         optional_dirs=frozenset(data["optional_paths"]["names"]),
@@ -102,13 +113,15 @@ def on_default_path(finding: Finding, model: EffortModel | None = None) -> bool:
     return counts(finding) and not in_optional_dir(finding.path, model or load_model())
 
 
-def site_hours(findings: Sequence[Finding], rules: dict[str, Rule], model: EffortModel) -> list[Hours]:
+def site_hours(findings: Sequence[Finding], rules: dict[str, Rule], model: EffortModel,
+               components: Sequence[str] = ()) -> list[Hours]:
     """Hours per finding, in order; only live findings cost (rocm-path.md section 5). Effort scales with
     distinct problems, not lines: a rule in a file (or in a family of generated files that differ only in
     numbers) is one problem, its further sites there cost nothing; a
     replacement (an L/XL rule, a CUDA-only dependency: one rule names one package or library, whatever its
     spelling) is paid once, by a site on the default install path when there is one, and its further files
-    cost a repeat-class edit."""
+    cost a repeat-class edit. Within one component a rule never costs more than the component cap (one XL
+    rewrite): its sites' hours are scaled down to it."""
     paid: set[str] = set()
     in_file: set[tuple[str, str]] = set()
     paid_in: set[tuple[str, str]] = set()
@@ -139,14 +152,36 @@ def site_hours(findings: Sequence[Finding], rules: dict[str, Rule], model: Effor
             out[i] = model.site_hours[rule.effort]
         if dependency or rule.effort in ("L", "XL"):
             paid.add(rule.id)
-    return out
+    return _capped(out, [(f.rule_id, component_of(f.path, components)) for f in findings], model.component_cap)
+
+
+def component_of(path: str, components: Sequence[str]) -> str:
+    from auditor.rocmpath.reader import owner
+
+    return owner(path, components) if components else "."
+
+
+def _capped(hours: list[Hours], keys: Sequence[object], cap: Hours) -> list[Hours]:
+    """The hours, scaled down per key so that no key's total exceeds the cap (low and high each)."""
+    totals: dict[object, list[float]] = defaultdict(lambda: [0.0, 0.0])
+    for key, (low, high) in zip(keys, hours):
+        totals[key][0] += low
+        totals[key][1] += high
+    scale = {key: (min(1.0, cap[0] / low) if low else 1.0, min(1.0, cap[1] / high) if high else 1.0)
+             for key, (low, high) in totals.items()}
+    return [(low * scale[key][0], high * scale[key][1]) for key, (low, high) in zip(keys, hours)]
+
+
+GENERATED_HASH = re.compile(r"(?<![0-9a-z])(?=[a-f]*[0-9])[0-9a-f]{8,}(?![0-9a-z])", re.IGNORECASE)
 
 
 def family(path: str) -> str:
-    """Files that differ only in numbers (`fmha_fwd_hdim64_fp16_sm80.cu`, `…hdim128…`) are one generated family:
-    one problem for the effort, however many instances the generator wrote."""
+    """Files that differ only in numbers or a generator's hash (`fmha_fwd_hdim64_fp16_sm80.cu`, `…hdim128…`,
+    `moe_gemm_276cec1f1d2c8ba1e4cb_kernel.cu`) are one generated family: one problem for the effort, however
+    many instances the generator wrote."""
     p = PurePosixPath(path)
-    return f"{p.parent.as_posix()}/{re.sub(r'[0-9]+', '#', p.name)}"
+    name = GENERATED_HASH.sub("#", p.name)
+    return f"{p.parent.as_posix()}/{re.sub(r'[0-9]+', '#', name)}"
 
 
 def review_hours(result: FileResult, model: EffortModel) -> Hours:
@@ -188,24 +223,27 @@ class _Tally:
 def estimate(
     findings: Sequence[Finding], rules: dict[str, Rule], results: Sequence[FileResult] = (),
     built_elsewhere: frozenset[str] = frozenset(), hipified: frozenset[str] = frozenset(),
+    components: Sequence[str] = (),
 ) -> tuple[Effort, list[Hours]]:
     """The effort range (design.md section 6) and each finding's hours, in the findings' order.
     `built_elsewhere`: files a ROCm build does not compile (CUDA-only sources with an alternative, opt-in
     ops, other backends, files no build lists): neither reviewed nor validated. `hipified`: files a ROCm
-    build already compiles as HIP: validated, not reviewed."""
+    build already compiles as HIP: validated, not reviewed. `components`: the project's component directories,
+    within each of which the review and the kernel validation are capped (rules/effort.toml, component_cap)."""
     model = load_model()
     day = model.hours_per_day
-    hours = site_hours(findings, rules, model)
+    hours = site_hours(findings, rules, model, components)
     by_category, by_directory, by_file = _Tally(), _Tally(), _Tally()
     for finding, cost in zip(findings, hours):
         if on_default_path(finding, model):
             by_category.add(rules[finding.rule_id].category, cost)
             by_directory.add(_top_directory(finding.path), cost)
             by_file.add(finding.path, cost)
-    review_low = review_high = 0.0
-    kernel_files = 0
+    reviews: list[tuple[str, str, Hours]] = []       # (component, path, hours)
+    kernels: list[str] = []                          # the component of each kernel file
     gpu_code = False
     seen_families: set[str] = set()
+    per_directory: dict[str, int] = defaultdict(int)
     not_ported = {f.path for f in findings if f.disposition not in ("live", "verify on hardware", "guarded")}
     for result in results:
         if in_optional_dir(result.path, model):
@@ -216,16 +254,28 @@ def estimate(
         if family(result.path) in seen_families:
             continue   # a generated sibling: reviewed and validated with the first of its family
         seen_families.add(family(result.path))
+        component = component_of(result.path, components)
         cost = NO_HOURS if result.path in hipified else review_hours(result, model)
-        review_low, review_high = review_low + cost[0], review_high + cost[1]
-        by_directory.add(_top_directory(result.path), cost)
-        by_file.add(result.path, cost)
-        kernel_files += result.facts.defines_kernels
+        if cost != NO_HOURS:
+            folder = PurePosixPath(result.path).parent.as_posix()
+            per_directory[folder] += 1
+            if per_directory[folder] > model.review_full_files:
+                cost = model.review_repeat_hours
+            reviews.append((component, result.path, cost))
+        if result.facts.defines_kernels:
+            kernels.append(component)
+    capped = _capped([cost for _, _, cost in reviews], [comp for comp, _, _ in reviews], model.component_cap)
+    for (_comp, path, _), cost in zip(reviews, capped):
+        by_directory.add(_top_directory(path), cost)
+        by_file.add(path, cost)
+    review_low, review_high = sum(c[0] for c in capped), sum(c[1] for c in capped)
+    kernel_files = len(kernels)
+    per_kernel = _capped([model.validation_kernel_file_hours] * kernel_files, kernels, model.component_cap)
     validation: tuple[float, ...] = NO_HOURS
     if gpu_code or kernel_files or any(counts(f) or f.disposition == "verify on hardware"
                                        for f in findings if not in_optional_dir(f.path, model)):  # GPU code to validate
-        validation = tuple(base + kernel_files * per for base, per in
-                           zip(model.validation_base_hours, model.validation_kernel_file_hours))
+        validation = (model.validation_base_hours[0] + sum(h[0] for h in per_kernel),
+                      model.validation_base_hours[1] + sum(h[1] for h in per_kernel))
     work_low, work_high = by_category.total()
     effort = Effort(
         hours_per_day=model.hours_per_day,

@@ -7,37 +7,10 @@ from __future__ import annotations
 
 from collections import defaultdict
 from collections.abc import Sequence
-from dataclasses import dataclass
 
-from auditor.types import Finding, Severity
+from auditor.types import Finding, FindingGroup
 
 ACROSS_FILES_MIN = 8     # the same rule and subject in this many files is one group, not one per file
-
-
-@dataclass(frozen=True, slots=True)
-class FindingGroup:
-    rule_id: str
-    key: str                          # the file, or the subject when the group spans files
-    across_files: bool
-    disposition: str                  # every site of a group has the same one
-    indexes: tuple[int, ...]          # into the findings, in path and line order
-    paths: tuple[str, ...]            # distinct files, in order
-    severity: Severity                # the worst site's
-    low_hours: float
-    high_hours: float
-    guarded: bool                     # every site is guarded
-
-    @property
-    def count(self) -> int:
-        return len(self.indexes)
-
-    @property
-    def first(self) -> int:
-        return self.indexes[0]
-
-    def sort_key(self) -> tuple:
-        """Worst severity first, then costliest, then largest: the order reports list groups in."""
-        return (-self.severity, -self.high_hours, -self.count, self.rule_id, self.key)
 
 
 def group_findings(findings: Sequence[Finding],

@@ -1,6 +1,7 @@
 """The whole audit of some paths: discover, the macro pre-pass, scan, build the report."""
 from __future__ import annotations
 
+import re
 import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
@@ -8,7 +9,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.analysis import build_report
-from auditor.cache import result_cache
+from auditor.cache import EntryStore, ResultCache, scan_context
 from auditor.discover import common_root, discover
 from auditor.macros import project_macros
 from auditor.parsing.preproc import PreprocFacts
@@ -18,9 +19,14 @@ from auditor.rocmpath.reader import pulled_in_build_files, read_project
 from auditor.rulebook import Rulebook
 from auditor.progress import ScanProgress
 from auditor.isolate import file_size
+from auditor.runcache import FileIndex, file_stat, load_report, run_key, save_report
 from auditor.runner import DEFAULT_TIME_BUDGET, scan_all
 from auditor.scan import MAX_FILE_BYTES
 from auditor.types import Report
+
+
+INCLUDED = re.compile(rb"(?:^|\s)(?:-r|-c|--requirement|--constraint)(?:\s+|=)(\S+)")
+MAX_INCLUDE_DEPTH = 4
 
 
 @dataclass(frozen=True, slots=True)
@@ -61,25 +67,69 @@ def audit(
     while the cross-file pre-pass still sees every file discovered. `timings`, when given, receives the
     seconds each stage took."""
     root = root or common_root(paths)
+    store = EntryStore(options.cache_dir) if options.cache_dir else None
     with _timed(timings, "discover"):
         found = discover(paths, root, options.exclude, options.force_exclude,
                          include_vendored=options.include_vendored)
+    if shown_root is None:
+        shown_root = str(paths[0]) if len(paths) == 1 else str(root)
     with _timed(timings, "build pre-pass"):
         pulled_in = pulled_in_build_files(found.files, root, found.vendored)
+    context = scan_context(rulebook, options.max_file_size) if store else ""
+    key = _run_key(context, found, pulled_in, options, shown_root, paths, root, only) if store else None
+    if store and key and (reused := load_report(store, key, rulebook.by_id())) is not None:
+        return reused
+    index = FileIndex.open(store, str(root.resolve())) if store else None
+    with _timed(timings, "build pre-pass"):
         project = read_project(found.files, load_model().optional_dirs, pulled_in,
                                PreprocFacts.from_guards(rulebook.guards))
         rulebook = rulebook.with_project_macros(project.rocm_macros, project.cuda_macros)
     with _timed(timings, "macro pre-pass"):
         facts = PreprocFacts.from_guards(rulebook.guards)
-        cuda_only, derived = project_macros(found.files, facts, options.max_file_size)
+        cuda_only, derived = project_macros(found.files, facts, options.max_file_size, store, index, rulebook.guards)
         rulebook = rulebook.with_cuda_only_macros(cuda_only).with_rocm_values(derived)
     files = found.files if only is None else tuple(f for f in found.files if f.path in only)
     advance = progress(len(files), sum(file_size(f) for f in files)) if progress else None
     with _timed(timings, "scan"):
-        cache = result_cache(options.cache_dir, rulebook, options.max_file_size) if options.cache_dir else None
-        results = scan_all(files, rulebook, options.jobs, advance, options.max_file_size, options.time_budget, cache)
+        cache = ResultCache(store, scan_context(rulebook, options.max_file_size)) if store else None
+        results = scan_all(files, rulebook, options.jobs, advance, options.max_file_size, options.time_budget, cache,
+                           index)
     results = apply_path_policy(results, rulebook, options.per_file_ignores, options.optional_dirs)
-    if shown_root is None:
-        shown_root = str(paths[0]) if len(paths) == 1 else str(root)
     with _timed(timings, "report"):
-        return build_report(shown_root, results, rulebook, found.errors, found.vendored, project)
+        report = build_report(shown_root, results, rulebook, found.errors, found.vendored, project)
+    if store and index:
+        index.save()
+        if key:
+            save_report(store, key, report)
+    return report
+
+
+def _run_key(context, found, pulled_in, options: ScanOptions, shown_root, paths, root, only) -> str | None:
+    """Everything the report depends on: rocm-audit and the rules (context), the options that change results,
+    and every file the audit reads, by its stat."""
+    listing = [(f.path, f.kind, file_stat(f.abspath)) for f in (*found.files, *pulled_in)]
+    for source in found.files:
+        if source.kind == "manifest":
+            listing += _includes(Path(source.abspath), root.resolve(), options.max_file_size, depth=0)
+    settings = {name: getattr(options, name) for name in ScanOptions.__dataclass_fields__
+                if name not in ("jobs", "cache_dir")}
+    extra = [settings, shown_root, [str(p.absolute()) for p in paths], str(root.absolute()),
+             sorted(only) if only is not None else None, found.errors, found.vendored]
+    return run_key(context, listing, extra)
+
+
+def _includes(manifest: Path, root: Path, max_bytes: int, depth: int) -> list[tuple[str, str, tuple]]:
+    """The files a requirements file includes (-r/-c), followed a few levels, by stat: its findings depend on
+    them, and its own stat does not show their changes. A missing one counts as such; one outside the scanned
+    root is not read (the scan does not read it either)."""
+    try:
+        data = manifest.read_bytes()[:max_bytes] if manifest.stat().st_size <= max_bytes else b""
+    except OSError:
+        return []
+    out = []
+    for match in INCLUDED.finditer(data):
+        target = manifest.parent / match.group(1).decode("utf-8", "surrogateescape")
+        out.append((f"include:{target}", "", file_stat(str(target)) or (0, 0, 0, 0)))
+        if depth < MAX_INCLUDE_DEPTH and target.is_file() and target.resolve().is_relative_to(root):
+            out += _includes(target, root, max_bytes, depth + 1)
+    return out

@@ -7,10 +7,11 @@ import signal
 import threading
 from collections.abc import Sequence
 
-from auditor.cache import ResultCache, cacheable
+from auditor.cache import ResultCache, cacheable, content_digest
 from auditor.isolate import Watchdog, file_size, fork_available, over_budget, scan_in_children
 from auditor.progress import ScanProgress, Watcher
 from auditor.rulebook import Rulebook
+from auditor.runcache import FileIndex, file_stat
 from auditor.scan import MAX_FILE_BYTES, InputError, read_bytes, scan_file
 from auditor.types import FileResult, SourceFile
 
@@ -73,12 +74,19 @@ def _scan_and_save(
     return result
 
 
-def _cached(source: SourceFile, cache: ResultCache, max_bytes: int) -> FileResult | None:
-    try:
-        data = read_bytes(source, max_bytes)
-    except InputError:
-        return None  # the scan reports it
-    return cache.load(cache.key(source, data)) if cacheable(source, data) else None
+def _cached(source: SourceFile, cache: ResultCache, max_bytes: int, index: FileIndex | None) -> FileResult | None:
+    """The cached result: found by the file's stat when the index knows it (no read, no hash), else by content."""
+    stat = file_stat(source.abspath)
+    digest = index.digest(source, stat) if index is not None else None
+    if digest is None:
+        try:
+            data = read_bytes(source, max_bytes)
+        except InputError:
+            return None  # the scan reports it
+        if not cacheable(source, data):
+            return None
+        digest = index.record(source, stat, data) if index is not None else content_digest(data)
+    return cache.load(cache.key_for(source, digest))
 
 
 class _Worker:
@@ -189,13 +197,15 @@ def scan_all(
     max_bytes: int = MAX_FILE_BYTES,
     time_budget: float = DEFAULT_TIME_BUDGET,
     cache: ResultCache | None = None,
+    index: FileIndex | None = None,
 ) -> list[FileResult]:
+    """`index`: the stat of each file with the digest of its bytes, to find cached results without reading."""
     results: list[FileResult] = []
     todo = list(sources)
     if cache is not None:
         todo = []
         for source in sources:
-            hit = _cached(source, cache, max_bytes)
+            hit = _cached(source, cache, max_bytes, index)
             if hit is None:
                 todo.append(source)
             else:

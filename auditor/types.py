@@ -4,10 +4,6 @@ from __future__ import annotations
 import enum
 import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
-
-if TYPE_CHECKING:   # groups.py builds on these types; a Report only holds its groups
-    from auditor.groups import FindingGroup
 
 
 class Severity(enum.IntEnum):
@@ -272,6 +268,34 @@ class Gate:
     gone: tuple[tuple[str, str, str, int], ...] = ()   # baseline entries no longer found: (rule, path, subject, count)
     changed_files: int | None = None                   # diff-base: files changed since the merge-base
     strict: bool = False             # --strict: a baseline that lists gone findings fails the run
+
+
+@dataclass(frozen=True, slots=True)
+class FindingGroup:
+    """Sites of one rule in one file, or across files when they share a subject (auditor/groups.py makes them)."""
+
+    rule_id: str
+    key: str                          # the file, or the subject when the group spans files
+    across_files: bool
+    disposition: str                  # every site of a group has the same one
+    indexes: tuple[int, ...]          # into the findings, in path and line order
+    paths: tuple[str, ...]            # distinct files, in order
+    severity: Severity                # the worst site's
+    low_hours: float
+    high_hours: float
+    guarded: bool                     # every site is guarded
+
+    @property
+    def count(self) -> int:
+        return len(self.indexes)
+
+    @property
+    def first(self) -> int:
+        return self.indexes[0]
+
+    def sort_key(self) -> tuple:
+        """Worst severity first, then costliest, then largest: the order reports list groups in."""
+        return (-self.severity, -self.high_hours, -self.count, self.rule_id, self.key)
 
 
 @dataclass(frozen=True, slots=True)

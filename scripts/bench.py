@@ -3,6 +3,7 @@
     .venv/bin/python scripts/bench.py                  # downloads the sdists once, into the user cache
     .venv/bin/python scripts/bench.py --src DIR --offline   # sdists (*.tar.gz) or unpacked ones already in DIR
     .venv/bin/python scripts/bench.py --large --src DIR     # the scale goals (scripts/bench_large.py)
+    .venv/bin/python scripts/bench.py --hipify-perl PATH --repos DIR...   # side by side (scripts/bench_hipify.py)
 
 The tree mixes the sources of the PyPI sdists below: the 300 largest C/C++/CUDA files (the largest ones
 twice, as a second copy of their package, until they total 6 MB), 450 Python files sampled with a fixed seed,
@@ -13,7 +14,8 @@ it); downloads go to the user cache directory (or --src), never into this reposi
 
 rocm-audit runs as a user runs it (the console script, in a subprocess, with compiled bytecode). Wall times
 are medians; peak memory is the largest sum of the resident sizes of rocm-audit and its worker processes.
-hipify-perl is not installable here: it is taken to spend 15 ms per source line with `-examine`.
+The tree's C/C++ row takes hipify-perl to spend 15 ms per source line with `-examine`; `--hipify-perl PATH
+--repos DIR...` measures the real hipify-perl against rocm-audit on whole repositories, in one run.
 """
 from __future__ import annotations
 
@@ -354,6 +356,11 @@ def main(argv: list[str] | None = None) -> int:
                         help="build the largest tree (the sdists and 20,000 generated .cu files) "
                              "and check the scale goals")
     parser.add_argument("--command", type=Path, help="the rocm-audit to measure (default: this environment's)")
+    parser.add_argument("--hipify-perl", type=Path,
+                        help="hipify-perl (bin/hipify-perl of ROCm/HIPIFY): measured side by side with rocm-audit")
+    parser.add_argument("--repos", type=Path, nargs="+",
+                        help="whole repositories to measure side by side with hipify-perl -examine "
+                             "(scripts/bench_hipify.py)")
     parser.add_argument("--stages-of", type=Path, help=argparse.SUPPRESS)   # one audit's stage times, as JSON
     args = parser.parse_args(argv)
     if args.command:
@@ -362,6 +369,15 @@ def main(argv: list[str] | None = None) -> int:
         COMMAND[:] = imported.COMMAND[:] = [str(args.command)]
     if args.stages_of:
         print(json.dumps(measure_stages(args.stages_of, args.jobs)))
+        return 0
+    if args.repos:
+        from scripts.bench_hipify import side_by_side
+
+        work = Path(tempfile.mkdtemp(prefix="rocm-audit-bench-"))
+        try:
+            side_by_side(args.repos, args.hipify_perl, rocm_audit_command(), child_environment(work / "pycache"))
+        finally:
+            shutil.rmtree(work, ignore_errors=True)
         return 0
     if args.src is None:
         from platformdirs import user_cache_dir

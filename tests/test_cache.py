@@ -129,7 +129,7 @@ def test_corrupt_and_truncated_entries_are_ignored(tmp_path, capsys, scans):
     assert scans   # scanned again, and the entries rewritten whole
     del scans[:]
     assert audit_json(capsys, FIXTURES / "llm_serving", "--cache-dir", cache) == clean
-    assert scans == ["requirements.txt"]   # it includes requirements-common.txt: never cached
+    assert scans == []   # nothing changed since: the whole report is reused
 
 
 def test_no_cache_writes_nothing(tmp_path, capsys, monkeypatch):
@@ -230,3 +230,111 @@ def test_two_runs_can_share_a_cache_directory(tmp_path):
     warm = subprocess.run(command, stdout=subprocess.PIPE, text=True, check=True)
     assert outputs[0] == outputs[1] == outputs[2] == json.loads(warm.stdout)
     assert not [p for p in (tmp_path / "cache").rglob(".tmp-*")]
+
+
+def aged(root: Path) -> Path:
+    """Every file's mtime an hour back: a file written in the last seconds is never trusted by its stat."""
+    old = os.stat(root).st_mtime - 3600
+    for path in root.rglob("*"):
+        os.utime(path, (old, old))
+    return root
+
+
+def test_an_unchanged_tree_reuses_the_whole_report_and_an_included_requirement_is_watched(tmp_path, capsys, scans):
+    import shutil
+
+    repo = aged(Path(shutil.copytree(FIXTURES / "llm_serving", tmp_path / "repo")))
+    cache = tmp_path / "cache"
+    cold = audit_json(capsys, repo, "--cache-dir", cache)
+    assert "tensorrt-llm" in json.dumps(cold)
+    del scans[:]
+    assert audit_json(capsys, repo, "--cache-dir", cache) == cold
+    assert scans == []
+    # requirements.txt is unchanged, but the file it includes (-r) now asks for a CUDA-only package
+    with open(repo / "requirements-common.txt", "a") as handle:
+        handle.write("cupy-cuda12x==13.1.0\n")
+    aged(repo)
+    changed = audit_json(capsys, repo, "--cache-dir", cache)
+    assert sorted(scans) == ["requirements-common.txt", "requirements.txt"]
+    assert {(f["path"], f["line"]) for f in changed["findings"] if "cupy" in f["message"].lower()} \
+        == {("requirements-common.txt", 9)}
+    assert changed == audit_json(capsys, repo, "--no-cache")
+
+
+def test_an_edit_behind_an_old_mtime_is_still_seen(tmp_path, capsys, scans):
+    """Same size, mtime put back: the inode's change time still tells (what `touch -d` cannot hide)."""
+    repo = aged(write_tree(tmp_path / "repo", {"a.py": "import pynvml\n", "b.py": "import torch\n"}))
+    cache = tmp_path / "cache"
+    audit_json(capsys, repo, "--cache-dir", cache)
+    before = os.stat(repo / "a.py")
+    (repo / "a.py").write_text("import pycuda\n")          # the same 14 bytes
+    os.utime(repo / "a.py", ns=(before.st_atime_ns, before.st_mtime_ns))
+    del scans[:]
+    report = audit_json(capsys, repo, "--cache-dir", cache)
+    assert scans == ["a.py"]
+    assert {(f["path"], f["line"]) for f in report["findings"]} == {(f["path"], f["line"]) for f in
+                                                                    audit_json(capsys, repo, "--no-cache")["findings"]}
+    assert any("pycuda" in f["message"].lower() for f in report["findings"])
+
+
+def test_unchanged_files_are_not_read_again(tmp_path, capsys, scans, monkeypatch):
+    """One file edited in a tree of many: the warm run reads only that one (the others found by their stat),
+    for the scan and for the macro pre-pass alike."""
+    import auditor.macros
+
+    files = {f"k{n}.cu": KERNEL for n in range(6)} | {"arch.h": ARCH_HEADER} | {f"m{n}.py": "import pynvml\n"
+                                                                                for n in range(6)}
+    repo = aged(write_tree(tmp_path / "repo", files))
+    cache = tmp_path / "cache"
+    cold = audit_json(capsys, repo, "--cache-dir", cache)
+    (repo / "m0.py").write_text("import pynvml\nimport pycuda\n")
+    old = os.stat(repo / "m1.py").st_mtime
+    os.utime(repo / "m0.py", (old, old))      # only this file's stat changes (aging all would touch every ctime)
+    read: list[str] = []
+    real_read, real_open = auditor.runner.read_bytes, open
+
+    def reading(source, *args):
+        read.append(source.path)
+        return real_read(source, *args)
+
+    def opening(path, *args, **kwargs):
+        read.append(Path(path).name)
+        return real_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(auditor.runner, "read_bytes", reading)
+    monkeypatch.setattr(auditor.macros, "open", opening, raising=False)
+    del scans[:]
+    warm = audit_json(capsys, repo, "--cache-dir", cache)
+    assert read == ["m0.py"] and scans == ["m0.py"]
+    assert len(warm["findings"]) == len(cold["findings"]) + 1
+    assert all(f["guarded"] for f in warm["findings"] if f["category"] == "ptx_inline_asm")
+
+
+def test_a_file_written_just_now_is_not_trusted_by_its_stat(tmp_path, capsys, scans):
+    repo = write_tree(tmp_path / "repo", {"a.py": "import pynvml\n"})   # mtime: now
+    cache = tmp_path / "cache"
+    audit_json(capsys, repo, "--cache-dir", cache)
+    assert not (cache / "reports").exists()
+    del scans[:]
+    audit_json(capsys, repo, "--cache-dir", cache)
+    assert scans == []    # found by content (read and hashed), not by stat
+
+
+def test_planted_report_index_and_macro_entries_of_the_wrong_shape_are_misses(tmp_path, capsys, scans):
+    """Entries with a valid checksum but another shape (as a tool or a person with write access to the cache
+    could leave) decode to nothing: the run scans again and its output is the cold one."""
+    import hashlib
+
+    from auditor.cache import CHECKSUM_BYTES, FORMAT
+
+    repo = aged(write_tree(tmp_path / "repo", {"arch.h": ARCH_HEADER, "kernel.cu": KERNEL, "a.py": "import pynvml\n"}))
+    cache = tmp_path / "cache"
+    cold = audit_json(capsys, repo, "--cache-dir", cache)
+    planted = [p for namespace in ("reports", "index", "macros") for p in entries(cache / namespace)]
+    assert {p.relative_to(cache).parts[0] for p in planted} == {"reports", "index", "macros"}
+    for path in planted:
+        payload = b'{"findings": [{"__reduce__": "os.system"}], "x": 1}'
+        path.write_bytes(FORMAT + hashlib.blake2b(payload, digest_size=CHECKSUM_BYTES).digest() + payload)
+    del scans[:]
+    assert audit_json(capsys, repo, "--cache-dir", cache) == cold
+    assert sorted(scans) == []   # the per-file results (by content) were intact: found after reading each file

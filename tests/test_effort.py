@@ -153,3 +153,53 @@ def test_assumptions_name_a_source_for_every_constant():
     for key in ("day", "handled", "repeat", "hipify_review", "validation", "optional_paths"):
         assert MODEL[key]["source"] in texts
     assert json.dumps([a.value for a in load_model().assumptions])   # plain text the report can show
+
+
+# --- generated trees (issue 14): families by a generator's hash, and the per-component cap -------------------
+
+MANAGED_KERNEL = ("#include <cuda_runtime.h>\n__global__ void k(float* v) {{ v[0] = {n}; }}\n"
+                  "void run(float** p) {{ cudaMallocManaged(p, 64); cudaMemcpy(*p, *p, 4, cudaMemcpyDefault); }}\n")
+OPS = ("append", "decode", "prefill", "rope", "norm", "topk", "sample", "gather", "scatter", "quant", "dequant",
+       "softmax", "gemm", "bmm", "moe", "router", "cast", "pack", "unpack", "merge", "split", "reduce", "scan",
+       "sort", "fill", "copy", "mask", "pad", "cumsum", "argmax", "silu", "gelu", "relu", "mul", "add", "sub",
+       "div", "exp", "log", "sqrt")
+
+
+def test_files_named_by_a_generators_hash_are_one_family():
+    from auditor.effort import family
+
+    assert family("csrc/moe/moe_gemm_276cec1f1d2c8ba1e4cb_kernel.cu") \
+        == family("csrc/moe/moe_gemm_03fb1f7512d6581b0273_kernel.cu")
+    assert family("csrc/moe/moe_gemm_276cec1f1d2c8ba1e4cb_kernel.cu") \
+        != family("csrc/moe/moe_gemm_276cec1f1d2c8ba1e4cb_binding.cu")           # another template
+    assert family("csrc/fused/decode.cu") != family("csrc/fused/prefill.cu")      # words are not hashes
+    assert family("csrc/dead/facade_kernel.cu") == "csrc/dead/facade_kernel.cu"
+
+
+def test_a_generated_tree_costs_at_most_one_rewrite_per_rule_and_component(tmp_path):
+    """40 generated kernels with different names, each with a managed-memory call (an M site, 2-8 h): 80-320 h
+    uncapped. Within the one component the rule costs one XL site at most, and the HIPIFY review of a directory
+    of siblings is a skim after its first files; the report's own numbers say so."""
+    from auditor.cli import main
+
+    files = {f"csrc/gen/attn_{op}_{n:x}{n:x}a1b2c3d4_kernel.cu": MANAGED_KERNEL.format(n=n)
+             for n, op in enumerate(OPS)}
+    repo = write_tree(tmp_path / "repo", files)
+    out = tmp_path / "report.json"
+    main([str(repo), "--no-cache", "--format", "json", "--no-progress", "-o", str(out), "--fail-on", "never"])
+    report = json.loads(out.read_text())
+    xl = MODEL["site"][MODEL["component_cap"]["effort"]]["hours"]
+    managed = [f["effort_hours"] for f in report["findings"] if f["rule"] == "RA840"]
+    assert len(managed) == len(OPS)
+    assert sum(h[0] for h in managed) == pytest.approx(xl[0]) and sum(h[1] for h in managed) == pytest.approx(xl[1])
+    review = MODEL["hipify_review"]
+    full, repeat = review["full_files_per_directory"], len(OPS) - review["full_files_per_directory"]
+    expected_high = full * (review["file_hours"][1]) + repeat * review["repeat_file_hours"][1]
+    assert report["effort"]["hipify_review_days"][1] == pytest.approx(expected_high / DAY, abs=0.05)
+    assert report["effort"]["hipify_review_days"][1] < len(OPS) * review["file_hours"][1] / DAY
+    assert report["effort"]["kernel_files"] == len(OPS)
+    validation = MODEL["validation"]
+    assert report["effort"]["validation_days"][1] == pytest.approx(
+        (validation["base_hours"][1] + min(xl[1], len(OPS) * validation["per_kernel_file_hours"][1])) / DAY, abs=0.05)
+    names = {a["name"] for a in report["effort"]["assumptions"]}
+    assert "one rule's sites, the HIPIFY review or the kernel validation, within one component" in names

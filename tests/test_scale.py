@@ -121,3 +121,32 @@ def test_the_html_page_of_100000_findings_stays_under_20_mb(tmp_path):
     page = render_html(report)
     assert len(page.encode()) < 20_000_000
     assert "100,000" in page
+
+
+SHFL_AT = "__device__ float {name}(float v) {{ return __shfl_xor_sync(0xffffffff, v, 16, 32); }}\n"
+
+
+def ten_megabyte_kernel_file(root) -> str:
+    """A generated .cu of 180,000 one-line kernels (11.8 MB), with a finding on its second and its last line."""
+    body = "".join(f"__global__ void k{n}(float* v) {{ v[threadIdx.x] *= {n}.0f; }}\n" for n in range(180_000))
+    text = "#include <cuda_runtime.h>\n" + SHFL_AT.format(name="first") + body + SHFL_AT.format(name="last")
+    write_tree(root, {"gen/huge.cu": text, "small.cu": SHFL_AT.format(name="small")})
+    return text
+
+
+def test_a_ten_megabyte_generated_file_is_scanned_to_its_last_line(tmp_path, run_json):
+    text = ten_megabyte_kernel_file(tmp_path)
+    code, report = run_json(tmp_path, "--no-cache", "--fail-on", "never")
+    assert code == 0
+    lines = {(f["path"], f["line"]) for f in report["findings"] if f["rule"] == "RA200"}
+    assert lines == {("gen/huge.cu", 2), ("gen/huge.cu", text.count("\n")), ("small.cu", 1)}
+    assert report["errors"] == []
+
+
+def test_a_file_over_the_size_limit_is_skipped_with_a_message_naming_the_limit(tmp_path, run_json):
+    ten_megabyte_kernel_file(tmp_path)
+    code, report = run_json(tmp_path, "--no-cache", "--max-file-size", "4M", "--fail-on", "never")
+    assert code == 0
+    assert report["errors"] == [{"path": "gen/huge.cu",
+                                 "message": "skipped: 11.8 MB is over the 4 MB file size limit"}]
+    assert {(f["path"], f["line"]) for f in report["findings"] if f["rule"] == "RA200"} == {("small.cu", 1)}

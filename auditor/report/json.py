@@ -5,10 +5,10 @@ import json
 from collections import Counter
 
 from auditor import __version__
-from auditor.groups import FindingGroup, listed_findings
+from auditor.groups import listed_findings
 from auditor.report.view import category_of, lines_scanned
 from auditor.rocmpath.model import RocmPath
-from auditor.types import CATEGORIES, Coverage, Effort, Report, Severity
+from auditor.types import CATEGORIES, Coverage, Effort, FindingGroup, Report, Severity
 
 SCHEMA_VERSION = 1
 # Caps that keep the JSON of a huge generated tree small enough to load; every count stays exact, and the

@@ -8,11 +8,10 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from auditor.effort import DEPENDENCY_CATEGORIES
-from auditor.groups import FindingGroup
 from auditor.report import text, view
 from auditor.rocmpath import disposition as dispositions
 from auditor.rocmpath.model import PATTERN_NAMES, RocmPath
-from auditor.types import Component, Finding, Report, Severity
+from auditor.types import Component, Finding, FindingGroup, Report, Severity
 
 PLAN_ITEMS = 8
 ROOT_LABEL = "(root)"                 # the component at the top of the scanned tree
