@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import PurePosixPath
 
 from auditor.rocmpath.model import ProjectBuild
-from auditor.rocmpath.reader import owner
+from auditor.rocmpath.reader import optional_modules_of, owner
 from auditor.rocmpath.redefine import uses
 from auditor.types import Finding, Rule, Severity
 
@@ -79,7 +79,7 @@ def dispose(
     if finding.optional or optional_dir or project.components.get(comp) in ("secondary", "optional"):
         return OPTIONAL, "a declared extra, an optional directory or a separate distribution" \
             if project.components.get(comp) != "secondary" else f"{comp}/ is a separate distribution"
-    if path in project.optional_modules and rule is not None and rule.category == "cuda_only_python_package" \
+    if path in (project.optional_modules or ()) and rule is not None and rule.category == "cuda_only_python_package" \
             and finding.rule_id not in hard_deps:
         return OPTIONAL, INTEGRATION_NOTE
     if path in project.unread_requirements:
@@ -141,6 +141,10 @@ def assign(
         and rules[f.rule_id].category == "cuda_only_python_package"
         and not _ops(f.path, kinds.get(f.path, ""))
         and not any(f.path == v or f.path.startswith(v + "/") for v in project.vendor_backends))
+    if project.optional_modules is None and any(
+            kinds.get(f.path) == "python" and rules.get(f.rule_id) is not None
+            and rules[f.rule_id].category == "cuda_only_python_package" for f in findings):
+        project.optional_modules = optional_modules_of(project)
     out = []
     for f in findings:
         comp = owner(f.path, comps)

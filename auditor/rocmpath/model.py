@@ -5,6 +5,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from auditor.types import SourceFile
+
 PATTERN_NAMES = {
     "P1": "build-level backend switch",
     "P2": "same sources compiled as HIP through a shim header",
@@ -81,7 +83,9 @@ class ProjectBuild:
     own_packages: frozenset[str] = frozenset()                     # top-level import names the project ships
     cuda_only_artifact_files: dict[str, str] = field(default_factory=dict)  # file -> CUDA-only artifact it builds
     optional_lines: dict[str, frozenset[int]] = field(default_factory=dict)  # file -> lines behind opt-in macros
-    optional_modules: frozenset[str] = frozenset()                 # shipped files `import <package>` never loads
+    # shipped files `import <package>` never loads: None until a finding needs it (it parses every shipped module)
+    optional_modules: frozenset[str] | None = None
+    python_packages: tuple[tuple[frozenset[str], tuple[SourceFile, ...]], ...] = ()   # per component: packages, files
     unread_requirements: frozenset[str] = frozenset()              # requirement files the packaging never reads
     vendor_backends: frozenset[str] = frozenset()                  # `nvidia/` beside `amd/`, cuda.txt beside rocm.txt
     collection: bool = False                                       # a collection of independent programs

@@ -182,7 +182,7 @@ def read_project(
     cuda_macros: set[str] = set()
     optional_macros: set[str] = set()
     shims: set[str] = set()
-    optional: set[str] = set()
+    python_packages: list[tuple[frozenset[str], tuple[SourceFile, ...]]] = []
     unread: set[str] = set()
     for comp in order:
         mine = owned[comp]
@@ -227,8 +227,7 @@ def read_project(
                                          extras.get(comp, []), text_of)
         provenance(project, comp, mine, pybuilds, cbuilds, text_of, facts)
         project.shipped_python[comp] = packages(comp, mine)
-        python_files = [f.path for f in mine if f.kind == "python"]
-        optional |= optional_modules(project.shipped_python[comp], python_files, text_of)
+        python_packages.append((project.shipped_python[comp], tuple(f for f in mine if f.kind == "python")))
         unread |= unread_requirement_files([f.path for f in mine if f.path in known], text_of)
     project.rocm_macros = frozenset(rocm_macros)
     project.cuda_macros = frozenset(cuda_macros - rocm_macros)
@@ -240,7 +239,7 @@ def read_project(
                 if lines:
                     project.optional_lines[f.path] = project.optional_lines.get(f.path, frozenset()) | lines
     project.shims = frozenset(shims)
-    project.optional_modules = frozenset(optional)
+    project.python_packages = tuple(python_packages)
     project.unread_requirements = frozenset(unread)
     project.vendor_backends = vendor_backends(own_files)
     project.own_packages = frozenset(PurePosixPath(p).name for pkgs in project.shipped_python.values() for p in pkgs) \
@@ -376,3 +375,15 @@ def _rocm_path(comp, mine, pybuilds, cbuilds, shims, extras, text_of) -> RocmPat
     )
 
 
+def optional_modules_of(project: ProjectBuild) -> frozenset[str]:
+    """The shipped modules `import <package>` never loads (pyreach.py), read again from disk: computed only when a
+    CUDA-only package finding sits in a Python file, since it parses every shipped module."""
+    optional: set[str] = set()
+    for shipped, files in project.python_packages:
+        by_path = {f.path: f for f in files}
+
+        def text_of(path: str, by_path: dict[str, SourceFile] = by_path) -> str:
+            return _read(by_path[path]) or ""
+
+        optional |= optional_modules(shipped, list(by_path), text_of)
+    return frozenset(optional)
