@@ -214,9 +214,9 @@ def _derived(kind: str, text: str, derive):
 def derived_needles(rulebook) -> dict:
     """Every needle the rulebook's rules give, to be stored with it."""
     for rule in rulebook.rules:
-        if "query" in rule.match:
-            query_needles(rule.match["query"])
-        elif rule.matcher == "python" or "imports" in rule.match:
+        if getattr(rule.spec, "query", None) is not None:
+            query_needles(rule.spec.query)
+        elif rule.matcher == "python" or getattr(rule.spec, "imports", ()):
             rule_needles(rule)
     return dict(_DERIVED)
 
@@ -228,21 +228,24 @@ def remember(derived: dict) -> None:
 def rule_needles(rule) -> frozenset[str] | None:
     """What a Python file must contain (lower-cased, any one of them) for this python rule or import rule to
     match it; None when no needle can be derived (the rule always runs)."""
-    match = rule.match
-    return _derived("rule", json.dumps(match, sort_keys=True, default=str), lambda: _rule_needles(match))
+    from auditor.rulebook.schema import as_dict
+
+    spec = rule.spec
+    key = json.dumps([spec.family, as_dict(spec)], sort_keys=True, default=str)
+    return _derived("rule", key, lambda: _rule_needles(spec))
 
 
-def _rule_needles(match: dict) -> frozenset[str] | None:
+def _rule_needles(spec) -> frozenset[str] | None:
     found: list[str | None] = []
-    found.extend(_word_or_text(module.split(".")[0].lower()) for module in match.get("imports", ()))
-    for key_name in ("calls", "names"):
-        found.extend(name_needle(p) for p in match.get(key_name, ()))
-    if "needles" in match:
-        found.extend(word.lower() for word in match["needles"])
-    elif "strings" in match:
-        derived = regex_needles(match["strings"])
-        if derived is None and match.get("in_calls"):  # the string must sit inside one of these calls
-            derived = frozenset(name_needle(call) for call in match["in_calls"])
+    found.extend(_word_or_text(module.split(".")[0].lower()) for module in getattr(spec, "imports", ()))
+    for patterns in (getattr(spec, "calls", ()), getattr(spec, "names", ())):
+        found.extend(name_needle(p) for p in patterns)
+    if getattr(spec, "needles", ()):
+        found.extend(word.lower() for word in spec.needles)
+    elif getattr(spec, "strings", None) is not None:
+        derived = regex_needles(spec.strings)
+        if derived is None and spec.in_calls:  # the string must sit inside one of these calls
+            derived = frozenset(name_needle(call) for call in spec.in_calls)
         found.extend(derived if derived is not None else [None])
     return None if None in found or not found else frozenset(found)
 
@@ -273,7 +276,7 @@ def python_needles(rulebook) -> Needles:
     if key not in _CACHE:
         needles: list[str | None] = []
         for rule in rulebook.family("dependency") + rulebook.family("python"):
-            if rule.matcher == "python" or "imports" in rule.match:
+            if rule.matcher == "python" or getattr(rule.spec, "imports", ()):
                 found = rule_needles(rule)
                 needles.extend(found if found is not None else [None])
         needles.extend(name_needle(call) for call in EMBEDDED_CUDA_CALLS)

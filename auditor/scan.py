@@ -191,8 +191,8 @@ def _cuda(path, text, lines, rulebook, abspath, kind="cuda"):
     found = scan_cuda(tree, rulebook, path, kind, lines, states=states, inventory=inventory)
     references = find_references(inventory, rulebook.table, states.dead)
     cuda_rules = rulebook.family("cuda")
-    hipify_rules = tuple(r for r in cuda_rules if "hipify_status" in r.match
-                         and kind in r.match.get("files", ("cuda", "cpp")))
+    hipify_rules = tuple(r for r in cuda_rules if r.spec.hipify_status is not None
+                         and kind in r.spec.files)
     found += unsupported_findings(references, hipify_rules, found, states, path, lines, cuda_rules)
     categories = {r.id: r.category for r in cuda_rules}
     hazards = {f.span.line for f in found if not f.guarded and f.span.line

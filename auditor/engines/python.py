@@ -323,15 +323,15 @@ class _Engine:
         self.path = path
         self.lines = lines
         self.is_setup = PurePosixPath(path).name == "setup.py"
-        dependency_rules = tuple(r for r in rulebook.family("dependency") if "imports" in r.match)
+        dependency_rules = tuple(r for r in rulebook.family("dependency") if r.spec.imports)
         python_rules = tuple(r for r in rulebook.family("python") if self._applies(r))
         if lowered is not None:   # only the rules whose needles the file contains can match it
             dependency_rules = rules_present(dependency_rules, lowered)
             python_rules = rules_present(python_rules, lowered)
         self.dependency_rules = list(dependency_rules)
-        self.call_rules = [r for r in python_rules if "calls" in r.match]
-        self.name_rules = [r for r in python_rules if "names" in r.match]
-        self.string_rules = [r for r in python_rules if "strings" in r.match]
+        self.call_rules = [r for r in python_rules if r.spec.calls]
+        self.name_rules = [r for r in python_rules if r.spec.names]
+        self.string_rules = [r for r in python_rules if r.spec.strings is not None]
         self.name_attrs = _attribute_names(self.name_rules)
         self.guards = _Guards(tree, rulebook.guards)
         self.raw: list[tuple[Rule, ast.AST, str, str, int | None]] = []  # rule, node, subject, kind, line
@@ -339,7 +339,7 @@ class _Engine:
         self.scan = PythonScan()
 
     def _applies(self, rule: Rule) -> bool:
-        files = rule.match.get("files")
+        files = rule.spec.files
         return not files or any(fnmatch.fnmatch(PurePosixPath(self.path).name, f) for f in files)
 
     def run(self) -> PythonScan:
@@ -406,7 +406,7 @@ class _Engine:
     def on_call(self, node: ast.Call) -> None:
         names = self.tree.names.of(node.func)
         for rule in self.call_rules:
-            hit = _pattern_matches(rule.match["calls"], names)
+            hit = _pattern_matches(rule.spec.calls, names)
             if hit and self._keywords_ok(rule, node) and self._context_ok(rule, node) and self._inside_ok(rule, node):
                 self.raw.append((rule, node, hit, "code", None))
         if "importlib.import_module" in names and node.args:
@@ -427,7 +427,7 @@ class _Engine:
 
     @staticmethod
     def _keywords_ok(rule: Rule, node: ast.Call) -> bool:
-        wanted = rule.match.get("keywords")
+        wanted = rule.spec.keywords
         return not wanted or any(kw.arg in wanted for kw in node.keywords)
 
     def _resolve(self, node: ast.AST | None) -> ast.AST | None:
@@ -497,24 +497,24 @@ class _Engine:
             return
         outer = None
         for rule in self.name_rules:
-            hit = _pattern_matches(rule.match["names"], names)
+            hit = _pattern_matches(rule.spec.names, names)
             if not hit:
                 continue
             if outer is None:
                 parent = self.tree.parent(node)
                 is_outer = isinstance(parent, ast.Attribute) and parent.value is node
                 outer = self.tree.names.of(parent) if is_outer else frozenset()
-            if outer and _pattern_matches(rule.match["names"], outer):
+            if outer and _pattern_matches(rule.spec.names, outer):
                 continue  # report the outermost matching name only
             if self._context_ok(rule, node) and self._inside_ok(rule, node):
                 self.raw.append((rule, node, hit, "code", None))
 
     def _context_ok(self, rule: Rule, node: ast.AST) -> bool:
-        contexts = rule.match.get("contexts")
+        contexts = rule.spec.contexts
         return not contexts or self._context(node) in contexts
 
     def _inside_ok(self, rule: Rule, node: ast.AST) -> bool:
-        wanted = rule.match.get("in_calls")
+        wanted = rule.spec.in_calls
         return not wanted or self._enclosing_call_matches(node, wanted)
 
     def _enclosing_call_matches(self, node: ast.AST, wanted: list[str]) -> bool:
@@ -586,7 +586,7 @@ class _Engine:
             return
         code = None
         for rule in self.string_rules:
-            m = _compiled(rule.match["strings"]).search(value)
+            m = _compiled(rule.spec.strings).search(value)
             if m and code is None:
                 # docstrings, bare string statements and f-string format specs are not code
                 code = not isinstance(self.tree.parent(node), (ast.Expr, ast.JoinedStr, ast.FormattedValue))
@@ -599,7 +599,7 @@ class _Engine:
         matched (`def smi(): return "nvidia-smi"` ... `run(smi())`): that call site is where it is used."""
         helpers: dict[str, Rule] = {}
         for rule, node, _subject, _kind, _line in self.raw:
-            if rule.match.get("callers"):
+            if getattr(rule.spec, "callers", False):
                 function = self._enclosing_function(node)
                 if function is not None:
                     helpers.setdefault(function.name, rule)
@@ -670,7 +670,7 @@ def _attribute_names(rules: list[Rule]) -> frozenset[str] | None:
     """The attribute names any of these rules can match (None: any)."""
     found: set[str] = set()
     for rule in rules:
-        names = _last_names(tuple(rule.match["names"]))
+        names = _last_names(rule.spec.names)
         if names is None:
             return None
         found |= names

@@ -14,19 +14,14 @@ from pathlib import Path
 from auditor.apitable import ApiTable, shipped_table
 from auditor.types import CATEGORIES, EFFORT_CLASSES, Rule, Severity
 
+from auditor.rulebook.schema import (  # noqa: F401  (re-exported: the rule format's names)
+    HIPIFY_STATUSES, PYTHON_CONTEXTS, TEXT_KINDS, CudaMatch, DependencyMatch, Match, PythonMatch, RuleError,
+    TextMatch, as_dict, parse_match,
+)
+
 COMMON_FIELDS = {
     "id", "name", "category", "severity", "message", "rocm_alternative", "effort", "docs", "flag", "ok",
 }
-MATCHERS: dict[str, tuple[set[str], set[str]]] = {
-    # family: (primary keys, modifier keys)
-    "dependency": ({"pypi", "imports", "local_version", "index_url"}, {"extras", "versions", "declared_in"}),
-    "python": ({"calls", "names", "strings"}, {"contexts", "keywords", "in_calls", "files", "needles", "callers"}),
-    "cuda": ({"includes", "identifiers", "asm", "query", "hipify_status"},
-             {"files", "unless_asm", "hipify_names", "hipify_apis", "in_functions", "not_subscript"}),
-    "text": ({"lines"}, {"files", "guarded_by"}),
-}
-PYTHON_CONTEXTS = {"compare", "argument", "attribute", "call", "test", "format", "log", "other"}
-TEXT_KINDS = {"build", "container", "ci", "shell", "k8s", "bazel", "conda", "cython"}
 DEFAULT_EXAMPLE_FILE = {
     "dependency": "example.py",
     "python": "example.py",
@@ -42,10 +37,6 @@ DEFAULT_EXAMPLE_FILE = {
 }
 ID_PATTERN = re.compile(r"^RA\d{3}$")
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
-
-
-class RuleError(ValueError):
-    """A rule file is malformed; the message names the file and the rule."""
 
 
 @dataclass(frozen=True, slots=True)
@@ -70,75 +61,14 @@ def _example(item: object, default_file: str, where: str) -> Example:
     raise RuleError(f"{where}: an example is a string or {{code = ..., file = ..., line = N}}, got {item!r}")
 
 
-def _matcher_family(raw: dict, where: str) -> str:
-    extra = set(raw) - COMMON_FIELDS
-    families = [name for name, (primary, _) in MATCHERS.items() if extra & primary]
-    if len(families) != 1:
-        raise RuleError(f"{where}: needs exactly one matcher family, found {families or 'none'}")
-    family = families[0]
-    primary, modifiers = MATCHERS[family]
-    unknown = extra - primary - modifiers
-    if unknown:
-        raise RuleError(f"{where}: unknown field(s) {sorted(unknown)} for a {family} rule")
-    return family
-
-
-def _validate_match(family: str, match: dict, where: str, check_queries: bool = True) -> None:
-    for key in ("lines", "guarded_by", "asm", "unless_asm", "strings", "local_version", "index_url", "declared_in"):
-        if key in match and check_queries:  # like queries: compiled where used, all checked by the tests
-            try:
-                re.compile(match[key])
-            except re.error as err:
-                raise RuleError(f"{where}: {key} is not a valid regex: {err}") from None
-    if family == "python" and "contexts" in match and not set(match["contexts"]) <= PYTHON_CONTEXTS:
-        raise RuleError(f"{where}: contexts must be among {sorted(PYTHON_CONTEXTS)}")
-    if family == "python" and "strings" in match and ("calls" in match or "names" in match):
-        raise RuleError(f"{where}: a python rule matches strings, or calls/names, not both")
-    if family == "text" and not set(match.get("files", ())) <= TEXT_KINDS | {""} or (
-        family == "text" and not match.get("files")
-    ):
-        raise RuleError(f"{where}: a text rule needs files = a subset of {sorted(TEXT_KINDS)}")
-    if family == "cuda" and "hipify_status" not in match and {"hipify_names", "hipify_apis"} & set(match):
-        raise RuleError(f"{where}: hipify_names and hipify_apis narrow a hipify_status rule")
-    if family == "cuda" and "hipify_status" in match:
-        _validate_hipify(match, where)
-    if family == "cuda" and "not_subscript" in match and ("query" not in match or not isinstance(match["not_subscript"], str)):
-        raise RuleError(f"{where}: not_subscript narrows a query: a regex on the text of a hit that is an array index")
-    if family == "cuda" and "in_functions" in match and (
-        "query" not in match or not isinstance(match["in_functions"], list)
-        or not all(isinstance(v, str) and v for v in match["in_functions"])
-    ):
-        raise RuleError(f"{where}: in_functions narrows a query: a list of function specifiers such as __global__")
-    if family == "cuda" and not set(match.get("files", ["cuda"])) <= {"cuda", "cpp"}:
-        raise RuleError(f"{where}: files of a cuda rule are 'cuda' and/or 'cpp'")
-    if family == "dependency" and "versions" in match:
-        from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-        try:
-            SpecifierSet(match["versions"])
-        except InvalidSpecifier as err:
-            raise RuleError(f"{where}: versions: {err}") from None
-    if family == "cuda" and "query" in match and check_queries:  # 10-400 ms each: the test suite checks them
+def _check_query(match: Match, where: str) -> None:
+    if isinstance(match, CudaMatch) and match.query is not None:   # 10-400 ms each: the test suite checks them
         from auditor.parsing.cuda import compile_query
 
         try:
-            compile_query(match["query"])
+            compile_query(match.query)
         except Exception as err:  # tree-sitter raises several types for a bad query
             raise RuleError(f"{where}: query does not compile: {err}") from None
-
-
-HIPIFY_STATUSES = {"unsupported"}   # what HIPIFY cannot translate; the API table says which names
-
-
-def _validate_hipify(match: dict, where: str) -> None:
-    if match["hipify_status"] not in HIPIFY_STATUSES:
-        raise RuleError(f"{where}: hipify_status must be one of {sorted(HIPIFY_STATUSES)}")
-    if {"includes", "identifiers", "asm", "query"} & set(match):
-        raise RuleError(f"{where}: a hipify_status rule takes its names from the API table, not identifiers/query")
-    for key in ("hipify_names", "hipify_apis"):
-        value = match.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise RuleError(f"{where}: {key} is a list of non-empty strings")
 
 
 def parse_rule(raw: dict, source_file: str, check_queries: bool = True) -> Rule:
@@ -158,10 +88,10 @@ def parse_rule(raw: dict, source_file: str, check_queries: bool = True) -> Rule:
         severity = Severity.parse(raw["severity"])
     except ValueError as err:
         raise RuleError(f"{where}: {err}") from None
-    family = _matcher_family(raw, where)
-    match = {k: v for k, v in raw.items() if k not in COMMON_FIELDS}
-    _validate_match(family, match, where, check_queries)
-    example_kind = family if family != "text" else match["files"][0]
+    match = parse_match({k: v for k, v in raw.items() if k not in COMMON_FIELDS}, where, check_queries)
+    if check_queries:
+        _check_query(match, where)
+    example_kind = match.files[0] if isinstance(match, TextMatch) else match.family
     default_file = DEFAULT_EXAMPLE_FILE[example_kind]
     flag = tuple(_example(item, default_file, where) for item in raw["flag"])
     ok = tuple(_example(item, default_file, where) for item in raw["ok"])
@@ -176,8 +106,7 @@ def parse_rule(raw: dict, source_file: str, check_queries: bool = True) -> Rule:
         rocm_alternative=(raw.get("rocm_alternative") or None),
         effort=raw["effort"],
         docs=raw["docs"].strip(),
-        matcher=family,
-        match=match,
+        spec=match,
         flag=flag,
         ok=ok,
         example_kind=example_kind,
@@ -263,7 +192,7 @@ def _id_matches(rule: Rule, pattern: str) -> bool:
 def _digest(rules: Iterable[Rule], guards: dict) -> str:
     h = hashlib.blake2b(digest_size=12)
     for rule in rules:
-        h.update(repr((rule.id, rule.severity, rule.category, sorted(rule.match.items()))).encode())
+        h.update(repr((rule.id, rule.severity, rule.category, sorted(as_dict(rule.spec).items()))).encode())
     h.update(repr(sorted(guards.items())).encode())
     return h.hexdigest()
 
