@@ -24,6 +24,14 @@ def test_rule_example(rule, example, expect_hit):
     hits = [f for f in result.findings if f.rule_id == rule.id and not f.guarded]
     verdict = "Missing" if expect_hit else "Noisy"
     assert bool(hits) is expect_hit, f"{verdict}: {rule.id} on {example.file}:\n{example.code}\n-> {hits}"
-    if expect_hit and example.line is not None:
-        lines = sorted({f.span.line for f in hits})
-        assert example.line in lines, f"{rule.id} on {example.file}: expected line {example.line}, reported {lines}"
+    if expect_hit:
+        lines = sorted({f.span.line for f in hits if f.span.line is not None})
+        missing = [line for line in example.lines if line not in lines]
+        assert not missing, f"{rule.id} on {example.file}: expected line(s) {example.lines}, reported {lines}"
+
+
+@pytest.mark.parametrize("rule", RULEBOOK.rules, ids=lambda rule: rule.id)
+def test_every_flag_example_pins_its_line(rule):
+    """A `# flag` / `// flag` marker or `line = N` (a one-line example pins itself)."""
+    unpinned = [i for i, example in enumerate(rule.flag) if not example.lines]
+    assert not unpinned, f"{rule.id}: flag example(s) {unpinned} mark no line"

@@ -44,21 +44,41 @@ class Example:
     file: str
     code: str
     line: int | None = None     # the line the finding must be reported on (1-based), when pinned
+    more_lines: tuple[int, ...] = ()   # further marked lines that must be reported too
+
+    @property
+    def lines(self) -> tuple[int, ...]:
+        return () if self.line is None else (self.line, *self.more_lines)
 
 
 def rules_root() -> Path:
     return Path(str(importlib.resources.files("auditor.rules")))
 
 
-def _example(item: object, default_file: str, where: str) -> Example:
+# A flag example marks the line its finding is reported on with a trailing `# flag` or `// flag` comment (the
+# marker is removed before the example is scanned), or with `line = N`; a one-line example needs neither.
+FLAG_MARKER = re.compile(r"[ \t]*(?:#|//)[ \t]*flag[ \t]*$", re.MULTILINE)
+
+
+def _example(item: object, default_file: str, where: str, flag: bool = False) -> Example:
     if isinstance(item, str):
-        return Example(default_file, item)
-    if isinstance(item, dict) and "code" in item and set(item) <= {"file", "code", "line"}:
-        line = item.get("line")
-        if line is not None and (not isinstance(line, int) or line < 1):
-            raise RuleError(f"{where}: an example's line is a 1-based line number, got {line!r}")
-        return Example(str(item.get("file", default_file)), str(item["code"]), line)
-    raise RuleError(f"{where}: an example is a string or {{code = ..., file = ..., line = N}}, got {item!r}")
+        item = {"code": item}
+    if not (isinstance(item, dict) and "code" in item and set(item) <= {"file", "code", "line"}):
+        raise RuleError(f"{where}: an example is a string or {{code = ..., file = ..., line = N}}, got {item!r}")
+    line = item.get("line")
+    if line is not None and (not isinstance(line, int) or isinstance(line, bool) or line < 1):
+        raise RuleError(f"{where}: an example's line is a 1-based line number, got {line!r}")
+    code = str(item["code"])
+    marked = [code.count("\n", 0, m.start()) + 1 for m in FLAG_MARKER.finditer(code)]
+    if marked and not flag:
+        raise RuleError(f"{where}: only a flag example marks a line (`# flag`), not an ok example")
+    if marked and line is not None:
+        raise RuleError(f"{where}: a flag example marks its line with `# flag` / `// flag` or line = N, not both")
+    if marked:
+        code, line = FLAG_MARKER.sub("", code), marked[0]
+    if flag and line is None and len(code.strip("\n").splitlines()) == 1:
+        line = code[:len(code) - len(code.lstrip("\n"))].count("\n") + 1
+    return Example(str(item.get("file", default_file)), code, line, tuple(marked[1:]))
 
 
 def _check_query(match: Match, where: str) -> None:
@@ -93,7 +113,7 @@ def parse_rule(raw: dict, source_file: str, check_queries: bool = True) -> Rule:
         _check_query(match, where)
     example_kind = match.files[0] if isinstance(match, TextMatch) else match.family
     default_file = DEFAULT_EXAMPLE_FILE[example_kind]
-    flag = tuple(_example(item, default_file, where) for item in raw["flag"])
+    flag = tuple(_example(item, default_file, where, flag=True) for item in raw["flag"])
     ok = tuple(_example(item, default_file, where) for item in raw["ok"])
     if not flag or not ok:
         raise RuleError(f"{where}: needs at least one flag and one ok example")
