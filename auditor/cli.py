@@ -41,6 +41,8 @@ def _run(settings) -> int:
 
 
 def _command(settings) -> int:
+    if settings.command == "rules" and settings.check_pack is not None:
+        return _check_rule_pack(settings)
     if settings.command == "rules":
         return _list_rules(settings)
     if settings.command == "rule":
@@ -100,7 +102,12 @@ def _rulebook(settings):
     from auditor.rulebook import RuleError
 
     try:
-        everything = cached_rulebook(_cache_dir(settings))
+        if settings.rule_packs:   # the user's own rules: read as given, not from the cache
+            from auditor.rulebook import load_rulebook
+
+            everything = load_rulebook(packs=settings.rule_packs)
+        else:
+            everything = cached_rulebook(_cache_dir(settings))
     except RuleError as err:
         raise ToolError(f"rule files: {err}") from None
     _check_rule_patterns(everything, settings)
@@ -479,6 +486,23 @@ class _Progress:
 
     def stop(self) -> None:
         self._progress.stop()
+
+
+def _check_rule_pack(settings) -> int:
+    """`rules --check DIR`: 0 when every rule of the pack loads and its examples hold, 1 when an example fails,
+    2 (a ToolError) when a rule file does not load."""
+    from auditor.rulebook import RuleError
+    from auditor.rulepack import check_pack
+
+    try:
+        result = check_pack(settings.check_pack, settings.rule_packs)
+    except RuleError as err:
+        raise ToolError(f"rule pack: {err}") from None
+    for problem in result.problems:
+        print(safe_text(problem))
+    print(f"{settings.check_pack}: {len(result.rules)} rules, {result.examples} examples, "
+          f"{len(result.problems)} failing")
+    return EXIT_FINDINGS if result.problems else EXIT_CLEAN
 
 
 def _list_rules(settings) -> int:

@@ -9,7 +9,7 @@ import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from auditor.apitable import ApiTable, shipped_table
 from auditor.types import CATEGORIES, EFFORT_CLASSES, Rule, Severity
@@ -18,6 +18,7 @@ from auditor.rulebook.schema import (  # noqa: F401  (re-exported: the rule form
     HIPIFY_STATUSES, PYTHON_CONTEXTS, TEXT_KINDS, CudaMatch, DependencyMatch, Match, PythonMatch, RuleError,
     TextMatch, as_dict, parse_match,
 )
+from auditor.rulebook.defs import expand, read_defs
 
 COMMON_FIELDS = {
     "id", "name", "category", "severity", "message", "rocm_alternative", "effort", "docs", "flag", "ok",
@@ -223,20 +224,54 @@ def _rule_files(root: Path) -> list[Path]:
                   if p.name not in {"guards.toml", "effort.toml"} and p.relative_to(root).parts[0] != "fixes")
 
 
-def load_rulebook(root: Path | None = None, check_queries: bool = False) -> Rulebook:
-    """Queries are compiled when first used (and checked here with `check_queries`, as the tests do)."""
+# The id range of each family of rule files (the folder a rule file is in): RA1xx python packages, RA5xx/RA9xx
+# Python runtime and hazards, RA2xx-RA4xx and RA8xx CUDA sources, RA6xx builds, RA7xx containers and CI.
+FAMILY_RANGES = {"python": "159", "cuda": "2348", "build": "6", "container": "7"}
+
+
+def read_rule_file(path: Path, label: str, check_queries: bool = False) -> list[Rule]:
+    """The rules of one rule file; `label` names it in errors and in Rule.source_file."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        raise RuleError(f"{label}: {err}") from None
+    unknown = set(data) - {"rule", "defs"}
+    if unknown:
+        raise RuleError(f"{label}: unknown top-level key(s) {sorted(unknown)}")
+    defs = read_defs(data.get("defs", {}), label)
+    rules = [parse_rule(expand(raw, defs, f"{label}: rule {raw.get('id', '?')}") if isinstance(raw, dict) else raw,
+                        label, check_queries) for raw in data.get("rule", [])]
+    family = PurePosixPath(label).parts[-2] if len(PurePosixPath(label).parts) > 1 else ""
+    allowed = FAMILY_RANGES.get(family)
+    for rule in rules:
+        if allowed and rule.id[2] not in allowed:
+            ranges = ", ".join(f"RA{d}xx" for d in allowed)
+            raise RuleError(f"{label}: rule {rule.id}: a {family} rule's id is in {ranges}")
+    return rules
+
+
+def load_pack(directory: Path, check_queries: bool = False) -> list[Rule]:
+    """A team's own rule pack: every *.toml under the directory, in the shipped format."""
+    if not directory.is_dir():
+        raise RuleError(f"{directory}: a rule pack is a directory of rule files (*.toml)")
+    rules: list[Rule] = []
+    for path in sorted(directory.rglob("*.toml")):
+        relative = path.relative_to(directory).as_posix()
+        rules.extend(read_rule_file(path, f"{directory.name}/{relative}", check_queries))
+    if not rules:
+        raise RuleError(f"{directory}: no rules in this rule pack")
+    return rules
+
+
+def load_rulebook(root: Path | None = None, check_queries: bool = False, packs: Sequence[Path] = ()) -> Rulebook:
+    """Queries are compiled when first used (and checked here with `check_queries`, as the tests do). `packs`:
+    rule pack directories whose rules join the shipped ones (ids must not collide)."""
     root = root or rules_root()
     rules: list[Rule] = []
     for path in _rule_files(root):
-        relative = path.relative_to(root).as_posix()
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as err:
-            raise RuleError(f"{relative}: {err}") from None
-        unknown = set(data) - {"rule"}
-        if unknown:
-            raise RuleError(f"{relative}: unknown top-level key(s) {sorted(unknown)}")
-        rules.extend(parse_rule(raw, relative, check_queries) for raw in data.get("rule", []))
+        rules.extend(read_rule_file(path, path.relative_to(root).as_posix(), check_queries))
+    for pack in packs:
+        rules.extend(load_pack(pack, check_queries))
     _check_unique(rules)
     guards = tomllib.loads((root / "guards.toml").read_text(encoding="utf-8"))
     ordered = tuple(sorted(rules, key=lambda r: r.id))
