@@ -1,13 +1,14 @@
-"""Named fragments a rule file writes once (`[defs]`) and its rules use as `${name}`: a mnemonic list, a mask
+r"""Named fragments a rule file writes once (`[defs]`) and its rules use as `${name}`: a mnemonic list, a mask
 regex. A string fragment is put in as written; a list fragment is spliced into a list where an item is exactly
-`${name}`, and joined with `|` (a regex alternation) inside a string."""
+`${name}`, and joined with `|` (a regex alternation) inside a string. `${q:name}` puts it in escaped for a
+string literal of a tree-sitter query (`\\.` for `\.`), so a regex is written once for `asm` and `query`."""
 from __future__ import annotations
 
 import re
 
 from auditor.rulebook.schema import RuleError
 
-REFERENCE = re.compile(r"\$\{([A-Za-z_][A-Za-z0-9_]*)\}")
+REFERENCE = re.compile(r"\$\{(q:)?([A-Za-z_][A-Za-z0-9_]*)\}")
 NOT_EXPANDED = {"id", "name", "category", "severity", "message", "rocm_alternative", "effort", "docs", "flag", "ok"}
 Defs = dict[str, "str | tuple[str, ...]"]
 
@@ -42,16 +43,18 @@ def expand(raw: dict, defs: Defs, where: str) -> dict:
 
 
 def _items(value: object, defs: Defs, where: str) -> list:
-    if isinstance(value, str) and (whole := REFERENCE.fullmatch(value)) and isinstance(defs.get(whole.group(1)), tuple):
-        return list(defs[whole.group(1)])
+    whole = REFERENCE.fullmatch(value) if isinstance(value, str) else None
+    if whole and not whole.group(1) and isinstance(defs.get(whole.group(2)), tuple):
+        return list(defs[whole.group(2)])
     return [_substitute(value, defs, where) if isinstance(value, str) else value]
 
 
 def _substitute(text: str, defs: Defs, where: str) -> str:
     def one(m: re.Match) -> str:
-        value = defs.get(m.group(1))
+        value = defs.get(m.group(2))
         if value is None:
-            raise RuleError(f"{where}: ${{{m.group(1)}}} is not defined in this file's [defs]")
-        return value if isinstance(value, str) else "|".join(value)
+            raise RuleError(f"{where}: ${{{m.group(2)}}} is not defined in this file's [defs]")
+        text = value if isinstance(value, str) else "|".join(value)
+        return text.replace("\\", "\\\\").replace('"', '\\"') if m.group(1) else text
 
     return REFERENCE.sub(one, text)
