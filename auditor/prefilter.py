@@ -11,6 +11,8 @@ import json
 import re
 from collections.abc import Iterable
 
+import ahocorasick
+
 try:  # Python 3.11+: the regex parser moved
     import re._parser as sre_parse  # type: ignore[import-not-found]
     from re import _constants as sre_constants  # type: ignore[attr-defined]
@@ -179,6 +181,17 @@ def _haystack(text: "str | Haystack") -> Haystack:
     return text if isinstance(text, Haystack) else Haystack(text)
 
 
+def _automaton(texts: Iterable[str]) -> "ahocorasick.Automaton | None":
+    """An Aho-Corasick automaton finding every occurrence of these needles in one pass; None without any."""
+    automaton = ahocorasick.Automaton()
+    for needle in sorted(set(texts)):
+        automaton.add_word(needle, needle)
+    if not len(automaton):
+        return None
+    automaton.make_automaton()
+    return automaton
+
+
 class Needles:
     """Any-of set of needles; `None` inside means some rule matches without a needle (always scan)."""
 
@@ -186,15 +199,14 @@ class Needles:
         found = set(needles)
         self.always = None in found
         self.words = frozenset(w for w in found if isinstance(w, Word))
-        texts = sorted(w for w in found if w and not isinstance(w, Word))
-        self._regex = re.compile("|".join(map(re.escape, texts))) if texts else None
+        self._automaton = _automaton(w for w in found if w and not isinstance(w, Word))
 
     def may_match(self, text: "str | Haystack") -> bool:
         """`text`: the file's lower-cased text, or its Haystack."""
         if self.always:
             return True
         haystack = _haystack(text)
-        if self._regex and self._regex.search(haystack.text):
+        if self._automaton is not None and next(self._automaton.iter(haystack.text), None) is not None:
             return True
         return not self.words.isdisjoint(haystack.words)
 
@@ -252,17 +264,33 @@ def _rule_needles(spec) -> frozenset[str] | None:
 
 def rules_present(rules: tuple, text: "str | Haystack") -> tuple:
     """The rules whose needles occur in the text (the file's lower-cased text or its Haystack), and those
-    without needles. Words are set look-ups; only the plain-text needles are searched for."""
-    indexed, all_needles = _needles_of(rules)
+    without needles: the words by one set intersection, the plain-text needles in one pass of an automaton."""
+    index = _needle_index(rules)
     haystack = _haystack(text)
-    present = {needle for needle in all_needles if haystack.has(needle)}
-    return tuple(rule for rule, needles in indexed if needles is None or not needles.isdisjoint(present))
+    present = index.present(haystack)
+    return tuple(rule for rule, needles in index.rules if needles is None or not needles.isdisjoint(present))
+
+
+class NeedleIndex:
+    """The needles of some rules, looked for together: every occurrence of every plain-text needle is found in
+    one pass over the text (Aho-Corasick), which gives the same set as one substring search per needle."""
+
+    def __init__(self, rules: tuple):
+        self.rules = tuple((rule, rule_needles(rule)) for rule in rules)
+        needles = {needle for _, found in self.rules for needle in found or ()}
+        self.words = frozenset(n for n in needles if isinstance(n, Word))
+        self._automaton = _automaton(n for n in needles if not isinstance(n, Word))
+
+    def present(self, haystack: Haystack) -> set[str]:
+        found = set(self.words & haystack.words)
+        if self._automaton is not None:
+            found.update(needle for _, needle in self._automaton.iter(haystack.text))
+        return found
 
 
 @functools.lru_cache(maxsize=16)
-def _needles_of(rules: tuple) -> tuple[tuple, tuple[str, ...]]:
-    indexed = tuple((rule, rule_needles(rule)) for rule in rules)
-    return indexed, tuple(sorted({needle for _, needles in indexed for needle in needles or ()}))
+def _needle_index(rules: tuple) -> NeedleIndex:
+    return NeedleIndex(rules)
 
 
 _CACHE: dict[tuple[str, str], Needles] = {}

@@ -326,13 +326,15 @@ class _Engine:
         dependency_rules = tuple(r for r in rulebook.family("dependency") if r.spec.imports)
         python_rules = tuple(r for r in rulebook.family("python") if self._applies(r))
         if lowered is not None:   # only the rules whose needles the file contains can match it
-            dependency_rules = rules_present(dependency_rules, lowered)
-            python_rules = rules_present(python_rules, lowered)
+            present = set(rules_present(dependency_rules + python_rules, lowered))
+            dependency_rules = tuple(r for r in dependency_rules if r in present)
+            python_rules = tuple(r for r in python_rules if r in present)
         self.dependency_rules = list(dependency_rules)
         self.call_rules = [r for r in python_rules if r.spec.calls]
         self.name_rules = [r for r in python_rules if r.spec.names]
         self.string_rules = [r for r in python_rules if r.spec.strings is not None]
         self.name_attrs = _attribute_names(self.name_rules)
+        self.bare_name_hits: dict[str, tuple[tuple[Rule, str], ...]] = {}
         self.guards = _Guards(tree, rulebook.guards)
         self.raw: list[tuple[Rule, ast.AST, str, str, int | None]] = []  # rule, node, subject, kind, line
         self.module_strings: dict[str, ast.AST] = {}
@@ -492,14 +494,11 @@ class _Engine:
             return
         if self.name_attrs is not None and isinstance(node, ast.Attribute) and node.attr not in self.name_attrs:
             return
-        names = self.tree.names.of(node)
-        if not names:
+        hits = self._name_hits(node)
+        if not hits:
             return
         outer = None
-        for rule in self.name_rules:
-            hit = _pattern_matches(rule.spec.names, names)
-            if not hit:
-                continue
+        for rule, hit in hits:
             if outer is None:
                 parent = self.tree.parent(node)
                 is_outer = isinstance(parent, ast.Attribute) and parent.value is node
@@ -508,6 +507,21 @@ class _Engine:
                 continue  # report the outermost matching name only
             if self._context_ok(rule, node) and self._inside_ok(rule, node):
                 self.raw.append((rule, node, hit, "code", None))
+
+    def _name_hits(self, node: ast.Name | ast.Attribute) -> tuple[tuple[Rule, str], ...]:
+        """(rule, matched name) for a reference; a bare name's are looked up once per file (most names of a
+        file are bare, and the same few recur)."""
+        if isinstance(node, ast.Name):
+            found = self.bare_name_hits.get(node.id)
+            if found is None:
+                found = self.bare_name_hits[node.id] = self._rules_naming(self.tree.names.of(node))
+            return found
+        return self._rules_naming(self.tree.names.of(node))
+
+    def _rules_naming(self, names: frozenset[str]) -> tuple[tuple[Rule, str], ...]:
+        if not names:
+            return ()
+        return tuple((rule, hit) for rule in self.name_rules if (hit := _pattern_matches(rule.spec.names, names)))
 
     def _context_ok(self, rule: Rule, node: ast.AST) -> bool:
         contexts = rule.spec.contexts
