@@ -117,7 +117,7 @@ class _ParseFailure(ValueError):
 
 
 def _python(path, text, lines, rulebook, abspath):
-    from auditor.engines.python import scan_python
+    from auditor.engines.python import EMBEDDED_CUDA_CALLS, scan_python
     from auditor.parsing.python import PythonParseError, parse
     from auditor.prefilter import Haystack, python_needles
 
@@ -126,7 +126,8 @@ def _python(path, text, lines, rulebook, abspath):
     except PythonParseError as err:
         raise _ParseFailure(f"cannot parse: {err}") from None
     lowered = Haystack(text.lower())
-    if PurePosixPath(path).name != "setup.py" and not python_needles(rulebook).may_match(lowered):
+    needles = python_needles(rulebook, EMBEDDED_CUDA_CALLS)
+    if PurePosixPath(path).name != "setup.py" and not needles.may_match(lowered):
         return [], [], None
     scan = scan_python(tree, rulebook, path, lines, lowered)
     found = list(scan.findings)
