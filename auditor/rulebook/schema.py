@@ -179,7 +179,12 @@ def as_dict(match: Match) -> dict:
 
 
 def from_dict(family: str, data: dict, where: str = "cached rule") -> Match:
+    """A matcher as_dict gave (the rulebook cache): types checked, not validated again (it was, when stored;
+    validating imports `packaging`, which a cached start-up does without)."""
     kind = MATCH_TYPES.get(family)
     if kind is None:
         raise RuleError(f"{where}: unknown matcher family {family!r}")
-    return parse_match(data, where, check_regexes=False)
+    unknown = set(data) - field_names(kind)
+    if unknown:
+        raise RuleError(f"{where}: unknown field(s) {sorted(unknown)}")
+    return kind(**{name: _coerce(kind, name, value, where) for name, value in data.items()})
