@@ -253,11 +253,13 @@ def result_cache(directory: Path, rulebook, max_file_size: int) -> ResultCache:
 
 
 def scan_context(rulebook, max_file_size: int) -> str:
+    from auditor.rulebook.schema import as_dict
+
     h = hashlib.blake2b(digest_size=20)
     h.update(tool_digest().encode())
     for rule in rulebook.rules:
         fields = (rule.id, rule.name, rule.category, rule.severity.label, rule.message, rule.rocm_alternative,
-                  rule.effort, rule.matcher, rule.match)
+                  rule.effort, rule.matcher, as_dict(rule.spec))
         h.update(json.dumps(fields, sort_keys=True, default=str).encode())
     h.update(json.dumps(rulebook.guards, sort_keys=True, default=str).encode())   # with the CUDA-only macros
     h.update((rulebook.api_table.digest if rulebook.api_table is not None else "shipped").encode())
@@ -315,11 +317,14 @@ RULE_FIELDS = ("id", "name", "category", "severity", "message", "rocm_alternativ
 
 
 def _rulebook_data(rulebook, needles: dict) -> dict:
+    from auditor.rulebook.schema import as_dict
+
     if rulebook.api_table is not None:
         raise TypeError("only the rulebook with the shipped API table is cached")
     rules = []
     for rule in rulebook.rules:
-        item = {name: getattr(rule, name) for name in RULE_FIELDS}
+        item = {name: getattr(rule, name) for name in RULE_FIELDS if name != "match"}
+        item["match"] = as_dict(rule.spec)
         item["severity"] = int(rule.severity)
         item["flag"] = [[e.file, e.code] for e in rule.flag]
         item["ok"] = [[e.file, e.code] for e in rule.ok]
@@ -351,6 +356,7 @@ def _needle_from(data: object) -> object:
 
 def _rulebook_from(data: object):
     from auditor.rulebook import Example, Rulebook
+    from auditor.rulebook.schema import RuleError, from_dict
     from auditor.types import Rule, Severity
 
     if not isinstance(data, dict) or not isinstance(data.get("rules"), list) or not isinstance(data.get("guards"),
@@ -366,7 +372,12 @@ def _rulebook_from(data: object):
             raise DecodeError("not a rule")
         examples = {k: tuple(Example(*decode(tuple[str, str], e)) for e in decode(tuple[object, ...], item[k]))
                     for k in ("flag", "ok")}
-        rules.append(Rule(**{**item, "severity": Severity(decode(int, item["severity"])), **examples}))
+        fields = {k: v for k, v in item.items() if k not in ("matcher", "match")}
+        try:
+            spec = from_dict(item["matcher"], item["match"])
+        except RuleError as err:
+            raise DecodeError(str(err)) from None
+        rules.append(Rule(**{**fields, "spec": spec, "severity": Severity(decode(int, item["severity"])), **examples}))
     needles = {}
     for entry in decode(tuple[object, ...], data.get("needles", [])):
         kind, text, value = decode(tuple[str, str, object], entry)

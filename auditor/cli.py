@@ -6,7 +6,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from auditor.errors import ToolError  # re-exported: auditor.fix.command and the tests use it
+from auditor.errors import ToolError, safe_text  # ToolError re-exported: the tests use it
 from auditor.output import bundled_example, default_html_path, emit, write_atomic, write_or_print  # noqa: F401
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -38,6 +38,10 @@ def _run(settings) -> int:
 
 
 def _command(settings) -> int:
+    if settings.command == "rules" and settings.check_pack is not None:
+        from auditor.rulepack import check_command
+
+        return check_command(settings)
     if settings.command == "rules":
         return _list_rules(settings)
     if settings.command == "rule":
@@ -83,21 +87,18 @@ def _guarded(run, debug: bool) -> int:
         return EXIT_ERROR
 
 
-def safe_text(text: str) -> str:
-    """Text for one line of a terminal: control characters (escape sequences, carriage returns) made visible,
-    undecodable bytes of a file name shown as \\xNN."""
-    from auditor.report.escape import visible
-
-    return visible(text)
-
-
 def _rulebook(settings):
     from auditor.cache import cached_rulebook
     from auditor.policy import unknown_selectors
-    from auditor.rulebook import RuleError
+    from auditor.rulebook.schema import RuleError
 
     try:
-        everything = cached_rulebook(_cache_dir(settings))
+        if settings.rule_packs:   # the user's own rules: read as given, not from the cache
+            from auditor.rulebook import load_rulebook
+
+            everything = load_rulebook(packs=settings.rule_packs)
+        else:
+            everything = cached_rulebook(_cache_dir(settings))
     except RuleError as err:
         raise ToolError(f"rule files: {err}") from None
     _check_rule_patterns(everything, settings)

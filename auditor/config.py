@@ -225,7 +225,7 @@ def _config_values(parser, actions: Mapping[str, argparse.Action], config: Confi
 
 
 _WHY_NOT = {
-    "cache-dir": "which cache is read", "diff-base": "what the change is compared with",
+    "cache-dir": "which cache is read", "rules": "which rules run", "diff-base": "what the change is compared with",
     "hipify-perl": "which programs or tables are used",
     **{key: "where files are written" for key in ("output", "json", "html", "sarif", "markdown")},
 }

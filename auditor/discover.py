@@ -11,7 +11,7 @@ import pathspec
 
 from auditor.boundedio import SMALL_CAP, UnsafeRead, read_text_bounded
 from auditor.parsing.manifest import manifest_flavour
-from auditor.report.escape import visible
+from auditor.escape import visible
 from auditor.types import SourceFile
 
 CUDA_SUFFIXES = {".cu", ".cuh"}

@@ -13,7 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from auditor.report.escape import visible
+from auditor.escape import visible
 from auditor.types import Finding, Gate, Report, fingerprint
 
 BASELINE_FILE = ".rocm-audit-baseline.json"

@@ -11,120 +11,10 @@ import json
 import re
 from collections.abc import Iterable
 
-try:  # Python 3.11+: the regex parser moved
-    import re._parser as sre_parse  # type: ignore[import-not-found]
-    from re import _constants as sre_constants  # type: ignore[attr-defined]
-except ImportError:  # pragma: no cover
-    import sre_constants  # type: ignore[no-redef]
-    import sre_parse  # type: ignore[no-redef]
+import ahocorasick
 
-MIN_NEEDLE = 3
-
-
-def _literal_runs(parsed) -> list[str]:
-    """Literal strings that every match of this (sub)pattern contains, longest first."""
-    runs: list[str] = []
-    current: list[str] = []
-    for op, arg in parsed:
-        if op is sre_constants.LITERAL:
-            current.append(chr(arg))
-            continue
-        if current:
-            runs.append("".join(current))
-            current = []
-        if op is sre_constants.SUBPATTERN:
-            runs.extend(_literal_runs(arg[-1]))
-        elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT) and arg[0] >= 1:
-            runs.extend(_literal_runs(arg[2]))
-    if current:
-        runs.append("".join(current))
-    return sorted(runs, key=len, reverse=True)
-
-
-def regex_needles(pattern: str, min_len: int = MIN_NEEDLE) -> frozenset[str] | None:
-    """Lower-cased literals of which every match contains at least one; None when none can be derived."""
-    try:
-        parsed = sre_parse.parse(pattern)
-    except (re.error, OverflowError, RecursionError):  # an unusual pattern only costs us the shortcut
-        return None
-    return _needles(parsed, min_len)
-
-
-def _prefixes(parsed, limit: int = 64) -> tuple[set[str], bool]:
-    """Literal prefixes one of which every match starts with (`cu(Init|Mem[A-Z])` -> cuInit, cuMem), and
-    whether they are whole matches (so that what follows may be appended)."""
-    out = {""}
-    for op, arg in parsed:
-        if op is sre_constants.AT:
-            continue
-        if op is sre_constants.LITERAL:
-            out = {p + chr(arg) for p in out}
-            continue
-        if op is sre_constants.SUBPATTERN:
-            inner, complete = _prefixes(arg[-1], limit)
-        elif op is sre_constants.BRANCH:
-            parts = [_prefixes(branch, limit) for branch in arg[1]]
-            inner = set().union(*(p for p, _ in parts))
-            complete = all(c for _, c in parts)
-        else:
-            return out, False
-        grown = {p + q for p in out for q in inner}
-        if len(grown) > limit:
-            return out, False
-        out = grown
-        if not complete:
-            return out, False
-    return out, True
-
-
-def _needles(parsed, min_len: int = MIN_NEEDLE) -> frozenset[str] | None:
-    """The most selective any-of set among the literal runs, prefixes, alternations, groups and lookaheads
-    that every match must go through (selectivity: the length of the set's shortest needle)."""
-    candidates: list[frozenset[str]] = [frozenset({run.lower()}) for run in _literal_runs(parsed)
-                                        if len(run) >= min_len]
-    prefixes, _ = _prefixes(parsed)
-    if prefixes and min(map(len, prefixes)) >= min_len:
-        candidates.append(frozenset(p.lower() for p in prefixes))
-    for op, arg in parsed:
-        inner = None
-        if op is sre_constants.BRANCH:
-            common = _common_literal(arg[1], min_len)
-            if common:
-                candidates.append(frozenset({common}))
-            branches = [_needles(branch, min_len) for branch in arg[1]]
-            inner = None if any(b is None for b in branches) else frozenset().union(*branches)
-        elif op is sre_constants.SUBPATTERN:
-            inner = _needles(arg[-1], min_len)
-        elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT) and arg[0] >= 1:
-            inner = _needles(arg[2], min_len)
-        elif op is sre_constants.ASSERT and arg[0] == 1:  # a lookahead's text is in the subject too
-            inner = _needles(arg[1], min_len)
-        if inner:
-            candidates.append(inner)
-    return max(candidates, key=_selectivity, default=None)
-
-
-def _selectivity(needles: frozenset[str]) -> tuple[int, int]:
-    """Longer needles are rarer; of sets as long, the smaller one."""
-    return min(map(len, needles)), -len(needles)
-
-
-def _common_literal(branches, min_len: int) -> str | None:
-    """The longest literal every alternative contains (`warp_?size|threads_?per_?warp` -> warp)."""
-    runs = [[run.lower() for run in _literal_runs(branch)] for branch in branches]
-    if not runs or not all(runs):
-        return None
-    found = None
-    for run in runs[0]:
-        for size in range(len(run), max(min_len, len(found or "")) - 1, -1):
-            for start in range(len(run) - size + 1):
-                piece = run[start:start + size]
-                if all(any(piece in other for other in others) for others in runs[1:]):
-                    found = piece if found is None or len(piece) > len(found) else found
-                    break
-            if found is not None and len(found) >= size:
-                break
-    return found if found is not None and len(found) >= min_len else None
+from auditor.regex_literals import MIN_NEEDLE, regex_needles
+from auditor.rulebook.schema import as_dict
 
 
 class Word(str):
@@ -179,6 +69,17 @@ def _haystack(text: "str | Haystack") -> Haystack:
     return text if isinstance(text, Haystack) else Haystack(text)
 
 
+def _automaton(texts: Iterable[str]) -> "ahocorasick.Automaton | None":
+    """An Aho-Corasick automaton finding every occurrence of these needles in one pass; None without any."""
+    automaton = ahocorasick.Automaton()
+    for needle in sorted(set(texts)):
+        automaton.add_word(needle, needle)
+    if not len(automaton):
+        return None
+    automaton.make_automaton()
+    return automaton
+
+
 class Needles:
     """Any-of set of needles; `None` inside means some rule matches without a needle (always scan)."""
 
@@ -186,15 +87,14 @@ class Needles:
         found = set(needles)
         self.always = None in found
         self.words = frozenset(w for w in found if isinstance(w, Word))
-        texts = sorted(w for w in found if w and not isinstance(w, Word))
-        self._regex = re.compile("|".join(map(re.escape, texts))) if texts else None
+        self._automaton = _automaton(w for w in found if w and not isinstance(w, Word))
 
     def may_match(self, text: "str | Haystack") -> bool:
         """`text`: the file's lower-cased text, or its Haystack."""
         if self.always:
             return True
         haystack = _haystack(text)
-        if self._regex and self._regex.search(haystack.text):
+        if self._automaton is not None and next(self._automaton.iter(haystack.text), None) is not None:
             return True
         return not self.words.isdisjoint(haystack.words)
 
@@ -214,9 +114,9 @@ def _derived(kind: str, text: str, derive):
 def derived_needles(rulebook) -> dict:
     """Every needle the rulebook's rules give, to be stored with it."""
     for rule in rulebook.rules:
-        if "query" in rule.match:
-            query_needles(rule.match["query"])
-        elif rule.matcher == "python" or "imports" in rule.match:
+        if getattr(rule.spec, "query", None) is not None:
+            query_needles(rule.spec.query)
+        elif rule.matcher == "python" or getattr(rule.spec, "imports", ()):
             rule_needles(rule)
     return dict(_DERIVED)
 
@@ -228,55 +128,72 @@ def remember(derived: dict) -> None:
 def rule_needles(rule) -> frozenset[str] | None:
     """What a Python file must contain (lower-cased, any one of them) for this python rule or import rule to
     match it; None when no needle can be derived (the rule always runs)."""
-    match = rule.match
-    return _derived("rule", json.dumps(match, sort_keys=True, default=str), lambda: _rule_needles(match))
+    spec = rule.spec
+    key = json.dumps([spec.family, as_dict(spec)], sort_keys=True, default=str)
+    return _derived("rule", key, lambda: _rule_needles(spec))
 
 
-def _rule_needles(match: dict) -> frozenset[str] | None:
+def _rule_needles(spec) -> frozenset[str] | None:
     found: list[str | None] = []
-    found.extend(_word_or_text(module.split(".")[0].lower()) for module in match.get("imports", ()))
-    for key_name in ("calls", "names"):
-        found.extend(name_needle(p) for p in match.get(key_name, ()))
-    if "needles" in match:
-        found.extend(word.lower() for word in match["needles"])
-    elif "strings" in match:
-        derived = regex_needles(match["strings"])
-        if derived is None and match.get("in_calls"):  # the string must sit inside one of these calls
-            derived = frozenset(name_needle(call) for call in match["in_calls"])
+    found.extend(_word_or_text(module.split(".")[0].lower()) for module in getattr(spec, "imports", ()))
+    for patterns in (getattr(spec, "calls", ()), getattr(spec, "names", ())):
+        found.extend(name_needle(p) for p in patterns)
+    if getattr(spec, "needles", ()):
+        found.extend(word.lower() for word in spec.needles)
+    elif getattr(spec, "strings", None) is not None:
+        derived = regex_needles(spec.strings)
+        if derived is None and spec.in_calls:  # the string must sit inside one of these calls
+            derived = frozenset(name_needle(call) for call in spec.in_calls)
         found.extend(derived if derived is not None else [None])
     return None if None in found or not found else frozenset(found)
 
 
 def rules_present(rules: tuple, text: "str | Haystack") -> tuple:
     """The rules whose needles occur in the text (the file's lower-cased text or its Haystack), and those
-    without needles. Words are set look-ups; only the plain-text needles are searched for."""
-    indexed, all_needles = _needles_of(rules)
+    without needles: the words by one set intersection, the plain-text needles in one pass of an automaton."""
+    index = _needle_index(rules)
     haystack = _haystack(text)
-    present = {needle for needle in all_needles if haystack.has(needle)}
-    return tuple(rule for rule, needles in indexed if needles is None or not needles.isdisjoint(present))
+    present = index.present(haystack)
+    return tuple(rule for rule, needles in index.rules if needles is None or not needles.isdisjoint(present))
+
+
+class NeedleIndex:
+    """The needles of some rules, looked for together: every occurrence of every plain-text needle is found in
+    one pass over the text (Aho-Corasick), which gives the same set as one substring search per needle."""
+
+    def __init__(self, rules: tuple):
+        self.rules = tuple((rule, rule_needles(rule)) for rule in rules)
+        needles = {needle for _, found in self.rules for needle in found or ()}
+        self.words = frozenset(n for n in needles if isinstance(n, Word))
+        self._automaton = _automaton(n for n in needles if not isinstance(n, Word))
+
+    def present(self, haystack: Haystack) -> set[str]:
+        found = set(self.words & haystack.words)
+        if self._automaton is not None:
+            found.update(needle for _, needle in self._automaton.iter(haystack.text))
+        return found
 
 
 @functools.lru_cache(maxsize=16)
-def _needles_of(rules: tuple) -> tuple[tuple, tuple[str, ...]]:
-    indexed = tuple((rule, rule_needles(rule)) for rule in rules)
-    return indexed, tuple(sorted({needle for _, needles in indexed for needle in needles or ()}))
+def _needle_index(rules: tuple) -> NeedleIndex:
+    return NeedleIndex(rules)
 
 
-_CACHE: dict[tuple[str, str], Needles] = {}
+_CACHE: dict[tuple, Needles] = {}
 
 
-def python_needles(rulebook) -> Needles:
-    """What a Python file must contain for a python or import rule, or embedded CUDA, to apply."""
-    from auditor.engines.python import EMBEDDED_CUDA_CALLS
-
-    key = (rulebook.digest, "python")
+def python_needles(rulebook, also_calls: Iterable[str] = ()) -> Needles:
+    """What a Python file must contain for a python or import rule, or one of `also_calls` (the engine's calls
+    that carry embedded CUDA), to apply."""
+    also_calls = tuple(sorted(also_calls))
+    key = (rulebook.digest, "python", also_calls)
     if key not in _CACHE:
         needles: list[str | None] = []
         for rule in rulebook.family("dependency") + rulebook.family("python"):
-            if rule.matcher == "python" or "imports" in rule.match:
+            if rule.matcher == "python" or getattr(rule.spec, "imports", ()):
                 found = rule_needles(rule)
                 needles.extend(found if found is not None else [None])
-        needles.extend(name_needle(call) for call in EMBEDDED_CUDA_CALLS)
+        needles.extend(name_needle(call) for call in also_calls)
         _CACHE[key] = Needles(needles)
     return _CACHE[key]
 

@@ -132,7 +132,7 @@ def _plan_queries(sources: Sequence[SourceFile], rulebook: Rulebook, max_bytes: 
     from auditor.engines.cuda import plan_queries, queries_needed
 
     if every_query:
-        plan_queries(rule for rule in rulebook.family("cuda") if "query" in rule.match)
+        plan_queries(rule for rule in rulebook.family("cuda") if getattr(rule.spec, "query", None) is not None)
         return
     for source in c_files:
         try:

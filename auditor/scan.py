@@ -115,7 +115,7 @@ class _ParseFailure(ValueError):
 
 
 def _python(path, text, lines, rulebook, abspath):
-    from auditor.engines.python import scan_python
+    from auditor.engines.python import EMBEDDED_CUDA_CALLS, scan_python
     from auditor.parsing.python import PythonParseError, parse
     from auditor.prefilter import Haystack, python_needles
 
@@ -124,7 +124,8 @@ def _python(path, text, lines, rulebook, abspath):
     except PythonParseError as err:
         raise _ParseFailure(f"cannot parse: {err}") from None
     lowered = Haystack(text.lower())
-    if PurePosixPath(path).name != "setup.py" and not python_needles(rulebook).may_match(lowered):
+    needles = python_needles(rulebook, EMBEDDED_CUDA_CALLS)
+    if PurePosixPath(path).name != "setup.py" and not needles.may_match(lowered):
         return [], [], None
     scan = scan_python(tree, rulebook, path, lines, lowered)
     found = list(scan.findings)
@@ -188,8 +189,8 @@ def _cuda(path, text, lines, rulebook, abspath, kind="cuda"):
     found = scan_cuda(tree, rulebook, path, kind, lines, states=states, inventory=inventory)
     references = find_references(inventory, rulebook.table, states.dead)
     cuda_rules = rulebook.family("cuda")
-    hipify_rules = tuple(r for r in cuda_rules if "hipify_status" in r.match
-                         and kind in r.match.get("files", ("cuda", "cpp")))
+    hipify_rules = tuple(r for r in cuda_rules if r.spec.hipify_status is not None
+                         and kind in r.spec.files)
     found += unsupported_findings(references, hipify_rules, found, states, path, lines, cuda_rules)
     categories = {r.id: r.category for r in cuda_rules}
     hazards = {f.span.line for f in found if not f.guarded and f.span.line

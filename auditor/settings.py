@@ -67,6 +67,8 @@ class Settings:
     unsafe: bool = False              # fix: also apply the fixes marked unsafe
     max_run_time: float | None = None  # seconds for the whole run (None: no limit); over it, exit 2
     warnings: tuple[str, ...] = ()    # config keys ignored (a repository's config may not set them)
+    rule_packs: tuple[Path, ...] = ()  # --rules DIR: team rule packs added to the shipped rules
+    check_pack: Path | None = None    # `rules --check DIR`: validate this rule pack and run its examples
 
 
 class _Parser(argparse.ArgumentParser):
@@ -158,6 +160,12 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("-v", "--verbose", action="store_true",
                         help="terminal: list every finding group and the full tables, not the ~60-line summary")
     parser.add_argument("--category", metavar="CAT", help="with `rules`: only the rules of this category")
+    parser.add_argument("--rules", action="append", type=Path, metavar="DIR", dest="rule_packs",
+                        help="add this rule pack (a directory of rule files) to the shipped rules (repeatable; "
+                             "never from a repository's config)")
+    parser.add_argument("--check", type=Path, metavar="DIR", dest="check_pack",
+                        help="with `rules`: validate this rule pack and run its examples (exit 0 clean, 1 failing "
+                             "examples, 2 a rule file that does not load)")
     parser.add_argument("--max-file-size", type=_size, default=16 * 1024 * 1024,
                         help="skip (and report) files larger than this (default 16M)")
     parser.add_argument("--time-budget", type=_seconds, default=60.0, metavar="SECONDS",
@@ -252,6 +260,8 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         raise UsageError("--json needs a FILE (rocm-audit rules --json prints the rule list)")
     if getattr(ns, "category", None) and command != "rules":
         raise UsageError("--category goes with `rules` (rocm-audit rules --category warp_size_assumption)")
+    if getattr(ns, "check_pack", None) and command != "rules":
+        raise UsageError("--check DIR goes with `rules` (rocm-audit rules --check my-rules/)")
     if ns.baseline and ns.diff_base:
         raise UsageError("use --baseline or --diff-base, not both")
     for flag, on in (("--update-baseline", ns.update_baseline), ("--strict", ns.strict)):
@@ -308,6 +318,8 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         unsafe=bool(getattr(ns, "unsafe", False)),
         max_run_time=ns.max_run_time,
         warnings=resolved.warnings,
+        rule_packs=tuple(getattr(ns, "rule_packs", None) or ()),
+        check_pack=getattr(ns, "check_pack", None),
     )
 
 

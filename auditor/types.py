@@ -4,6 +4,10 @@ from __future__ import annotations
 import enum
 import hashlib
 from dataclasses import dataclass, field
+from typing import TYPE_CHECKING
+
+if TYPE_CHECKING:
+    from auditor.rulebook.schema import Match
 
 
 class Severity(enum.IntEnum):
@@ -72,12 +76,16 @@ class Rule:
     rocm_alternative: str | None
     effort: str
     docs: str
-    matcher: str                     # dependency | python | cuda | text
-    match: dict                      # matcher-specific fields, as read from the rule file
+    spec: Match                      # the typed matcher (auditor/rulebook/schema.py): what the rule looks for
     flag: tuple  # of rulebook.Example
     ok: tuple
     example_kind: str                # the file kind the examples are written in
     source_file: str = ""
+
+    @property
+    def matcher(self) -> str:
+        """dependency | python | cuda | text"""
+        return self.spec.family
 
 
 def fingerprint(rule_id: str, path: str, subject: str) -> str:

@@ -10,7 +10,7 @@ from auditor.scan import scan_text_as
 from tests.conftest import FIXTURES
 
 RULEBOOK = load_rulebook()
-QUERY_RULES = [r for r in RULEBOOK.family("cuda") if "query" in r.match]
+QUERY_RULES = [r for r in RULEBOOK.family("cuda") if r.spec.query is not None]
 
 
 def _cuda_sources():
@@ -37,7 +37,7 @@ def test_skipping_queries_never_changes_the_findings(name, code, monkeypatch):
 def test_most_queries_are_skipped_for_plain_cuda():
     plain = "__global__ void scale(float* x, float a, int n) {\n  int i = blockIdx.x * blockDim.x + threadIdx.x;\n" \
             "  if (i < n) x[i] *= a;\n}\n"
-    run = [r.id for r in QUERY_RULES if query_may_match(r.match["query"], plain.lower())]
+    run = [r.id for r in QUERY_RULES if query_may_match(r.spec.query, plain.lower())]
     assert len(run) <= len(QUERY_RULES) // 4, run
 
 

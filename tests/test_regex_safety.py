@@ -29,9 +29,9 @@ ADVERSARIAL = {
 def _patterns():
     for rule in RULEBOOK.rules:
         for key in REGEX_KEYS:
-            if key in rule.match:
-                yield pytest.param(rule.match[key], id=f"{rule.id}-{key}")
-        for i, m in enumerate(MATCH_PREDICATE.finditer(rule.match.get("query", ""))):
+            if getattr(rule.spec, key, None) is not None:
+                yield pytest.param(getattr(rule.spec, key), id=f"{rule.id}-{key}")
+        for i, m in enumerate(MATCH_PREDICATE.finditer(getattr(rule.spec, "query", None) or "")):
             yield pytest.param(m.group(1).encode().decode("unicode_escape"), id=f"{rule.id}-query-{i}")
     for section in RULEBOOK.guards.values():
         for key, value in section.items():

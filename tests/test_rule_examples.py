@@ -1,9 +1,8 @@
 """Every rule's own examples: `flag` must be reported by that rule, `ok` must not be (guarded hits are fine in `ok`)."""
 import pytest
 
-from auditor.discover import classify
 from auditor.rulebook import load_rulebook
-from auditor.scan import scan_text_as
+from auditor.rulepack import example_problem
 
 RULEBOOK = load_rulebook()
 
@@ -17,13 +16,12 @@ CASES = [
 
 @pytest.mark.parametrize(("rule", "example", "expect_hit"), CASES)
 def test_rule_example(rule, example, expect_hit):
-    kind = classify(example.file)
-    assert kind, f"{rule.id}: example file {example.file!r} is not a file kind rocm-audit reads"
-    result = scan_text_as(example.file, kind, example.code, RULEBOOK)
-    assert result.error is None, f"{rule.id}: {result.error}"
-    hits = [f for f in result.findings if f.rule_id == rule.id and not f.guarded]
-    verdict = "Missing" if expect_hit else "Noisy"
-    assert bool(hits) is expect_hit, f"{verdict}: {rule.id} on {example.file}:\n{example.code}\n-> {hits}"
-    if expect_hit and example.line is not None:
-        lines = sorted({f.span.line for f in hits})
-        assert example.line in lines, f"{rule.id} on {example.file}: expected line {example.line}, reported {lines}"
+    problem = example_problem(RULEBOOK, rule, example, expect_hit)
+    assert problem is None, f"{rule.id}: {problem}\n{example.code}"
+
+
+@pytest.mark.parametrize("rule", RULEBOOK.rules, ids=lambda rule: rule.id)
+def test_every_flag_example_pins_its_line(rule):
+    """A `# flag` / `// flag` marker or `line = N` (a one-line example pins itself)."""
+    unpinned = [i for i, example in enumerate(rule.flag) if not example.lines]
+    assert not unpinned, f"{rule.id}: flag example(s) {unpinned} mark no line"

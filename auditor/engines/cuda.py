@@ -63,19 +63,19 @@ def _index(rules: tuple[Rule, ...]) -> _Index:
     asm: list[tuple[re.Pattern, re.Pattern | None, Rule]] = []
     queries: list[Rule] = []
     for rule in rules:
-        m = rule.match
-        for pattern in m.get("identifiers", ()):
+        m = rule.spec
+        for pattern in m.identifiers:
             if "::" in pattern:
                 qualified.append((pattern, rule))
             elif any(ch in pattern for ch in "*?["):
                 globs.append((re.compile(fnmatch.translate(pattern)), rule))
             else:
                 exact.setdefault(pattern, []).append(rule)
-        includes.extend((pattern, rule) for pattern in m.get("includes", ()))
-        if "asm" in m:
-            unless = re.compile(m["unless_asm"]) if "unless_asm" in m else None
-            asm.append((re.compile(m["asm"]), unless, rule))
-        if "query" in m:
+        includes.extend((pattern, rule) for pattern in m.includes)
+        if m.asm is not None:
+            unless = re.compile(m.unless_asm) if m.unless_asm is not None else None
+            asm.append((re.compile(m.asm), unless, rule))
+        if m.query is not None:
             queries.append(rule)
     return _Index(
         {k: tuple(v) for k, v in exact.items()}, tuple(globs), tuple(qualified), tuple(includes),
@@ -120,8 +120,8 @@ def scan_cuda(
 ) -> list[Finding]:
     """`inventory` is the tree's ts_cuda.inventory() when the caller has it already (scan shares it with
     the HIPIFY reference count: the inventory query runs once per file)."""
-    rules = tuple(r for r in rulebook.family("cuda") if kind in r.match.get("files", ("cuda", "cpp"))
-                  and "hipify_status" not in r.match)
+    rules = tuple(r for r in rulebook.family("cuda") if kind in r.spec.files
+                  and r.spec.hipify_status is None)
     if not rules:
         return []
     index = _index(rules)
@@ -183,7 +183,8 @@ def scan_cuda(
 
 # A pointer to a driver function loaded at run time, named after it (lazy_cuModuleLoad, p_cuMemCreate).
 LAZY_SYMBOL = re.compile(r"^(?:lazy|pfn|p|fn|fp|ptr|dyn|dl|real|orig|my)_+(cu[A-Z]\w+)$|^_+(cu[A-Z][a-z]\w+)$")
-SYMBOL_LOOKUP = re.compile(r"\b(?:dlsym|GetProcAddress|cuGetProcAddress(?:_v2)?|cudaGetDriverEntryPoint(?:ByVersion)?)\s*\(")
+SYMBOL_LOOKUP = re.compile(
+    r"\b(?:dlsym|GetProcAddress|cuGetProcAddress(?:_v2)?|cudaGetDriverEntryPoint(?:ByVersion)?)\s*\(")
 SYMBOL_QUERY = """
 (call_expression function: (_) @fn arguments: (argument_list (string_literal) @sym)
   (#match? @fn "(^|::|[.>])(dlsym|GetProcAddress|cuGetProcAddress(_v2)?|cudaGetDriverEntryPoint(ByVersion)?)$"))
@@ -216,15 +217,15 @@ def _piece_position(pieces: list[tuple[str, int, int]], offset: int) -> tuple[in
 def _other_isa(rule: Rule, node, path: str) -> bool:
     """An inline-asm query hit (asm in a macro body) in a C source, or one whose text the rule's `unless_asm`
     matches (another instruction set, a more specific class): not this rule's PTX."""
-    if "asm" not in rule.match:
+    if rule.spec.asm is None:
         return False
-    unless = rule.match.get("unless_asm")
+    unless = rule.spec.unless_asm
     return path.endswith(".c") or bool(unless and re.search(unless, ts_cuda.text(node)))
 
 
 def _table_index(rule: Rule, node) -> bool:
     """A hit of a rule with `not_subscript` that is itself an array index (`table[tid & 31]`) and matches it."""
-    pattern = rule.match.get("not_subscript")
+    pattern = rule.spec.not_subscript
     if not pattern:
         return False
     parent = node.parent
@@ -237,7 +238,7 @@ def _table_index(rule: Rule, node) -> bool:
 def _in_functions(rule: Rule, node) -> bool:
     """A query hit of a rule with `in_functions` counts inside a function declared with one of them (any
     depth: a query can only say so level by level, which is slow to compile and to run)."""
-    wanted = rule.match.get("in_functions")
+    wanted = rule.spec.in_functions
     if not wanted:
         return True
     while node is not None and node.type != "function_definition":
@@ -246,14 +247,14 @@ def _in_functions(rule: Rule, node) -> bool:
 
 
 def _queries_present(rules: tuple[Rule, ...], lowered: str) -> tuple[Rule, ...]:
-    sources = active_queries(tuple(rule.match["query"] for rule in rules), lowered)
-    return tuple(rule for rule in rules if rule.match["query"] in sources)
+    sources = active_queries(tuple(rule.spec.query for rule in rules), lowered)
+    return tuple(rule for rule in rules if rule.spec.query in sources)
 
 
 def queries_needed(rulebook: Rulebook, kind: str, text: str) -> tuple[Rule, ...]:
     """The query rules a file of this kind and text makes a scan compile."""
     rules = tuple(rule for rule in rulebook.family("cuda")
-                  if "query" in rule.match and kind in rule.match.get("files", ("cuda", "cpp")))
+                  if rule.spec.query is not None and kind in rule.spec.files)
     return _queries_present(rules, text.lower()) if rules else ()
 
 
@@ -270,7 +271,7 @@ def plan_queries(rules: Iterable[Rule]) -> None:
     """Rules this process will need: they are compiled as one group when the first of them is needed (one
     group of N queries compiles about three times faster than N groups)."""
     for rule in rules:
-        if "query" in rule.match and _rule_key(rule) not in _GROUP_OF:
+        if rule.spec.query is not None and _rule_key(rule) not in _GROUP_OF:
             _PLANNED[_rule_key(rule)] = rule
 
 
@@ -280,7 +281,7 @@ def _query_groups(rules: list[Rule]) -> list[tuple[ts_cuda.QueryGroup, tuple[Rul
         missing = tuple({_rule_key(rule): rule for rule in (*missing, *_PLANNED.values())}.values())
         _PLANNED.clear()
     if missing:
-        group = ts_cuda.compile_group(tuple(rule.match["query"] for rule in missing))
+        group = ts_cuda.compile_group(tuple(rule.spec.query for rule in missing))
         for rule in missing:
             _GROUP_OF[_rule_key(rule)] = len(_GROUPS)
         _GROUPS.append((group, missing))
@@ -289,7 +290,7 @@ def _query_groups(rules: list[Rule]) -> list[tuple[ts_cuda.QueryGroup, tuple[Rul
 
 
 def _rule_key(rule: Rule) -> str:
-    return f"{rule.id}\0{rule.match['query']}"
+    return f"{rule.id}\0{rule.spec.query}"
 
 
 def _findings(
@@ -307,7 +308,8 @@ def _findings(
         if line in states.rocm_only and rule.category in HIP_BRANCH_CATEGORIES and "warpsize" not in rule.name:
             continue   # written for ROCm (the #else of #ifndef USE_ROCM); the warpsize-as-constant rules are
                        # about HIP code itself and stay
-        if rule.category == "hopper_only_feature" and HIP_LOW_PRECISION_TYPE.search(snippet_of(lines, line + line_offset)):
+        if rule.category == "hopper_only_feature" \
+                and HIP_LOW_PRECISION_TYPE.search(snippet_of(lines, line + line_offset)):
             continue
         key = (rule.id, line, subject)
         if key in seen:

@@ -110,27 +110,27 @@ def _names_match(patterns: Iterable[str], name: str) -> bool:
 
 
 def _exact_name(rule: Rule, name: str) -> bool:
-    return any("*" not in p and canonicalize_name(p) == name for p in rule.match.get("pypi", ()))
+    return any("*" not in p and canonicalize_name(p) == name for p in rule.spec.pypi)
 
 
 def match_requirement(rule: Rule, req: ParsedRequirement, where: str = "") -> str | None:
     """The subject when the rule applies to this requirement, else None."""
-    m = rule.match
-    if "declared_in" in m and not re.search(m["declared_in"], where):
+    m = rule.spec
+    if m.declared_in is not None and not re.search(m.declared_in, where):
         return None
-    if "pypi" in m and _names_match(m["pypi"], req.name):
-        if "extras" in m and not any(fnmatch.fnmatch(e.lower(), p) for e in req.extras for p in m["extras"]):
+    if m.pypi and _names_match(m.pypi, req.name):
+        if m.extras and not any(fnmatch.fnmatch(e.lower(), p) for e in req.extras for p in m.extras):
             return None
-        if "versions" in m:
+        if m.versions is not None:
             from packaging.specifiers import SpecifierSet
 
             pinned = pin_upper(req.specifier)
-            if pinned is None or pinned not in SpecifierSet(m["versions"]):
+            if pinned is None or pinned not in SpecifierSet(m.versions):
                 return None
         return req.name
-    if "local_version" in m:
+    if m.local_version is not None:
         for label in req.local_labels:
-            if re.search(m["local_version"], label):
+            if re.search(m.local_version, label):
                 return f"{req.name}+{label}"
     return None
 
@@ -141,15 +141,15 @@ def requirement_findings(
     from auditor.engines import snippet_of
 
     rules = list(rules)
-    requirement_rules = [r for r in rules if {"pypi", "local_version"} & set(r.match)]
+    requirement_rules = [r for r in rules if r.spec.pypi or r.spec.local_version is not None]
     for item in declared:
         req = parse_requirement(item.text)
         if req is None:
             continue
         matched = [(rule, s) for rule in requirement_rules if (s := match_requirement(rule, req, item.where))]
         if any(_exact_name(rule, req.name) for rule, _ in matched):  # a rule naming the package beats a glob
-            matched = [(rule, s) for rule, s in matched if _exact_name(rule, req.name) or "pypi" not in rule.match
-                       or "declared_in" in rule.match]
+            matched = [(rule, s) for rule, s in matched if _exact_name(rule, req.name) or not rule.spec.pypi
+                       or rule.spec.declared_in is not None]
         if req.url:
             yield from url_findings(rules, [(req.url, item.line)], path, lines)
         for rule, subject in matched:
@@ -167,17 +167,17 @@ def url_findings(
 ) -> Iterator[Finding]:
     from auditor.engines import snippet_of
 
-    rules = [r for r in rules if "index_url" in r.match]
+    rules = [r for r in rules if r.spec.index_url is not None]
     for url, line in urls:
         for rule in rules:
-            if re.search(rule.match["index_url"], url):
+            if re.search(rule.spec.index_url, url):
                 yield make_finding(rule, path, Span(line, None, line), url, snippet_of(lines, line) or url)
 
 
 def import_rule_for(rules: Iterable[Rule], module: str) -> Iterator[tuple[Rule, str]]:
     """Rules whose `imports` cover this module path (the module itself or a parent of it)."""
     for rule in rules:
-        for wanted in rule.match.get("imports", ()):
+        for wanted in rule.spec.imports:
             if module == wanted or module.startswith(wanted + "."):
                 yield rule, wanted
                 break

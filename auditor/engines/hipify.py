@@ -22,16 +22,16 @@ SPECIFIC = frozenset({"unsupported_api", "driver_api", "hopper_only_feature", "c
 
 @cache
 def _ordered(rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
-    narrowed = [r for r in rules if "hipify_names" in r.match or "hipify_apis" in r.match]
+    narrowed = [r for r in rules if r.spec.hipify_names or r.spec.hipify_apis]
     catch_all = [r for r in rules if r not in narrowed]
     return tuple(sorted(narrowed, key=lambda r: r.id) + sorted(catch_all, key=lambda r: r.id))
 
 
 def _applies(rule: Rule, ref: Reference) -> bool:
-    apis = rule.match.get("hipify_apis")
+    apis = rule.spec.hipify_apis
     if apis and ref.entry.api not in apis:
         return False
-    names = rule.match.get("hipify_names")
+    names = rule.spec.hipify_names
     return not names or any(fnmatch.fnmatchcase(ref.name, pattern) for pattern in names)
 
 
@@ -70,7 +70,7 @@ def unsupported_findings(
         seen.add((ref.name, ref.line))
         if _reported(ref, by_line.get(ref.line, ()), speaking):
             continue
-        rule = next((r for r in ordered if r.match["hipify_status"] == "unsupported" and _applies(r, ref)), None)
+        rule = next((r for r in ordered if r.spec.hipify_status == "unsupported" and _applies(r, ref)), None)
         if rule is None:
             continue
         out.append(make_finding(

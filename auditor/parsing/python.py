@@ -68,12 +68,12 @@ _SKIPPED_FIELDS = frozenset({"ctx", "op", "ops"})
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _flatten(module: ast.Module) -> tuple[list[ast.AST], dict[ast.AST, ast.AST]]:
-    """Every node in `ast.walk`'s breadth-first order, and each node's parent, in one pass (ast.walk and
-    ast.iter_child_nodes are generic and cost more than the rules run on the nodes)."""
+def _flatten(module: ast.Module) -> list[ast.AST]:
+    """Every node in `ast.walk`'s breadth-first order, in one pass (ast.walk and ast.iter_child_nodes are
+    generic and cost more than the rules run on the nodes)."""
     nodes: list[ast.AST] = [module]
-    parents: dict[ast.AST, ast.AST] = {}
     node_type = ast.AST
+    append = nodes.append
     for node in nodes:      # the list grows while it is read
         fields = _CHILD_FIELDS.get(type(node))
         if fields is None:
@@ -83,12 +83,25 @@ def _flatten(module: ast.Module) -> tuple[list[ast.AST], dict[ast.AST, ast.AST]]
             if isinstance(value, list):
                 for item in value:
                     if isinstance(item, node_type):
-                        nodes.append(item)
+                        append(item)
+            elif isinstance(value, node_type):
+                append(value)
+    return nodes
+
+
+def _parents(nodes: list[ast.AST]) -> dict[ast.AST, ast.AST]:
+    parents: dict[ast.AST, ast.AST] = {}
+    node_type = ast.AST
+    for node in nodes:
+        for name in _CHILD_FIELDS[type(node)]:
+            value = getattr(node, name, None)
+            if isinstance(value, list):
+                for item in value:
+                    if isinstance(item, node_type):
                         parents[item] = node
             elif isinstance(value, node_type):
-                nodes.append(value)
                 parents[value] = node
-    return nodes, parents
+    return parents
 
 
 @dataclass(frozen=True)
@@ -96,20 +109,21 @@ class PythonTree:
     module: ast.Module
 
     @cached_property
-    def _flat(self) -> tuple[list[ast.AST], dict[ast.AST, ast.AST]]:
-        return _flatten(self.module)
-
-    @property
     def nodes(self) -> list[ast.AST]:
         """Every node (but expression contexts and operators), breadth-first as `ast.walk` yields them."""
-        return self._flat[0]
+        return _flatten(self.module)
 
     @cached_property
     def names(self) -> QualifiedNames:
         return _aliases([n for n in self.nodes if isinstance(n, (ast.Import, ast.ImportFrom))])
 
+    @cached_property
+    def _parent_of(self) -> dict[ast.AST, ast.AST]:
+        """Built the first time a hit asks for its context: most files have none."""
+        return _parents(self.nodes)
+
     def parent(self, node: ast.AST) -> ast.AST | None:
-        return self._flat[1].get(node)
+        return self._parent_of.get(node)
 
 
 def parse(source: str) -> PythonTree:

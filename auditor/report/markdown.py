@@ -3,7 +3,7 @@ known findings folded away. Every text from the scanned repository is escaped.""
 from __future__ import annotations
 
 from auditor.report import plan, view
-from auditor.report.escape import visible
+from auditor.escape import visible
 from auditor.report.sarif import repo_uri
 from auditor.types import Report, Severity
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import json
 
 from auditor import __version__
-from auditor.report.escape import uri_path
+from auditor.escape import uri_path
 from auditor.types import Finding, Report, Rule, Severity
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"

@@ -10,6 +10,7 @@ from pathlib import PurePosixPath
 from auditor.rocmpath.model import ProjectBuild
 from auditor.rocmpath.reader import optional_modules_of, owner
 from auditor.rocmpath.redefine import uses
+from auditor.rulebook.schema import DependencyMatch
 from auditor.types import Finding, Rule, Severity
 
 LIVE = "live"
@@ -169,6 +170,7 @@ def own_package_finding(finding: Finding, rule: Rule | None, project: ProjectBui
     not an unmaintained one, whatever the rule's category."""
     if rule is None or not project.own_packages:
         return False
-    if rule.category != "cuda_only_python_package" and not {"imports", "pypi"} & set(rule.match):
+    names_packages = isinstance(rule.spec, DependencyMatch) and bool(rule.spec.imports or rule.spec.pypi)
+    if rule.category != "cuda_only_python_package" and not names_packages:
         return False
     return _package_name(finding.subject) in {p.lower().replace("-", "_") for p in project.own_packages}

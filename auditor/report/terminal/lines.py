@@ -9,7 +9,7 @@ from rich.markup import escape as rich_escape
 from rich.text import Text
 
 from auditor.report import text
-from auditor.report.escape import visible
+from auditor.escape import visible
 from auditor.types import Severity
 
 VERDICT_STYLE = {"ready": "bold green", "needs-port": "bold yellow", "blocked": "bold red"}

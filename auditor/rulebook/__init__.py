@@ -9,24 +9,20 @@ import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from auditor.apitable import ApiTable, shipped_table
 from auditor.types import CATEGORIES, EFFORT_CLASSES, Rule, Severity
 
+from auditor.rulebook.schema import (  # noqa: F401  (re-exported: the rule format's names)
+    HIPIFY_STATUSES, PYTHON_CONTEXTS, TEXT_KINDS, CudaMatch, DependencyMatch, Match, PythonMatch, RuleError,
+    TextMatch, as_dict, parse_match,
+)
+from auditor.rulebook.defs import expand, read_defs
+
 COMMON_FIELDS = {
     "id", "name", "category", "severity", "message", "rocm_alternative", "effort", "docs", "flag", "ok",
 }
-MATCHERS: dict[str, tuple[set[str], set[str]]] = {
-    # family: (primary keys, modifier keys)
-    "dependency": ({"pypi", "imports", "local_version", "index_url"}, {"extras", "versions", "declared_in"}),
-    "python": ({"calls", "names", "strings"}, {"contexts", "keywords", "in_calls", "files", "needles", "callers"}),
-    "cuda": ({"includes", "identifiers", "asm", "query", "hipify_status"},
-             {"files", "unless_asm", "hipify_names", "hipify_apis", "in_functions", "not_subscript"}),
-    "text": ({"lines"}, {"files", "guarded_by"}),
-}
-PYTHON_CONTEXTS = {"compare", "argument", "attribute", "call", "test", "format", "log", "other"}
-TEXT_KINDS = {"build", "container", "ci", "shell", "k8s", "bazel", "conda", "cython"}
 DEFAULT_EXAMPLE_FILE = {
     "dependency": "example.py",
     "python": "example.py",
@@ -44,101 +40,56 @@ ID_PATTERN = re.compile(r"^RA\d{3}$")
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 
-class RuleError(ValueError):
-    """A rule file is malformed; the message names the file and the rule."""
-
-
 @dataclass(frozen=True, slots=True)
 class Example:
     file: str
     code: str
     line: int | None = None     # the line the finding must be reported on (1-based), when pinned
+    more_lines: tuple[int, ...] = ()   # further marked lines that must be reported too
+
+    @property
+    def lines(self) -> tuple[int, ...]:
+        return () if self.line is None else (self.line, *self.more_lines)
 
 
 def rules_root() -> Path:
     return Path(str(importlib.resources.files("auditor.rules")))
 
 
-def _example(item: object, default_file: str, where: str) -> Example:
+# A flag example marks the line its finding is reported on with a trailing `# flag` or `// flag` comment (the
+# marker is removed before the example is scanned), or with `line = N`; a one-line example needs neither.
+FLAG_MARKER = re.compile(r"[ \t]*(?:#|//)[ \t]*flag[ \t]*$", re.MULTILINE)
+
+
+def _example(item: object, default_file: str, where: str, flag: bool = False) -> Example:
     if isinstance(item, str):
-        return Example(default_file, item)
-    if isinstance(item, dict) and "code" in item and set(item) <= {"file", "code", "line"}:
-        line = item.get("line")
-        if line is not None and (not isinstance(line, int) or line < 1):
-            raise RuleError(f"{where}: an example's line is a 1-based line number, got {line!r}")
-        return Example(str(item.get("file", default_file)), str(item["code"]), line)
-    raise RuleError(f"{where}: an example is a string or {{code = ..., file = ..., line = N}}, got {item!r}")
+        item = {"code": item}
+    if not (isinstance(item, dict) and "code" in item and set(item) <= {"file", "code", "line"}):
+        raise RuleError(f"{where}: an example is a string or {{code = ..., file = ..., line = N}}, got {item!r}")
+    line = item.get("line")
+    if line is not None and (not isinstance(line, int) or isinstance(line, bool) or line < 1):
+        raise RuleError(f"{where}: an example's line is a 1-based line number, got {line!r}")
+    code = str(item["code"])
+    marked = [code.count("\n", 0, m.start()) + 1 for m in FLAG_MARKER.finditer(code)]
+    if marked and not flag:
+        raise RuleError(f"{where}: only a flag example marks a line (`# flag`), not an ok example")
+    if marked and line is not None:
+        raise RuleError(f"{where}: a flag example marks its line with `# flag` / `// flag` or line = N, not both")
+    if marked:
+        code, line = FLAG_MARKER.sub("", code), marked[0]
+    if flag and line is None and len(code.strip("\n").splitlines()) == 1:
+        line = code[:len(code) - len(code.lstrip("\n"))].count("\n") + 1
+    return Example(str(item.get("file", default_file)), code, line, tuple(marked[1:]))
 
 
-def _matcher_family(raw: dict, where: str) -> str:
-    extra = set(raw) - COMMON_FIELDS
-    families = [name for name, (primary, _) in MATCHERS.items() if extra & primary]
-    if len(families) != 1:
-        raise RuleError(f"{where}: needs exactly one matcher family, found {families or 'none'}")
-    family = families[0]
-    primary, modifiers = MATCHERS[family]
-    unknown = extra - primary - modifiers
-    if unknown:
-        raise RuleError(f"{where}: unknown field(s) {sorted(unknown)} for a {family} rule")
-    return family
-
-
-def _validate_match(family: str, match: dict, where: str, check_queries: bool = True) -> None:
-    for key in ("lines", "guarded_by", "asm", "unless_asm", "strings", "local_version", "index_url", "declared_in"):
-        if key in match and check_queries:  # like queries: compiled where used, all checked by the tests
-            try:
-                re.compile(match[key])
-            except re.error as err:
-                raise RuleError(f"{where}: {key} is not a valid regex: {err}") from None
-    if family == "python" and "contexts" in match and not set(match["contexts"]) <= PYTHON_CONTEXTS:
-        raise RuleError(f"{where}: contexts must be among {sorted(PYTHON_CONTEXTS)}")
-    if family == "python" and "strings" in match and ("calls" in match or "names" in match):
-        raise RuleError(f"{where}: a python rule matches strings, or calls/names, not both")
-    if family == "text" and not set(match.get("files", ())) <= TEXT_KINDS | {""} or (
-        family == "text" and not match.get("files")
-    ):
-        raise RuleError(f"{where}: a text rule needs files = a subset of {sorted(TEXT_KINDS)}")
-    if family == "cuda" and "hipify_status" not in match and {"hipify_names", "hipify_apis"} & set(match):
-        raise RuleError(f"{where}: hipify_names and hipify_apis narrow a hipify_status rule")
-    if family == "cuda" and "hipify_status" in match:
-        _validate_hipify(match, where)
-    if family == "cuda" and "not_subscript" in match and ("query" not in match or not isinstance(match["not_subscript"], str)):
-        raise RuleError(f"{where}: not_subscript narrows a query: a regex on the text of a hit that is an array index")
-    if family == "cuda" and "in_functions" in match and (
-        "query" not in match or not isinstance(match["in_functions"], list)
-        or not all(isinstance(v, str) and v for v in match["in_functions"])
-    ):
-        raise RuleError(f"{where}: in_functions narrows a query: a list of function specifiers such as __global__")
-    if family == "cuda" and not set(match.get("files", ["cuda"])) <= {"cuda", "cpp"}:
-        raise RuleError(f"{where}: files of a cuda rule are 'cuda' and/or 'cpp'")
-    if family == "dependency" and "versions" in match:
-        from packaging.specifiers import InvalidSpecifier, SpecifierSet
-
-        try:
-            SpecifierSet(match["versions"])
-        except InvalidSpecifier as err:
-            raise RuleError(f"{where}: versions: {err}") from None
-    if family == "cuda" and "query" in match and check_queries:  # 10-400 ms each: the test suite checks them
+def _check_query(match: Match, where: str) -> None:
+    if isinstance(match, CudaMatch) and match.query is not None:   # 10-400 ms each: the test suite checks them
         from auditor.parsing.cuda import compile_query
 
         try:
-            compile_query(match["query"])
+            compile_query(match.query)
         except (ValueError, TypeError) as err:  # tree_sitter.QueryError is a ValueError; TypeError: not text
             raise RuleError(f"{where}: query does not compile: {err}") from None
-
-
-HIPIFY_STATUSES = {"unsupported"}   # what HIPIFY cannot translate; the API table says which names
-
-
-def _validate_hipify(match: dict, where: str) -> None:
-    if match["hipify_status"] not in HIPIFY_STATUSES:
-        raise RuleError(f"{where}: hipify_status must be one of {sorted(HIPIFY_STATUSES)}")
-    if {"includes", "identifiers", "asm", "query"} & set(match):
-        raise RuleError(f"{where}: a hipify_status rule takes its names from the API table, not identifiers/query")
-    for key in ("hipify_names", "hipify_apis"):
-        value = match.get(key, [])
-        if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):
-            raise RuleError(f"{where}: {key} is a list of non-empty strings")
 
 
 def parse_rule(raw: dict, source_file: str, check_queries: bool = True) -> Rule:
@@ -158,12 +109,12 @@ def parse_rule(raw: dict, source_file: str, check_queries: bool = True) -> Rule:
         severity = Severity.parse(raw["severity"])
     except ValueError as err:
         raise RuleError(f"{where}: {err}") from None
-    family = _matcher_family(raw, where)
-    match = {k: v for k, v in raw.items() if k not in COMMON_FIELDS}
-    _validate_match(family, match, where, check_queries)
-    example_kind = family if family != "text" else match["files"][0]
+    match = parse_match({k: v for k, v in raw.items() if k not in COMMON_FIELDS}, where, check_queries)
+    if check_queries:
+        _check_query(match, where)
+    example_kind = match.files[0] if isinstance(match, TextMatch) else match.family
     default_file = DEFAULT_EXAMPLE_FILE[example_kind]
-    flag = tuple(_example(item, default_file, where) for item in raw["flag"])
+    flag = tuple(_example(item, default_file, where, flag=True) for item in raw["flag"])
     ok = tuple(_example(item, default_file, where) for item in raw["ok"])
     if not flag or not ok:
         raise RuleError(f"{where}: needs at least one flag and one ok example")
@@ -176,8 +127,7 @@ def parse_rule(raw: dict, source_file: str, check_queries: bool = True) -> Rule:
         rocm_alternative=(raw.get("rocm_alternative") or None),
         effort=raw["effort"],
         docs=raw["docs"].strip(),
-        matcher=family,
-        match=match,
+        spec=match,
         flag=flag,
         ok=ok,
         example_kind=example_kind,
@@ -263,7 +213,7 @@ def _id_matches(rule: Rule, pattern: str) -> bool:
 def _digest(rules: Iterable[Rule], guards: dict) -> str:
     h = hashlib.blake2b(digest_size=12)
     for rule in rules:
-        h.update(repr((rule.id, rule.severity, rule.category, sorted(rule.match.items()))).encode())
+        h.update(repr((rule.id, rule.severity, rule.category, sorted(as_dict(rule.spec).items()))).encode())
     h.update(repr(sorted(guards.items())).encode())
     return h.hexdigest()
 
@@ -274,20 +224,54 @@ def _rule_files(root: Path) -> list[Path]:
                   if p.name not in {"guards.toml", "effort.toml"} and p.relative_to(root).parts[0] != "fixes")
 
 
-def load_rulebook(root: Path | None = None, check_queries: bool = False) -> Rulebook:
-    """Queries are compiled when first used (and checked here with `check_queries`, as the tests do)."""
+# The id range of each family of rule files (the folder a rule file is in): RA1xx python packages, RA5xx/RA9xx
+# Python runtime and hazards, RA2xx-RA4xx and RA8xx CUDA sources, RA6xx builds, RA7xx containers and CI.
+FAMILY_RANGES = {"python": "159", "cuda": "2348", "build": "6", "container": "7"}
+
+
+def read_rule_file(path: Path, label: str, check_queries: bool = False) -> list[Rule]:
+    """The rules of one rule file; `label` names it in errors and in Rule.source_file."""
+    try:
+        data = tomllib.loads(path.read_text(encoding="utf-8"))
+    except (OSError, UnicodeDecodeError, tomllib.TOMLDecodeError) as err:
+        raise RuleError(f"{label}: {err}") from None
+    unknown = set(data) - {"rule", "defs"}
+    if unknown:
+        raise RuleError(f"{label}: unknown top-level key(s) {sorted(unknown)}")
+    defs = read_defs(data.get("defs", {}), label)
+    rules = [parse_rule(expand(raw, defs, f"{label}: rule {raw.get('id', '?')}") if isinstance(raw, dict) else raw,
+                        label, check_queries) for raw in data.get("rule", [])]
+    family = PurePosixPath(label).parts[-2] if len(PurePosixPath(label).parts) > 1 else ""
+    allowed = FAMILY_RANGES.get(family)
+    for rule in rules:
+        if allowed and rule.id[2] not in allowed:
+            ranges = ", ".join(f"RA{d}xx" for d in allowed)
+            raise RuleError(f"{label}: rule {rule.id}: a {family} rule's id is in {ranges}")
+    return rules
+
+
+def load_pack(directory: Path, check_queries: bool = False) -> list[Rule]:
+    """A team's own rule pack: every *.toml under the directory, in the shipped format."""
+    if not directory.is_dir():
+        raise RuleError(f"{directory}: a rule pack is a directory of rule files (*.toml)")
+    rules: list[Rule] = []
+    for path in sorted(directory.rglob("*.toml")):
+        relative = path.relative_to(directory).as_posix()
+        rules.extend(read_rule_file(path, f"{directory.name}/{relative}", check_queries))
+    if not rules:
+        raise RuleError(f"{directory}: no rules in this rule pack")
+    return rules
+
+
+def load_rulebook(root: Path | None = None, check_queries: bool = False, packs: Sequence[Path] = ()) -> Rulebook:
+    """Queries are compiled when first used (and checked here with `check_queries`, as the tests do). `packs`:
+    rule pack directories whose rules join the shipped ones (ids must not collide)."""
     root = root or rules_root()
     rules: list[Rule] = []
     for path in _rule_files(root):
-        relative = path.relative_to(root).as_posix()
-        try:
-            data = tomllib.loads(path.read_text(encoding="utf-8"))
-        except tomllib.TOMLDecodeError as err:
-            raise RuleError(f"{relative}: {err}") from None
-        unknown = set(data) - {"rule"}
-        if unknown:
-            raise RuleError(f"{relative}: unknown top-level key(s) {sorted(unknown)}")
-        rules.extend(parse_rule(raw, relative, check_queries) for raw in data.get("rule", []))
+        rules.extend(read_rule_file(path, path.relative_to(root).as_posix(), check_queries))
+    for pack in packs:
+        rules.extend(load_pack(pack, check_queries))
     _check_unique(rules)
     guards = tomllib.loads((root / "guards.toml").read_text(encoding="utf-8"))
     ordered = tuple(sorted(rules, key=lambda r: r.id))

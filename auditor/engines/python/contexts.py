@@ -1,0 +1,69 @@
+"""The syntactic role of a matched reference (compare, argument, test, log, ...), as `contexts` rules ask."""
+from __future__ import annotations
+
+import ast
+import re
+
+from auditor.engines.python.guards import _dotted
+from auditor.parsing.python import PythonTree
+
+LOG_CALL = re.compile(r"^(?:print|warnings\.warn|(?:\w+\.)*(?:log(?:ger|ging)?|_?LOG(?:GER)?)\."
+                      r"(?:debug|info|warning|warn|error|critical|exception|log)"
+                      r"|(?:\w+\.)*(?:print_rank_0|log_dist|print0))$")
+
+
+class SyntacticContexts:
+    """Mixed into the engine: reads only `self.tree` (the parent map is built on the first call)."""
+
+    tree: PythonTree
+
+    def _context(self, node: ast.AST) -> str:
+        context = self._syntactic_context(node)
+        if context in ("argument", "format") and self._in_log_call(node):
+            return "log"
+        if context == "other" and self._in_record(node):
+            return "log"   # a value kept in a record ({"cuda": torch.version.cuda}), shown, not tested
+        if context == "argument" and self._call_name(self.tree.parent(node)) == "bool":
+            return "test"
+        return context
+
+    def _in_record(self, node: ast.AST) -> bool:
+        """A dict value, or an item of a tuple/list that is itself kept in a collection (not compared)."""
+        parent = self.tree.parent(node)
+        if isinstance(parent, ast.Dict):
+            return True
+        return isinstance(parent, (ast.Tuple, ast.List)) and isinstance(
+            self.tree.parent(parent), (ast.List, ast.Tuple, ast.Dict, ast.Set))
+
+    def _call_name(self, node: ast.AST | None) -> str:
+        if isinstance(node, ast.keyword):
+            node = self.tree.parent(node)
+        return _dotted(node.func) or "" if isinstance(node, ast.Call) else ""
+
+    def _in_log_call(self, node: ast.AST) -> bool:
+        """Passed (directly or through an f-string) to print, logging or warnings: a message, not logic."""
+        parent = self.tree.parent(node)
+        while isinstance(parent, (ast.FormattedValue, ast.JoinedStr, ast.keyword, ast.Tuple, ast.BinOp)):
+            parent = self.tree.parent(parent)
+        return isinstance(parent, ast.Call) and bool(LOG_CALL.match(self._call_name(parent)))
+
+    def _syntactic_context(self, node: ast.AST) -> str:
+        parent = self.tree.parent(node)
+        if isinstance(parent, ast.Call) and parent.func is node:
+            return "format" if isinstance(self.tree.parent(parent), ast.FormattedValue) else "call"
+        if isinstance(parent, ast.FormattedValue):
+            return "format"
+        if isinstance(parent, ast.Attribute) and parent.value is node:
+            return "attribute"
+        if isinstance(parent, ast.Compare):
+            is_none = all(isinstance(op, (ast.Is, ast.IsNot)) for op in parent.ops) and all(
+                isinstance(c, ast.Constant) and c.value is None for c in parent.comparators
+            )
+            return "test" if is_none else "compare"
+        if isinstance(parent, (ast.Call, ast.keyword)):
+            return "argument"
+        if isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.Assert)) and getattr(parent, "test", None) is node:
+            return "test"
+        if isinstance(parent, ast.BoolOp) or (isinstance(parent, ast.UnaryOp) and isinstance(parent.op, ast.Not)):
+            return "test"
+        return "other"

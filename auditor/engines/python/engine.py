@@ -1,0 +1,379 @@
+"""Python engine: imports, qualified-name references and calls, string literals, guards."""
+from __future__ import annotations
+
+import ast
+import fnmatch
+import re
+from dataclasses import dataclass, field
+from pathlib import PurePosixPath
+
+from auditor.engines import make_finding, snippet_of
+from auditor.engines.dependency import Declared, import_rule_for
+from auditor.engines.python.contexts import SyntacticContexts
+from auditor.engines.python.guards import Pos, _end, _Guards, _start, string_value
+from auditor.engines.python.names import _attribute_names, _compiled, _pattern_matches
+from auditor.parsing.python import PythonTree
+from auditor.prefilter import rules_present
+from auditor.rulebook import Rulebook
+from auditor.types import Finding, Rule, Span
+
+# Calls whose string argument is CUDA source compiled at run time: (keyword, position) of that argument.
+EMBEDDED_CUDA_CALLS = {
+    "torch.utils.cpp_extension.load_inline": ("cuda_sources", None),
+    "cupy.RawKernel": ("code", 0),
+    "cupy.RawModule": ("code", 0),
+    "cupy.ElementwiseKernel": ("operation", 2),
+    "cupy.ReductionKernel": ("map_expr", 2),
+    "pycuda.compiler.SourceModule": ("source", 0),
+}
+CPP_EXTENSION_CALLS = {
+    "torch.utils.cpp_extension.CUDAExtension", "torch.utils.cpp_extension.load",
+    "torch.utils.cpp_extension.load_inline",
+}
+SETUP_KEYWORDS = {"install_requires": False, "setup_requires": False, "extras_require": True}
+# Names of lists a setup.py builds its requirements in (install_requires.append(...), reqs += [...]).
+REQUIREMENT_LIST = re.compile(r"(?i)require|^(?:_?reqs?|deps|dependencies|_?packages_to_install)$")
+DISTRIBUTION_LOOKUPS = frozenset({"importlib.metadata.distribution", "importlib.metadata.version",
+                                  "importlib.metadata.metadata", "importlib_metadata.distribution",
+                                  "importlib_metadata.version", "pkg_resources.get_distribution",
+                                  "pkg_resources.require"})
+@dataclass(frozen=True, slots=True)
+class EmbeddedCuda:
+    code: str
+    first_line: int       # line of the file where line 1 of `code` sits
+
+
+@dataclass
+class PythonScan:
+    findings: list[Finding] = field(default_factory=list)
+    embedded: list[EmbeddedCuda] = field(default_factory=list)
+    declared: list[Declared] = field(default_factory=list)
+    uses_cpp_extension: bool = False
+    guarded_regions: list[tuple[Pos, Pos]] = field(default_factory=list)
+
+    def guarded(self, line: int) -> bool:
+        return any(start[0] <= line <= end[0] for start, end in self.guarded_regions)
+
+
+class _Engine(SyntacticContexts):
+    def __init__(self, tree: PythonTree, rulebook: Rulebook, path: str, lines: list[str], lowered: str | None):
+        self.tree = tree
+        self.path = path
+        self.lines = lines
+        self.is_setup = PurePosixPath(path).name == "setup.py"
+        dependency_rules = tuple(r for r in rulebook.family("dependency") if r.spec.imports)
+        python_rules = tuple(r for r in rulebook.family("python") if self._applies(r))
+        if lowered is not None:   # only the rules whose needles the file contains can match it
+            present = set(rules_present(dependency_rules + python_rules, lowered))
+            dependency_rules = tuple(r for r in dependency_rules if r in present)
+            python_rules = tuple(r for r in python_rules if r in present)
+        self.dependency_rules = list(dependency_rules)
+        self.call_rules = [r for r in python_rules if r.spec.calls]
+        self.name_rules = [r for r in python_rules if r.spec.names]
+        self.string_rules = [r for r in python_rules if r.spec.strings is not None]
+        self.name_attrs = _attribute_names(self.name_rules)
+        self.bare_name_hits: dict[str, tuple[tuple[Rule, str], ...]] = {}
+        self.guards = _Guards(tree, rulebook.guards)
+        self.raw: list[tuple[Rule, ast.AST, str, str, int | None]] = []  # rule, node, subject, kind, line
+        self.module_strings: dict[str, ast.AST] = {}
+        self.scan = PythonScan()
+
+    def _applies(self, rule: Rule) -> bool:
+        files = rule.spec.files
+        return not files or any(fnmatch.fnmatch(PurePosixPath(self.path).name, f) for f in files)
+
+    def run(self) -> PythonScan:
+        module = self.tree.module
+        for stmt in module.body:
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                self.module_strings[stmt.targets[0].id] = stmt.value
+        for node in self.tree.nodes:
+            handler = _HANDLERS.get(type(node))
+            if handler:
+                handler(self, node)
+            body = getattr(node, "body", None)
+            if isinstance(body, list):
+                self.guards.visit_block(body)
+                orelse = getattr(node, "orelse", None)
+                if isinstance(orelse, list) and orelse:
+                    self.guards.visit_block(orelse)
+        self._report_callers()
+        self.scan.findings.extend(self._findings())
+        self.scan.guarded_regions = self.guards.regions
+        return self.scan
+
+    # -- imports --------------------------------------------------------------------------------
+    def _import(self, node: ast.AST, module: str) -> bool:
+        best: tuple[Rule, str] | None = None
+        for rule, wanted in import_rule_for(self.dependency_rules, module):
+            if best is None or len(wanted) > len(best[1]):
+                best = (rule, wanted)
+        if best:
+            self.raw.append((best[0], node, best[1], "import", None))
+        return best is not None
+
+    def on_import(self, node: ast.Import) -> None:
+        for alias in node.names:
+            self._import(node, alias.name)
+
+    def on_import_from(self, node: ast.ImportFrom) -> None:
+        if node.level or not node.module:
+            return
+        if node.module.startswith("torch.utils.cpp_extension"):
+            self.scan.uses_cpp_extension = True
+        candidates = [f"{node.module}.{a.name}" for a in node.names if a.name != "*"] + [node.module]
+        for candidate in candidates:
+            if self._import(node, candidate):
+                break
+
+    # -- guards ---------------------------------------------------------------------------------
+    def on_if(self, node: ast.If | ast.While) -> None:
+        self.guards.visit_branch(node.test, node.body, node.orelse)
+        self.guards.visit_availability(node.test, node.body, node.orelse)
+        if isinstance(node, ast.If):
+            self.guards.visit_elif_chain(node)
+
+    def on_ifexp(self, node: ast.IfExp) -> None:
+        self.guards.visit_ifexp(node)
+
+    def on_boolop(self, node: ast.BoolOp) -> None:
+        self.guards.visit_boolop(node)
+
+    def on_try(self, node: ast.Try) -> None:
+        self.guards.visit_try(node)
+
+    # -- calls ----------------------------------------------------------------------------------
+    def on_call(self, node: ast.Call) -> None:
+        names = self.tree.names.of(node.func)
+        for rule in self.call_rules:
+            hit = _pattern_matches(rule.spec.calls, names)
+            if hit and self._keywords_ok(rule, node) and self._context_ok(rule, node) and self._inside_ok(rule, node):
+                self.raw.append((rule, node, hit, "code", None))
+        if "importlib.import_module" in names and node.args:
+            value = string_value(node.args[0])
+            if value:
+                self._import(node, value)
+        if names & CPP_EXTENSION_CALLS:
+            self.scan.uses_cpp_extension = True
+        for name in names & EMBEDDED_CUDA_CALLS.keys():
+            self._embedded(node, *EMBEDDED_CUDA_CALLS[name])
+        if self.is_setup:
+            self._setup_requirements(node)
+            self._built_requirement_list(node)
+        if names & DISTRIBUTION_LOOKUPS and node.args:
+            name = string_value(node.args[0])
+            if name:   # importlib.metadata.version("nvidia-cudnn-cu12"): the code needs that distribution
+                self.scan.declared.append(Declared(name, node.lineno, False, "a distribution look-up"))
+
+    @staticmethod
+    def _keywords_ok(rule: Rule, node: ast.Call) -> bool:
+        wanted = rule.spec.keywords
+        return not wanted or any(kw.arg in wanted for kw in node.keywords)
+
+    def _resolve(self, node: ast.AST | None) -> ast.AST | None:
+        if isinstance(node, ast.Name) and node.id in self.module_strings:
+            return self.module_strings[node.id]
+        return node
+
+    def _embedded(self, node: ast.Call, keyword: str, position: int | None) -> None:
+        value = next((kw.value for kw in node.keywords if kw.arg == keyword), None)
+        if value is None and position is not None and len(node.args) > position:
+            value = node.args[position]
+        value = self._resolve(value)
+        items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value] if value is not None else []
+        for item in items:
+            item = self._resolve(item)
+            if isinstance(item, ast.Constant) and isinstance(item.value, str):
+                self.scan.embedded.append(EmbeddedCuda(item.value, item.lineno))
+
+    def _setup_requirements(self, node: ast.Call) -> None:
+        for kw in node.keywords:
+            if kw.arg not in SETUP_KEYWORDS:
+                continue
+            value = self._resolve(kw.value)
+            if isinstance(value, ast.Dict):
+                for key, items in zip(value.keys, value.values):
+                    extra = string_value(key) or "?"
+                    self._declare_list(items, True, f"extra '{extra}'")
+            else:
+                where = "" if kw.arg == "install_requires" else kw.arg
+                self._declare_list(value, SETUP_KEYWORDS[kw.arg], where)
+
+    def _built_requirement_list(self, node: ast.Call) -> None:
+        """`install_requires.append("x")` / `.extend([...])` / `.insert(0, "x")` on a requirements list."""
+        func = node.func
+        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
+                and func.attr in ("append", "extend", "insert") and REQUIREMENT_LIST.search(func.value.id)):
+            return
+        values = node.args[1:] if func.attr == "insert" else node.args
+        for value in values:
+            if func.attr == "extend":
+                self._declare_list(value, False, "")
+            elif (text := string_value(value)):
+                self.scan.declared.append(Declared(text, value.lineno, False, ""))
+
+    def on_aug_assign(self, node: ast.AugAssign) -> None:
+        """`install_requires += ["x"]` in setup.py."""
+        if self.is_setup and isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name) \
+                and REQUIREMENT_LIST.search(node.target.id):
+            self._declare_list(node.value, False, "")
+
+    def _declare_list(self, value: ast.AST, optional: bool, where: str) -> None:
+        value = self._resolve(value)
+        if isinstance(value, (ast.List, ast.Tuple)):
+            for element in value.elts:
+                text = string_value(element)
+                if text:
+                    self.scan.declared.append(Declared(text, element.lineno, optional, where))
+
+    # -- names ----------------------------------------------------------------------------------
+    def on_reference(self, node: ast.Name | ast.Attribute) -> None:
+        if not self.name_rules:
+            return
+        if self.name_attrs is not None and isinstance(node, ast.Attribute) and node.attr not in self.name_attrs:
+            return
+        hits = self._name_hits(node)
+        if not hits:
+            return
+        outer = None
+        for rule, hit in hits:
+            if outer is None:
+                parent = self.tree.parent(node)
+                is_outer = isinstance(parent, ast.Attribute) and parent.value is node
+                outer = self.tree.names.of(parent) if is_outer else frozenset()
+            if outer and _pattern_matches(rule.spec.names, outer):
+                continue  # report the outermost matching name only
+            if self._context_ok(rule, node) and self._inside_ok(rule, node):
+                self.raw.append((rule, node, hit, "code", None))
+
+    def _name_hits(self, node: ast.Name | ast.Attribute) -> tuple[tuple[Rule, str], ...]:
+        """(rule, matched name) for a reference; a bare name's are looked up once per file (most names of a
+        file are bare, and the same few recur)."""
+        if isinstance(node, ast.Name):
+            found = self.bare_name_hits.get(node.id)
+            if found is None:
+                found = self.bare_name_hits[node.id] = self._rules_naming(self.tree.names.of(node))
+            return found
+        return self._rules_naming(self.tree.names.of(node))
+
+    def _rules_naming(self, names: frozenset[str]) -> tuple[tuple[Rule, str], ...]:
+        if not names:
+            return ()
+        return tuple((rule, hit) for rule in self.name_rules if (hit := _pattern_matches(rule.spec.names, names)))
+
+    def _context_ok(self, rule: Rule, node: ast.AST) -> bool:
+        contexts = rule.spec.contexts
+        return not contexts or self._context(node) in contexts
+
+    def _string_context_ok(self, rule: Rule, node: ast.AST) -> bool:
+        """For a string, `contexts` tells a message (`log`: printed, logged, warned) from everything else."""
+        contexts = rule.spec.contexts
+        return not contexts or "log" in contexts or not self._in_log_call(node)
+
+    def _inside_ok(self, rule: Rule, node: ast.AST) -> bool:
+        wanted = rule.spec.in_calls
+        return not wanted or self._enclosing_call_matches(node, wanted)
+
+    def _enclosing_call_matches(self, node: ast.AST, wanted: list[str]) -> bool:
+        child, parent = node, self.tree.parent(node)
+        while parent is not None and not isinstance(parent, ast.stmt):
+            if isinstance(parent, ast.Call) and child is not parent.func:
+                if _pattern_matches(wanted, self.tree.names.of(parent.func)):
+                    return True
+            child, parent = parent, self.tree.parent(parent)
+        return False
+
+    # -- strings --------------------------------------------------------------------------------
+    def on_string(self, node: ast.Constant | ast.JoinedStr) -> None:
+        if not self.string_rules:
+            return
+        value = string_value(node)
+        if not value:
+            return
+        code = None
+        for rule in self.string_rules:
+            m = _compiled(rule.spec.strings).search(value)
+            if m and code is None:
+                # docstrings, bare string statements and f-string format specs are not code
+                code = not isinstance(self.tree.parent(node), (ast.Expr, ast.JoinedStr, ast.FormattedValue))
+            if m and code and self._inside_ok(rule, node) and self._string_context_ok(rule, node):
+                line = node.lineno + (value.count("\n", 0, m.start()) if isinstance(node, ast.Constant) else 0)
+                self.raw.append((rule, node, m.group(0), "string", line))
+
+    def _report_callers(self) -> None:
+        """Rules with `callers = true` also report each call, in this file, of a function whose body they
+        matched (`def smi(): return "nvidia-smi"` ... `run(smi())`): that call site is where it is used."""
+        helpers: dict[str, Rule] = {}
+        for rule, node, _subject, _kind, _line in self.raw:
+            if getattr(rule.spec, "callers", False):
+                function = self._enclosing_function(node)
+                if function is not None:
+                    helpers.setdefault(function.name, rule)
+        if not helpers:
+            return
+        for node in self.tree.nodes:
+            if isinstance(node, ast.Call):
+                func = node.func
+                name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
+                enclosing = self._enclosing_function(node) if name in helpers else None
+                if name in helpers and (enclosing is None or enclosing.name != name):
+                    self.raw.append((helpers[name], node, f"{name}()", "code", None))
+
+    def _enclosing_function(self, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
+        parent = self.tree.parent(node)
+        while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
+            parent = self.tree.parent(parent)
+        return parent
+
+    # -- results --------------------------------------------------------------------------------
+    def _findings(self) -> list[Finding]:
+        seen: set[tuple[str, int, str]] = set()
+        out: list[Finding] = []
+        for rule, node, subject, kind, line_override in self.raw:
+            start, end = _start(node), _end(node)
+            line = line_override or start[0]
+            key = (rule.id, line, subject)
+            if key in seen:
+                continue
+            seen.add(key)
+            guarded = _Guards.inside(self.guards.regions, start, end) or (
+                kind == "import" and _Guards.inside(self.guards.import_regions, start, end)
+            ) or (kind == "code" and subject in self.guards.fallback_names)
+            column = start[1] + 1 if line_override is None else None
+            optional = kind == "import" and _Guards.inside(self.guards.optional_regions, start, end)
+            out.append(make_finding(
+                rule, self.path, Span(line, column, end[0] if line_override is None else line), subject,
+                snippet_of(self.lines, line), guarded=guarded, optional=optional,
+            ))
+        return out
+
+
+def _on_constant(engine: _Engine, node: ast.Constant) -> None:
+    if isinstance(node.value, str):
+        engine.on_string(node)
+
+
+_HANDLERS = {
+    ast.Import: _Engine.on_import,
+    ast.ImportFrom: _Engine.on_import_from,
+    ast.If: _Engine.on_if,
+    ast.While: _Engine.on_if,
+    ast.IfExp: _Engine.on_ifexp,
+    ast.BoolOp: _Engine.on_boolop,
+    ast.Try: _Engine.on_try,
+    ast.AugAssign: _Engine.on_aug_assign,
+    ast.Call: _Engine.on_call,
+    ast.Name: _Engine.on_reference,
+    ast.Attribute: _Engine.on_reference,
+    ast.Constant: _on_constant,
+    ast.JoinedStr: _Engine.on_string,
+}
+if hasattr(ast, "TryStar"):
+    _HANDLERS[ast.TryStar] = _Engine.on_try
+
+
+def scan_python(
+    tree: PythonTree, rulebook: Rulebook, path: str, lines: list[str], lowered: str | None = None
+) -> PythonScan:
+    """`lowered` (the file's text in lower case) lets rules whose needles it lacks be skipped."""
+    return _Engine(tree, rulebook, path, lines, lowered).run()

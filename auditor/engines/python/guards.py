@@ -1,0 +1,225 @@
+"""The Python engine's guards: where a ROCm run never goes (`if torch.version.hip:` branches, what follows an
+early return under such a test, `try: import X / except ImportError:` fallbacks), and the small AST helpers
+they share with the engine."""
+from __future__ import annotations
+
+import ast
+import re
+
+from auditor.parsing.python import PythonTree
+
+IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
+# Tests that a package is installed before it is imported: the import behind them is an optional integration.
+AVAILABILITY = re.compile(r"(?:^|\.)(?:is_\w+_available|find_spec|_is_package_available|is_available_\w+|has_\w+)$")
+EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+
+Pos = tuple[int, int]
+
+
+def _start(node: ast.AST) -> Pos:
+    return node.lineno, node.col_offset
+
+
+def _end(node: ast.AST) -> Pos:
+    return node.end_lineno or node.lineno, node.end_col_offset or 0
+
+
+def _region(nodes: list[ast.AST]) -> tuple[Pos, Pos] | None:
+    return (_start(nodes[0]), _end(nodes[-1])) if nodes else None
+
+
+def _dotted(node: ast.AST) -> str | None:
+    if isinstance(node, ast.Name):
+        return node.id
+    if isinstance(node, ast.Attribute):
+        inner = _dotted(node.value)
+        return f"{inner}.{node.attr}" if inner else None
+    return None
+
+
+def string_value(node: ast.AST | None) -> str | None:
+    """A literal's text; an f-string's literal parts with `{}` where its fields are."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(
+            part.value if isinstance(part, ast.Constant) and isinstance(part.value, str) else "{}"
+            for part in node.values
+        )
+    return None
+
+
+def _bound(stmt: ast.stmt) -> list[tuple[str, str]]:
+    """(local name, qualified name) of each name an import statement binds."""
+    if isinstance(stmt, ast.Import):
+        return [(a.asname or a.name.split(".")[0], a.name) for a in stmt.names]
+    if isinstance(stmt, ast.ImportFrom) and stmt.module and not stmt.level:
+        return [(a.asname or a.name, f"{stmt.module}.{a.name}") for a in stmt.names if a.name != "*"]
+    return []
+
+
+class _Guards:
+    """Where a ROCm run never goes: branches of `if torch.version.hip:`-style tests, and what follows
+    an early `return` under such a test; plus `try: import X / except ImportError:` fallbacks."""
+
+    def __init__(self, tree: PythonTree, guards: dict):
+        section = guards.get("python", {})
+        self.names = tree.names
+        self.rocm_names = set(section.get("rocm_true_names", ()))
+        self.rocm_pattern = re.compile(section.get("rocm_true_pattern", r"(?!)"))
+        self.cuda_names = set(section.get("cuda_only_names", ()))
+        self.cuda_call = re.compile(section.get("cuda_only_call_pattern", r"(?!)"))
+        self.regions: list[tuple[Pos, Pos]] = []
+        self.import_regions: list[tuple[Pos, Pos]] = []
+        self.optional_regions: list[tuple[Pos, Pos]] = []   # TYPE_CHECKING blocks, availability-checked code
+        self.fallback_names: set[str] = set()   # qualified names bound only by an except-ImportError fallback
+
+    def _candidates(self, node: ast.AST) -> set[str]:
+        return set(self.names.of(node)) | {_dotted(node) or ""}
+
+    def truth(self, node: ast.AST) -> bool | None:
+        """Truth of an expression on a ROCm build, or None when unknown."""
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            inner = self.truth(node.operand)
+            return None if inner is None else not inner
+        if isinstance(node, ast.BoolOp):
+            values = [self.truth(v) for v in node.values]
+            if isinstance(node.op, ast.And):
+                if False in values:
+                    return False
+                return True if all(v is True for v in values) else None
+            if True in values:
+                return True
+            return False if all(v is False for v in values) else None
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            right = node.comparators[0]
+            if isinstance(right, ast.Constant) and right.value is None and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
+                value = self.truth(node.left)
+                if value is None:
+                    return None
+                return (not value) if isinstance(node.ops[0], ast.Is) else value
+            return None
+        if isinstance(node, ast.Call):
+            names = self._candidates(node.func)
+            if any(self.cuda_call.search(n) for n in names if n):
+                return False
+            return True if any(self.rocm_pattern.search(n) for n in names if n) else None
+        if isinstance(node, (ast.Name, ast.Attribute)):
+            names = self._candidates(node)
+            if names & self.cuda_names:
+                return False
+            if names & self.rocm_names or any(self.rocm_pattern.search(n) for n in names if n):
+                return True
+        return None
+
+    def availability(self, test: ast.AST) -> bool | None:
+        """True for `if is_x_available():`/`if TYPE_CHECKING:`/`find_spec(...) is not None`, False for their
+        negation, None for anything else."""
+        if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
+            inner = self.availability(test.operand)
+            return None if inner is None else not inner
+        if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant) \
+                and test.comparators[0].value is None and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
+            inner = self.availability(test.left)
+            return None if inner is None else (inner if isinstance(test.ops[0], ast.IsNot) else not inner)
+        if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+            return True if any(self.availability(v) is True for v in test.values) else None
+        name = _dotted(test.func if isinstance(test, ast.Call) else test) or ""
+        if name.split(".")[-1] == "TYPE_CHECKING":
+            return True
+        if isinstance(test, ast.Call) and AVAILABILITY.search(name):
+            return True
+        return None
+
+    def visit_availability(self, test: ast.AST, body: list[ast.AST], orelse: list[ast.AST]) -> None:
+        value = self.availability(test)
+        region = _region(body if value is True else orelse if value is False else [])
+        if region:
+            self.optional_regions.append(region)
+
+    def visit_branch(self, test: ast.AST, body: list[ast.AST], orelse: list[ast.AST]) -> None:
+        value = self.truth(test)
+        skipped = body if value is False else orelse if value is True else []
+        region = _region(skipped)
+        if region:
+            self.regions.append(region)
+
+    def visit_elif_chain(self, node: ast.If) -> None:
+        """`if <cuda build>: … elif torch.version.hip: …`: a later branch that is the ROCm path means the
+        earlier ones were written for CUDA, even when their own test cannot be read (`FORCE_CUDA`)."""
+        if self.truth(node.test) is not None:
+            return
+        branch = node.orelse
+        while len(branch) == 1 and isinstance(branch[0], ast.If):
+            if self.truth(branch[0].test) is True:
+                region = _region(node.body)
+                if region:
+                    self.regions.append(region)
+                return
+            branch = branch[0].orelse
+
+    def visit_ifexp(self, node: ast.IfExp) -> None:
+        self.visit_branch(node.test, [node.body], [node.orelse])
+
+    def visit_boolop(self, node: ast.BoolOp) -> None:
+        """`a and b` never evaluates b when a is false on ROCm (and `a or b` when a is true)."""
+        stop = False if isinstance(node.op, ast.And) else True
+        for index, value in enumerate(node.values[:-1]):
+            if self.truth(value) is stop:
+                region = _region(node.values[index + 1:])
+                if region:
+                    self.regions.append(region)
+                return
+
+    def visit_block(self, statements: list[ast.stmt]) -> None:
+        """After `if <true on ROCm>: … return`, the rest of the block is the CUDA path; after
+        `if not is_x_available(): return`, the rest is an optional integration."""
+        for index, stmt in enumerate(statements[:-1]):
+            if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and isinstance(stmt.body[-1], EXITS) \
+                    and self.availability(stmt.test) is False:
+                region = _region(statements[index + 1:])
+                if region:
+                    self.optional_regions.append(region)
+                break
+        for index, stmt in enumerate(statements[:-1]):
+            if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and isinstance(stmt.body[-1], EXITS) \
+                    and self.truth(stmt.test) is True:
+                region = _region(statements[index + 1:])
+                if region:
+                    self.regions.append(region)
+                return
+
+    def visit_try(self, node: ast.Try) -> None:
+        for handler in node.handlers:
+            caught: set[str] = set()
+            if handler.type is None:
+                caught.add("BaseException")
+            elif isinstance(handler.type, ast.Tuple):
+                caught.update(_dotted(e) or "" for e in handler.type.elts)
+            else:
+                caught.add(_dotted(handler.type) or "")
+            if {c.split(".")[-1] for c in caught} & IMPORT_ERRORS:
+                if handler.body and isinstance(handler.body[-1], ast.Raise):
+                    return   # re-raised: not a fallback
+                self._fallback_imports(node.body, handler.body)
+                region = _region(node.body)
+                if region:
+                    self.import_regions.append(region)
+                return
+
+    def _fallback_imports(self, body: list[ast.stmt], handler: list[ast.stmt]) -> None:
+        """`try: from triton.language.extra.libdevice import tanh / except ImportError: from
+        triton.language.extra.cuda.libdevice import tanh`: the handler's import of a name the try also binds is
+        the fallback a ROCm run never takes."""
+        primary = {local for stmt in body for local, _ in _bound(stmt)}
+        for stmt in handler:
+            bound = [(local, qualified) for local, qualified in _bound(stmt) if local in primary]
+            if bound:
+                self.fallback_names.update(qualified for _, qualified in bound)
+                region = _region([stmt])
+                if region:
+                    self.import_regions.append(region)
+
+    @staticmethod
+    def inside(regions: list[tuple[Pos, Pos]], start: Pos, end: Pos) -> bool:
+        return any(a <= start and end <= b for a, b in regions)

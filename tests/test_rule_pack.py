@@ -1,0 +1,139 @@
+"""A team's own rule pack, end to end: `rules --check DIR` validates it and runs its examples (exit 0/1/2),
+`--rules DIR` adds it to a scan, and a scanned repository's config cannot add one."""
+import json
+from pathlib import Path
+
+import pytest
+
+from auditor.cli import main
+from auditor.rulebook import RuleError, load_pack
+from tests.conftest import write_tree
+
+PACKAGE_RULE = '''
+[[rule]]
+id = "RA190"
+name = "acme-fused-kernels"
+category = "cuda_only_python_package"
+severity = "high"
+effort = "M"
+message = "acme-fused-kernels ships CUDA-only wheels."
+docs = "Internal: https://example.com/acme-fused-kernels"
+pypi = ["acme-fused-kernels"]
+imports = ["acme_fused"]
+flag = [
+  { file = "requirements.txt", code = "numpy\\nacme-fused-kernels==1.2  # flag\\n" },
+  """
+import os
+import acme_fused  # flag
+""",
+]
+ok = [
+  { file = "requirements.txt", code = "numpy\\nacme-tools==1.0\\n" },
+]
+'''
+REPO_FILES = {
+    "requirements.txt": "torch>=2.3\nacme-fused-kernels==1.4.0\n",
+    "train.py": "import torch\n\nimport acme_fused\n",
+}
+
+
+def _pack(root: Path, text: str = PACKAGE_RULE, name: str = "python/acme.toml") -> Path:
+    pack = root / "team-rules"
+    write_tree(pack, {name: text})
+    return pack
+
+
+def _run(capsys, *args) -> tuple[int, str, str]:
+    code = main([*map(str, args), "--no-progress", "-j", "1"])
+    out = capsys.readouterr()
+    return code, out.out, out.err
+
+
+def test_a_pack_with_one_package_rule_finds_it_in_a_scanned_repo(tmp_path, run_json):
+    pack = _pack(tmp_path)
+    repo = write_tree(tmp_path / "repo", REPO_FILES)
+    code, report = run_json(repo, "--rules", pack, "--fail-on", "high")
+    sites = sorted((f["path"], f["line"]) for f in report["findings"] if f["rule"] == "RA190")
+    assert sites == [("requirements.txt", 2), ("train.py", 3)]
+    assert code == 1
+    _, without = run_json(repo, "--fail-on", "never")
+    assert not [f for f in without["findings"] if f["rule"] == "RA190"]
+
+
+def test_rules_check_passes_a_good_pack(tmp_path, capsys):
+    code, out, _ = _run(capsys, "rules", "--check", _pack(tmp_path))
+    assert code == 0
+    assert "1 rules, 3 examples, 0 failing" in out
+
+
+def test_rules_check_fails_an_example_marked_on_the_wrong_line(tmp_path, capsys):
+    wrong = PACKAGE_RULE.replace("numpy\\nacme-fused-kernels==1.2  # flag\\n", "numpy  # flag\\nacme-fused-kernels==1.2\\n")
+    code, out, _ = _run(capsys, "rules", "--check", _pack(tmp_path, wrong))
+    assert code == 1
+    assert "RA190 flag example 1: requirements.txt: flag example marks line(s) [1], reported on [2]" in out
+
+
+def test_rules_check_fails_an_ok_example_that_is_reported(tmp_path, capsys):
+    noisy = PACKAGE_RULE.replace('"numpy\\nacme-tools==1.0\\n"', '"acme-fused-kernels\\n"')
+    code, out, _ = _run(capsys, "rules", "--check", _pack(tmp_path, noisy))
+    assert code == 1
+    assert "RA190 ok example 1: requirements.txt: ok example reported on line(s) [1]" in out
+
+
+@pytest.mark.parametrize(("text", "name", "message"), [
+    (PACKAGE_RULE.replace('pypi = ["acme-fused-kernels"]', 'pypi = ["acme-fused-kernels"]\nwheels = ["x"]'),
+     "python/acme.toml", "unknown field(s) ['wheels']"),
+    (PACKAGE_RULE.replace('"RA190"', '"RA100"').replace("acme-fused-kernels\"\ncategory", "x\"\ncategory"),
+     "python/acme.toml", "duplicate 'RA100'"),
+    (PACKAGE_RULE.replace('"RA190"', '"RA290"'), "python/acme.toml", "a python rule's id is in RA1xx, RA5xx, RA9xx"),
+    (PACKAGE_RULE.replace('[[rule]]', '[[rules]]'), "python/acme.toml", "unknown top-level key(s) ['rules']"),
+])
+def test_rules_check_exits_2_on_a_pack_that_does_not_load(tmp_path, capsys, text, name, message):
+    code, _, err = _run(capsys, "rules", "--check", _pack(tmp_path, text, name))
+    assert code == 2
+    assert message in err
+
+
+def test_a_repository_config_cannot_add_a_rule_pack(tmp_path, capsys):
+    repo = write_tree(tmp_path / "repo", REPO_FILES)
+    _pack(repo)
+    write_tree(repo, {".rocm-audit.toml": 'rules = ["team-rules"]\n'})
+    code, out, err = _run(capsys, repo, "--format", "json", "--fail-on", "never")
+    report = json.loads(out)
+    assert report["summary"]["files_scanned"] >= 2     # scanned, with the shipped rules only
+    assert not [f for f in report["findings"] if f["rule"] == "RA190"]
+    assert "rules ignored: a config file in the scanned tree may not choose which rules run" in err
+
+
+def test_the_users_own_config_may_add_a_rule_pack(tmp_path, run_json):
+    pack = _pack(tmp_path)
+    repo = write_tree(tmp_path / "repo", REPO_FILES)
+    config = write_tree(tmp_path / "home", {"rocm-audit.toml": f'rules = ["{pack}"]\n'}) / "rocm-audit.toml"
+    _, report = run_json(repo, "--config", config, "--fail-on", "never")
+    assert ("requirements.txt", 2) in {(f["path"], f["line"]) for f in report["findings"] if f["rule"] == "RA190"}
+
+
+def test_defs_are_written_once_and_used_in_lists_and_regexes(tmp_path):
+    text = '''
+[defs]
+tools = ["acme-smi", "acme-prof"]
+tool_regex = "\\\\b(?:${tools})\\\\b"
+
+[[rule]]
+id = "RA590"
+name = "acme-tools"
+category = "runtime_check"
+severity = "medium"
+effort = "S"
+message = "Acme's CUDA tools."
+docs = "https://example.com"
+strings = "${tool_regex}"
+needles = ["${tools}"]
+flag = ["subprocess.run(['acme-smi'])"]
+ok = ["subprocess.run(['rocm-smi'])"]
+'''
+    (rule,) = load_pack(_pack(tmp_path, text))
+    assert rule.spec.strings == r"\b(?:acme-smi|acme-prof)\b"
+    assert rule.spec.needles == ("acme-smi", "acme-prof")
+    with pytest.raises(RuleError, match=r"\$\{missing\} is not defined"):
+        load_pack(_pack(tmp_path / "b", text.replace("${tool_regex}", "${missing}")))
