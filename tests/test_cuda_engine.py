@@ -51,3 +51,28 @@ def test_embedded_cuda_in_python_strings_is_scanned_at_the_string_line():
     result = scan_text_as("ops/reduce.py", "python", code, RULEBOOK)
     lines = {(f.span.line, f.rule_id) for f in result.findings}
     assert (6, "RA200") in lines and (7, "RA203") in lines
+
+
+def test_hmax2_on_bf16_pairs_compiles_on_hip_and_on_half2_does_not():
+    """HIP declares __hmax2/__hmin2 for __hip_bfloat162 only (vLLM's activation_kernels.cu clip())."""
+    code = (
+        "#include <cuda_bf16.h>\n"                                                            # 1
+        "#include <cuda_fp16.h>\n"                                                            # 2
+        "__device__ __forceinline__ __nv_bfloat162 clip(__nv_bfloat162 v,\n"                  # 3
+        "                                               __nv_bfloat162 mmin,\n"               # 4
+        "                                               __nv_bfloat162 mmax) {\n"             # 5
+        "  return __hmin2(mmax, __hmax2(v, mmin));\n"                                         # 6
+        "}\n"                                                                                 # 7
+        "__device__ __forceinline__ __half2 clip(__half2 v, __half2 mmin, __half2 mmax) {\n"  # 8
+        "  return __hmin2(mmax, __hmax2(v, mmin));\n"                                         # 9
+        "}\n"                                                                                 # 10
+        "__global__ void act(const __half2* in, float* out) {\n"                              # 11
+        "  __nv_bfloat162 res[2];\n"                                                          # 12
+        "  __half2 h = in[0];\n"                                                              # 13
+        "  auto m = __hmax2(__habs2(res[0]), __habs2(res[1]));\n"                             # 14
+        "  auto n = __hmax2(h, h);\n"                                                         # 15
+        "}\n"                                                                                 # 16
+    )
+    result = scan_text_as("csrc/clip.cu", "cuda", code, RULEBOOK)
+    hits = sorted((f.span.line, f.subject) for f in result.findings if f.subject in ("__hmax2", "__hmin2"))
+    assert hits == [(9, "__hmax2"), (9, "__hmin2"), (15, "__hmax2")]

@@ -15,6 +15,12 @@ from auditor.parsing.preproc import LineStates
 from auditor.references import Reference
 from auditor.types import Finding, Rule, Severity, Span
 
+# HIP declares these for __hip_bfloat162 only, not __half2 (clr hipamd/include/hip/amd_detail/amd_hip_bf16.h):
+# a call in a function working on bf16 pairs compiles on ROCm, one on half2 does not
+BF16_ONLY_IN_HIP = frozenset({"__hmax2", "__hmin2"})
+FUNCTION_HEAD = re.compile(r"\b__(?:device|global|host)__\b")
+HALF2 = re.compile(r"\b(?:__)?half2\b")
+
 # Categories of the specific rules that speak for a line's unsupported names.
 SPECIFIC = frozenset({"unsupported_api", "driver_api", "hopper_only_feature", "cuda_only_library",
                       "texture_or_surface", "cooperative_groups", "ptx_inline_asm"})
@@ -70,6 +76,8 @@ def unsupported_findings(
         seen.add((ref.name, ref.line))
         if _reported(ref, by_line.get(ref.line, ()), speaking):
             continue
+        if ref.name in BF16_ONLY_IN_HIP and _on_bf16(lines, ref.line, ref.name):
+            continue
         rule = next((r for r in ordered if r.spec.hipify_status == "unsupported" and _applies(r, ref)), None)
         if rule is None:
             continue
@@ -78,3 +86,27 @@ def unsupported_findings(
             guarded=ref.line in states.excluded,
         ))
     return out
+
+
+def _on_bf16(lines: list[str], line: int, name: str, reach: int = 200) -> bool:
+    """The call's arguments are bf16 pairs: each identifier in them declared `…bfloat162 x` above (the nearest
+    declaration wins), or, with none found, the function holding the line takes bf16 pairs and no half2."""
+    text = lines[line - 1] if 0 < line <= len(lines) else ""
+    after = text[text.find(name) + len(name):] if name in text else ""
+    above = lines[max(line - 1 - reach, 0):line - 1]
+    kinds = set()
+    for ident in set(re.findall(r"\b[A-Za-z_]\w*\b", after)):
+        declared = re.compile(rf"\b(\w+)\s*[*&]?\s+{re.escape(ident)}\s*[\[=;,)]")
+        for previous in reversed(above):
+            m = declared.search(previous)
+            if m and m.group(1) not in ("return", "auto", "const"):
+                kinds.add("bf16" if "bfloat162" in m.group(1) else "half2" if HALF2.search(m.group(1)) else "other")
+                break
+    if kinds:
+        return kinds == {"bf16"} or kinds == {"bf16", "other"}
+    for start in range(line - 1, max(line - 1 - 40, -1), -1):
+        if FUNCTION_HEAD.search(lines[start]):
+            head = "\n".join(lines[start:line])
+            return "bfloat162" in head and not HALF2.search(head)
+    return False
+
