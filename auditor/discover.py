@@ -66,7 +66,8 @@ def classify(relative: str) -> str | None:
         return "container"
     parts = path.parts
     if (len(parts) >= 3 and parts[-3] == ".github" and parts[-2] == "workflows" and suffix in (".yml", ".yaml")) \
-            or lower == ".gitlab-ci.yml":
+            or lower == ".gitlab-ci.yml" \
+            or (suffix in (".yml", ".yaml") and any(p in (".buildkite", ".circleci") for p in parts[:-1])):
         return "ci"
     if suffix in (".sh", ".bash"):
         return "shell"

@@ -76,3 +76,10 @@ def test_pictures_and_notes_named_after_a_dockerfile_are_not_dockerfiles():
     assert classify("docker/Dockerfile.md") is None
     assert classify("docker/Dockerfile.rocm") == "container"
     assert classify("Dockerfile-cuda") == "container"
+
+
+def test_buildkite_and_circleci_pipelines_are_ci_files():
+    assert classify(".buildkite/hardware_tests/amd.yaml") == "ci"
+    assert classify(".circleci/config.yml") == "ci"
+    assert classify(".github/workflows/wheels.yml") == "ci"
+    assert classify("deploy/buildkite.yaml") == "yaml"

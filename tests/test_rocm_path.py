@@ -327,10 +327,13 @@ def test_verdict_reason_states_the_confidence_and_the_rocm_ci(tmp_path):
     shutil.copytree(ROOT / "p3_torch_extension_redefinitions", repo)
     target = tmp_path / "out.json"
     args = [str(repo), "--format", "json", "-o", str(target), "--fail-on", "never", "--no-progress", "--no-cache"]
+    (repo / ".github" / "workflows").mkdir(parents=True)
+    (repo / ".github" / "workflows" / "issue_autolabel.yml").write_text(   # names ROCm, builds nothing
+        "jobs:\n  label:\n    steps:\n      - uses: actions/github-script@v7\n        with:\n"
+        "          script: 'labels = {rocm: [\"ROCm\", \"rocm-smi\", \"gfx942\"]}'\n")
     assert main(args) == 0
     assert json.loads(target.read_text())["summary"]["verdict_reason"].endswith(
         "Confidence medium: no CI job builds for ROCm")
-    (repo / ".github" / "workflows").mkdir(parents=True)
     (repo / ".github" / "workflows" / "wheels-rocm.yml").write_text(
         "jobs:\n  build:\n    runs-on: ubuntu-latest\n    container: rocm/dev-ubuntu-22.04:6.2\n"
         "    steps:\n      - run: pip wheel --no-build-isolation .\n")

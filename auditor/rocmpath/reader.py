@@ -23,7 +23,12 @@ from auditor.types import SourceFile
 MAX_BUILD_BYTES = 2 * 1024 * 1024
 GPU_SUFFIXES = (".cu", ".cuh", ".hip")
 SHIM_LINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(?:cu|CU)\w+[ \t]+(?:hip|HIP)\w+", re.MULTILINE)
-ROCM_CI = re.compile(r"(?i)\brocm\b|\bhip\b|mi300|mi250|gfx9")
+# a CI job that builds or runs on ROCm: a ROCm image, an AMD runner, ROCm build settings or tools (a word such as
+# "rocm" alone is not one: issue labelers and triage bots name it too)
+ROCM_CI = re.compile(r"(?i)\brocm/[\w.-]+:|runs-on:[^\n]*\b(?:mi\d{3}\w*|rocm|amd)|--offload-arch|PYTORCH_ROCM_ARCH"
+                     r"|\bhipcc\b|whl/rocm|\bROCM_VERSION\b|\bgfx9\d\w\b|-D\w*HIP\w*=ON|BUILD_TARGET\W+rocm"
+                     r"|agents:[^\n]*\b(?:mi\d{3}\w*|amd)")
+REPO_AUTOMATION = re.compile(r"(?i)label|triage|stale|issue|welcome|greet|pr[-_]title|assign")
 ROCM_EXTRA = re.compile(r"(?i)^(?:amd|rocm\w*|hip)$")
 ROCM_DISPATCH = re.compile(r"torch\.version\.hip|\bis_hip\(\)|gcnArchName|\bamdsmi\b|IS_HIP_EXTENSION")
 
@@ -340,7 +345,8 @@ def _rocm_path(comp, mine, pybuilds, cbuilds, shims, extras, text_of) -> RocmPat
         name = PurePosixPath(f.path).name.lower()
         if f.kind == "manifest" and "rocm" in name:
             evidence.append(Evidence("P6", f"{f.path}:1", "lists ROCm requirements"))
-    ci = tuple(sorted(f.path for f in mine if f.kind == "ci" and ROCM_CI.search(text_of(f.path))))
+    ci = tuple(sorted(f.path for f in mine if f.kind == "ci" and not REPO_AUTOMATION.search(PurePosixPath(f.path).name)
+                      and ROCM_CI.search(text_of(f.path))))
     dispatch = next(((f.path, m) for f in mine if f.kind == "python" and PurePosixPath(f.path).name != "setup.py"
                      and not set(PurePosixPath(f.path).parts) & NOT_SHIPPED
                      and (m := ROCM_DISPATCH.search(text_of(f.path)))), None)
