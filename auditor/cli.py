@@ -7,6 +7,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from auditor.errors import ToolError, safe_text  # ToolError re-exported: the tests use it
+from auditor.runsetup import exit_code as _exit_code
+from auditor.runsetup import files_root as _files_root
+from auditor.runsetup import installed_api_table as _installed_api_table
+from auditor.runsetup import rulebook_for as _rulebook
+from auditor.runsetup import scan_options
 from auditor.output import bundled_example, default_html_path, emit, write_atomic, write_or_print  # noqa: F401
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
@@ -87,53 +92,6 @@ def _guarded(run, debug: bool) -> int:
         return EXIT_ERROR
 
 
-def _rulebook(settings):
-    from auditor.cache import cached_rulebook
-    from auditor.policy import unknown_selectors
-    from auditor.rulebook.schema import RuleError
-
-    try:
-        if settings.rule_packs:   # the user's own rules: read as given, not from the cache
-            from auditor.rulebook import load_rulebook
-
-            everything = load_rulebook(packs=settings.rule_packs)
-        else:
-            everything = cached_rulebook(_cache_dir(settings))
-    except RuleError as err:
-        raise ToolError(f"rule files: {err}") from None
-    _check_rule_patterns(everything, settings)
-    rulebook = everything.select(settings.select, settings.ignore)
-    if unknown := unknown_selectors(everything, settings.per_file_ignores):
-        raise ToolError(f"per-file-ignores: no rule matches {', '.join(map(repr, unknown))} "
-                        "(rocm-audit rules lists them)")
-    table = _installed_api_table(settings)
-    return rulebook if table is None else rulebook.with_api_table(table)
-
-
-def _check_rule_patterns(rulebook, settings) -> None:
-    """A --select/--ignore value (or config select/ignore) that names no rule is a mistake, not an empty set:
-    `--select RA3O1` would otherwise turn the gate off."""
-    from auditor.rulebook import _id_matches
-
-    sources = {name: source for name, _value, source in settings.sources}
-    for flag, patterns in (("select", settings.select), ("ignore", settings.ignore)):
-        for pattern in patterns:
-            if not any(_id_matches(rule, pattern) for rule in rulebook.rules):
-                where = sources.get(flag, "command line")
-                raise ToolError(f"--{flag} {pattern!r} ({where}): no rule id, prefix or name matches it "
-                                "(rocm-audit rules lists them)")
-
-
-def _installed_api_table(settings):
-    """An installed hipify-perl's tables (--hipify-perl PATH, else on PATH), or None for the shipped table."""
-    from auditor.hipify_perl import HipifyPerlError, installed_table
-
-    try:
-        return installed_table(getattr(settings, "hipify_perl", None))
-    except HipifyPerlError as err:
-        raise ToolError(str(err)) from None
-
-
 def _coverage(settings) -> int:
     """`rocm-audit coverage [PATH…]`: the HIPIFY coverage section alone; `--table-info`: the table's sources."""
     if settings.table_info:
@@ -160,28 +118,6 @@ def _coverage(settings) -> int:
     else:
         render_coverage(report, Console(), all_names=True)
     return EXIT_CLEAN
-
-
-def scan_options(settings):
-    from auditor.pipeline import ScanOptions
-
-    return ScanOptions(settings.exclude, settings.force_exclude, settings.include_vendored, settings.jobs,
-                       settings.max_file_size, settings.time_budget, _cache_dir(settings),
-                       settings.per_file_ignores, settings.optional_dirs)
-
-
-def _cache_dir(settings) -> Path | None:
-    """The cache directory of this run, or None (--no-cache; or the default one lies in a scanned path)."""
-    from auditor.cache import cache_directory
-
-    scanned: tuple[Path, ...]
-    if settings.example:
-        scanned = (bundled_example(),)
-    elif settings.command in ("check", "baseline", "coverage", "fix"):
-        scanned = settings.paths or (Path("."),)
-    else:
-        scanned = ()
-    return cache_directory(settings.no_cache, settings.cache_dir, scanned)
 
 
 def _check(settings) -> int:
@@ -264,19 +200,6 @@ def _scan(settings, rulebook):
     return replace(report, repo_prefix=_repo_prefix(root)), root, options
 
 
-def _files_root(paths, settings) -> Path | None:
-    """Files named one by one (the pre-commit hook) are reported relative to their repository (or config
-    file's directory), so that paths and fingerprints are the same as in a scan of the whole tree."""
-    from auditor.config import project_root
-    from auditor.discover import common_root
-
-    if not paths or any(p.is_dir() for p in paths):
-        return None
-    common = common_root(paths)
-    top = project_root(common) or (settings.config_file.parent.absolute() if settings.config_file else None)
-    return top.resolve() if top and common.is_relative_to(top.resolve()) else None
-
-
 def _repo_prefix(root: Path) -> str:
     from auditor.config import project_root
 
@@ -285,10 +208,6 @@ def _repo_prefix(root: Path) -> str:
         return ""
     prefix = root.resolve().relative_to(top.resolve()).as_posix()
     return "" if prefix == "." else prefix
-
-
-def _exit_code(report, fail_on) -> int:
-    return EXIT_FINDINGS if report.failing(fail_on) else EXIT_CLEAN
 
 
 def _write_baseline(settings) -> int:

@@ -10,7 +10,7 @@ from auditor.fix.apply import FixRun, run_fix, unified_diff, write_fixed
 
 
 def fix_command(settings) -> int:
-    from auditor.cli import _exit_code, _files_root, _rulebook, scan_options
+    from auditor.runsetup import exit_code, files_root, rulebook_for, scan_options
     from auditor.errors import ToolError
     from auditor.fix.data import FixDataError, shipped_fixes
 
@@ -21,10 +21,10 @@ def fix_command(settings) -> int:
         specs = shipped_fixes()
     except FixDataError as err:
         raise ToolError(f"fix files: {err}") from None
-    rulebook = _rulebook(settings)
+    rulebook = rulebook_for(settings)
     specs = {rule: spec for rule, spec in specs.items() if rule in rulebook.by_id()}   # --select/--ignore
     run = run_fix(settings.paths, rulebook, specs, scan_options(settings), settings.unsafe,
-                  root=_files_root(settings.paths, settings))
+                  root=files_root(settings.paths, settings))
     if settings.diff:
         for outcome in run.files:
             if outcome.changed:
@@ -37,7 +37,7 @@ def fix_command(settings) -> int:
                 except OSError as err:
                     raise ToolError(f"cannot write {outcome.path}: {err.strerror or err}") from None
     print(summary(run, settings.diff), file=sys.stderr if settings.diff else sys.stdout, end="")
-    return _exit_code(run.before if settings.diff else run.after, settings.fail_on)
+    return exit_code(run.before if settings.diff else run.after, settings.fail_on)
 
 
 LISTED = 30   # not-fixed sites listed one by one up to this many; beyond it, counted by reason
