@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from auditor.engines import make_finding
 from auditor.types import Finding, Rule, Span
+from auditor.parsing.declared import Declared
 
 if TYPE_CHECKING:
     from packaging.specifiers import SpecifierSet
@@ -24,16 +25,6 @@ SEPARATORS = re.compile(r"[-_.]+")
 def canonicalize_name(name: str) -> str:
     """PEP 503 normalisation, as packaging.utils.canonicalize_name does it."""
     return SEPARATORS.sub("-", name).lower()
-
-
-@dataclass(frozen=True, slots=True)
-class Declared:
-    """One requirement as written in a manifest."""
-
-    text: str
-    line: int | None
-    optional: bool = False
-    where: str = ""       # e.g. "extra 'hopper'", shown with the finding
 
 
 @dataclass(frozen=True, slots=True)

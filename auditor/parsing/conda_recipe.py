@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 
-from auditor.engines.dependency import Declared
+from auditor.parsing.declared import Declared
 
 SECTION = re.compile(r"^(\s*)(build|host|run|run_constrained|run_exports|requirements|requires)\s*:\s*$")
 ITEM = re.compile(r"^\s*-\s+(.*)$")

@@ -8,7 +8,8 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from auditor.engines import make_finding, snippet_of
-from auditor.engines.dependency import Declared, import_rule_for
+from auditor.engines.dependency import import_rule_for
+from auditor.parsing.declared import Declared
 from auditor.engines.python.contexts import SyntacticContexts
 from auditor.engines.python.guards import Pos, _end, _Guards, _start, string_value
 from auditor.engines.python.names import _attribute_names, _compiled, _pattern_matches
