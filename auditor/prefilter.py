@@ -143,9 +143,12 @@ def _rule_needles(spec) -> frozenset[str] | None:
     elif getattr(spec, "strings", None) is not None:
         derived = regex_needles(spec.strings)
         if derived is None and spec.in_calls:  # the string must sit inside one of these calls
-            derived = frozenset(name_needle(call) for call in spec.in_calls)
+            calls = [name_needle(call) for call in spec.in_calls]
+            derived = frozenset(c for c in calls if c is not None) if None not in calls else None
         found.extend(derived if derived is not None else [None])
-    return None if None in found or not found else frozenset(found)
+    if None in found or not found:
+        return None
+    return frozenset(needle for needle in found if needle is not None)
 
 
 def rules_present(rules: tuple, text: "str | Haystack") -> tuple:
@@ -168,7 +171,7 @@ class NeedleIndex:
         self._automaton = _automaton(n for n in needles if not isinstance(n, Word))
 
     def present(self, haystack: Haystack) -> set[str]:
-        found = set(self.words & haystack.words)
+        found: set[str] = set(self.words & haystack.words)
         if self._automaton is not None:
             found.update(needle for _, needle in self._automaton.iter(haystack.text))
         return found
@@ -262,14 +265,14 @@ class _QueryReader:
             return ()
         elif token == "(":
             parts: list[Clauses] = []
-            if self.peek() in NODE_TOKENS:
-                parts.append((frozenset({NODE_TOKENS[self.peek()]}),))
+            if (head := self.peek()) is not None and head in NODE_TOKENS:
+                parts.append((frozenset({NODE_TOKENS[head]}),))
             while self.peek() not in (")", None):
                 parts.append(self.pattern(preds, captures, required))
             self.at += 1
             clauses = tuple(c for part in parts for c in part)
         optional = False
-        while self.peek() is not None and (self.peek() in ("*", "+", "?") or self.peek().startswith("@")):
+        while (following := self.peek()) is not None and (following in ("*", "+", "?") or following.startswith("@")):
             mark = self.take()
             if mark in ("*", "?"):
                 optional = True

@@ -8,8 +8,8 @@ try:  # Python 3.11+: the regex parser moved
     import re._parser as sre_parse  # type: ignore[import-not-found]
     from re import _constants as sre_constants  # type: ignore[attr-defined]
 except ImportError:  # pragma: no cover
-    import sre_constants  # type: ignore[no-redef]
-    import sre_parse  # type: ignore[no-redef]
+    import sre_constants
+    import sre_parse
 
 MIN_NEEDLE = 3
 
@@ -85,7 +85,8 @@ def _needles(parsed, min_len: int = MIN_NEEDLE) -> frozenset[str] | None:
             if common:
                 candidates.append(frozenset({common}))
             branches = [_needles(branch, min_len) for branch in arg[1]]
-            inner = None if any(b is None for b in branches) else frozenset().union(*branches)
+            known = [b for b in branches if b is not None]
+            inner = None if len(known) < len(branches) else frozenset[str]().union(*known)
         elif op is sre_constants.SUBPATTERN:
             inner = _needles(arg[-1], min_len)
         elif op in (sre_constants.MAX_REPEAT, sre_constants.MIN_REPEAT) and arg[0] >= 1:

@@ -4,10 +4,10 @@ from __future__ import annotations
 import enum
 import hashlib
 from dataclasses import dataclass, field
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
-    from auditor.rulebook.schema import Match
+    from auditor.rulebook.schema import CudaMatch, DependencyMatch, Match, PythonMatch, TextMatch
 
 
 class Severity(enum.IntEnum):
@@ -86,6 +86,24 @@ class Rule:
     def matcher(self) -> str:
         """dependency | python | cuda | text"""
         return self.spec.family
+
+    # The spec typed as its family's matcher: each engine reads only the rules of its own family (the rulebook
+    # hands them out by `family()`), so these narrow without a check on the hot path.
+    @property
+    def cuda(self) -> CudaMatch:
+        return cast("CudaMatch", self.spec)
+
+    @property
+    def python(self) -> PythonMatch:
+        return cast("PythonMatch", self.spec)
+
+    @property
+    def dependency(self) -> DependencyMatch:
+        return cast("DependencyMatch", self.spec)
+
+    @property
+    def text(self) -> TextMatch:
+        return cast("TextMatch", self.spec)
 
 
 def fingerprint(rule_id: str, path: str, subject: str) -> str:

@@ -63,7 +63,7 @@ def _index(rules: tuple[Rule, ...]) -> _Index:
     asm: list[tuple[re.Pattern, re.Pattern | None, Rule]] = []
     queries: list[Rule] = []
     for rule in rules:
-        m = rule.spec
+        m = rule.cuda
         for pattern in m.identifiers:
             if "::" in pattern:
                 qualified.append((pattern, rule))
@@ -120,8 +120,8 @@ def scan_cuda(
 ) -> list[Finding]:
     """`inventory` is the tree's ts_cuda.inventory() when the caller has it already (scan shares it with
     the HIPIFY reference count: the inventory query runs once per file)."""
-    rules = tuple(r for r in rulebook.family("cuda") if kind in r.spec.files
-                  and r.spec.hipify_status is None)
+    rules = tuple(r for r in rulebook.family("cuda") if kind in r.cuda.files
+                  and r.cuda.hipify_status is None)
     if not rules:
         return []
     index = _index(rules)
@@ -217,15 +217,15 @@ def _piece_position(pieces: list[tuple[str, int, int]], offset: int) -> tuple[in
 def _other_isa(rule: Rule, node, path: str) -> bool:
     """An inline-asm query hit (asm in a macro body) in a C source, or one whose text the rule's `unless_asm`
     matches (another instruction set, a more specific class): not this rule's PTX."""
-    if rule.spec.asm is None:
+    if rule.cuda.asm is None:
         return False
-    unless = rule.spec.unless_asm
+    unless = rule.cuda.unless_asm
     return path.endswith(".c") or bool(unless and re.search(unless, ts_cuda.text(node)))
 
 
 def _table_index(rule: Rule, node) -> bool:
     """A hit of a rule with `not_subscript` that is itself an array index (`table[tid & 31]`) and matches it."""
-    pattern = rule.spec.not_subscript
+    pattern = rule.cuda.not_subscript
     if not pattern:
         return False
     parent = node.parent
@@ -238,7 +238,7 @@ def _table_index(rule: Rule, node) -> bool:
 def _in_functions(rule: Rule, node) -> bool:
     """A query hit of a rule with `in_functions` counts inside a function declared with one of them (any
     depth: a query can only say so level by level, which is slow to compile and to run)."""
-    wanted = rule.spec.in_functions
+    wanted = rule.cuda.in_functions
     if not wanted:
         return True
     while node is not None and node.type != "function_definition":
@@ -247,14 +247,14 @@ def _in_functions(rule: Rule, node) -> bool:
 
 
 def _queries_present(rules: tuple[Rule, ...], lowered: str) -> tuple[Rule, ...]:
-    sources = active_queries(tuple(rule.spec.query for rule in rules), lowered)
-    return tuple(rule for rule in rules if rule.spec.query in sources)
+    sources = active_queries(tuple(rule.cuda.query or "" for rule in rules), lowered)
+    return tuple(rule for rule in rules if rule.cuda.query in sources)
 
 
 def queries_needed(rulebook: Rulebook, kind: str, text: str) -> tuple[Rule, ...]:
     """The query rules a file of this kind and text makes a scan compile."""
     rules = tuple(rule for rule in rulebook.family("cuda")
-                  if rule.spec.query is not None and kind in rule.spec.files)
+                  if rule.cuda.query is not None and kind in rule.cuda.files)
     return _queries_present(rules, text.lower()) if rules else ()
 
 
@@ -271,7 +271,7 @@ def plan_queries(rules: Iterable[Rule]) -> None:
     """Rules this process will need: they are compiled as one group when the first of them is needed (one
     group of N queries compiles about three times faster than N groups)."""
     for rule in rules:
-        if rule.spec.query is not None and _rule_key(rule) not in _GROUP_OF:
+        if rule.cuda.query is not None and _rule_key(rule) not in _GROUP_OF:
             _PLANNED[_rule_key(rule)] = rule
 
 
@@ -281,7 +281,7 @@ def _query_groups(rules: list[Rule]) -> list[tuple[ts_cuda.QueryGroup, tuple[Rul
         missing = tuple({_rule_key(rule): rule for rule in (*missing, *_PLANNED.values())}.values())
         _PLANNED.clear()
     if missing:
-        group = ts_cuda.compile_group(tuple(rule.spec.query for rule in missing))
+        group = ts_cuda.compile_group(tuple(rule.cuda.query or "" for rule in missing))
         for rule in missing:
             _GROUP_OF[_rule_key(rule)] = len(_GROUPS)
         _GROUPS.append((group, missing))
@@ -290,7 +290,7 @@ def _query_groups(rules: list[Rule]) -> list[tuple[ts_cuda.QueryGroup, tuple[Rul
 
 
 def _rule_key(rule: Rule) -> str:
-    return f"{rule.id}\0{rule.spec.query}"
+    return f"{rule.id}\0{rule.cuda.query}"
 
 
 def _findings(

@@ -101,12 +101,12 @@ def _names_match(patterns: Iterable[str], name: str) -> bool:
 
 
 def _exact_name(rule: Rule, name: str) -> bool:
-    return any("*" not in p and canonicalize_name(p) == name for p in rule.spec.pypi)
+    return any("*" not in p and canonicalize_name(p) == name for p in rule.dependency.pypi)
 
 
 def match_requirement(rule: Rule, req: ParsedRequirement, where: str = "") -> str | None:
     """The subject when the rule applies to this requirement, else None."""
-    m = rule.spec
+    m = rule.dependency
     if m.declared_in is not None and not re.search(m.declared_in, where):
         return None
     if m.pypi and _names_match(m.pypi, req.name):
@@ -132,15 +132,15 @@ def requirement_findings(
     from auditor.engines import snippet_of
 
     rules = list(rules)
-    requirement_rules = [r for r in rules if r.spec.pypi or r.spec.local_version is not None]
+    requirement_rules = [r for r in rules if r.dependency.pypi or r.dependency.local_version is not None]
     for item in declared:
         req = parse_requirement(item.text)
         if req is None:
             continue
         matched = [(rule, s) for rule in requirement_rules if (s := match_requirement(rule, req, item.where))]
         if any(_exact_name(rule, req.name) for rule, _ in matched):  # a rule naming the package beats a glob
-            matched = [(rule, s) for rule, s in matched if _exact_name(rule, req.name) or not rule.spec.pypi
-                       or rule.spec.declared_in is not None]
+            matched = [(rule, s) for rule, s in matched if _exact_name(rule, req.name) or not rule.dependency.pypi
+                       or rule.dependency.declared_in is not None]
         if req.url:
             yield from url_findings(rules, [(req.url, item.line)], path, lines)
         for rule, subject in matched:
@@ -158,17 +158,17 @@ def url_findings(
 ) -> Iterator[Finding]:
     from auditor.engines import snippet_of
 
-    rules = [r for r in rules if r.spec.index_url is not None]
+    patterns = [(r, r.dependency.index_url) for r in rules if r.dependency.index_url is not None]
     for url, line in urls:
-        for rule in rules:
-            if re.search(rule.spec.index_url, url):
+        for rule, pattern in patterns:
+            if re.search(pattern, url):
                 yield make_finding(rule, path, Span(line, None, line), url, snippet_of(lines, line) or url)
 
 
 def import_rule_for(rules: Iterable[Rule], module: str) -> Iterator[tuple[Rule, str]]:
     """Rules whose `imports` cover this module path (the module itself or a parent of it)."""
     for rule in rules:
-        for wanted in rule.spec.imports:
+        for wanted in rule.dependency.imports:
             if module == wanted or module.startswith(wanted + "."):
                 yield rule, wanted
                 break

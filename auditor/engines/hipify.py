@@ -28,16 +28,16 @@ SPECIFIC = frozenset({"unsupported_api", "driver_api", "hopper_only_feature", "c
 
 @cache
 def _ordered(rules: tuple[Rule, ...]) -> tuple[Rule, ...]:
-    narrowed = [r for r in rules if r.spec.hipify_names or r.spec.hipify_apis]
+    narrowed = [r for r in rules if r.cuda.hipify_names or r.cuda.hipify_apis]
     catch_all = [r for r in rules if r not in narrowed]
     return tuple(sorted(narrowed, key=lambda r: r.id) + sorted(catch_all, key=lambda r: r.id))
 
 
 def _applies(rule: Rule, ref: Reference) -> bool:
-    apis = rule.spec.hipify_apis
+    apis = rule.cuda.hipify_apis
     if apis and ref.entry.api not in apis:
         return False
-    names = rule.spec.hipify_names
+    names = rule.cuda.hipify_names
     return not names or any(fnmatch.fnmatchcase(ref.name, pattern) for pattern in names)
 
 
@@ -78,7 +78,7 @@ def unsupported_findings(
             continue
         if ref.name in BF16_ONLY_IN_HIP and _on_bf16(lines, ref.line, ref.name):
             continue
-        rule = next((r for r in ordered if r.spec.hipify_status == "unsupported" and _applies(r, ref)), None)
+        rule = next((r for r in ordered if r.cuda.hipify_status == "unsupported" and _applies(r, ref)), None)
         if rule is None:
             continue
         out.append(make_finding(

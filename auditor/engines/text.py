@@ -31,7 +31,7 @@ def code_lines(text: str, kind: str) -> list[str]:
 
 
 def scan_text(text: str, rulebook: Rulebook, path: str, kind: str, lines: list[str]) -> list[Finding]:
-    rules: list[Rule] = [r for r in rulebook.family("text") if kind in r.spec.files]
+    rules: list[Rule] = [r for r in rulebook.family("text") if kind in r.text.files]
     if not rules:
         return []
     findings: list[Finding] = []
@@ -42,14 +42,14 @@ def scan_text(text: str, rulebook: Rulebook, path: str, kind: str, lines: list[s
         excluded = excluded_lines(path, text, rulebook.guards.get("build", {}).get("rocm_condition_pattern", "(?!)"))
     code = code_lines(text, kind)
     # `guarded_by`: the file itself has the ROCm counterpart (Bazel's if_rocm beside if_cuda)
-    joined = "\n".join(code) if any(r.spec.guarded_by is not None for r in rules) else ""
-    guarded_rules = {r.id for r in rules if r.spec.guarded_by is not None
-                     and _compiled(r.spec.guarded_by).search(joined)}
+    joined = "\n".join(code) if any(r.text.guarded_by is not None for r in rules) else ""
+    guarded_rules = {r.id for r in rules if r.text.guarded_by is not None
+                     and _compiled(r.text.guarded_by).search(joined)}
     for number, line in enumerate(code, start=1):
         if not line.strip():
             continue
         for rule in rules:
-            m = _compiled(rule.spec.lines).search(line)
+            m = _compiled(rule.text.lines).search(line)
             if m:
                 named = next((g for g in ("subject", "hit") if g in m.re.groupindex and m.group(g)), 0)
                 subject = " ".join(m.group(named).split())   # (?P<subject>…) / (?P<hit>…): the part a fingerprint keeps

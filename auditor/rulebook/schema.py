@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from dataclasses import dataclass, fields
-from typing import ClassVar, Union
+from typing import Any, ClassVar, Union
 
 
 class RuleError(ValueError):
@@ -77,7 +77,8 @@ class TextMatch:
 
 
 Match = Union[DependencyMatch, PythonMatch, CudaMatch, TextMatch]
-MATCH_TYPES: dict[str, type] = {t.family: t for t in (DependencyMatch, PythonMatch, CudaMatch, TextMatch)}
+MatchType = type[DependencyMatch] | type[PythonMatch] | type[CudaMatch] | type[TextMatch]
+MATCH_TYPES: dict[str, MatchType] = {t.family: t for t in (DependencyMatch, PythonMatch, CudaMatch, TextMatch)}
 PYTHON_CONTEXTS = {"compare", "argument", "attribute", "call", "test", "format", "log", "other"}
 TEXT_KINDS = {"build", "container", "ci", "shell", "k8s", "bazel", "conda", "cython"}
 HIPIFY_STATUSES = {"unsupported"}   # what HIPIFY cannot translate; the API table says which names
@@ -89,7 +90,7 @@ def field_names(kind: type) -> frozenset[str]:
     return frozenset(f.name for f in fields(kind))
 
 
-def match_family(keys: set[str], where: str) -> type:
+def match_family(keys: set[str], where: str) -> MatchType:
     """The one matcher kind whose primary keys these are; unknown keys are an error."""
     kinds = [kind for kind in MATCH_TYPES.values() if keys & kind.primary]
     if len(kinds) != 1:
@@ -101,7 +102,7 @@ def match_family(keys: set[str], where: str) -> type:
     return kind
 
 
-def _coerce(kind: type, name: str, value: object, where: str) -> object:
+def _coerce(kind: type, name: str, value: object, where: str) -> Any:
     default = next(f.default for f in fields(kind) if f.name == name)
     if isinstance(default, tuple):
         if not isinstance(value, list) or not all(isinstance(v, str) and v for v in value):

@@ -4,6 +4,8 @@ from __future__ import annotations
 import ast
 import fnmatch
 import re
+from collections.abc import Callable, Sequence
+from typing import Any
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
@@ -62,16 +64,16 @@ class _Engine(SyntacticContexts):
         self.path = path
         self.lines = lines
         self.is_setup = PurePosixPath(path).name == "setup.py"
-        dependency_rules = tuple(r for r in rulebook.family("dependency") if r.spec.imports)
+        dependency_rules = tuple(r for r in rulebook.family("dependency") if r.dependency.imports)
         python_rules = tuple(r for r in rulebook.family("python") if self._applies(r))
         if lowered is not None:   # only the rules whose needles the file contains can match it
             present = set(rules_present(dependency_rules + python_rules, lowered))
             dependency_rules = tuple(r for r in dependency_rules if r in present)
             python_rules = tuple(r for r in python_rules if r in present)
         self.dependency_rules = list(dependency_rules)
-        self.call_rules = [r for r in python_rules if r.spec.calls]
-        self.name_rules = [r for r in python_rules if r.spec.names]
-        self.string_rules = [r for r in python_rules if r.spec.strings is not None]
+        self.call_rules = [r for r in python_rules if r.python.calls]
+        self.name_rules = [r for r in python_rules if r.python.names]
+        self.string_rules = [r for r in python_rules if r.python.strings is not None]
         self.name_attrs = _attribute_names(self.name_rules)
         self.bare_name_hits: dict[str, tuple[tuple[Rule, str], ...]] = {}
         self.guards = _Guards(tree, rulebook.guards)
@@ -80,7 +82,7 @@ class _Engine(SyntacticContexts):
         self.scan = PythonScan()
 
     def _applies(self, rule: Rule) -> bool:
-        files = rule.spec.files
+        files = rule.python.files
         return not files or any(fnmatch.fnmatch(PurePosixPath(self.path).name, f) for f in files)
 
     def run(self) -> PythonScan:
@@ -147,7 +149,7 @@ class _Engine(SyntacticContexts):
     def on_call(self, node: ast.Call) -> None:
         names = self.tree.names.of(node.func)
         for rule in self.call_rules:
-            hit = _pattern_matches(rule.spec.calls, names)
+            hit = _pattern_matches(rule.python.calls, names)
             if hit and self._keywords_ok(rule, node) and self._context_ok(rule, node) and self._inside_ok(rule, node):
                 self.raw.append((rule, node, hit, "code", None))
         if "importlib.import_module" in names and node.args:
@@ -162,13 +164,13 @@ class _Engine(SyntacticContexts):
             self._setup_requirements(node)
             self._built_requirement_list(node)
         if names & DISTRIBUTION_LOOKUPS and node.args:
-            name = string_value(node.args[0])
-            if name:   # importlib.metadata.version("nvidia-cudnn-cu12"): the code needs that distribution
-                self.scan.declared.append(Declared(name, node.lineno, False, "a distribution look-up"))
+            distribution = string_value(node.args[0])
+            if distribution:   # importlib.metadata.version("nvidia-cudnn-cu12"): the code needs that distribution
+                self.scan.declared.append(Declared(distribution, node.lineno, False, "a distribution look-up"))
 
     @staticmethod
     def _keywords_ok(rule: Rule, node: ast.Call) -> bool:
-        wanted = rule.spec.keywords
+        wanted = rule.python.keywords
         return not wanted or any(kw.arg in wanted for kw in node.keywords)
 
     def _resolve(self, node: ast.AST | None) -> ast.AST | None:
@@ -177,13 +179,13 @@ class _Engine(SyntacticContexts):
         return node
 
     def _embedded(self, node: ast.Call, keyword: str, position: int | None) -> None:
-        value = next((kw.value for kw in node.keywords if kw.arg == keyword), None)
-        if value is None and position is not None and len(node.args) > position:
-            value = node.args[position]
-        value = self._resolve(value)
+        given: ast.AST | None = next((kw.value for kw in node.keywords if kw.arg == keyword), None)
+        if given is None and position is not None and len(node.args) > position:
+            given = node.args[position]
+        value = self._resolve(given)
         items = value.elts if isinstance(value, (ast.List, ast.Tuple)) else [value] if value is not None else []
-        for item in items:
-            item = self._resolve(item)
+        for entry in items:
+            item = self._resolve(entry)
             if isinstance(item, ast.Constant) and isinstance(item.value, str):
                 self.scan.embedded.append(EmbeddedCuda(item.value, item.lineno))
 
@@ -192,6 +194,8 @@ class _Engine(SyntacticContexts):
             if kw.arg not in SETUP_KEYWORDS:
                 continue
             value = self._resolve(kw.value)
+            if value is None:
+                continue
             if isinstance(value, ast.Dict):
                 for key, items in zip(value.keys, value.values):
                     extra = string_value(key) or "?"
@@ -219,8 +223,8 @@ class _Engine(SyntacticContexts):
                 and REQUIREMENT_LIST.search(node.target.id):
             self._declare_list(node.value, False, "")
 
-    def _declare_list(self, value: ast.AST, optional: bool, where: str) -> None:
-        value = self._resolve(value)
+    def _declare_list(self, given: ast.AST | None, optional: bool, where: str) -> None:
+        value = self._resolve(given)
         if isinstance(value, (ast.List, ast.Tuple)):
             for element in value.elts:
                 text = string_value(element)
@@ -240,9 +244,9 @@ class _Engine(SyntacticContexts):
         for rule, hit in hits:
             if outer is None:
                 parent = self.tree.parent(node)
-                is_outer = isinstance(parent, ast.Attribute) and parent.value is node
-                outer = self.tree.names.of(parent) if is_outer else frozenset()
-            if outer and _pattern_matches(rule.spec.names, outer):
+                outer = self.tree.names.of(parent) \
+                    if isinstance(parent, ast.Attribute) and parent.value is node else frozenset()
+            if outer and _pattern_matches(rule.python.names, outer):
                 continue  # report the outermost matching name only
             if self._context_ok(rule, node) and self._inside_ok(rule, node):
                 self.raw.append((rule, node, hit, "code", None))
@@ -260,22 +264,22 @@ class _Engine(SyntacticContexts):
     def _rules_naming(self, names: frozenset[str]) -> tuple[tuple[Rule, str], ...]:
         if not names:
             return ()
-        return tuple((rule, hit) for rule in self.name_rules if (hit := _pattern_matches(rule.spec.names, names)))
+        return tuple((rule, hit) for rule in self.name_rules if (hit := _pattern_matches(rule.python.names, names)))
 
     def _context_ok(self, rule: Rule, node: ast.AST) -> bool:
-        contexts = rule.spec.contexts
+        contexts = rule.python.contexts
         return not contexts or self._context(node) in contexts
 
     def _string_context_ok(self, rule: Rule, node: ast.AST) -> bool:
         """For a string, `contexts` tells a message (`log`: printed, logged, warned) from everything else."""
-        contexts = rule.spec.contexts
+        contexts = rule.python.contexts
         return not contexts or "log" in contexts or not self._in_log_call(node)
 
     def _inside_ok(self, rule: Rule, node: ast.AST) -> bool:
-        wanted = rule.spec.in_calls
+        wanted = rule.python.in_calls
         return not wanted or self._enclosing_call_matches(node, wanted)
 
-    def _enclosing_call_matches(self, node: ast.AST, wanted: list[str]) -> bool:
+    def _enclosing_call_matches(self, node: ast.AST, wanted: Sequence[str]) -> bool:
         child, parent = node, self.tree.parent(node)
         while parent is not None and not isinstance(parent, ast.stmt):
             if isinstance(parent, ast.Call) and child is not parent.func:
@@ -293,7 +297,7 @@ class _Engine(SyntacticContexts):
             return
         code = None
         for rule in self.string_rules:
-            m = _compiled(rule.spec.strings).search(value)
+            m = _compiled(rule.python.strings).search(value)
             if m and code is None:
                 # docstrings, bare string statements and f-string format specs are not code
                 code = not isinstance(self.tree.parent(node), (ast.Expr, ast.JoinedStr, ast.FormattedValue))
@@ -306,7 +310,7 @@ class _Engine(SyntacticContexts):
         matched (`def smi(): return "nvidia-smi"` ... `run(smi())`): that call site is where it is used."""
         helpers: dict[str, Rule] = {}
         for rule, node, _subject, _kind, _line in self.raw:
-            if getattr(rule.spec, "callers", False):
+            if getattr(rule.python, "callers", False):
                 function = self._enclosing_function(node)
                 if function is not None:
                     helpers.setdefault(function.name, rule)
@@ -331,6 +335,7 @@ class _Engine(SyntacticContexts):
         seen: set[tuple[str, int, str]] = set()
         out: list[Finding] = []
         for rule, node, subject, kind, line_override in self.raw:
+            assert isinstance(node, (ast.stmt, ast.expr))   # what the handlers record: statements and expressions
             start, end = _start(node), _end(node)
             line = line_override or start[0]
             key = (rule.id, line, subject)
@@ -354,7 +359,7 @@ def _on_constant(engine: _Engine, node: ast.Constant) -> None:
         engine.on_string(node)
 
 
-_HANDLERS = {
+_HANDLERS: dict[type[ast.AST], Callable[[_Engine, Any], None]] = {
     ast.Import: _Engine.on_import,
     ast.ImportFrom: _Engine.on_import_from,
     ast.If: _Engine.on_if,

@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Sequence
 
 from auditor.parsing.python import PythonTree
 
@@ -16,15 +17,18 @@ EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 Pos = tuple[int, int]
 
 
-def _start(node: ast.AST) -> Pos:
+Located = ast.stmt | ast.expr   # the nodes that carry a position
+
+
+def _start(node: Located) -> Pos:
     return node.lineno, node.col_offset
 
 
-def _end(node: ast.AST) -> Pos:
+def _end(node: Located) -> Pos:
     return node.end_lineno or node.lineno, node.end_col_offset or 0
 
 
-def _region(nodes: list[ast.AST]) -> tuple[Pos, Pos] | None:
+def _region(nodes: Sequence[Located]) -> tuple[Pos, Pos] | None:
     return (_start(nodes[0]), _end(nodes[-1])) if nodes else None
 
 
@@ -131,13 +135,13 @@ class _Guards:
             return True
         return None
 
-    def visit_availability(self, test: ast.AST, body: list[ast.AST], orelse: list[ast.AST]) -> None:
+    def visit_availability(self, test: ast.AST, body: Sequence[Located], orelse: Sequence[Located]) -> None:
         value = self.availability(test)
         region = _region(body if value is True else orelse if value is False else [])
         if region:
             self.optional_regions.append(region)
 
-    def visit_branch(self, test: ast.AST, body: list[ast.AST], orelse: list[ast.AST]) -> None:
+    def visit_branch(self, test: ast.AST, body: Sequence[Located], orelse: Sequence[Located]) -> None:
         value = self.truth(test)
         skipped = body if value is False else orelse if value is True else []
         region = _region(skipped)

@@ -3,12 +3,13 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Sequence
 from functools import cache
 
 from auditor.types import Rule
 
 
-def _pattern_matches(patterns: list[str], names: frozenset[str]) -> str | None:
+def _pattern_matches(patterns: Sequence[str], names: frozenset[str]) -> str | None:
     """The first name (in sorted order) that one of the patterns matches: `a.b.*` is a.b and what is under
     it, `*`/`?` are wildcards (across dots too), anything else is the exact name."""
     if not names:
@@ -57,7 +58,7 @@ def _attribute_names(rules: list[Rule]) -> frozenset[str] | None:
     """The attribute names any of these rules can match (None: any)."""
     found: set[str] = set()
     for rule in rules:
-        names = _last_names(rule.spec.names)
+        names = _last_names(rule.python.names)
         if names is None:
             return None
         found |= names
