@@ -34,7 +34,8 @@ def build_report(
     kinds = {r.path: r.kind for r in results}
     comps = sorted(project.components) or ["."]
     findings = assign(findings, kinds, rules, project,
-                      lambda path, comp: in_optional_dir(path, model, "" if comp == "." else comp), comps)
+                      lambda path, comp: in_optional_dir(path, model, "" if comp == "." else comp), comps,
+                      {r.path: r.facts.imports for r in results if r.kind == "python"})
     findings.sort(key=Finding.sort_key)
     verified = [c for c, rocm in project.paths.items() if rocm.verified]
     elsewhere = frozenset(p for p, role in project.provenance.items()

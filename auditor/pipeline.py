@@ -15,6 +15,7 @@ from auditor.macros import project_macros
 from auditor.parsing.preproc import PreprocFacts
 from auditor.effort import load_model
 from auditor.policy import apply_path_policy
+from auditor.rocmpath.disposition import own_package_rules
 from auditor.rocmpath.reader import pulled_in_build_files, read_project
 from auditor.rulebook import Rulebook
 from auditor.progress import ScanProgress
@@ -83,7 +84,8 @@ def audit(
     with _timed(timings, "build pre-pass"):
         project = read_project(found.files, load_model().optional_dirs, pulled_in,
                                PreprocFacts.from_guards(rulebook.guards))
-        rulebook = rulebook.with_project_macros(project.rocm_macros, project.cuda_macros)
+        rulebook = rulebook.with_project_macros(project.rocm_macros, project.cuda_macros) \
+            .without(own_package_rules(rulebook.rules, project.own_packages))
     with _timed(timings, "macro pre-pass"):
         facts = PreprocFacts.from_guards(rulebook.guards)
         cuda_only, derived = project_macros(found.files, facts, options.max_file_size, store, index, rulebook.guards)

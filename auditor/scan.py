@@ -99,6 +99,7 @@ def scan_text_as(
         rocm_build=PurePosixPath(path).name in BUILD_FILE_NAMES and bool(ROCM_BUILD.search(text)),
         partial_reason=partial_reason or "",
         unknown_suppressions=tuple(suppressions.unknown_ids),
+        imports=engine_facts.imports if engine_facts else (),
     )
     return FileResult(
         path, kind,
@@ -116,6 +117,7 @@ class _ParseFailure(ValueError):
 
 def _python(path, text, lines, rulebook, abspath):
     from auditor.engines.python import EMBEDDED_CUDA_CALLS, scan_python
+    from auditor.parsing.pyimports import unguarded_imports
     from auditor.parsing.python import PythonParseError, parse
     from auditor.prefilter import Haystack, python_needles
 
@@ -123,10 +125,11 @@ def _python(path, text, lines, rulebook, abspath):
         tree = parse(text)  # always: a syntax error is reported even where no rule could match
     except PythonParseError as err:
         raise _ParseFailure(f"cannot parse: {err}") from None
+    imports = unguarded_imports(tree.module)
     lowered = Haystack(text.lower())
     needles = python_needles(rulebook, EMBEDDED_CUDA_CALLS)
     if PurePosixPath(path).name != "setup.py" and not needles.may_match(lowered):
-        return [], [], None
+        return [], FileFacts(imports=imports), None
     scan = scan_python(tree, rulebook, path, lines, lowered)
     found = list(scan.findings)
     found.extend(requirement_findings(rulebook.family("dependency"), scan.declared, path, lines))
@@ -137,7 +140,7 @@ def _python(path, text, lines, rulebook, abspath):
         sub_tree = ts_cuda.parse(embedded.code.encode())
         hits = scan_cuda(sub_tree, rulebook, path, "cuda", lines, line_offset=embedded.first_line - 1)
         found.extend(_guard_with(hits, scan.guarded))
-    return found, FileFacts(cpp_extension=True) if scan.uses_cpp_extension else None, None
+    return found, FileFacts(cpp_extension=scan.uses_cpp_extension, imports=imports), None
 
 
 def _guard_with(findings: list[Finding], guarded_line) -> list[Finding]:

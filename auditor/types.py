@@ -189,6 +189,7 @@ class FileFacts:
     rocm_build: bool = False          # a build file that mentions a ROCm/HIP build
     partial_reason: str = ""          # why the file was scanned only in part ("" when it was not)
     unknown_suppressions: tuple[tuple[int, str], ...] = ()   # (line, rule id) of suppressions naming no rule
+    imports: tuple[str, ...] = ()     # Python: the modules importing this one loads unconditionally (pyimports.py)
 
 
 @dataclass(frozen=True, slots=True)

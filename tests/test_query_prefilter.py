@@ -83,3 +83,42 @@ def test_needles_prefer_what_every_alternative_shares():
     query = ('((call_expression function: (identifier) @f) @hit (#match? @f "__shfl"))\n'
              '((call_expression function: (identifier) @g) @hit (#match? @g "^__shfl_(xor|down)_sync$"))')
     assert [set(c) for c in query_needles(query)] == [{"__shfl"}]
+
+
+def _python_sources():
+    for rule in RULEBOOK.family("python") + RULEBOOK.family("dependency"):
+        for i, example in enumerate(rule.flag + rule.ok):
+            if example.file.endswith(".py"):
+                yield pytest.param(example.file, example.code, id=f"{rule.id}-{i}")
+    for path in sorted(FIXTURES.rglob("*.py")):
+        yield pytest.param(path.name, path.read_text(encoding="utf-8"), id=path.relative_to(FIXTURES).as_posix())
+
+
+@pytest.mark.parametrize(("name", "code"), list(_python_sources()))
+def test_skipping_python_rules_never_changes_the_findings(name, code, monkeypatch):
+    """The needles of a Python rule (all of its clauses) are only ever a shortcut."""
+    from auditor import prefilter
+
+    def found() -> set:
+        return {(f.rule_id, f.span.line, f.subject, f.guarded) for f in scan_text_as(name, "python", code, RULEBOOK).findings}
+
+    with_prefilter = found()
+    monkeypatch.setattr(prefilter.PythonGate, "may_match", lambda self, haystack: True)
+    monkeypatch.setattr(prefilter, "rules_present", lambda rules, text: rules)
+    from auditor.engines.python import engine
+
+    monkeypatch.setattr(engine, "rules_present", lambda rules, text: rules)
+    assert found() == with_prefilter
+
+
+def test_a_string_rule_inside_calls_needs_the_call_not_just_a_substring_of_its_literal():
+    """RA510 (`backend="mpi"` in init_process_group): "mpi" inside "compile" or "ucc" inside "success" once sent
+    every file through the whole Python rule walk."""
+    from auditor.prefilter import Haystack, rules_present
+
+    ra510 = (RULEBOOK.by_id()["RA510"],)
+    assert rules_present(ra510, Haystack('model = torch.compile(model)\nprint("success")\n')) == ()
+    assert rules_present(ra510, Haystack('dist.init_process_group(backend="mpi")\n'.lower())) == ra510
+    code = 'import torch.distributed as dist\n\ndist.init_process_group(backend="mpi")\n'
+    assert [(f.rule_id, f.span.line) for f in scan_text_as("train.py", "python", code, RULEBOOK).findings
+            if f.rule_id == "RA510"] == [("RA510", 3)]

@@ -340,3 +340,72 @@ def test_verdict_reason_states_the_confidence_and_the_rocm_ci(tmp_path):
     assert main(args) == 0
     assert json.loads(target.read_text())["summary"]["verdict_reason"].endswith(
         "Confidence high: CI builds for ROCm (.github/workflows/wheels-rocm.yml)")
+
+
+def test_the_imports_a_module_runs_on_import_are_read_from_the_scan_s_own_parse():
+    import ast
+
+    from auditor.parsing.pyimports import absolute, unguarded_imports
+
+    module = ast.parse(
+        "import torch\n"
+        "from . import ops\n"
+        "from ..kernels.fused import rmsnorm as rms\n"
+        "try:\n    import apex\nexcept ImportError:\n    apex = None\n"
+        "if TYPE_CHECKING:\n    import transformer_engine\n"
+        "if is_flash_attn_available():\n    import flash_attn\nelse:\n    import xformers\n"
+        "def later():\n    import deep_gemm\n"
+        "class Model:\n    import triton\n"
+    )
+    assert unguarded_imports(module) == ("torch", ".", ".ops", "..kernels.fused", "..kernels.fused.rmsnorm",
+                                         "xformers", "triton")
+    assert absolute(".ops", "pkg.layers", is_package=True) == "pkg.layers.ops"
+    assert absolute("..kernels.fused", "pkg.layers.norm", is_package=False) == "pkg.kernels.fused"
+    assert absolute(".", "pkg.layers.norm", is_package=False) == "pkg.layers"
+
+
+def _optional_integration_tree(root):
+    from tests.conftest import write_tree
+
+    return write_tree(root, {
+        "pyproject.toml": "[project]\nname = 'trainkit'\ndependencies = ['torch']\n[build-system]\n"
+                          "requires = ['setuptools']\n",
+        "trainkit/__init__.py": "from .core import train\n",
+        "trainkit/core.py": "import torch\n\ndef train():\n    from . import te_backend\n",
+        "trainkit/te_backend.py": "import transformer_engine.pytorch as te\n",
+        "trainkit/loop.py": "from trainkit import core\nimport transformer_engine.pytorch as te\n",
+    })
+
+
+def test_a_module_only_a_function_imports_is_optional_and_one_the_package_loads_is_not(tmp_path):
+    repo = _optional_integration_tree(tmp_path / "repo")
+    target = tmp_path / "r.json"
+    main([str(repo), "--format", "json", "-o", str(target), "--fail-on", "never", "--no-progress", "--no-cache"])
+    report = json.loads(target.read_text())
+    assert disposition(report, "trainkit/te_backend.py", 1, "RA111") == "optional"
+    # loop.py is not imported by the package either: optional too; core.py (loaded by __init__) imports nothing NVIDIA
+    assert disposition(report, "trainkit/loop.py", 2, "RA111") == "optional"
+
+
+def test_reachability_reads_the_modules_a_partial_scan_did_not_cover(tmp_path):
+    """`--diff-base` scans only the changed files (pipeline.audit `only=`): the import graph still needs every
+    shipped module, read from disk when the scan did not parse it."""
+    from auditor.pipeline import audit
+    from auditor.rulebook import load_rulebook
+
+    repo = _optional_integration_tree(tmp_path / "repo")
+    (repo / "trainkit" / "core.py").write_text("import torch\nfrom . import te_backend\n")
+    report = audit([repo], load_rulebook(), only=frozenset({"trainkit/te_backend.py"}))
+    found = {(f.path, f.span.line, f.rule_id): f.disposition for f in report.findings}
+    assert found[("trainkit/te_backend.py", 1, "RA111")] == "live"   # __init__ -> core -> te_backend, unguarded
+
+
+def test_rules_naming_only_the_project_s_own_package_are_not_run_on_it():
+    from auditor.rocmpath.disposition import own_package_rules
+    from auditor.rulebook import load_rulebook
+
+    rules = load_rulebook().rules
+    dropped = own_package_rules(rules, frozenset({"deepspeed"}))
+    assert "RA130" in dropped                                  # deepspeed's CUDA-only ops, scanning deepspeed
+    assert "RA141" not in dropped and "RA111" not in dropped    # other packages' rules stay
+    assert own_package_rules(rules, frozenset({"trainkit"})) == frozenset()

@@ -34,9 +34,33 @@ class _Index:
     includes: tuple[tuple[str, Rule], ...]
     asm: tuple[tuple[re.Pattern, re.Pattern | None, Rule], ...]
     queries: tuple[Rule, ...]
+    calls: tuple[Rule, ...]                   # query rules of the call-regex shape (ts_cuda.call_regex)
+    call_regexes: dict[str, re.Pattern]       # rule key -> its regex
     # A file names the same identifiers many times, and a repository the same ones in many files.
     _id_rules: dict[str, tuple[Rule, ...]] = field(default_factory=dict)
     _qualified_rules: dict[str, tuple[tuple[str, Rule], ...]] = field(default_factory=dict)
+    _raw_ids: dict[bytes, tuple[str, tuple[Rule, ...]]] = field(default_factory=dict)
+    _header_rules: dict[str, tuple[Rule, ...]] = field(default_factory=dict)
+
+    def rules_for_raw_id(self, raw: bytes) -> tuple[str, tuple[Rule, ...]]:
+        """(the name rules match, the rules) for an identifier's bytes, a driver function loaded through a pointer
+        named after it (lazy_cuModuleLoad, pfn_cuTensorMapEncodeTiled) resolved to that function."""
+        found = self._raw_ids.get(raw)
+        if found is None:
+            name = raw.decode("utf-8", "replace")
+            rules = self.rules_for_id(name)
+            if not rules and (lazy := LAZY_SYMBOL.match(name)):
+                name = lazy.group(1)
+                rules = self.rules_for_id(name)
+            found = self._raw_ids[raw] = (name, rules)
+        return found
+
+    def rules_for_header(self, header: str) -> tuple[Rule, ...]:
+        found = self._header_rules.get(header)
+        if found is None:
+            found = self._header_rules[header] = tuple(
+                rule for pattern, rule in self.includes if fnmatch.fnmatchcase(header, pattern))
+        return found
 
     def rules_for_id(self, name: str) -> tuple[Rule, ...]:
         found = self._id_rules.get(name)
@@ -62,6 +86,8 @@ def _index(rules: tuple[Rule, ...]) -> _Index:
     includes: list[tuple[str, Rule]] = []
     asm: list[tuple[re.Pattern, re.Pattern | None, Rule]] = []
     queries: list[Rule] = []
+    calls: list[Rule] = []
+    call_regexes: dict[str, re.Pattern] = {}
     for rule in rules:
         m = rule.cuda
         for pattern in m.identifiers:
@@ -75,11 +101,14 @@ def _index(rules: tuple[Rule, ...]) -> _Index:
         if m.asm is not None:
             unless = re.compile(m.unless_asm) if m.unless_asm is not None else None
             asm.append((re.compile(m.asm), unless, rule))
-        if m.query is not None:
+        if m.query is not None and (regex := ts_cuda.call_regex(m.query)) is not None:
+            calls.append(rule)
+            call_regexes[_rule_key(rule)] = re.compile(regex)
+        elif m.query is not None:
             queries.append(rule)
     return _Index(
         {k: tuple(v) for k, v in exact.items()}, tuple(globs), tuple(qualified), tuple(includes),
-        tuple(asm), tuple(queries),
+        tuple(asm), tuple(queries), tuple(calls), call_regexes,
     )
 
 
@@ -139,16 +168,11 @@ def scan_cuda(
         inventory = ts_cuda.inventory(tree)
     for node in inventory.get("include", ()):
         header = ts_cuda.string_content(node) if node.type == "string_literal" else ts_cuda.text(node)[1:-1]
-        for pattern, rule in index.includes:
-            if fnmatch.fnmatchcase(header, pattern):
-                hit(rule, node, header)
+        for rule in index.rules_for_header(header):
+            hit(rule, node, header)
     if index.exact_ids or index.glob_ids:
         for node in inventory.get("id", ()):
-            name = ts_cuda.text(node)
-            found = index.rules_for_id(name)
-            if not found and (lazy := LAZY_SYMBOL.match(name)):
-                name = lazy.group(1)      # lazy_cuModuleLoad, pfn_cuTensorMapEncodeTiled: the driver function
-                found = index.rules_for_id(name)
+            name, found = index.rules_for_raw_id(node.text or b"")
             for rule in found:
                 hit(rule, node, name)
         for node, name in _looked_up_symbols(tree):
@@ -170,14 +194,25 @@ def scan_cuda(
                 start = template.find(subject, m.start()) if subject in template[m.start():] else m.start()
                 # reported on the line of the instruction it classifies (a multi-line asm spans many)
                 hit(rule, node.parent or node, subject, _piece_position(pieces, start))
-    lowered = tree.source.decode("utf-8", "replace").lower() if index.queries else ""
-    active = {_rule_key(rule): rule for rule in _queries_present(index.queries, lowered)}
+    lowered = tree.source.decode("utf-8", "replace").lower() if index.queries or index.calls else ""
+
+    def query_hit(rule: Rule, node) -> None:
+        if _in_functions(rule, node) and not _table_index(rule, node) and not _other_isa(rule, node, path):
+            hit(rule, node, " ".join(ts_cuda.text(node).split())[:80])
+
+    present = {_rule_key(rule): rule for rule in _queries_present(index.calls + index.queries, lowered)}
+    calls = [(regex, present[key]) for key, regex in index.call_regexes.items() if key in present]
+    for node in inventory.get("call", ()) if calls else ():
+        called = ts_cuda.text(node)
+        for regex, rule in calls:
+            if regex.search(called):
+                query_hit(rule, node)
+    active = {key: rule for key, rule in present.items() if key not in index.call_regexes}
     for group, members in _query_groups(list(active.values())):
         for owner, node in ts_cuda.group_hits(group, tree):
             matched = active.get(_rule_key(members[owner]))
-            if matched is not None and _in_functions(matched, node) and not _table_index(matched, node) \
-                    and not _other_isa(matched, node, path):  # groups are shared across kinds and selections
-                hit(matched, node, " ".join(ts_cuda.text(node).split())[:80])
+            if matched is not None:   # groups are shared across kinds and selections
+                query_hit(matched, node)
     return _findings(raw, states, path, lines, line_offset)
 
 
@@ -193,7 +228,10 @@ SYMBOL_QUERY = """
 
 def _looked_up_symbols(tree: ts_cuda.CudaTree) -> list[tuple[object, str]]:
     """CUDA functions loaded by name: `dlsym(lib, "cuTensorMapEncodeTiled")`, `cuGetProcAddress("cuMemCreate", ...)`."""
-    if not SYMBOL_LOOKUP.search(tree.source.decode("utf-8", "replace")):
+    source = tree.source
+    if b"dlsym" not in source and b"GetProcAddress" not in source and b"DriverEntryPoint" not in source:
+        return []   # (a substring test first: the regex over every file's text cost more than the rest)
+    if not SYMBOL_LOOKUP.search(source.decode("utf-8", "replace")):
         return []
     found: list[tuple[object, str]] = []
     for node in ts_cuda.captures(SYMBOL_QUERY, tree).get("sym", ()):
@@ -271,7 +309,8 @@ def plan_queries(rules: Iterable[Rule]) -> None:
     """Rules this process will need: they are compiled as one group when the first of them is needed (one
     group of N queries compiles about three times faster than N groups)."""
     for rule in rules:
-        if rule.cuda.query is not None and _rule_key(rule) not in _GROUP_OF:
+        query = rule.cuda.query
+        if query is not None and _rule_key(rule) not in _GROUP_OF and ts_cuda.call_regex(query) is None:
             _PLANNED[_rule_key(rule)] = rule
 
 

@@ -1,6 +1,7 @@
 """The only module that imports tree-sitter: parse CUDA, C and C++ with the tree-sitter-cuda grammar."""
 from __future__ import annotations
 
+import re
 from collections.abc import Iterator
 from dataclasses import dataclass
 from functools import cache
@@ -20,6 +21,7 @@ INVENTORY_QUERY = """
 (field_identifier) @id
 (namespace_identifier) @id
 (qualified_identifier) @qualified
+(call_expression function: (_) @call)
 (preproc_arg) @macro_body
 (function_definition) @function
 """
@@ -81,6 +83,21 @@ def group_hits(group: QueryGroup, tree: CudaTree, capture: str = "hit") -> Itera
 
 def inventory(tree: CudaTree) -> dict[str, list[ts.Node]]:
     return captures(INVENTORY_QUERY, tree)
+
+
+# A query that only asks whether a called function's text matches a regex (the shape of most library rules):
+# `((call_expression function: (_) @hit) (#match? @hit "^(::)?cudnn[A-Z]"))`.
+_CALL_REGEX_QUERY = re.compile(
+    r'^\(\(call_expression\s+function:\s*\(_\)\s*@hit\s*\)\s*\(#match\?\s+@hit\s+"((?:\\.|[^"\\])*)"\s*\)\s*\)$')
+
+
+@cache
+def call_regex(query_source: str) -> str | None:
+    """The regex of a query of that shape, or None. Such a query matches exactly the `call` captures of the
+    inventory whose text the regex finds (tree-sitter's #match? is a search): the engine runs it on them rather
+    than in a query, which would walk every call of the tree once more for each such rule."""
+    m = _CALL_REGEX_QUERY.match(query_source.strip())
+    return re.sub(r"\\(.)", r"\1", m.group(1)) if m else None
 
 
 def text(node: ts.Node) -> str:

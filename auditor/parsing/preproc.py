@@ -234,17 +234,21 @@ class LineStates:
     rocm_values: tuple[tuple[str, int], ...] = ()   # `#define M <int>` on a branch only ROCm takes
 
 
-def _logical_lines(text: str):
-    """Yield (first line number, joined text, number of physical lines) honouring backslash continuations."""
-    lines = text.splitlines()
-    i = 0
-    while i < len(lines):
-        start = i
-        joined = lines[i]
-        while joined.endswith("\\") and i + 1 < len(lines):
+def _directives(lines: list[str]):
+    """Yield (index of the first physical line, joined text, number of physical lines) of each logical line that
+    may be a directive (one holding a `#`), honouring backslash continuations; other lines are never joined, as
+    only directives are read (their lines take the state of the directives around them)."""
+    i, count = 0, len(lines)
+    while i < count:
+        line = lines[i]
+        if "#" not in line or (i and lines[i - 1].endswith("\\")):
             i += 1
-            joined = joined[:-1] + " " + lines[i]
-        yield start + 1, joined, i - start + 1
+            continue
+        start = i
+        while line.endswith("\\") and i + 1 < count:
+            i += 1
+            line = line[:-1] + " " + lines[i]
+        yield start, line, i - start + 1
         i += 1
 
 
@@ -276,51 +280,60 @@ def line_states(text: str, facts: PreprocFacts) -> LineStates:
     cuda_facts = facts.on_cuda()
     cuda_only_macro: dict[str, bool] = {}
     derived: dict[str, int] = {}
-    for number, line, span in _logical_lines(text):
-        m = DIRECTIVE.match(line)
-        if m:
-            word, rest = m.group(1), m.group(2).strip()
-            if word == "define":
-                name = re.match(r"[A-Za-z_]\w*", rest)
-                if name and not any(group.dead for group in stack):
-                    on_cuda_side = any(group.truth is False for group in stack)
-                    cuda_only_macro[name.group(0)] = cuda_only_macro.get(name.group(0), True) and on_cuda_side
-                    if on_cuda_side and cuda_only_macro[name.group(0)]:
-                        facts = facts.with_cuda_only(frozenset({name.group(0)}))
-                    literal = re.match(r"[A-Za-z_]\w*\s+(\d{1,18})\s*(?://.*|/\*.*)?$", rest)
-                    if literal and stack and any(g.rocm_only for g in stack) and not on_cuda_side:
-                        derived[name.group(0)] = int(literal.group(1))
-                        facts = facts.with_value(name.group(0), int(literal.group(1)))
-            elif word in ("if", "ifdef", "ifndef"):
-                truth, is_dead = _condition(word, rest, facts)
-                stack.append(_Group(truth, is_dead and truth is False, _condition(word, rest, cuda_facts)[0]))
-            elif word in ("elif", "elifdef", "elifndef") and stack:
-                truth, _ = _condition(word.replace("el", "", 1), rest, facts)
-                cuda_truth, _ = _condition(word.replace("el", "", 1), rest, cuda_facts)
-                top = stack[-1]
-                top.truth = _and(_not(top.taken), truth)
-                top.taken = _or(top.taken, truth)
-                top.cuda_truth = _and(_not(top.cuda_taken), cuda_truth)
-                top.cuda_taken = _or(top.cuda_taken, cuda_truth)
-                top.dead = False
-            elif word == "else" and stack:
-                top = stack[-1]
-                top.truth = _not(top.taken)
-                top.cuda_truth = _not(top.cuda_taken)
-                top.dead = False
-            elif word == "endif" and stack:
-                stack.pop()
-            if word != "define":
-                continue
-        if not stack:
-            continue
-        lines = range(number, number + span)
+    lines = text.splitlines()
+    done = 0   # lines before this index have their state
+
+    def mark(first: int, last: int) -> None:
+        """Lines first..last-1 (0-based) under the current stack."""
+        if not stack or first >= last:
+            return
+        numbers = range(first + 1, last + 1)
         if any(group.dead for group in stack):
-            dead.update(lines)
+            dead.update(numbers)
         elif any(group.truth is False for group in stack):
-            excluded.update(lines)
+            excluded.update(numbers)
         elif any(group.cuda_truth is False for group in stack):
-            rocm_only.update(lines)   # never compiled for CUDA (`#if defined(USE_ROCM) && defined(__gfx942__)`)
+            rocm_only.update(numbers)   # never compiled for CUDA (`#if defined(USE_ROCM) && defined(__gfx942__)`)
+
+    for index, line, span in _directives(lines):
+        m = DIRECTIVE.match(line)
+        if not m:
+            continue
+        mark(done, index)
+        done = index + span
+        word, rest = m.group(1), m.group(2).strip()
+        if word == "define":
+            name = re.match(r"[A-Za-z_]\w*", rest)
+            if name and not any(group.dead for group in stack):
+                on_cuda_side = any(group.truth is False for group in stack)
+                cuda_only_macro[name.group(0)] = cuda_only_macro.get(name.group(0), True) and on_cuda_side
+                if on_cuda_side and cuda_only_macro[name.group(0)]:
+                    facts = facts.with_cuda_only(frozenset({name.group(0)}))
+                literal = re.match(r"[A-Za-z_]\w*\s+(\d{1,18})\s*(?://.*|/\*.*)?$", rest)
+                if literal and stack and any(g.rocm_only for g in stack) and not on_cuda_side:
+                    derived[name.group(0)] = int(literal.group(1))
+                    facts = facts.with_value(name.group(0), int(literal.group(1)))
+            mark(index, index + span)   # a #define is code of its branch; the other directives are not
+        elif word in ("if", "ifdef", "ifndef"):
+            truth, is_dead = _condition(word, rest, facts)
+            stack.append(_Group(truth, is_dead and truth is False, _condition(word, rest, cuda_facts)[0]))
+        elif word in ("elif", "elifdef", "elifndef") and stack:
+            truth, _ = _condition(word.replace("el", "", 1), rest, facts)
+            cuda_truth, _ = _condition(word.replace("el", "", 1), rest, cuda_facts)
+            top = stack[-1]
+            top.truth = _and(_not(top.taken), truth)
+            top.taken = _or(top.taken, truth)
+            top.cuda_truth = _and(_not(top.cuda_taken), cuda_truth)
+            top.cuda_taken = _or(top.cuda_taken, cuda_truth)
+            top.dead = False
+        elif word == "else" and stack:
+            top = stack[-1]
+            top.truth = _not(top.taken)
+            top.cuda_truth = _not(top.cuda_taken)
+            top.dead = False
+        elif word == "endif" and stack:
+            stack.pop()
+    mark(done, len(lines))
     return LineStates(frozenset(excluded), frozenset(dead), tuple(sorted(cuda_only_macro.items())),
                       frozenset(rocm_only), tuple(sorted(derived.items())))
 

@@ -68,7 +68,7 @@ _SKIPPED_FIELDS = frozenset({"ctx", "op", "ops"})
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 
 
-def _flatten(module: ast.Module) -> list[ast.AST]:
+def flatten(module: ast.AST) -> list[ast.AST]:
     """Every node in `ast.walk`'s breadth-first order, in one pass (ast.walk and ast.iter_child_nodes are
     generic and cost more than the rules run on the nodes)."""
     nodes: list[ast.AST] = [module]
@@ -111,7 +111,7 @@ class PythonTree:
     @cached_property
     def nodes(self) -> list[ast.AST]:
         """Every node (but expression contexts and operators), breadth-first as `ast.walk` yields them."""
-        return _flatten(self.module)
+        return flatten(self.module)
 
     @cached_property
     def names(self) -> QualifiedNames:

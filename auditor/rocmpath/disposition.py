@@ -3,12 +3,13 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Sequence
+from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import PurePosixPath
 
 from auditor.rocmpath.model import ProjectBuild
-from auditor.rocmpath.reader import optional_modules_of, owner
+from auditor.rocmpath.pyreach import optional_modules_of
+from auditor.rocmpath.reader import owner, read_build_file
 from auditor.rocmpath.redefine import uses
 from auditor.rulebook.schema import DependencyMatch
 from auditor.types import Finding, Rule, Severity
@@ -133,8 +134,9 @@ def dispose(
 
 def assign(
     findings: Sequence[Finding], kinds: dict[str, str], rules: dict[str, Rule], project: ProjectBuild,
-    optional_dir, comps: Sequence[str],
+    optional_dir, comps: Sequence[str], scanned_imports: Mapping[str, tuple[str, ...]],
 ) -> list[Finding]:
+    """`scanned_imports`: each scanned Python file's unguarded imports (FileFacts.imports)."""
     hard_deps = frozenset(   # rules naming a package the project declares as a hard dependency
         f.rule_id for f in findings
         if kinds.get(f.path) == "manifest" or PurePosixPath(f.path).name == "setup.py"
@@ -145,7 +147,7 @@ def assign(
     if project.optional_modules is None and any(
             kinds.get(f.path) == "python" and rules.get(f.rule_id) is not None
             and rules[f.rule_id].category == "cuda_only_python_package" for f in findings):
-        project.optional_modules = optional_modules_of(project)
+        project.optional_modules = optional_modules_of(project, scanned_imports, read_build_file)
     out = []
     for f in findings:
         comp = owner(f.path, comps)
@@ -174,3 +176,20 @@ def own_package_finding(finding: Finding, rule: Rule | None, project: ProjectBui
     if rule.category != "cuda_only_python_package" and not names_packages:
         return False
     return _package_name(finding.subject) in {p.lower().replace("-", "_") for p in project.own_packages}
+
+
+def own_package_rules(rules: Iterable[Rule], own_packages: frozenset[str]) -> frozenset[str]:
+    """Rules every finding of which own_package_finding would drop: dependency rules naming only the project's own
+    packages (deepspeed's `deepspeed.ops` imports, scanning deepspeed). Not run at all: most files of such a
+    project import it, and each would otherwise take the whole Python rule walk for nothing."""
+    own = {p.lower().replace("-", "_") for p in own_packages}
+    dropped = set()
+    for rule in rules:
+        spec = rule.spec
+        if not isinstance(spec, DependencyMatch) or spec.local_version or spec.index_url \
+                or not (spec.imports or spec.pypi):
+            continue
+        names = [_package_name(m) for m in spec.imports] + [_package_name(p) for p in spec.pypi]
+        if all(name in own and not any(ch in name for ch in "*?[") for name in names):
+            dropped.add(rule.id)
+    return frozenset(dropped)

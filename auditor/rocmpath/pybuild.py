@@ -9,7 +9,10 @@ from __future__ import annotations
 
 import ast
 import re
+from collections.abc import Iterable
 from dataclasses import dataclass, field
+
+from auditor.parsing.python import flatten
 
 ROCM_ATOM = re.compile(
     r"(?i)(?:^|[._])(?:is_)?(?:hip|rocm|amd|hip_extension|use_rocm|on_rocm|using_rocm|build_rocm)"
@@ -130,10 +133,10 @@ class _Truth:
         return False
 
 
-def _strings(node: ast.AST) -> list[tuple[int, str]]:
-    """String constants, with `os.path.join("a", "b")` and `Path("a") / "b"` joined."""
+def _strings(nodes: Iterable[ast.AST]) -> list[tuple[int, str]]:
+    """String constants among the nodes, with `os.path.join("a", "b")` and `Path("a") / "b"` joined."""
     out: list[tuple[int, str]] = []
-    for sub in ast.walk(node):
+    for sub in nodes:
         if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
             out.append((sub.lineno, sub.value))
         elif isinstance(sub, ast.Call) and _dotted(sub.func).endswith("path.join"):
@@ -173,15 +176,16 @@ class _Reader:
     def __init__(self, path: str, tree: ast.Module):
         self.build = PyBuild(path)
         self.tree = tree
-        self.truth = _Truth(self._derived_rocm_names(tree))
+        self.nodes = flatten(tree)   # every node, once: the passes below each go over all of them
+        self.truth = _Truth(self._derived_rocm_names(self.nodes))
         self.regions: list[tuple[int, int, str]] = []   # (first, last line, configuration)
 
     @staticmethod
-    def _derived_rocm_names(tree: ast.Module) -> set[str]:
+    def _derived_rocm_names(nodes: list[ast.AST]) -> set[str]:
         """Names assigned a ROCm test (`IS_ROCM = torch.version.hip is not None`) are ROCm atoms."""
         names: set[str] = set()
         base = _Truth(set())
-        for node in ast.walk(tree):
+        for node in nodes:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 if base.of(node.value) is True:
                     names.add(node.targets[0].id)
@@ -193,7 +197,7 @@ class _Reader:
             self.regions.append((first, last, config))
 
     def classify(self) -> None:
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, ast.If):
                 self._if(node)
             elif isinstance(node, (ast.FunctionDef, ast.Module)) or hasattr(node, "body"):
@@ -243,13 +247,13 @@ class _Reader:
         """Functions and methods (`f()`, `self.f()`) called only from CUDA branches; twice, for helpers of
         helpers."""
         functions: dict[str, list[ast.FunctionDef]] = {}
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, ast.FunctionDef):
                 functions.setdefault(node.name, []).append(node)
         marked: set[str] = set()
         for _ in range(2):
             called: dict[str, set[str]] = {}
-            for node in ast.walk(self.tree):
+            for node in self.nodes:
                 if isinstance(node, ast.Call):
                     func = node.func
                     name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) \
@@ -275,7 +279,7 @@ class _Reader:
         for first, last, config in self.regions:
             if config == CUDA:
                 build.cuda_lines.update(range(first, last + 1))
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, (ast.Name, ast.Attribute)) and _dotted(node).split(".")[-1] == "CUDAExtension" or \
                     isinstance(node, ast.ImportFrom) and any(a.name == "CUDAExtension" for a in node.names):
                 build.uses_cuda_extension = True
@@ -290,7 +294,7 @@ class _Reader:
                     self._extension(node)
             elif isinstance(node, ast.FunctionDef) and node.name == "is_compatible":
                 self._fence(node)
-        for line, text in _strings(self.tree):
+        for line, text in _strings(self.nodes):
             config = self.config_at(line)
             macro = DEFINE.match(text)
             if config == ROCM and (EVIDENCE.search(text) or macro and build.uses_cuda_extension):
@@ -310,15 +314,15 @@ class _Reader:
         """A list of sources held in a variable belongs to the configurations that add it to the build
         (`sources += source_cuda` in the CUDA branch), not to where it was globbed."""
         held: dict[str, set[str]] = {}
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 if _builds_extension(node.value):   # `setup_kwargs = {"ext_modules": [CUDAExtension(...)]}`
                     continue
-                texts = {t.lstrip("./") for _, t in _strings(node.value) if SOURCE.search(t)}
+                texts = {t.lstrip("./") for _, t in _strings(ast.walk(node.value)) if SOURCE.search(t)}
                 if texts:
                     held.setdefault(node.targets[0].id, set()).update(texts)
         used: dict[str, set[str]] = {}
-        for node in ast.walk(self.tree):
+        for node in self.nodes:
             added: list[ast.expr] = []
             if isinstance(node, ast.AugAssign) and isinstance(node.op, ast.Add):
                 added = [node.value]
@@ -352,7 +356,7 @@ class _Reader:
             self.build.artifacts.setdefault(name, set()).add(config)
             self.build.artifact_lines.setdefault((name, config), node.lineno)
             self.build.artifact_sources.setdefault(name, set()).update(
-                text.lstrip("./") for _, text in _strings(node) if SOURCE.search(text))
+                text.lstrip("./") for _, text in _strings(ast.walk(node)) if SOURCE.search(text))
 
     def _fence(self, node: ast.FunctionDef) -> None:
         """`def is_compatible(...): if is_rocm_pytorch(): return False`: this op is off on ROCm."""

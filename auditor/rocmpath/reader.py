@@ -8,6 +8,7 @@ import tomllib
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
+from auditor.boundedio import UnsafeRead, read_text_bounded
 from auditor.parsing.preproc import PreprocFacts
 from auditor.rocmpath.cmakebuild import CBuild, read_cmake, read_makefile
 from auditor.rocmpath.model import Evidence, ProjectBuild, RocmPath
@@ -15,7 +16,6 @@ from auditor.rocmpath.pybuild import PyBuild, read_python_build
 from auditor.rocmpath.provenance import (
     C_KINDS, NOT_SHIPPED, parent_dir, within, behind_macros, packages, provenance,
 )
-from auditor.rocmpath.pyreach import optional_modules
 from auditor.rocmpath.redefine import rocm_redefinitions
 from auditor.rocmpath.reqsets import unread_requirement_files
 from auditor.types import SourceFile
@@ -33,16 +33,12 @@ ROCM_EXTRA = re.compile(r"(?i)^(?:amd|rocm\w*|hip)$")
 ROCM_DISPATCH = re.compile(r"torch\.version\.hip|\bis_hip\(\)|gcnArchName|\bamdsmi\b|IS_HIP_EXTENSION")
 
 
-def _read(source: SourceFile) -> str | None:
+def read_build_file(source: SourceFile) -> str | None:
+    """A build file's text; None when it is not a regular file of at most MAX_BUILD_BYTES."""
     try:
-        path = Path(source.abspath)
-        if path.stat().st_size > MAX_BUILD_BYTES:
-            return None
-        return path.read_bytes().decode("utf-8", "replace")
-    except OSError:
+        return read_text_bounded(Path(source.abspath), MAX_BUILD_BYTES, "build file")
+    except (OSError, UnsafeRead):
         return None
-
-
 
 
 def _calls_setup(text: str) -> bool:
@@ -85,7 +81,7 @@ def pulled_in_build_files(files: Sequence[SourceFile], root: Path, vendored: Seq
     targets: list[str] = []
     for f in files:
         if PurePosixPath(f.path).name == "CMakeLists.txt":
-            text = _read(f) or ""
+            text = read_build_file(f) or ""
             for target in re.findall(r"add_subdirectory\s*\(\s*\"?([^\s)\"$]+)", text):
                 path = PurePosixPath(parent_dir(f.path), target).as_posix().removeprefix("./")
                 if any(path == v or path.startswith(v + "/") for v in vendored):
@@ -126,7 +122,7 @@ def read_project(
 
     def text_of(path: str) -> str:
         if path not in texts:
-            texts[path] = _read(by_path[path]) or ""
+            texts[path] = read_build_file(by_path[path]) or ""
         return texts[path]
 
     # 1. components from real manifests
@@ -379,17 +375,3 @@ def _rocm_path(comp, mine, pybuilds, cbuilds, shims, extras, text_of) -> RocmPat
         cuda_only_artifacts=tuple(sorted(cuda_artifacts - rocm_artifacts)), recipe=recipe,
         confidence=confidence, ci=ci, gpu_sources=gpu,
     )
-
-
-def optional_modules_of(project: ProjectBuild) -> frozenset[str]:
-    """The shipped modules `import <package>` never loads (pyreach.py), read again from disk: computed only when a
-    CUDA-only package finding sits in a Python file, since it parses every shipped module."""
-    optional: set[str] = set()
-    for shipped, files in project.python_packages:
-        by_path = {f.path: f for f in files}
-
-        def text_of(path: str, by_path: dict[str, SourceFile] = by_path) -> str:
-            return _read(by_path[path]) or ""
-
-        optional |= optional_modules(shipped, list(by_path), text_of)
-    return frozenset(optional)

@@ -196,6 +196,13 @@ class Rulebook:
         guards = {**self.guards, "preprocessor": pre}
         return Rulebook(self.rules, self._with_table(_digest(self.rules, guards)), guards, self.api_table)
 
+    def without(self, rule_ids: frozenset[str]) -> "Rulebook":
+        """This rulebook without these rules (by exact id)."""
+        if not rule_ids:
+            return self
+        kept = tuple(rule for rule in self.rules if rule.id not in rule_ids)
+        return Rulebook(kept, self._with_table(_digest(kept, self.guards)), self.guards, self.api_table)
+
     def select(self, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> "Rulebook":
         def chosen(rule: Rule) -> bool:
             picked = not select or any(_id_matches(rule, s) for s in select)

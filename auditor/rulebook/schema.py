@@ -79,7 +79,7 @@ class TextMatch:
 Match = Union[DependencyMatch, PythonMatch, CudaMatch, TextMatch]
 MatchType = type[DependencyMatch] | type[PythonMatch] | type[CudaMatch] | type[TextMatch]
 MATCH_TYPES: dict[str, MatchType] = {t.family: t for t in (DependencyMatch, PythonMatch, CudaMatch, TextMatch)}
-PYTHON_CONTEXTS = {"compare", "argument", "attribute", "call", "test", "format", "log", "other"}
+PYTHON_CONTEXTS = {"compare", "argument", "attribute", "call", "test", "format", "log", "member", "other"}
 TEXT_KINDS = {"build", "container", "ci", "shell", "k8s", "bazel", "conda", "cython"}
 HIPIFY_STATUSES = {"unsupported"}   # what HIPIFY cannot translate; the API table says which names
 REGEX_FIELDS = ("lines", "guarded_by", "asm", "unless_asm", "strings", "local_version", "index_url", "declared_in",

@@ -25,7 +25,25 @@ class SyntacticContexts:
             return "log"   # a value kept in a record ({"cuda": torch.version.cuda}), shown, not tested
         if context == "argument" and self._call_name(self.tree.parent(node)) == "bool":
             return "test"
+        if context in ("test", "compare") and self._only_messages_follow(node):
+            return "log"   # `elif CUDA_HOME is None: warnings.warn(...)  else: warnings.warn(...)`: picks a message
         return context
+
+    def _only_messages_follow(self, node: ast.AST) -> bool:
+        """The test of an `if` whose every branch (elif and else included) only prints, logs or warns."""
+        parent = self.tree.parent(node)
+        while isinstance(parent, (ast.BoolOp, ast.UnaryOp, ast.Compare)):
+            parent = self.tree.parent(parent)
+        if not isinstance(parent, ast.If):
+            return False
+
+        def messages(body: list[ast.stmt]) -> bool:
+            if len(body) == 1 and isinstance(body[0], ast.If):
+                return messages(body[0].body) and messages(body[0].orelse)
+            return all(isinstance(stmt, ast.Pass) or isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+                       and bool(LOG_CALL.match(self._call_name(stmt.value))) for stmt in body)
+
+        return messages(parent.body) and messages(parent.orelse)
 
     def _in_record(self, node: ast.AST) -> bool:
         """A dict value, or an item of a tuple/list that is itself kept in a collection (not compared)."""
@@ -40,6 +58,15 @@ class SyntacticContexts:
             node = self.tree.parent(node)
         return _dotted(node.func) or "" if isinstance(node, ast.Call) else ""
 
+    def _in_set(self, node: ast.AST, parent: ast.AST | None) -> bool:
+        """An element of a set display, or of the collection given to set()/frozenset(): a value looked for (flags
+        a build strips, names it accepts), never an ordered command line or a call."""
+        if isinstance(parent, ast.Set):
+            return True
+        if isinstance(parent, (ast.Tuple, ast.List)):
+            parent = self.tree.parent(parent)
+        return isinstance(parent, ast.Call) and parent.func is not node and _dotted(parent.func) in ("set", "frozenset")
+
     def _in_log_call(self, node: ast.AST) -> bool:
         """Passed (directly or through an f-string) to print, logging or warnings: a message, not logic."""
         parent = self.tree.parent(node)
@@ -49,6 +76,8 @@ class SyntacticContexts:
 
     def _syntactic_context(self, node: ast.AST) -> str:
         parent = self.tree.parent(node)
+        if self._in_set(node, parent):
+            return "member"
         if isinstance(parent, ast.Call) and parent.func is node:
             return "format" if isinstance(self.tree.parent(parent), ast.FormattedValue) else "call"
         if isinstance(parent, ast.FormattedValue):

@@ -90,8 +90,16 @@ class _Engine(SyntacticContexts):
         for stmt in module.body:
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 self.module_strings[stmt.targets[0].id] = stmt.value
-        for node in self.tree.nodes:
-            handler = _HANDLERS.get(type(node))
+        nodes = self.tree.nodes
+        for node in nodes:
+            handler = _MATCHERS.get(type(node))
+            if handler:
+                handler(self, node)
+        self._report_callers()
+        if not self.raw and not self.scan.embedded:
+            return self.scan   # nothing to judge: the guards (most of a file's branches) need not be read
+        for node in nodes:
+            handler = _GUARD_READERS.get(type(node))
             if handler:
                 handler(self, node)
             body = getattr(node, "body", None)
@@ -100,7 +108,6 @@ class _Engine(SyntacticContexts):
                 orelse = getattr(node, "orelse", None)
                 if isinstance(orelse, list) and orelse:
                     self.guards.visit_block(orelse)
-        self._report_callers()
         self.scan.findings.extend(self._findings())
         self.scan.guarded_regions = self.guards.regions
         return self.scan
@@ -271,9 +278,14 @@ class _Engine(SyntacticContexts):
         return not contexts or self._context(node) in contexts
 
     def _string_context_ok(self, rule: Rule, node: ast.AST) -> bool:
-        """For a string, `contexts` tells a message (`log`: printed, logged, warned) from everything else."""
+        """For a string, `contexts` tells a message (`log`: printed, logged, warned) and a set member (`member`) from
+        everything else."""
         contexts = rule.python.contexts
-        return not contexts or "log" in contexts or not self._in_log_call(node)
+        if not contexts:
+            return True
+        if "member" not in contexts and self._in_set(node, self.tree.parent(node)):
+            return False
+        return "log" in contexts or not self._in_log_call(node)
 
     def _inside_ok(self, rule: Rule, node: ast.AST) -> bool:
         wanted = rule.python.in_calls
@@ -359,14 +371,10 @@ def _on_constant(engine: _Engine, node: ast.Constant) -> None:
         engine.on_string(node)
 
 
-_HANDLERS: dict[type[ast.AST], Callable[[_Engine, Any], None]] = {
+# What finds hits, and what reads the guards that judge them (only for a file with hits).
+_MATCHERS: dict[type[ast.AST], Callable[[_Engine, Any], None]] = {
     ast.Import: _Engine.on_import,
     ast.ImportFrom: _Engine.on_import_from,
-    ast.If: _Engine.on_if,
-    ast.While: _Engine.on_if,
-    ast.IfExp: _Engine.on_ifexp,
-    ast.BoolOp: _Engine.on_boolop,
-    ast.Try: _Engine.on_try,
     ast.AugAssign: _Engine.on_aug_assign,
     ast.Call: _Engine.on_call,
     ast.Name: _Engine.on_reference,
@@ -374,8 +382,14 @@ _HANDLERS: dict[type[ast.AST], Callable[[_Engine, Any], None]] = {
     ast.Constant: _on_constant,
     ast.JoinedStr: _Engine.on_string,
 }
-if hasattr(ast, "TryStar"):
-    _HANDLERS[ast.TryStar] = _Engine.on_try
+_GUARD_READERS: dict[type[ast.AST], Callable[[_Engine, Any], None]] = {
+    ast.If: _Engine.on_if,
+    ast.While: _Engine.on_if,
+    ast.IfExp: _Engine.on_ifexp,
+    ast.BoolOp: _Engine.on_boolop,
+    ast.Try: _Engine.on_try,
+    ast.TryStar: _Engine.on_try,
+}
 
 
 def scan_python(
