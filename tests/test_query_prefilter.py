@@ -122,3 +122,31 @@ def test_a_string_rule_inside_calls_needs_the_call_not_just_a_substring_of_its_l
     code = 'import torch.distributed as dist\n\ndist.init_process_group(backend="mpi")\n'
     assert [(f.rule_id, f.span.line) for f in scan_text_as("train.py", "python", code, RULEBOOK).findings
             if f.rule_id == "RA510"] == [("RA510", 3)]
+
+
+@pytest.mark.parametrize(("name", "code"), list(_cuda_sources()))
+def test_call_regex_rules_find_the_same_hits_as_their_queries(name, code, monkeypatch):
+    """Queries of the `((call_expression function: (_) @hit) (#match? @hit "..."))` shape run on the inventory's
+    calls instead of through tree-sitter: the findings must be those the queries themselves give."""
+    from auditor.parsing import cuda as ts_cuda
+
+    def found() -> set:
+        return {(f.rule_id, f.span.line, f.span.column, f.subject, f.guarded)
+                for f in scan_text_as(name, classify(name), code, RULEBOOK).findings}
+
+    fast = found()
+    monkeypatch.setattr(ts_cuda, "call_regex", lambda source: None)
+    cuda_engine._index.cache_clear()
+    try:
+        assert found() == fast
+    finally:
+        cuda_engine._index.cache_clear()
+
+
+def test_most_library_rules_take_the_call_regex_path():
+    from auditor.parsing.cuda import call_regex
+
+    shaped = [r.id for r in QUERY_RULES if call_regex(r.spec.query) is not None]
+    assert "RA430" in shaped and "RA400" in shaped and len(shaped) >= len(QUERY_RULES) // 3
+    assert call_regex('((call_expression function: (_) @hit) (#match? @hit "^(::)?cudnn[A-Z]"))') == "^(::)?cudnn[A-Z]"
+    assert call_regex("(call_expression function: (identifier) @hit)") is None

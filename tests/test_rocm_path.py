@@ -409,3 +409,51 @@ def test_rules_naming_only_the_project_s_own_package_are_not_run_on_it():
     assert "RA130" in dropped                                  # deepspeed's CUDA-only ops, scanning deepspeed
     assert "RA141" not in dropped and "RA111" not in dropped    # other packages' rules stay
     assert own_package_rules(rules, frozenset({"trainkit"})) == frozenset()
+
+
+def _vllm_like_tree(root):
+    """vLLM 0.11's shape: a language variable set per branch, a CUDA-only block choosing sources by its value, two
+    headers of one name in different directories, and CUDA intrinsics the ROCm branch defines itself."""
+    from tests.conftest import write_tree
+
+    return write_tree(root, {
+        "CMakeLists.txt": (
+            "cmake_minimum_required(VERSION 3.26)\nproject(kern LANGUAGES CXX)\n"
+            "if (NOT HIP_FOUND AND CUDA_FOUND)\n  set(GPU_LANG \"CUDA\")\nelseif(HIP_FOUND)\n"
+            "  set(GPU_LANG \"HIP\")\n  enable_language(HIP)\nendif()\n"
+            "set(EXT_SRC \"csrc/gguf/gguf_kernel.cu\")\n"
+            "if(GPU_LANG STREQUAL \"CUDA\")\n  list(APPEND EXT_SRC \"csrc/awq/gemm_kernels.cu\")\nendif()\n"
+            "add_library(kern SHARED ${EXT_SRC})\n"),
+        "csrc/awq/gemm_kernels.cu": '#include "dequantize.cuh"\n__global__ void awq(int* x) { x[0] = 1; }\n',
+        "csrc/awq/dequantize.cuh": ('#pragma once\n__device__ unsigned lop(unsigned a) {\n  unsigned r;\n'
+                                    '  asm volatile("lop3.b32 %0, %1, %1, %1, 0xea;" : "=r"(r) : "r"(a));\n'
+                                    '  return r;\n}\n'),
+        "csrc/gguf/gguf_kernel.cu": ('#include "dequantize.cuh"\n#include "common.h"\n'
+                                     "__global__ void dot(int* x) { x[0] = __dp4a(x[1], x[2], x[3]); }\n"),
+        "csrc/gguf/dequantize.cuh": "#pragma once\n__device__ int half_of(int v) { return v / 2; }\n",
+        "csrc/gguf/common.h": ("#pragma once\n#if defined(USE_ROCM)\n"
+                               "static __device__ __forceinline__ int __dp4a(const int a, const int b, int c) {\n"
+                               "  return c + a * b;\n}\n#endif\n"),
+    })
+
+
+def test_a_variable_compared_by_value_tells_the_cuda_block_from_the_rocm_one(tmp_path):
+    from auditor.rocmpath.cmakebuild import read_cmake
+
+    repo = _vllm_like_tree(tmp_path / "repo")
+    build = read_cmake("CMakeLists.txt", (repo / "CMakeLists.txt").read_text())
+    assert build.sources["csrc/awq/gemm_kernels.cu"] == {"cuda"}
+    assert build.sources["csrc/gguf/gguf_kernel.cu"] == {"both"}
+
+
+def test_vllm_like_tree_is_ready_its_cuda_only_header_and_rocm_defined_intrinsics_are_not_blockers(tmp_path):
+    repo = _vllm_like_tree(tmp_path / "repo")
+    target = tmp_path / "r.json"
+    main([str(repo), "--format", "json", "-o", str(target), "--fail-on", "never", "--no-progress", "--no-cache"])
+    report = json.loads(target.read_text())
+    found = {(f["path"], f["line"]): f["disposition"] for f in report["findings"]}
+    # the awq header is included only by the CUDA-only awq kernel: `#include "dequantize.cuh"` in gguf/ is gguf's own
+    assert found[("csrc/awq/dequantize.cuh", 4)] != "live"
+    # __dp4a is defined by the project on the ROCm branch: its use is mapped by that shim
+    assert found[("csrc/gguf/gguf_kernel.cu", 3)] == "shim-mapping", found
+    assert report["summary"]["verdict"] == "ready", report["summary"]["verdict_reason"]

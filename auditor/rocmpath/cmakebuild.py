@@ -47,14 +47,28 @@ class CBuild:
         return bool(self.evidence) and not (self.refusals and len(self.refusals) >= len(self.rocm_tests))
 
 
-def _condition(text: str, rocm_vars: set[str]) -> str | None:
-    """rocm, cuda, other-backend, or None (unknown) for the ROCm configuration."""
+_STREQUAL = re.compile(r'^\s*(?:\$\{)?(\w+)\}?\s+STREQUAL\s+"?([^"\s]*)"?\s*$', re.IGNORECASE)
+
+
+def _condition(text: str, rocm_vars: dict[str, str], shared: frozenset[str] | set[str] = frozenset()) -> str | None:
+    """rocm, cuda, other-backend, or None (unknown) for the ROCm configuration. `rocm_vars`: variables a ROCm branch
+    sets, with the value set there; `shared`: those other branches set to a true value too (no ROCm marker by name,
+    though their value still tells `STREQUAL` tests apart)."""
     negated = re.match(r"\s*NOT\s+", text, re.IGNORECASE) is not None
     core = re.sub(r"^\s*NOT\s+", "", text, flags=re.IGNORECASE)
     if re.search(r"\bOR\b", core, re.IGNORECASE):
         return None
     words = set(re.findall(r"\w+", core))
-    if ROCM_WORD.search(core) or words & rocm_vars:
+    compared = _STREQUAL.match(core)
+    if compared and rocm_vars.get(compared.group(1)):
+        # `VLLM_GPU_LANG STREQUAL "CUDA"` where a ROCm branch sets it to "HIP": the value decides, not the name
+        wanted = compared.group(2).upper()
+        quoted = f'"{wanted}"'
+        result = ROCM if wanted == rocm_vars[compared.group(1)] else CUDA if CUDA_WORD.search(quoted) \
+            else OTHER if OTHER_VENDOR.search(quoted) else None
+        if result is None:
+            return None
+    elif ROCM_WORD.search(core) or any(word in rocm_vars and word not in shared for word in words):
         result = ROCM
     elif OTHER_VENDOR.search(core):
         result = OTHER
@@ -102,7 +116,8 @@ def _logical(text: str):
 
 def read_cmake(path: str, text: str) -> CBuild:
     build = CBuild(path)
-    rocm_vars: set[str] = set()
+    rocm_vars: dict[str, str] = {}    # set on a ROCm branch -> the value set there
+    shared: set[str] = set()          # set to a true value outside ROCm branches too
     stack: list[list] = []          # [configuration of the current arm, whether a ROCm arm was seen]
     lines = list(_logical(text))
     # variables set only inside ROCm branches are ROCm conditions too (a first pass finds them)
@@ -114,9 +129,9 @@ def read_cmake(path: str, text: str) -> CBuild:
                 continue
             word, args = m.group(1).lower(), m.group(2).rsplit(")", 1)[0]
             if word == "if":
-                stack.append([_condition(args, rocm_vars), False])
+                stack.append([_condition(args, rocm_vars, shared), False])
             elif word == "elseif" and stack:
-                cond = _condition(args, rocm_vars)
+                cond = _condition(args, rocm_vars, shared)
                 if cond == ROCM and stack[-1][0] is None:
                     stack[-1][0] = CUDA  # if(BUILD_CUDA-ish unknown) … elseif(BUILD_HIP): the first arm is CUDA's
                 stack[-1] = [cond, stack[-1][1] or stack[-1][0] == ROCM]
@@ -126,12 +141,16 @@ def read_cmake(path: str, text: str) -> CBuild:
                              (None if top[0] is None else OTHER if top[0] == OTHER else None), top[1]]
             elif word == "endif" and stack:
                 stack.pop()
-            elif word == "set" and any(e[0] == ROCM for e in stack):
+            elif word == "set":
                 parts = args.split()
                 name = parts[0] if parts else ""
                 value = parts[1].strip('"').upper() if len(parts) > 1 else ""
-                if name and not name.startswith("$") and value not in ("", "OFF", "FALSE", "0", "NO", "N"):
-                    rocm_vars.add(name)
+                if not name or name.startswith("$") or value in ("", "OFF", "FALSE", "0", "NO", "N"):
+                    continue
+                if any(e[0] == ROCM for e in stack):
+                    rocm_vars.setdefault(name, value)
+                else:
+                    shared.add(name)
     stack.clear()
     unconditional_hip = False
     option_seen = False
@@ -141,14 +160,14 @@ def read_cmake(path: str, text: str) -> CBuild:
             continue
         word, args = m.group(1).lower(), m.group(2).rsplit(")", 1)[0]
         if word == "if":
-            cond = _condition(args, rocm_vars)
+            cond = _condition(args, rocm_vars, shared)
             stack.append([cond, False])
             if cond == ROCM:
                 build.rocm_tests.append(first)
                 build.rocm_option = build.rocm_option or _option(args)
             continue
         if word == "elseif" and stack:
-            cond = _condition(args, rocm_vars)
+            cond = _condition(args, rocm_vars, shared)
             if cond == ROCM:
                 build.rocm_tests.append(first)
                 build.rocm_option = build.rocm_option or _option(args)

@@ -4,6 +4,7 @@ Python packages a component ships."""
 from __future__ import annotations
 
 import fnmatch
+import posixpath
 import re
 from pathlib import PurePosixPath
 
@@ -78,7 +79,11 @@ def provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_o
     while frontier:
         path = frontier.pop()
         for target, carried in _includes(text_of(path), roles[path], facts):
-            for candidate in by_name.get(PurePosixPath(target).name, ()):
+            candidates = by_name.get(PurePosixPath(target).name, [])
+            beside = posixpath.normpath(posixpath.join(parent_dir(path), target))
+            if beside in candidates:   # `#include "x.cuh"` finds the includer's own directory first
+                candidates = [beside]
+            for candidate in candidates:
                 if not candidate.endswith(target.lstrip("./")) or (path, candidate, frozenset(carried)) in seen_edges:
                     continue
                 seen_edges.add((path, candidate, frozenset(carried)))
