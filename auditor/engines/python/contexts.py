@@ -29,12 +29,22 @@ class SyntacticContexts:
             return "log"   # `elif CUDA_HOME is None: warnings.warn(...)  else: warnings.warn(...)`: picks a message
         return context
 
-    def _only_messages_follow(self, node: ast.AST) -> bool:
-        """The test of an `if` whose every branch (elif and else included) only prints, logs or warns."""
-        parent = self.tree.parent(node)
-        while isinstance(parent, (ast.BoolOp, ast.UnaryOp, ast.Compare)):
-            parent = self.tree.parent(parent)
-        if not isinstance(parent, ast.If):
+    def _only_messages_follow(self, node: ast.AST, text_tests: bool = False) -> bool:
+        """Compared or tested (not passed to a call, which may fail on ROCm: `parse(torch.version.cuda)`) in the
+        test of an `if` whose every branch (elif and else included) only prints, logs or warns. `text_tests`: a
+        string may also be what `startswith`/`endswith` look for (`name.startswith("NVIDIA A100")`)."""
+        def evaluates_safely(parent: ast.AST | None) -> bool:   # even where the value is None on ROCm
+            if isinstance(parent, (ast.BoolOp, ast.UnaryOp)):
+                return True
+            if isinstance(parent, ast.Compare):
+                return all(isinstance(op, (ast.Is, ast.IsNot, ast.Eq, ast.NotEq)) for op in parent.ops)
+            return text_tests and isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) \
+                and parent.func.attr in ("startswith", "endswith")
+
+        child, parent = node, self.tree.parent(node)
+        while evaluates_safely(parent):
+            child, parent = parent, self.tree.parent(parent)
+        if not isinstance(parent, ast.If) or parent.test is not child:
             return False
 
         def messages(body: list[ast.stmt]) -> bool:

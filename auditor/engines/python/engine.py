@@ -285,7 +285,7 @@ class _Engine(SyntacticContexts):
             return True
         if "member" not in contexts and self._in_set(node, self.tree.parent(node)):
             return False
-        return "log" in contexts or not self._in_log_call(node)
+        return "log" in contexts or not (self._in_log_call(node) or self._only_messages_follow(node, text_tests=True))
 
     def _inside_ok(self, rule: Rule, node: ast.AST) -> bool:
         wanted = rule.python.in_calls
