@@ -41,8 +41,9 @@ class SyntacticContexts:
             return text_tests and isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) \
                 and parent.func.attr in ("startswith", "endswith")
 
-        child, parent = node, self.tree.parent(node)
-        while evaluates_safely(parent):
+        child: ast.AST = node
+        parent = self.tree.parent(node)
+        while parent is not None and evaluates_safely(parent):
             child, parent = parent, self.tree.parent(parent)
         if not isinstance(parent, ast.If) or parent.test is not child:
             return False
