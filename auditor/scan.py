@@ -192,10 +192,10 @@ def _cuda(path, text, lines, rulebook, abspath, kind="cuda"):
     found = scan_cuda(tree, rulebook, path, kind, lines, states=states, inventory=inventory)
     references = find_references(inventory, rulebook.table, states.dead)
     cuda_rules = rulebook.family("cuda")
-    hipify_rules = tuple(r for r in cuda_rules if r.spec.hipify_status is not None
-                         and kind in r.spec.files)
+    hipify_rules = rulebook.derived(("hipify-statuses", kind), lambda: tuple(
+        r for r in cuda_rules if r.spec.hipify_status is not None and kind in r.spec.files))
     found += unsupported_findings(references, hipify_rules, found, states, path, lines, cuda_rules)
-    categories = {r.id: r.category for r in cuda_rules}
+    categories = rulebook.derived(("categories",), lambda: {r.id: r.category for r in rulebook.rules})
     hazards = {f.span.line for f in found if not f.guarded and f.span.line
                and (categories.get(f.rule_id) in HAZARD_CATEGORIES or f.rule_id in HAZARD_RULES)}
     coverage = file_coverage(references, hazards, function_spans(inventory))

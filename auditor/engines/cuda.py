@@ -149,8 +149,8 @@ def scan_cuda(
 ) -> list[Finding]:
     """`inventory` is the tree's ts_cuda.inventory() when the caller has it already (scan shares it with
     the HIPIFY reference count: the inventory query runs once per file)."""
-    rules = tuple(r for r in rulebook.family("cuda") if kind in r.cuda.files
-                  and r.cuda.hipify_status is None)
+    rules = rulebook.derived(("cuda-matchers", kind), lambda: tuple(
+        r for r in rulebook.family("cuda") if kind in r.cuda.files and r.cuda.hipify_status is None))
     if not rules:
         return []
     index = _index(rules)

@@ -6,10 +6,11 @@ import hashlib
 import importlib.resources
 import re
 import tomllib
-from collections.abc import Iterable, Sequence
+from collections.abc import Callable, Iterable, Sequence
 from dataclasses import dataclass, field
 from functools import cached_property
 from pathlib import Path, PurePosixPath
+from typing import TypeVar
 
 from auditor.apitable import ApiTable, shipped_table
 from auditor.types import CATEGORIES, EFFORT_CLASSES, Rule, Severity
@@ -38,6 +39,8 @@ DEFAULT_EXAMPLE_FILE = {
 }
 ID_PATTERN = re.compile(r"^RA\d{3}$")
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
+
+T = TypeVar("T")
 
 
 @dataclass(frozen=True, slots=True)
@@ -158,6 +161,18 @@ class Rulebook:
 
     def family(self, name: str) -> tuple[Rule, ...]:
         return self._families.get(name, ())
+
+    def derived(self, key: tuple, make: Callable[[], T]) -> T:
+        """A value an engine derives from these rules (the rules of one file kind, their categories), made once
+        per rulebook rather than once per file."""
+        values = self._derived_values
+        if key not in values:
+            values[key] = make()
+        return values[key]
+
+    @cached_property
+    def _derived_values(self) -> dict:
+        return {}
 
     @cached_property
     def _families(self) -> dict[str, tuple[Rule, ...]]:
