@@ -136,3 +136,23 @@ def test_an_except_import_error_fallback_to_a_cuda_module_is_guarded_at_its_uses
     found = guarded_by_line(code)
     assert found.get(4, True) is True and found[6] is True
     assert found[9] is False
+
+
+def test_a_cuda_toolkit_variable_s_presence_guards_its_branch():
+    """`"CUDA_PATH" in os.environ` is false on a ROCm machine (no CUDA toolkit sets it): the branch is CUDA's and
+    the test itself is no hazard; reading the variable unguarded still is."""
+    code = (
+        "import os\n"
+        'if "CUDA_PATH" in os.environ:\n'
+        '    os.add_dll_directory(os.path.join(os.environ["CUDA_PATH"], "bin"))\n'
+        'if os.getenv("CUDA_HOME"):\n'
+        '    nvcc = os.environ["CUDA_HOME"] + "/bin/nvcc"\n'
+        'if "CUDA_HOME" not in os.environ:\n'
+        '    print("no CUDA toolkit")\n'
+        "else:\n"
+        '    include = os.environ["CUDA_HOME"] + "/include"\n'
+        'root = os.environ["CUDA_HOME"]\n'
+    )
+    found = guarded_by_line(code)
+    assert 2 not in found and found[3] is True and found[5] is True and found[9] is True
+    assert found[10] is False

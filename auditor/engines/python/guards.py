@@ -73,6 +73,7 @@ class _Guards:
         self.rocm_pattern = re.compile(section.get("rocm_true_pattern", r"(?!)"))
         self.cuda_names = set(section.get("cuda_only_names", ()))
         self.cuda_call = re.compile(section.get("cuda_only_call_pattern", r"(?!)"))
+        self.cuda_env = frozenset(section.get("cuda_only_env", ()))
         self.regions: list[tuple[Pos, Pos]] = []
         self.import_regions: list[tuple[Pos, Pos]] = []
         self.optional_regions: list[tuple[Pos, Pos]] = []   # TYPE_CHECKING blocks, availability-checked code
@@ -102,9 +103,14 @@ class _Guards:
                 if value is None:
                     return None
                 return (not value) if isinstance(node.ops[0], ast.Is) else value
+            if isinstance(node.ops[0], (ast.In, ast.NotIn)) and string_value(node.left) in self.cuda_env \
+                    and "os.environ" in self._candidates(right):   # `"CUDA_PATH" in os.environ`
+                return isinstance(node.ops[0], ast.NotIn)
             return None
         if isinstance(node, ast.Call):
             names = self._candidates(node.func)
+            if names & {"os.environ.get", "os.getenv"} and node.args and string_value(node.args[0]) in self.cuda_env:
+                return False   # `os.environ.get("CUDA_HOME")`: unset where no CUDA toolkit is installed
             if any(self.cuda_call.search(n) for n in names if n):
                 return False
             return True if any(self.rocm_pattern.search(n) for n in names if n) else None
