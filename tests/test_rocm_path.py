@@ -457,3 +457,29 @@ def test_vllm_like_tree_is_ready_its_cuda_only_header_and_rocm_defined_intrinsic
     # __dp4a is defined by the project on the ROCm branch: its use is mapped by that shim
     assert found[("csrc/gguf/gguf_kernel.cu", 3)] == "shim-mapping", found
     assert report["summary"]["verdict"] == "ready", report["summary"]["verdict_reason"]
+
+
+SCIKIT_BUILD = ("[build-system]\nrequires = ['scikit-build-core']\nbuild-backend = 'scikit_build_core.build'\n"
+                "[project]\nname = 'kern'\nversion = '1'\n")
+
+
+@pytest.mark.parametrize(("files", "recipe"), [
+    ({"setup.py": ("import subprocess\nfrom setuptools import setup\n\n"
+                   "class cmake_build_ext:\n    def run(self):\n        subprocess.check_call(['cmake', '..'])\n\n"
+                   "setup(name='kern', cmdclass={'build_ext': cmake_build_ext})\n")},
+     "Install: `pip install --no-build-isolation .` on ROCm PyTorch"),          # vLLM: setup.py runs CMake
+    ({"pyproject.toml": SCIKIT_BUILD}, "Install: `pip install .`"),
+    ({"pyproject.toml": SCIKIT_BUILD,                                             # llama-cpp-python
+      "CMakeLists.txt": ("cmake_minimum_required(VERSION 3.26)\nproject(kern LANGUAGES CXX)\n"
+                         "option(KERN_HIP \"build for AMD GPUs\" OFF)\nif(KERN_HIP)\n  enable_language(HIP)\nelse()\n"
+                         "  enable_language(CUDA)\nendif()\nadd_library(kern SHARED csrc/gguf/gguf_kernel.cu)\n")},
+     'Install: `CMAKE_ARGS="-DKERN_HIP=ON" pip install .`'),
+])
+def test_the_install_recipe_is_the_command_a_user_runs(tmp_path, files, recipe):
+    from tests.conftest import write_tree
+
+    repo = _vllm_like_tree(tmp_path / "repo")
+    write_tree(repo, files)
+    target = tmp_path / "r.json"
+    main([str(repo), "--format", "json", "-o", str(target), "--fail-on", "never", "--no-progress", "--no-cache"])
+    assert recipe in json.loads(target.read_text())["summary"]["verdict_reason"]

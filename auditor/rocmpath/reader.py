@@ -359,13 +359,20 @@ def _rocm_path(comp, mine, pybuilds, cbuilds, shims, extras, text_of) -> RocmPat
     recipe = ""
     if verified and not compiles_gpu:
         recipe = "pip install . (pure Python: it runs on ROCm PyTorch)"
-    elif verified and setup is not None and not any(b.builds_on_rocm for b in cbuilds):
+    elif verified and setup is not None and (not any(b.builds_on_rocm for b in cbuilds)
+                                             or re.search(r"(?i)\bcmake", text_of(setup.path))):
+        # (a setup.py that runs CMake itself, as vLLM's does, is still installed with pip)
         recipe = "pip install --no-build-isolation . on ROCm PyTorch"
     elif verified and any(PurePosixPath(b.path).name == "CMakeLists.txt" for b in cbuilds):
         option = next((b.rocm_option for b in cbuilds if b.rocm_option), "")
-        recipe = f"cmake -B build {option} && cmake --build build".replace("  ", " ")
-        if setup is not None or any(PurePosixPath(m).name == "pyproject.toml" for m in (f.path for f in mine)):
-            recipe += ", then pip install ."
+        pyprojects = [f.path for f in mine if PurePosixPath(f.path).name == "pyproject.toml"]
+        if any(re.search(r"scikit[-_]build|py[-_]build[-_]cmake", text_of(p)) for p in pyprojects):
+            # the Python build backend runs CMake and takes its options from CMAKE_ARGS (llama-cpp-python)
+            recipe = f'CMAKE_ARGS="{option}" pip install .' if option else "pip install ."
+        else:
+            recipe = f"cmake -B build {option} && cmake --build build".replace("  ", " ")
+            if setup is not None or pyprojects:
+                recipe += ", then pip install ."
     elif verified and cbuilds:
         recipe = "make (its default configuration builds with hipcc)"
     confidence = "high" if verified and ci else "medium" if verified else "low"
