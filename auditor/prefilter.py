@@ -226,7 +226,7 @@ class PythonGate:
 _CACHE: dict[tuple, PythonGate] = {}
 
 
-def python_needles(rulebook, also_calls: Iterable[str] = ()) -> PythonGate:
+def python_gate(rulebook, also_calls: Iterable[str] = ()) -> PythonGate:
     """What a Python file must contain for a python or import rule, or one of `also_calls` (the engine's calls
     that carry embedded CUDA), to apply."""
     also_calls = tuple(sorted(also_calls))

@@ -119,7 +119,7 @@ def _python(path, text, lines, rulebook, abspath):
     from auditor.engines.python import EMBEDDED_CUDA_CALLS, scan_python
     from auditor.parsing.pyimports import unguarded_imports
     from auditor.parsing.python import PythonParseError, parse
-    from auditor.prefilter import Haystack, python_needles
+    from auditor.prefilter import Haystack, python_gate
 
     try:
         tree = parse(text)  # always: a syntax error is reported even where no rule could match
@@ -127,8 +127,8 @@ def _python(path, text, lines, rulebook, abspath):
         raise _ParseFailure(f"cannot parse: {err}") from None
     imports = unguarded_imports(tree.module)
     lowered = Haystack(text.lower())
-    needles = python_needles(rulebook, EMBEDDED_CUDA_CALLS)
-    if PurePosixPath(path).name != "setup.py" and not needles.may_match(lowered):
+    gate = python_gate(rulebook, EMBEDDED_CUDA_CALLS)
+    if PurePosixPath(path).name != "setup.py" and not gate.may_match(lowered):
         return [], FileFacts(imports=imports), None
     scan = scan_python(tree, rulebook, path, lines, lowered)
     found = list(scan.findings)

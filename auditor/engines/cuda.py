@@ -48,10 +48,10 @@ class _Index:
         found = self._raw_ids.get(raw)
         if found is None:
             name = raw.decode("utf-8", "replace")
-            rules = self.rules_for_id(name)
+            rules = self._matching(name)
             if not rules and (lazy := LAZY_SYMBOL.match(name)):
                 name = lazy.group(1)
-                rules = self.rules_for_id(name)
+                rules = self._matching(name)
             found = self._raw_ids[raw] = (name, rules)
         return found
 
@@ -65,9 +65,11 @@ class _Index:
     def rules_for_id(self, name: str) -> tuple[Rule, ...]:
         found = self._id_rules.get(name)
         if found is None:
-            found = self.exact_ids.get(name, ()) + tuple(rule for regex, rule in self.glob_ids if regex.match(name))
-            self._id_rules[name] = found
+            found = self._id_rules[name] = self._matching(name)
         return found
+
+    def _matching(self, name: str) -> tuple[Rule, ...]:
+        return self.exact_ids.get(name, ()) + tuple(rule for regex, rule in self.glob_ids if regex.match(name))
 
     def rules_for_qualified(self, text: str) -> tuple[tuple[str, Rule], ...]:
         found = self._qualified_rules.get(text)

@@ -9,7 +9,7 @@ from pathlib import PurePosixPath
 
 from auditor.rocmpath.model import ProjectBuild
 from auditor.rocmpath.pyreach import optional_modules_of
-from auditor.rocmpath.reader import owner, read_build_file
+from auditor.rocmpath.reader import owner
 from auditor.rocmpath.redefine import uses
 from auditor.rulebook.schema import DependencyMatch
 from auditor.types import Finding, Rule, Severity
@@ -147,7 +147,7 @@ def assign(
     if project.optional_modules is None and any(
             kinds.get(f.path) == "python" and rules.get(f.rule_id) is not None
             and rules[f.rule_id].category == "cuda_only_python_package" for f in findings):
-        project.optional_modules = optional_modules_of(project, scanned_imports, read_build_file)
+        project.optional_modules = optional_modules_of(project, scanned_imports)
     out = []
     for f in findings:
         comp = owner(f.path, comps)

@@ -12,6 +12,7 @@ from pathlib import PurePosixPath
 
 from auditor.parsing.pyimports import absolute, unguarded_imports
 from auditor.rocmpath.model import ProjectBuild
+from auditor.rocmpath.reader import read_build_file
 from auditor.types import SourceFile
 
 
@@ -49,9 +50,7 @@ def optional_modules(
     return frozenset(path for name, path in modules.items() if name not in reached)
 
 
-def optional_modules_of(
-    project: ProjectBuild, scanned_imports: Mapping[str, tuple[str, ...]], read: Callable[[SourceFile], str | None],
-) -> frozenset[str]:
+def optional_modules_of(project: ProjectBuild, scanned_imports: Mapping[str, tuple[str, ...]]) -> frozenset[str]:
     """The shipped modules `import <package>` never loads. `scanned_imports`: each scanned Python file's
     unguarded imports, read by the scan's own parse; a shipped module the scan did not cover (`--only`, a
     pre-commit run) is read and parsed here."""
@@ -63,7 +62,7 @@ def optional_modules_of(
             if path in scanned_imports:
                 return scanned_imports[path]
             try:
-                return unguarded_imports(ast.parse(read(by_path[path]) or ""))
+                return unguarded_imports(ast.parse(read_build_file(by_path[path]) or ""))
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 return ()
 

@@ -6,6 +6,7 @@ import re
 
 from auditor.engines.python.guards import _dotted
 from auditor.parsing.python import PythonTree
+from auditor.types import Rule
 
 LOG_CALL = re.compile(r"^(?:print|warnings\.warn|(?:\w+\.)*(?:log(?:ger|ging)?|_?LOG(?:GER)?)\."
                       r"(?:debug|info|warning|warn|error|critical|exception|log)"
@@ -68,6 +69,18 @@ class SyntacticContexts:
         if isinstance(node, ast.keyword):
             node = self.tree.parent(node)
         return _dotted(node.func) or "" if isinstance(node, ast.Call) else ""
+
+    def _string_context_ok(self, rule: Rule, node: ast.AST) -> bool:
+        """For a string, `contexts` tells messages (`log`), set members and compared values from everything else."""
+        contexts = rule.python.contexts
+        if not contexts:
+            return True
+        parent = self.tree.parent(node)
+        if "member" not in contexts and self._in_set(node, parent):
+            return False
+        if "compare" not in contexts and isinstance(parent, ast.Compare):
+            return False   # `"CUDA_PATH" in os.environ`: a presence test, which guards what it tests
+        return "log" in contexts or not (self._in_log_call(node) or self._only_messages_follow(node, text_tests=True))
 
     def _in_set(self, node: ast.AST, parent: ast.AST | None) -> bool:
         """An element of a set display, or of the collection given to set()/frozenset(): a value looked for (flags

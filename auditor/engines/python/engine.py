@@ -277,17 +277,6 @@ class _Engine(SyntacticContexts):
         contexts = rule.python.contexts
         return not contexts or self._context(node) in contexts
 
-    def _string_context_ok(self, rule: Rule, node: ast.AST) -> bool:
-        """For a string, `contexts` tells messages (`log`), set members and compared values from everything else."""
-        contexts = rule.python.contexts
-        if not contexts:
-            return True
-        if "member" not in contexts and self._in_set(node, self.tree.parent(node)):
-            return False
-        if "compare" not in contexts and isinstance(self.tree.parent(node), ast.Compare):
-            return False   # `"CUDA_PATH" in os.environ`: a presence test, which guards what it tests
-        return "log" in contexts or not (self._in_log_call(node) or self._only_messages_follow(node, text_tests=True))
-
     def _inside_ok(self, rule: Rule, node: ast.AST) -> bool:
         wanted = rule.python.in_calls
         return not wanted or self._enclosing_call_matches(node, wanted)
