@@ -6,8 +6,10 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Union
 
+from auditor.errors import ToolError
 
-class RuleError(ValueError):
+
+class RuleError(ToolError, ValueError):
     """A rule file is malformed; the message names the file and the rule."""
 
 
@@ -27,6 +29,7 @@ class DependencyMatch:
     extras: Strings = ()               # narrows pypi: only with one of these extras (globs)
     versions: str | None = None        # narrows pypi: the pinned upper version is in this specifier set
     declared_in: str | None = None     # narrows: regex on where the requirement was declared
+    overrides: Strings = ()            # ids of rules this one replaces where both claim the same package
 
 
 @dataclass(frozen=True, slots=True)
