@@ -141,3 +141,20 @@ def test_a_tool_error_of_any_kind_is_exit_2_with_one_line(tmp_path, capsys):
     assert main(["rules", "--check", str(bad)]) == 2
     err = capsys.readouterr().err
     assert err.startswith("rocm-audit: error: ") and err.count("\n") == 1 and "Traceback" not in err
+
+
+@pytest.mark.parametrize(("edit", "said"), [
+    (("rocm_true_pattern", "rocm_true_patern"), "[python] rocm_true_patern: unknown key"),
+    (("cuda_only_call_pattern = '", "cuda_only_call_pattern = '(?:"), "[python] cuda_only_call_pattern: missing )"),
+    (("[build]", "[buld]"), "unknown section [buld]"),
+])
+def test_a_misspelt_guard_key_or_a_broken_guard_regex_fails_the_load(tmp_path, edit, said):
+    import shutil
+
+    root = tmp_path / "rules"
+    shutil.copytree(rules_root(), root)
+    guards = root / "guards.toml"
+    guards.write_text(guards.read_text(encoding="utf-8").replace(*edit, 1), encoding="utf-8")
+    with pytest.raises(RuleError) as err:
+        load_rulebook(root)
+    assert str(err.value).startswith("guards.toml: ") and said in str(err.value)

@@ -17,7 +17,7 @@ from auditor.types import CATEGORIES, EFFORT_CLASSES, Rule, Severity
 
 from auditor.rulebook.schema import (  # noqa: F401  (re-exported: the rule format's names)
     HIPIFY_STATUSES, PYTHON_CONTEXTS, TEXT_KINDS, CudaMatch, DependencyMatch, Match, PythonMatch, RuleError,
-    TextMatch, as_dict, parse_match,
+    TextMatch, as_dict, parse_match, validate_guards,
 )
 from auditor.rulebook.defs import expand, read_defs
 
@@ -297,6 +297,7 @@ def load_rulebook(root: Path | None = None, check_queries: bool = False, packs: 
     _check_unique(rules)
     _check_claims(rules)
     guards = tomllib.loads((root / "guards.toml").read_text(encoding="utf-8"))
+    validate_guards(guards, "guards.toml")
     ordered = tuple(sorted(rules, key=lambda r: r.id))
     return Rulebook(ordered, _digest(ordered, guards), guards)
 
