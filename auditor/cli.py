@@ -140,6 +140,7 @@ def _check(settings) -> int:
             report = replace(report, gate=replace(report.gate, gone=()) if report.gate else None)
     elif settings.diff_base:
         report = against_git(report, root, settings.diff_base, rulebook, options)
+    report = _fail_closed(report, settings)
     strict_fails = bool(settings.strict and report.gate and report.gate.gone)
     if strict_fails:
         report = replace(report, gate=replace(report.gate, strict=True))
@@ -152,6 +153,15 @@ def _check(settings) -> int:
             print(strict_failure(report), file=sys.stderr)
         code = EXIT_FINDINGS
     return code
+
+
+def _fail_closed(report, settings):
+    """The files not scanned completely that fail this run (auditor/failclosed)."""
+    from dataclasses import replace
+
+    from auditor.failclosed.incomplete import failing_unscanned
+
+    return replace(report, unscanned=failing_unscanned(report, settings.fail_on, settings.allow_partial))
 
 
 def _scan(settings, rulebook):

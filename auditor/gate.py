@@ -248,5 +248,6 @@ def against_git(report: Report, root: Path, ref: str, rulebook, options) -> Repo
     def added(f: Finding) -> bool:
         return f.path in changed and (changed[f.path] is None or (f.span.line or 0) in added_lines.get(f.path, ()))
 
-    gate = Gate("diff-base", f"{ref} (merge-base {base[:12]})", changed_files=len(changed))
+    gate = Gate("diff-base", f"{ref} (merge-base {base[:12]})", changed_files=len(changed),
+                changed_paths=tuple(sorted(changed)))
     return mark(report, known, gate, added)

@@ -69,6 +69,7 @@ class Settings:
     warnings: tuple[str, ...] = ()    # config keys ignored (a repository's config may not set them)
     rule_packs: tuple[Path, ...] = ()  # --rules DIR: team rule packs added to the shipped rules
     check_pack: Path | None = None    # `rules --check DIR`: validate this rule pack and run its examples
+    allow_partial: bool = False       # files not scanned completely do not fail the run (never from the tree)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -188,6 +189,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="rewrite --baseline without the findings that are gone (keeps reasons; adds nothing)")
     gate.add_argument("--strict", action="store_true",
                       help="also fail when the baseline lists findings that are gone, so it can only shrink")
+    gate.add_argument("--allow-partial", action="store_true",
+                      help="files that could not be scanned completely (size or time limit, unparseable) do not fail "
+                           "the run; never from a config file in the scanned tree")
     gate.add_argument("--diff-base", metavar="REF",
                       help="new = what HEAD adds since its merge-base with REF (git; only changed files rescanned)")
     fixing = parser.add_argument_group("fix (rocm-audit fix PATH…, or check --fix)")
@@ -320,6 +324,7 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         warnings=resolved.warnings,
         rule_packs=tuple(getattr(ns, "rule_packs", None) or ()),
         check_pack=getattr(ns, "check_pack", None),
+        allow_partial=bool(getattr(ns, "allow_partial", False)),
     )
 
 
