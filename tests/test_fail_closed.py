@@ -47,7 +47,7 @@ def test_an_import_on_a_skipped_line_is_still_read(tmp_path, capfd):
     repo = pull_request(tmp_path, {"app/serve.py": "type Alias = int; import tensorrt_llm\n"})
     code, out, _ = run(capfd, repo, *CI)
     assert code == 1
-    assert "::error file=app/serve.py,line=1" in out and "RA100" in out
+    assert "::error file=app/serve.py,line=1,col=19,title=rocm-audit RA100" in out
 
 
 def unrecoverable(body: str) -> str:
@@ -127,3 +127,13 @@ def test_every_format_names_the_unscanned_file(tmp_path, capfd):
     assert "- csrc/k.cu: not scanned completely" in (tmp_path / "r.md").read_text()
     code, out, _ = run(capfd, repo, "check", ".", "--no-progress", "--format", "json")
     assert code == 0 and json.loads(out)["complete"] is True
+
+
+def test_a_kernel_with_syntax_errors_is_partial_and_its_findings_count(tmp_path, capfd):
+    broken = "__global__ void k(unsigned* m) {\n  m[0] = __ballot_sync(0xffffffff, 1);\n  if (\n"
+    repo = pull_request(tmp_path, {"csrc/k.cu": broken, "csrc/only_broken.cu": "__global__ void j( {\n"})
+    code, out, _ = run(capfd, repo, "check", ".", "--no-progress", "--format", "json")
+    report = json.loads(out)
+    assert code == 1 and [(f["path"], f["line"]) for f in report["findings"]] == [("csrc/k.cu", 2)]
+    assert {p["path"] for p in report["partial"]} == {"csrc/k.cu", "csrc/only_broken.cu"}
+    assert report["complete"] is True and report["fails_closed"] == []   # partial is scanned, not unscanned

@@ -111,12 +111,19 @@ def _imports_only(lines: list[str]) -> list[ast.stmt]:
 
 def _after_semicolons(line: str, index: int) -> list[ast.stmt]:
     out: list[ast.stmt] = []
+    column = 0
     for piece in line.split(";"):
+        start = column + _indent(piece)
+        column += len(piece) + 1
         if IMPORT_LINE.match(piece):
             try:
                 statement = _parse(piece.strip())
             except (SyntaxError, RecursionError, MemoryError, ValueError):
                 continue
             ast.increment_lineno(statement, index)
+            for node in ast.walk(statement):   # the columns of the line, not of the piece
+                if isinstance(node, (ast.stmt, ast.alias)):
+                    node.col_offset += start
+                    node.end_col_offset = (node.end_col_offset or 0) + start
             out.extend(s for s in statement.body if isinstance(s, (ast.Import, ast.ImportFrom)))
     return out
