@@ -1,4 +1,5 @@
 """`--diff-base`: the settings that could switch the gate off are taken from the base revision's config.
+`--baseline`: from the baseline's record of them (from_record, below).
 
 A pull request judged by `--diff-base` may edit the repository's config too. If its own `fail-on = "never"`,
 `ignore = ["RA"]` or `exclude = ["*"]` applied, the change would decide how it is judged. So the gate's
@@ -12,7 +13,9 @@ from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
-from auditor.config import CONFIG_FILE, PYPROJECT, ConfigError, Resolved, parse_config, project_root, resolve
+from auditor.config import (
+    CONFIG_FILE, FROM_COMMAND_LINE, PYPROJECT, ConfigError, ConfigFile, Resolved, parse_config, project_root, resolve,
+)
 
 GATE_KEYS = ("fail-on", "select", "ignore", "exclude", "force-exclude", "max-file-size", "time-budget",
              "max-run-time", "per-file-ignores", "optional-dirs")
@@ -85,3 +88,44 @@ def _base_config(top: Path, base: str, directory: Path):
         if relative.endswith(CONFIG_FILE) or config.values:
             return config
     return None
+
+
+# --- --baseline: the settings recorded in the baseline -------------------------------------------------
+# Recorded when the baseline is written (`rocm-audit baseline`); a check against it takes them from that record
+# or the command line, never looser from the scanned tree's config: a pull request's `fail-on = "never"` or
+# `ignore = ["RA"]` does not decide how it is judged. A difference is a gate finding (it fails the run). A
+# baseline without a record (written by an older rocm-audit) records the defaults.
+
+def record_of(sources) -> dict[str, object]:
+    """The gate's settings of this run, as the baseline records them (None: not set)."""
+    return {name: value for name, value, _source in sources if name in GATE_KEYS}
+
+
+def from_record(parser: argparse.ArgumentParser, given: Mapping, resolved: Resolved,
+                baseline: Path) -> tuple[Resolved, tuple[tuple[str, str], ...]]:
+    """`resolved` with each gate setting that a config in the tree changed from the baseline's record put
+    back to the record's value; and a gate finding for each. The command line and the user's own config
+    (outside the tree) still decide."""
+    if resolved.config is not None and resolved.config.trusted:
+        return resolved, ()
+    from auditor.failclosed.baselinerecord import read_record
+
+    read = read_record(baseline)
+    if read is None:
+        return resolved, ()
+    record = {k: v for k, v in (read[0] or {}).items() if k in GATE_KEYS and v is not None}
+    then = resolve(parser, given, ConfigFile(baseline, "", tuple(record.items()), (), False))
+    values = dict(resolved.values)
+    sources, findings = [], []
+    for name, value, source in resolved.sources:
+        dest = name.replace("-", "_")
+        if name in GATE_KEYS and source != FROM_COMMAND_LINE and then.values.get(dest) != value:
+            values[dest] = then.values.get(dest)
+            shown = record.get(name)
+            why = (f"{name} = {_show(value)} differs from what the baseline {baseline} records ({_show(shown)}); "
+                   "--baseline judges with the recorded value. Changing it takes a new baseline (rocm-audit baseline)")
+            findings.append((source, why))
+            sources.append((name, then.values.get(dest), f"{baseline} (its record)"))
+        else:
+            sources.append((name, value, source))
+    return replace(resolved, values=values, sources=tuple(sources)), tuple(findings)

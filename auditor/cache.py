@@ -4,17 +4,20 @@ A result is reused only when everything it depends on is unchanged: the file's b
 rules (every field a finding carries, the guards with the repository's CUDA-only macros, the API table),
 the scan options that change results, and rocm-audit itself (its version and the hash of its code, so an
 edited checkout never reuses stale results). Entries are written atomically (a temporary file, then
-os.replace), so two runs can share a directory; an entry that is truncated or corrupt fails its checksum
-and is ignored, and the file is scanned again.
+os.replace), so two runs can share a directory; an entry that is truncated, corrupt or planted fails its
+checksum, an HMAC under a per-user secret kept outside any scanned tree (auditor/secret), and is ignored: the
+file is scanned again.
 
 Entries are data, never code: versioned JSON decoded into the declared types (auditor/datacodec.py), so a
 planted or corrupt entry is at worst a miss. The directory is created private (0700); a directory or entry
 that another user owns, or a link, is not read. The cache stays under a size cap (oldest entries out). Its
-place is chosen by the command line or the user's environment, never by a config file in the scanned tree.
+place is chosen by the command line or the user's environment, never by a config file in the scanned tree,
+and never lies inside a scanned path (a chosen one there is refused: exit 2).
 """
 from __future__ import annotations
 
 import hashlib
+import hmac
 import itertools
 import json
 import os
@@ -22,15 +25,19 @@ import re
 import socket
 import stat
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
 
 from auditor import __version__
 from auditor.datacodec import DecodeError, decode, encode
+from auditor.cachetrust import cache_secret
+from auditor.cachetrust.place import cache_directory, default_directory
+
+__all__ = ["cache_directory", "default_directory"]   # where: auditor/cachetrust/place.py
 from auditor.types import FileResult, SourceFile
 
-FORMAT = b"rocm-audit cache 3 json\n"     # bump when the entry layout or the stored types change shape
+FORMAT = b"rocm-audit cache 4 json\n"     # bump when the entry layout or the stored types change shape
 CHECKSUM_BYTES = 16
 MAX_ENTRY_BYTES = 64 * 1024 * 1024         # larger than any result; a bigger file is not an entry of ours
 DEFAULT_SIZE_CAP = 500 * 1024 * 1024       # bytes of entries; the oldest go first beyond it
@@ -41,43 +48,32 @@ EVICT_EVERY_SECONDS = 600.0                # a size check walks the directory: a
 INCLUDE_OPTION = re.compile(rb"(?:^|\s)(?:-r|-c|--requirement|--constraint)(?:\s|=)")
 
 
-def default_directory() -> Path:
-    from platformdirs import user_cache_dir
-
-    return Path(user_cache_dir("rocm-audit", appauthor=False))
-
-
-def cache_directory(no_cache: bool, chosen: Path | None, scanned: tuple[Path, ...]) -> Path | None:
-    """Where this run caches, or None. A directory the user chose (flag, ROCM_AUDIT_CACHE_DIR, their own config)
-    is used as given; the default one is not used when it lies inside a scanned path."""
-    if no_cache:
-        return None
-    if chosen is not None:
-        return chosen
-    directory = default_directory()
-    resolved = directory.resolve()
-    for path in scanned:
-        top = path.resolve()
-        if resolved == top or (top.is_dir() and resolved.is_relative_to(top)):
-            return None
-    return directory
-
-
 def _mine(info: os.stat_result) -> bool:
     return not hasattr(os, "getuid") or info.st_uid == os.getuid()
 
 
+def _no_secret() -> bytes:
+    return cache_secret() or b""
+
+
 @dataclass(frozen=True, slots=True)
 class EntryStore:
-    """Checksummed entries in a private directory. Reads never raise, writes never fail a scan."""
+    """Authenticated entries in a private directory. Reads never raise, writes never fail a scan. Without the
+    user's secret (it could not be made safely) nothing is read or written."""
 
     directory: Path
+    secret: bytes = field(default_factory=_no_secret, repr=False)
+
+    def checksum(self, payload: bytes) -> bytes:
+        return hmac.digest(self.secret, FORMAT + payload, "sha256")[:CHECKSUM_BYTES]
 
     def _path(self, namespace: str, key: str) -> Path:
         return self.directory / namespace / key[:2] / key[2:]
 
     def load(self, namespace: str, key: str) -> bytes | None:
         folder = f"{self.directory}/{namespace}"
+        if not self.secret:
+            return None
         if not (_trusted_dir(str(self.directory)) and _trusted_dir(folder) and _trusted_dir(f"{folder}/{key[:2]}")):
             return None
         try:
@@ -97,13 +93,15 @@ class EntryStore:
         if not data.startswith(FORMAT) or len(data) < head:
             return None
         payload = data[head:]
-        if hashlib.blake2b(payload, digest_size=CHECKSUM_BYTES).digest() != data[len(FORMAT):head]:
+        if not hmac.compare_digest(self.checksum(payload), data[len(FORMAT):head]):
             return None
         return payload
 
     def store(self, namespace: str, key: str, payload: bytes) -> None:
+        if not self.secret:
+            return
         target = self._path(namespace, key)
-        checksum = hashlib.blake2b(payload, digest_size=CHECKSUM_BYTES).digest()
+        checksum = self.checksum(payload)
         # unique among the processes sharing the directory (creating files is what costs: no mkstemp retries)
         temporary = target.parent / f".tmp-{_HOST}-{os.getpid()}-{next(_SERIAL)}"
         try:

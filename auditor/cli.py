@@ -135,6 +135,7 @@ def _check(settings) -> int:
             report = replace(report, gate=replace(report.gate, gone=()) if report.gate else None)
     elif settings.diff_base:
         report = against_git(report, root, settings.diff_base, rulebook, options)
+    report = _fail_closed(report, settings)
     strict_fails = bool(settings.strict and report.gate and report.gate.gone)
     if strict_fails:
         report = replace(report, gate=replace(report.gate, strict=True))
@@ -147,6 +148,36 @@ def _check(settings) -> int:
             print(strict_failure(report), file=sys.stderr)
         code = EXIT_FINDINGS
     return code
+
+
+def _fail_closed(report, settings):
+    """What fails this run besides findings (auditor/failclosed): files not scanned completely, gate settings
+    a config in the tree changed from the baseline's record, a baseline the change grew."""
+    from dataclasses import replace
+
+    from auditor.failclosed.incomplete import failing_unscanned
+
+    findings = settings.gate_findings
+    if settings.baseline and settings.diff_base:
+        from auditor.discover import common_root
+        from auditor.failclosed.baselinerecord import grown
+
+        findings += grown(common_root(settings.paths or (Path("."),)), settings.diff_base, settings.baseline)
+    return replace(report, unscanned=failing_unscanned(report, settings.fail_on, settings.allow_partial),
+                   gate_findings=findings if settings.fail_on is not None else ())
+
+
+def _unvendored(options, paths, ref: str):
+    """--diff-base: directories named like vendored code that the change adds are scanned (auditor/failclosed)."""
+    from dataclasses import replace
+
+    from auditor.discover import common_root
+    from auditor.failclosed.vendoring import new_vendored_dirs
+
+    found = new_vendored_dirs(common_root(paths), ref)
+    for note in found.notes:
+        print(f"rocm-audit: note: {safe_text(note)}", file=sys.stderr)
+    return replace(options, scan_dirs=tuple(sorted(found.scanned)))
 
 
 def _scan(settings, rulebook):
@@ -166,6 +197,8 @@ def _scan(settings, rulebook):
         if not path.exists() and not path.is_symlink():
             raise ToolError(f"path does not exist: {path}")
     options = scan_options(settings)
+    if settings.diff_base and settings.command == "check" and not settings.include_vendored:
+        options = _unvendored(options, paths, settings.diff_base)
     bar: list = []
 
     def start_progress(total: int, total_bytes: int):
@@ -217,7 +250,9 @@ def _write_baseline(settings) -> int:
             previous = read_baseline(target)
         except GateError as err:
             print(f"rocm-audit: replacing an unreadable baseline ({err})", file=sys.stderr)
-    baseline = baseline_from(report, previous)
+    from auditor.basesettings import record_of
+
+    baseline = baseline_from(report, previous, record_of(settings.sources))
     write_atomic(target, render_baseline(baseline))
     total = sum(e.count for e in baseline.entries)
     print(f"rocm-audit: wrote {target}: {total} known finding(s) in {len(baseline.entries)} entries "

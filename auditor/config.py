@@ -33,7 +33,8 @@ REPO_KEYS = frozenset({
     "format", "fail-on", "select", "ignore", "exclude", "force-exclude", "include-vendored", "jobs", "no-html",
     "no-progress", "quiet", "max-file-size", "time-budget", "max-run-time", "no-cache", "baseline", "strict",
     "per-file-ignores", "optional-dirs", "verbose",
-})   # not diff-base (a change naming its own HEAD as the base would judge itself), nor fix, diff or unsafe
+})   # not diff-base (a change naming its own HEAD as the base would judge itself), nor fix, diff or unsafe,
+#      nor allow-partial (a tree that chose it could hide its findings behind a file it makes unscannable)
 # Bounds on what a repository's config may ask for: a scan must stay able to finish and to fit in memory.
 REPO_MAX_FILE_SIZE = 64 * 1024 * 1024
 REPO_MAX_TIME_BUDGET = 600.0

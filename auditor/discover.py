@@ -117,7 +117,10 @@ def discover(
     force_exclude: bool = False,
     use_gitignore: bool = True,
     include_vendored: bool = False,
+    scan_dirs: Sequence[str] = (),
 ) -> Discovery:
+    """`scan_dirs`: directories (from root) walked although their names say vendored or always skipped (new
+    in the change under --diff-base: auditor/failclosed/vendoring.py)."""
     exclude_spec = _spec(list(excludes))
     found: dict[str, SourceFile] = {}
     errors: list[tuple[str, str]] = []
@@ -132,7 +135,7 @@ def discover(
         if absolute.is_dir():
             walk = _walk(absolute, root, exclude_spec, use_gitignore, errors,
                          None if include_vendored else (skip_dirs, vendored),
-                         _tracked(absolute) if use_gitignore else None)
+                         _tracked(absolute) if use_gitignore else None, frozenset(scan_dirs))
             for source in walk:
                 found.setdefault(source.path, source)
         elif absolute.exists():
@@ -223,6 +226,7 @@ def _walk(
     errors: list[tuple[str, str]],
     vendoring: tuple[set[str], list[str]] | None = None,
     tracked: frozenset[str] | None = None,
+    scan_dirs: frozenset[str] = frozenset(),
 ) -> Iterator[SourceFile]:
     """`tracked`: paths (relative to `top`) git tracks; .gitignore never hides them, nor a directory holding one."""
     tracked_dirs = {"/".join(p.split("/")[:n]) for p in tracked for n in range(1, p.count("/") + 1)} \
@@ -268,9 +272,10 @@ def _walk(
             if _excluded(path, relative, is_dir, exclude_spec, () if kept else specs):
                 continue
             if is_dir:
-                if entry.name in ALWAYS_SKIPPED_DIRS:
+                forced = relative in scan_dirs
+                if entry.name in ALWAYS_SKIPPED_DIRS and not forced:
                     continue
-                if vendoring is not None and (
+                if vendoring is not None and not forced and (
                     entry.name in VENDORED_DIRS or relative in vendoring[0] or (path / ".git").exists()
                 ):
                     vendoring[1].append(relative)

@@ -44,6 +44,7 @@ class Entry:
 @dataclass(frozen=True, slots=True)
 class Baseline:
     entries: tuple[Entry, ...] = ()
+    settings: dict | None = None     # the gate's settings when it was written (auditor/basesettings.py from_record)
 
     def counts(self) -> Counter:
         return Counter({e.fingerprint: e.count for e in self.entries})
@@ -73,7 +74,8 @@ def read_baseline(path: Path) -> Baseline:
     except json.JSONDecodeError as err:
         raise GateError(f"{path}:{err.lineno}:{err.colno}: corrupt baseline ({err.msg}); fix it, or write a new "
                         "one with: rocm-audit baseline PATH") from None
-    return Baseline(tuple(_entries(data, path)))
+    record = data.get("settings") if isinstance(data, dict) else None
+    return Baseline(tuple(_entries(data, path)), record if isinstance(record, dict) else None)
 
 
 def _entries(data: object, path: Path) -> Iterable[Entry]:
@@ -101,6 +103,8 @@ def _entries(data: object, path: Path) -> Iterable[Entry]:
 def render_baseline(baseline: Baseline) -> str:
     """Sorted, one entry a line, no line numbers and no timestamps: a reviewable diff when it changes."""
     lines = [f'  "about": {json.dumps(ABOUT)},', f'  "version": {BASELINE_VERSION},']
+    if baseline.settings is not None:
+        lines.append(f'  "settings": {json.dumps(baseline.settings, sort_keys=True, ensure_ascii=False)},')
     entries = sorted(baseline.entries, key=Entry.sort_key)
     body = []
     for e in entries:
@@ -112,8 +116,9 @@ def render_baseline(baseline: Baseline) -> str:
     return "{\n" + "\n".join(lines) + f'\n  "entries": {entries_text}\n' + "}\n"
 
 
-def baseline_from(report: Report, previous: Baseline | None = None) -> Baseline:
-    """Every unguarded finding of the report, counted by fingerprint; reasons kept from `previous`."""
+def baseline_from(report: Report, previous: Baseline | None = None, settings: dict | None = None) -> Baseline:
+    """Every unguarded finding of the report, counted by fingerprint; reasons kept from `previous`; `settings`:
+    the gate's settings of this run, recorded."""
     reasons = {e.fingerprint: e.reason for e in previous.entries} if previous else {}
     counts: Counter = Counter()
     first: dict[str, Finding] = {}
@@ -124,7 +129,7 @@ def baseline_from(report: Report, previous: Baseline | None = None) -> Baseline:
     return Baseline(tuple(
         Entry(fp, f.rule_id, f.path, " ".join(f.subject.split()), counts[fp], reasons.get(fp))
         for fp, f in first.items()
-    ))
+    ), settings)
 
 
 def _in_scope(report: Report) -> Callable[[Entry], bool]:
@@ -153,7 +158,7 @@ def shrink(baseline: Baseline, report: Report) -> Baseline:
         count = min(e.count, now[e.fingerprint]) if in_scope(e) else e.count
         if count:
             kept.append(replace(e, count=count))
-    return Baseline(tuple(kept))
+    return Baseline(tuple(kept), baseline.settings)
 
 
 # --- marking -----------------------------------------------------------------------------------------
@@ -249,5 +254,6 @@ def against_git(report: Report, root: Path, ref: str, rulebook, options) -> Repo
     def added(f: Finding) -> bool:
         return f.path in changed and (changed[f.path] is None or (f.span.line or 0) in added_lines.get(f.path, ()))
 
-    gate = Gate("diff-base", f"{ref} (merge-base {base[:12]})", changed_files=len(changed))
+    gate = Gate("diff-base", f"{ref} (merge-base {base[:12]})", changed_files=len(changed),
+                changed_paths=tuple(sorted(changed)))
     return mark(report, known, gate, added)

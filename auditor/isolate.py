@@ -110,11 +110,22 @@ def scan_in_children(
 
 
 def _child(sources, scan_one, budget, prepare, sender) -> None:
+    """Never lets an exception out: a traceback from a forked child would land on the user's stderr. A file
+    whose scan raised anyway (a budget alarm that slipped past its handler) is reported as not scanned."""
     Watchdog.start()
     try:
         if prepare is not None:
             prepare(sources)
         for source in sources:
-            sender.send(scan_one(source))
+            try:
+                result = scan_one(source)
+            except BaseException as err:  # noqa: BLE001 - the child's isolation boundary
+                result = FileResult(source.path, source.kind, error=f"not scanned: {type(err).__name__.lstrip('_')}")
+            sender.send(result)
+    except BaseException:  # noqa: BLE001 - a broken pipe or a failed prepare: the parent reports the file
+        pass
     finally:
-        sender.close()
+        try:
+            sender.close()
+        except BaseException:  # noqa: BLE001
+            pass

@@ -41,6 +41,7 @@ class ScanOptions:
     cache_dir: Path | None = None               # where results are cached (auditor/cache.py); None: no cache
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()   # config policy (auditor/policy.py)
     optional_dirs: tuple[str, ...] = ()
+    scan_dirs: tuple[str, ...] = ()             # vendored-looking directories new in the change (--diff-base)
 
 
 @contextmanager
@@ -71,7 +72,7 @@ def audit(
     store = EntryStore(options.cache_dir) if options.cache_dir else None
     with _timed(timings, "discover"):
         found = discover(paths, root, options.exclude, options.force_exclude,
-                         include_vendored=options.include_vendored)
+                         include_vendored=options.include_vendored, scan_dirs=options.scan_dirs)
     if shown_root is None:
         shown_root = str(paths[0]) if len(paths) == 1 else str(root)
     with _timed(timings, "build pre-pass"):

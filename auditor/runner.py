@@ -42,9 +42,9 @@ def scan_with_budget(
             raise _OverBudget
 
     previous = signal.signal(signal.SIGALRM, on_alarm)
-    signal.setitimer(signal.ITIMER_REAL, budget)
-    Watchdog.arm(budget)
-    try:
+    try:   # armed inside the `try`: an alarm that fires at once (a tiny budget) is caught like any other
+        Watchdog.arm(budget)
+        signal.setitimer(signal.ITIMER_REAL, budget)
         result = scan_file(source, rulebook, max_bytes, data)
         armed[0] = False
         return result

@@ -94,4 +94,7 @@ def files_root(paths, settings) -> Path | None:
 
 
 def exit_code(report, fail_on) -> int:
-    return EXIT_FINDINGS if report.failing(fail_on) else EXIT_CLEAN
+    # besides findings, fail closed (auditor/failclosed): files not scanned completely, and gate settings
+    # weakened by the change; both are set only when the run fails at some threshold
+    fails_closed = bool(report.unscanned or report.gate_findings)
+    return EXIT_FINDINGS if report.failing(fail_on) or fails_closed else EXIT_CLEAN

@@ -91,6 +91,7 @@ def scan_text_as(
     found, engine_facts, parse_note = outcome[:3]
     file_coverage = outcome[3] if len(outcome) > 3 else None   # cuda and cpp files count CUDA references
     partial_reason = partial_reason or parse_note
+    incomplete = parse_note if isinstance(parse_note, Incomplete) else None
     suppressions = read_suppressions(text, frozenset(r.id for r in rulebook.rules))
     kept = [f for f in found if not suppressions.covers(f.rule_id, f.span.line)]
     facts = FileFacts(
@@ -107,6 +108,7 @@ def scan_text_as(
         findings=tuple(sorted(kept, key=Finding.sort_key)),
         suppressed=len(found) - len(kept),
         partial=partial_reason is not None,
+        error=incomplete,
         facts=facts,
         coverage=file_coverage,
     )
@@ -116,21 +118,32 @@ class _ParseFailure(ScannedFileError):
     pass
 
 
+class Incomplete(str):
+    """An engine's note for a file it could read only in part, too little to count as scanned (README
+    "Threat model"): its findings are kept, and the file is reported as not scanned, which fails the gate."""
+
+
 def _python(path, text, lines, rulebook, abspath):
     from auditor.engines.python import EMBEDDED_CUDA_CALLS, scan_python
     from auditor.parsing.pyimports import unguarded_imports
     from auditor.parsing.python import PythonParseError, parse
     from auditor.prefilter import Haystack, python_gate
 
+    note: str | None = None
     try:
         tree = parse(text)  # always: a syntax error is reported even where no rule could match
     except PythonParseError as err:
-        raise _ParseFailure(f"cannot parse: {err}") from None
+        from auditor.parsing.pyrecover import recover
+        from auditor.parsing.python import PythonTree
+
+        recovered = recover(text, f"cannot parse: {err}")   # the imports behind a bad line are still seen
+        tree = PythonTree(recovered.module)
+        note = recovered.note if recovered.whole else Incomplete(recovered.note)
     imports = unguarded_imports(tree.module)
     lowered = Haystack(text.lower())
     gate = python_gate(rulebook, EMBEDDED_CUDA_CALLS)
     if PurePosixPath(path).name != "setup.py" and not gate.may_match(lowered):
-        return [], FileFacts(imports=imports), None
+        return [], FileFacts(imports=imports), note
     scan = scan_python(tree, rulebook, path, lines, lowered)
     found = list(scan.findings)
     found.extend(requirement_findings(rulebook.family("dependency"), scan.declared, path, lines))
@@ -141,7 +154,7 @@ def _python(path, text, lines, rulebook, abspath):
         sub_tree = ts_cuda.parse(embedded.code.encode())
         hits = scan_cuda(sub_tree, rulebook, path, "cuda", lines, line_offset=embedded.first_line - 1)
         found.extend(_guard_with(hits, scan.guarded))
-    return found, FileFacts(cpp_extension=scan.uses_cpp_extension, imports=imports), None
+    return found, FileFacts(cpp_extension=scan.uses_cpp_extension, imports=imports), note
 
 
 def _guard_with(findings: list[Finding], guarded_line) -> list[Finding]:

@@ -70,6 +70,9 @@ class Settings:
     warnings: tuple[str, ...] = ()    # config keys ignored (a repository's config may not set them)
     rule_packs: tuple[Path, ...] = ()  # --rules DIR: team rule packs added to the shipped rules
     check_pack: Path | None = None    # `rules --check DIR`: validate this rule pack and run its examples
+    allow_partial: bool = False       # files not scanned completely do not fail the run (never from the tree)
+    gate_findings: tuple[tuple[str, str], ...] = ()   # (where, what): gate settings the tree changed from the
+                                                      # baseline's record (auditor/basesettings.py from_record)
 
 
 class _Parser(argparse.ArgumentParser):
@@ -189,6 +192,9 @@ def build_parser() -> argparse.ArgumentParser:
                       help="rewrite --baseline without the findings that are gone (keeps reasons; adds nothing)")
     gate.add_argument("--strict", action="store_true",
                       help="also fail when the baseline lists findings that are gone, so it can only shrink")
+    gate.add_argument("--allow-partial", action="store_true",
+                      help="files that could not be scanned completely (size or time limit, unparseable) do not fail "
+                           "the run; never from a config file in the scanned tree")
     gate.add_argument("--diff-base", metavar="REF",
                       help="new = what HEAD adds since its merge-base with REF (git; only changed files rescanned)")
     fixing = parser.add_argument_group("fix (rocm-audit fix PATH…, or check --fix)")
@@ -242,6 +248,11 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         from auditor.basesettings import from_base
 
         resolved = from_base(parser, given, resolved, config_start, resolved.values["diff_base"])
+    gate_findings: tuple[tuple[str, str], ...] = ()
+    if resolved.values.get("baseline") and (given.get("args") or [""])[0] not in ("baseline", "rules", "rule"):
+        from auditor.basesettings import from_record
+
+        resolved, gate_findings = from_record(parser, given, resolved, Path(resolved.values["baseline"]))
     ns = argparse.Namespace(**resolved.values)
     args = list(ns.args or ())
     command = "check"
@@ -263,8 +274,6 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         raise UsageError("--category goes with `rules` (rocm-audit rules --category warp_size_assumption)")
     if getattr(ns, "check_pack", None) and command != "rules":
         raise UsageError("--check DIR goes with `rules` (rocm-audit rules --check my-rules/)")
-    if ns.baseline and ns.diff_base:
-        raise UsageError("use --baseline or --diff-base, not both")
     for flag, on in (("--update-baseline", ns.update_baseline), ("--strict", ns.strict)):
         if on and not ns.baseline:
             raise UsageError(f"{flag} needs --baseline FILE (or baseline in the config file)")
@@ -321,6 +330,8 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         warnings=resolved.warnings,
         rule_packs=tuple(getattr(ns, "rule_packs", None) or ()),
         check_pack=getattr(ns, "check_pack", None),
+        allow_partial=bool(getattr(ns, "allow_partial", False)),
+        gate_findings=gate_findings,
     )
 
 

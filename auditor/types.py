@@ -295,6 +295,7 @@ class Gate:
     gone: tuple[tuple[str, str, str, int], ...] = ()   # baseline entries no longer found: (rule, path, subject, count)
     changed_files: int | None = None                   # diff-base: files changed since the merge-base
     strict: bool = False             # --strict: a baseline that lists gone findings fails the run
+    changed_paths: tuple[str, ...] = ()                # diff-base: the files changed since the merge-base
 
 
 @dataclass(frozen=True, slots=True)
@@ -343,6 +344,15 @@ class Report:
     repo_prefix: str = ""               # the scanned root relative to its git repository's root, posix ("" = same)
     groups: tuple[FindingGroup, ...] = ()   # every finding in one group (auditor/groups.py), most important first
     warnings: tuple[tuple[str, int, str], ...] = ()     # (path, line, message): unknown rule ids in suppressions
+    unscanned: tuple[tuple[str, str], ...] = ()         # (path, why): not scanned completely, and that fails the
+                                                        # run (auditor/failclosed); set by the gate, not the scan
+    gate_findings: tuple[tuple[str, str], ...] = ()     # (where, what): the gate's own settings weakened
+                                                        # (auditor/failclosed/baselinerecord.py); each fails the run
+
+    @property
+    def complete(self) -> bool:
+        """Every file found was scanned completely (partial files, scanned past a bad line, count as scanned)."""
+        return not self.errors
 
     def counts(self) -> tuple[int, int]:
         """(new, known) unguarded findings; every unguarded finding is new when no gate is in use."""

@@ -239,6 +239,16 @@ def blobs(top: Path, commit: str, paths: Sequence[str], max_bytes: int) -> dict[
     return contents
 
 
+def existing(top: Path, commit: str, paths: Sequence[str]) -> set[str]:
+    """Which of `paths` (from the repository root) exist at `commit`, as a directory, file or submodule."""
+    asked = [p for p in paths if "\n" not in p]
+    if not asked:
+        return set()
+    request = "".join(f"{commit}:{p}\n" for p in asked).encode("utf-8", "surrogateescape")
+    answers = git_bytes(top, "cat-file", "--batch-check", stdin=request).decode("utf-8", "surrogateescape")
+    return {p for p, line in zip(asked, answers.split("\n")) if line and not line.endswith(" missing")}
+
+
 @contextmanager
 def base_tree(top: Path, commit: str, paths: Sequence[str], max_bytes: int) -> Iterator[Path]:
     """`paths` as they were at `commit`, written into a private temporary directory that is removed afterwards

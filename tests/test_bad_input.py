@@ -1,4 +1,5 @@
-"""Bad input is reported and skipped; the rest of the scan goes on; the exit code does not change."""
+"""Bad input is reported and skipped; the rest of the scan goes on (a file left unscanned fails the run:
+tests/test_fail_closed.py)."""
 import os
 from pathlib import Path
 
@@ -30,7 +31,9 @@ def test_bad_files_are_listed_and_good_findings_kept(tmp_path, run_json):
     assert [(f["path"], f["line"], f["rule"]) for f in report["findings"]] == good
     errors = {e["path"]: e["message"] for e in report["errors"]}
     assert errors["bin/kernel.cu"] == "binary file (NUL bytes)"
-    assert errors["broken/syntax.py"].startswith("cannot parse: syntax error")
+    partial = {e["path"]: e["reason"] for e in report["partial"]}
+    assert "broken/syntax.py" not in errors   # scanned past its bad line (auditor/parsing/pyrecover.py)
+    assert partial["broken/syntax.py"].startswith("cannot parse: syntax error at line 1")
     assert errors["broken/notebook.ipynb"].startswith("cannot parse: notebook is not valid JSON")
     assert errors["broken/pyproject.toml"].startswith("invalid TOML")
     assert "file size limit" in errors["big/huge.cu"]
@@ -82,7 +85,8 @@ def test_hostile_tree_keeps_good_findings(tmp_path, run_json):
     assert not any(p.startswith(("escape", "loop")) for p, _, _ in got)  # links are not followed
     errors = {e["path"]: e["message"] for e in report["errors"]}
     assert "file size limit" in errors["big/generated.cu"]
-    assert errors["deep/nested.py"].startswith("cannot parse")
+    partial = {e["path"]: e["reason"] for e in report["partial"]}
+    assert "deep/nested.py" not in errors and partial["deep/nested.py"].startswith("cannot parse")
     assert "minified/one_line.py" not in errors and "minified/one_line.cuh" not in errors
     assert code == 1
 

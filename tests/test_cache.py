@@ -11,6 +11,7 @@ import auditor.runner
 from auditor.cache import EVICTION_MARKER
 from auditor.cache import EntryStore, cache_directory
 from auditor.cli import main
+from auditor.errors import ToolError
 from tests.conftest import FIXTURES, write_tree
 
 PTX = 'asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(d), "l"(s));'
@@ -150,7 +151,7 @@ def test_only_the_users_own_config_sets_the_cache(tmp_path, capsys, monkeypatch)
     """A config file in the scanned tree may not choose which cache is read (a planted entry would be read back);
     the user's own, named with --config from outside the tree, may."""
     monkeypatch.delenv("ROCM_AUDIT_CACHE_DIR")
-    monkeypatch.setattr("auditor.cache.default_directory", lambda: tmp_path / "default")
+    monkeypatch.setattr("auditor.cachetrust.place.default_directory", lambda: tmp_path / "default")
     repo = write_tree(tmp_path / "repo", {".rocm-audit.toml": 'cache-dir = "../cache"\n', "a.py": "import pynvml\n"})
     main([str(repo), "--format", "json", "--no-progress", "--fail-on", "never"])
     assert ".rocm-audit.toml:1: cache-dir ignored" in capsys.readouterr().err
@@ -173,7 +174,8 @@ def test_the_default_cache_is_never_inside_the_scanned_tree(tmp_path, capsys, mo
     audit_json(capsys, repo)
     assert sorted(p.relative_to(repo) for p in repo.rglob("*")) == before
     assert cache_directory(False, None, (repo,)) is None
-    assert cache_directory(False, repo / "chosen", (repo,)) == repo / "chosen"   # asked for: used as given
+    with pytest.raises(ToolError, match="lies inside the scanned path"):   # asked for: refused all the same
+        cache_directory(False, repo / "chosen", (repo,))
     outside = tmp_path / "elsewhere"
     monkeypatch.setenv("XDG_CACHE_HOME", str(outside))
     audit_json(capsys, repo)
@@ -323,9 +325,7 @@ def test_a_file_written_just_now_is_not_trusted_by_its_stat(tmp_path, capsys, sc
 def test_planted_report_index_and_macro_entries_of_the_wrong_shape_are_misses(tmp_path, capsys, scans):
     """Entries with a valid checksum but another shape (as a tool or a person with write access to the cache
     could leave) decode to nothing: the run scans again and its output is the cold one."""
-    import hashlib
-
-    from auditor.cache import CHECKSUM_BYTES, FORMAT
+    from auditor.cache import FORMAT, EntryStore
 
     repo = aged(write_tree(tmp_path / "repo", {"arch.h": ARCH_HEADER, "kernel.cu": KERNEL, "a.py": "import pynvml\n"}))
     cache = tmp_path / "cache"
@@ -334,7 +334,7 @@ def test_planted_report_index_and_macro_entries_of_the_wrong_shape_are_misses(tm
     assert {p.relative_to(cache).parts[0] for p in planted} == {"reports", "index", "macros"}
     for path in planted:
         payload = b'{"findings": [{"__reduce__": "os.system"}], "x": 1}'
-        path.write_bytes(FORMAT + hashlib.blake2b(payload, digest_size=CHECKSUM_BYTES).digest() + payload)
+        path.write_bytes(FORMAT + EntryStore(cache).checksum(payload) + payload)   # signed with the user's key
     del scans[:]
     assert audit_json(capsys, repo, "--cache-dir", cache) == cold
     assert sorted(scans) == []   # the per-file results (by content) were intact: found after reading each file

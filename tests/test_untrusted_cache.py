@@ -31,12 +31,12 @@ class Payload:
 
 
 def plant(store: EntryStore, namespace: str, key: str, payload: bytes, header: bytes = FORMAT) -> Path:
-    """An entry with a valid checksum, as an attacker who can compute our key would write it."""
-    import hashlib
-
+    """An entry with a valid checksum under the user's own secret, as someone who holds it (or a bug) could
+    write it: what is read back must still be data of the declared shape."""
     path = store.directory / namespace / key[:2] / key[2:]
     path.parent.mkdir(parents=True, exist_ok=True)
-    path.write_bytes(header + hashlib.blake2b(payload, digest_size=CHECKSUM_BYTES).digest() + payload)
+    checksum = store.checksum(payload) if header == FORMAT else store.checksum(payload)[:CHECKSUM_BYTES]
+    path.write_bytes(header + checksum + payload)
     return path
 
 

@@ -3,6 +3,7 @@ shows for one step (10 errors and 10 warnings); the rest, and the totals, in a n
 from __future__ import annotations
 
 from auditor.report import view
+from auditor.failclosed.incomplete import closed_failures
 from auditor.escape import log_line, workflow_data, workflow_property
 from auditor.report.sarif import repo_uri
 from auditor.types import Report, Severity
@@ -54,11 +55,18 @@ def render_github(report: Report, fail_on: Severity | None = Severity.HIGH) -> s
                               f.span.end_line, title))
     for path, line, message in report.warnings[:MAX_PER_LEVEL - shown["warning"]]:
         lines.append(_command("warning", message, repo_uri(report, path), line))
+    closed = closed_failures(report)
+    scanned = {r.path for r in report.results}
+    for path, sentence in closed:
+        lines.append(_command("error", sentence, repo_uri(report, path) if path in scanned else None,
+                              title="rocm-audit: fails closed"))
     new_count, known = report.counts()
     against = f" (compared with {report.gate.against})" if report.gate else ""
     summary = (f"rocm-audit: {len(fails)} finding(s) fail the check (at or above "
                f"{fail_on.label if fail_on is not None else 'never'}); {view.summary(report).totals_text}: "
                f"{new_count} new, {known} known{against}; verdict {report.verdict}")
+    if closed:
+        summary += f"; {len(closed)} more reason(s) the check fails (not scanned completely, gate settings)"
     if left_out:
         summary += f"; {len(left_out)} more new finding(s) not annotated (GitHub shows 10 per level), listed in the log"
     lines.append(_command("notice", summary, title="rocm-audit"))

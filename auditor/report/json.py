@@ -8,6 +8,7 @@ from auditor import __version__
 from auditor.groups import listed_findings
 from auditor.report.view import category_of, lines_scanned
 from auditor.rocmpath.model import RocmPath
+from auditor.failclosed.incomplete import closed_failures
 from auditor.types import CATEGORIES, Coverage, Effort, FindingGroup, Report, Severity
 
 SCHEMA_VERSION = 1
@@ -94,6 +95,8 @@ def report_dict(report: Report) -> dict:
         "errors": [{"path": path, "message": message} for path, message in report.errors],
         "warnings": [{"path": path, "line": line, "message": message} for path, line, message in report.warnings],
         "gate": _gate(report),
+        "complete": report.complete,
+        "fails_closed": [{"path": path, "message": sentence} for path, sentence in closed_failures(report)],
     }
 
 

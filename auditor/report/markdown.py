@@ -5,6 +5,7 @@ from __future__ import annotations
 from auditor.report import plan, view
 from auditor.escape import visible
 from auditor.report.sarif import repo_uri
+from auditor.failclosed.incomplete import closed_failures
 from auditor.types import Report, Severity
 
 MAX_ROWS = 50
@@ -93,6 +94,10 @@ def render_markdown(report: Report, fail_on: Severity | None = Severity.HIGH) ->
     if report.gate and report.gate.gone:
         lines.append(f"{sum(n for *_, n in report.gate.gone)} baseline finding(s) are gone: "
                      "`rocm-audit check --update-baseline` removes them.")
+        lines.append("")
+    if closed := closed_failures(report):
+        lines.append("#### Fails closed")
+        lines += [f"- {_cell(sentence)}" for _path, sentence in closed]
         lines.append("")
     if report.warnings or report.errors:
         lines.append("#### Warnings")

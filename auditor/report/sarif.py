@@ -6,6 +6,7 @@ import json
 
 from auditor import __version__
 from auditor.escape import uri_path
+from auditor.failclosed.incomplete import closed_failures
 from auditor.types import Finding, Report, Rule, Severity
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -105,6 +106,8 @@ def sarif_dict(report: Report, limit: int = MAX_RESULTS) -> dict:
         for path, line, message in report.warnings
     ] + [
         {"level": "error", "message": {"text": f"{path}: {message}"}} for path, message in report.errors
+    ] + [
+        {"level": "error", "message": {"text": sentence}} for _path, sentence in closed_failures(report)
     ]
     total = sum(1 for f in report.findings if f.rule_id in report.rules)
     if len(kept) < total:

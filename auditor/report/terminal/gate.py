@@ -8,6 +8,7 @@ from rich.text import Text
 
 from auditor.report.terminal.lines import SEVERITY_STYLE
 from auditor.report.terminal.lines import markup_safe as _m
+from auditor.failclosed.incomplete import closed_failures
 from auditor.types import Report, Severity
 
 
@@ -70,18 +71,25 @@ def concise(report: Report, console: Console, fail_on: Severity | None) -> None:
     new, known = report.counts()
     threshold = fail_on.label if fail_on is not None else "never"
     scope = "new " if report.gate else ""
+    closed = closed_failures(report)
     head = (f"rocm-audit: {len(fails)} finding(s) at or above {threshold} would break on ROCm" if fails
-            else strict_failure(report) or f"rocm-audit: ok, nothing {scope}at or above {threshold}")
+            else strict_failure(report)
+            or (f"rocm-audit: failed closed: {len(closed)} reason(s) below" if closed else "")
+            or f"rocm-audit: ok, nothing {scope}at or above {threshold}")
     detail = f"{len(report.results)} files · {new} new · {known} known · {report.suppressed} suppressed"
     if report.gate:
         detail += f" · compared with {report.gate.against}"
     console.print(f"{head} ({detail})", markup=False, highlight=False, soft_wrap=True,
-                  style="bold red" if fails or strict_failure(report) else None)
+                  style="bold red" if fails or closed or strict_failure(report) else None)
     if fails:
         console.print("  rocm-audit rule ID explains a rule; `# rocm-audit: ignore[ID]` on the line accepts it",
                       markup=False, highlight=False, soft_wrap=True)
+    failing_paths = {path for path, _ in report.unscanned}
+    for _path, sentence in closed:
+        console.print(sentence, markup=False, highlight=False, soft_wrap=True, style="bold red")
     for path, message in report.errors:
-        console.print(f"{path}: could not scan: {message}", markup=False, highlight=False, soft_wrap=True)
+        if path not in failing_paths:
+            console.print(f"{path}: could not scan: {message}", markup=False, highlight=False, soft_wrap=True)
     warnings(report, console)
 
 

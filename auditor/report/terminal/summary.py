@@ -10,6 +10,7 @@ from auditor.report.terminal.gate import concise, gate_summary, new_table, stric
 from auditor.report.terminal.lines import SEVERITY_STYLE, VERDICT_STYLE, Lines, short_path
 from auditor.report.terminal.lines import days as _days
 from auditor.report.terminal.tables import counts_table, errors, hotspot_table, render_coverage
+from auditor.failclosed.incomplete import closed_failures
 from auditor.types import Report, Severity
 
 PLAN_ITEMS = 6          # in the summary; the HTML page and --verbose show plan.PLAN_ITEMS
@@ -58,6 +59,8 @@ def render_terminal(report: Report, console: Console, quiet: bool = False,
     else:
         _coverage_line(report, out)
     errors(report, console)
+    for _path, sentence in closed_failures(report):
+        console.print(sentence, markup=False, highlight=False, soft_wrap=True, style="bold red")
     warnings(report, console)
     hints = ["rocm-audit rule ID explains a rule"]
     if not verbose:
