@@ -10,7 +10,7 @@ classification:
 
 - port work: a C/C++/CUDA/Python source or a build file (setup.py, CMake, Make, pyproject, requirements) that
   existed at the merge-base, outside docs/, tests and CI and not already ROCm code (a `hip/` or `hip_*`
-  directory, a `*_hip` or `*_rocm` file), whose diff adds a line naming ROCm, HIP, AMD, a gfx
+  directory, a `*_hip` or `*_rocm` file), whose diff (ignoring whitespace and comment lines) adds a line naming ROCm, HIP, AMD, a gfx
   target, wavefronts or a ROCm library;
 - not port work: docs, CI, tests, files the fork added (nothing to report on upstream), and changes that name
   none of those (upstream merges, unrelated fixes).
@@ -37,6 +37,7 @@ BUILD_NAMES = re.compile(r"(?i)^(setup\.py|CMakeLists\.txt|Makefile|.*\.cmake|.*
                          r"requirements[^/]*\.txt|build\.sh|install\.sh)$")
 NOT_PORT_DIRS = re.compile(r"(?i)^(docs?|\.github|\.ci|\.circleci|ci|tests?|unit_tests?|benchmarks?|examples?)$")
 ROCM_PATH = re.compile(r"(?i)^(hip|rocm|amd)$|^hip_|_hip(\.|$)|(^|_)rocm(_|\.|$)|\.hip$")
+COMMENT = re.compile(r"^\s*(?://|/\*|\*|#(?!\s*(?:if|ifdef|ifndef|elif|else|endif|define|include|undef|pragma)\b))")
 ROCM_WORDS = re.compile(r"(?i)rocm|\bhip|hip[A-Z_]|__HIP|_hip\b|\bamd|gfx\d|wavefront|warp_?size|rocblas|hipblas|"
                         r"miopen|rccl|hipcub|rocprim|rocwmma|\bck\b|composable_kernel|mfma")
 
@@ -115,8 +116,10 @@ def port_work(repo: Path, base: str, head: str) -> tuple[int, list[str]]:
         path = raw.decode(errors="replace")
         if code != b"M" or not is_port_candidate(path):
             continue
-        diff = git(repo, "diff", "--no-renames", "-U0", base, head, "--", path).decode(errors="replace")
-        added = [line for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")]
+        # whitespace-only edits and comments are not port work, even where a comment says "wavefront"
+        diff = git(repo, "diff", "--no-renames", "-w", "-U0", base, head, "--", path).decode(errors="replace")
+        added = [line for line in diff.splitlines() if line.startswith("+") and not line.startswith("+++")
+                 and not COMMENT.match(line[1:])]
         if any(ROCM_WORDS.search(line) for line in added):
             work.append(path)
     return len(entries), sorted(work)
