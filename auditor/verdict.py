@@ -9,12 +9,14 @@ from collections.abc import Sequence
 
 from dataclasses import replace
 
-from auditor.rocmpath.disposition import LIVE, OPTIONAL, VERIFY
+from auditor.rocmpath.disposition import LIVE, OPS, OPTIONAL, TOOLING, VERIFY
 from auditor.rocmpath.model import ProjectBuild, RocmPath
 from auditor.rocmpath.reader import owner
 from auditor.types import Component, Finding, Rule, Severity
 
 ORDER = {"blocked": 2, "needs-port": 1, "ready": 0}
+# findings listed with their own disposition that never flip a verdict alone (issue 25: the main-path model)
+OUTSIDE_MAIN_PATH = (OPTIONAL, OPS, TOOLING)
 
 
 def is_live(finding: Finding) -> bool:
@@ -114,6 +116,11 @@ def component_verdict(
                          else "nothing on the default install path needs porting")
     if verify:
         parts.append(f"Verify on hardware: {verify} item(s)")
+    notes = sum(1 for f in findings if f.disposition in OUTSIDE_MAIN_PATH and f.severity >= Severity.MEDIUM
+                and not f.guarded)
+    if notes:
+        parts.append(f"{notes} note(s) outside the main path (optional integrations, developer scripts, tool "
+                     "configuration, examples) do not decide it")
     if verified and rocm is not None:
         parts.append(_confidence_text(rocm))
     return verdict, f"{verdict}: " + ". ".join(parts)

@@ -170,3 +170,29 @@ def test_a_define_too_long_to_be_a_number_is_no_value_and_no_crash():
     states = line_states(code, FACTS)
     assert dict(states.rocm_values) == {"WARP": 64}
     assert 6 not in states.excluded
+
+
+# torchsparse's implicit-GEMM kernels: the tensor-core PTX sits under __CUDA_ARCH__ tests whose #else only
+# prints a notice, so a ROCm build compiles nothing there
+HOLLOW_ELSE = """__device__ void step(unsigned* a, float* c) {
+#if __CUDA_ARCH__ >= 800
+  asm volatile("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0}, {%1};" : "=f"(c[0]) : "r"(a[0]));
+#elif __CUDA_ARCH__ >= 750
+  asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.f16.f16.f32 {%0}, {%1};" : "=f"(c[0]) : "r"(a[0]));
+#else
+  #pragma message("FP16 kernels will not be compiled for SM75-.")
+#endif
+}
+"""
+
+
+def test_a_cuda_arch_branch_whose_else_only_prints_a_notice_is_not_guarded():
+    assert excluded_lines(HOLLOW_ELSE) == set()
+
+
+def test_a_cuda_arch_branch_with_real_code_or_no_else_stays_guarded():
+    with_fallback = HOLLOW_ELSE.replace('  #pragma message("FP16 kernels will not be compiled for SM75-.")',
+                                        "  c[0] = __half2float(a[0]);")
+    assert excluded_lines(with_fallback) == {3, 5}
+    no_else = "#if __CUDA_ARCH__ >= 800\n  asm volatile(\"mma.sync\");\n#endif\n"
+    assert excluded_lines(no_else) == {2}

@@ -483,3 +483,20 @@ def test_the_install_recipe_is_the_command_a_user_runs(tmp_path, files, recipe):
     target = tmp_path / "r.json"
     main([str(repo), "--format", "json", "-o", str(target), "--fail-on", "never", "--no-progress", "--no-cache"])
     assert recipe in json.loads(target.read_text())["summary"]["verdict_reason"]
+
+
+def test_p3_define_macros_on_the_rocm_branch_make_the_project_macro_a_rocm_guard(reports):
+    """torch_scatter / nerfacc: `define_macros += [("WITH_HIP", None)]` only when torch.version.hip."""
+    r = reports["p3_setup_define_macros"]
+    assert r["summary"]["verdict"] == "ready"
+    reason = r["summary"]["verdict_reason"]
+    assert reason.startswith("ready: ROCm build in tree: setup.py:15 switches to a ROCm build "
+                             "(`-DWITH_HIP` at setup.py:16)")
+    assert "Install: `pip install --no-build-isolation .` on ROCm PyTorch" in reason
+    rows = {(f["path"], f["line"]): f for f in r["findings"]}
+    # the legacy maskless shuffle written under #ifdef WITH_HIP is the ROCm code: nothing to report
+    assert ("csrc/cuda/segment.cu", 16) not in rows
+    # the 32-bit mask in its #else is the CUDA build's
+    assert rows[("csrc/cuda/segment.cu", 18)]["guarded"] is True
+    # `CUDA_HOME is not None or torch.version.hip` is true on ROCm
+    assert rows[("setup.py", 8)]["guarded"] is True

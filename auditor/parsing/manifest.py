@@ -157,7 +157,11 @@ def pyproject_toml(text: str) -> ManifestContent:
         if isinstance(source, dict) and isinstance(source.get("url"), str):
             urls.append((source["url"], _line_of(text, source["url"])))
     uv = data.get("tool", {}).get("uv", {})
+    sources = uv.get("sources") if isinstance(uv.get("sources"), dict) else {}
+    named = {str(spec.get("index")) for spec in sources.values() if isinstance(spec, dict)}
     for index in uv.get("index", []) or []:
+        if isinstance(index, dict) and index.get("explicit") is True and index.get("name") not in named:
+            continue   # an explicit index serves only the packages a [tool.uv.sources] entry pins to it
         if isinstance(index, dict) and isinstance(index.get("url"), str):
             urls.append((index["url"], _line_of(text, index["url"])))
     for url in [uv.get("index-url")] + list(uv.get("extra-index-url", []) or []):

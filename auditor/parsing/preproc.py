@@ -334,8 +334,41 @@ def line_states(text: str, facts: PreprocFacts) -> LineStates:
         elif word == "endif" and stack:
             stack.pop()
     mark(done, len(lines))
+    excluded -= _hollow_alternatives(lines, excluded)
     return LineStates(frozenset(excluded), frozenset(dead), tuple(sorted(cuda_only_macro.items())),
                       frozenset(rocm_only), tuple(sorted(derived.items())))
+
+
+NOTICE = re.compile(r"^\s*#\s*(?:pragma\s+message|warning|error)\b")
+NOT_CODE = re.compile(r"^\s*(?:$|//|/\*|\*)")
+
+
+def _hollow_alternatives(lines: list[str], excluded: set[int]) -> set[int]:
+    """Lines of CUDA-only branches whose `#else` has no code, only a notice (`#pragma message("FP16 kernels will
+    not be compiled for SM75-")`, `#error`): the ROCm build compiles nothing in their place, so what they hold is
+    work to port, not a guarded path (torchsparse's implicit-GEMM mma.sync blocks)."""
+    back: set[int] = set()
+    stack: list[list[tuple[str, int, int]]] = []   # per open group: (directive, first body line, last body line)
+    for index, line, span in _directives(lines):
+        m = DIRECTIVE.match(line)
+        word = m.group(1) if m else ""
+        if word in ("if", "ifdef", "ifndef"):
+            stack.append([(word, index + span + 1, 0)])
+        elif stack and word in ("elif", "elifdef", "elifndef", "else", "endif"):
+            branches = stack[-1]
+            branches[-1] = (branches[-1][0], branches[-1][1], index)
+            if word != "endif":
+                branches.append((word, index + span + 1, 0))
+                continue
+            stack.pop()
+            kind, first, last = branches[-1]
+            body = lines[first - 1:last]
+            if kind == "else" and any(NOTICE.match(b) for b in body) \
+                    and all(NOT_CODE.match(b) or NOTICE.match(b) for b in body):
+                for _, start, end in branches[:-1]:
+                    skipped = set(range(start, end + 1)) & excluded
+                    back |= skipped
+    return back
 
 
 def _condition(word: str, rest: str, facts: PreprocFacts) -> tuple[Tri, bool]:

@@ -84,6 +84,9 @@ def dispose(
     if path in (project.optional_modules or ()) and rule is not None and rule.category == "cuda_only_python_package" \
             and finding.rule_id not in hard_deps:
         return OPTIONAL, INTEGRATION_NOTE
+    integration = getattr(rule.spec, "integration", None) if rule is not None else None
+    if integration and integration not in project.dependencies:
+        return OPTIONAL, f"an optional integration: the default install does not require `{integration}`"
     if path in project.unread_requirements:
         return OPTIONAL, "a requirement set the package's own install does not read"
     lines = project.cuda_build_lines.get(path)

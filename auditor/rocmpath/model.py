@@ -81,6 +81,7 @@ class ProjectBuild:
     components: dict[str, str] = field(default_factory=dict)       # component -> primary|secondary|optional
     shipped_python: dict[str, frozenset[str]] = field(default_factory=dict)  # component -> package dirs
     own_packages: frozenset[str] = frozenset()                     # top-level import names the project ships
+    dependencies: frozenset[str] = frozenset()                     # what the default install requires (normalized)
     cuda_only_artifact_files: dict[str, str] = field(default_factory=dict)  # file -> CUDA-only artifact it builds
     optional_lines: dict[str, frozenset[int]] = field(default_factory=dict)  # file -> lines behind opt-in macros
     # shipped files `import <package>` never loads: None until a finding needs it (it parses every shipped module)

@@ -13,6 +13,7 @@ from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from auditor.parsing.python import flatten
+from auditor.rocmpath.pymacros import macro_edits
 
 ROCM_ATOM = re.compile(
     r"(?i)(?:^|[._])(?:is_)?(?:hip|rocm|amd|hip_extension|use_rocm|on_rocm|using_rocm|build_rocm)"
@@ -306,9 +307,21 @@ class _Reader:
                 target.add(macro.group(1))
             if SOURCE.search(text) and "/" in text or text.endswith((".cu", ".hip")):
                 build.sources.setdefault(text.lstrip("./"), set()).add(config)
+        self._macro_lists()
         self._variables()
         build.evidence.sort(key=lambda e: (not STRONG.search(e[1]), e[0]))
         return build
+
+    def _macro_lists(self) -> None:
+        """The project's macros of each configuration from `define_macros`/`undef_macros` edits; on the ROCm branch
+        of a CUDAExtension build, evidence that the extension is configured for HIP (torch_scatter, nerfacc)."""
+        build = self.build
+        for line, kind, macro in macro_edits(self.nodes):
+            config = self.config_at(line)
+            if kind == "define":
+                (build.rocm_macros if config == ROCM else build.cuda_macros if config == CUDA else set()).add(macro)
+            if config == ROCM and build.uses_cuda_extension and (kind == "define" or macro.startswith("__HIP")):
+                build.evidence.append((line, f"-{kind[0].upper()}{macro}"))
 
     def _variables(self) -> None:
         """A list of sources held in a variable belongs to the configurations that add it to the build

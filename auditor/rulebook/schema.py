@@ -47,6 +47,7 @@ class PythonMatch:
     files: Strings = ()                # only in files whose name matches one of these globs
     needles: Strings = ()              # hand-written prefilter words (replace the derived ones)
     callers: bool = False              # also report the calls of the function whose body matched
+    integration: str | None = None     # the package whose API this is: optional where the project does not need it
 
 
 @dataclass(frozen=True, slots=True)

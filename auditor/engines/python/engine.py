@@ -33,6 +33,8 @@ CPP_EXTENSION_CALLS = {
     "torch.utils.cpp_extension.CUDAExtension", "torch.utils.cpp_extension.load",
     "torch.utils.cpp_extension.load_inline",
 }
+# findings a handled load or probe failure makes harmless on ROCm (a library load, a toolkit probe)
+TOLERATED = frozenset({"cuda_only_library", "build_system"})
 SETUP_KEYWORDS = {"install_requires": False, "setup_requires": False, "extras_require": True}
 # Names of lists a setup.py builds its requirements in (install_requires.append(...), reqs += [...]).
 REQUIREMENT_LIST = re.compile(r"(?i)require|^(?:_?reqs?|deps|dependencies|_?packages_to_install)$")
@@ -347,7 +349,8 @@ class _Engine(SyntacticContexts):
             seen.add(key)
             guarded = _Guards.inside(self.guards.regions, start, end) or (
                 kind == "import" and _Guards.inside(self.guards.import_regions, start, end)
-            ) or (kind == "code" and subject in self.guards.fallback_names)
+            ) or (kind == "code" and subject in self.guards.fallback_names) or (
+                rule.category in TOLERATED and _Guards.inside(self.guards.tolerant_regions, start, end))
             column = start[1] + 1 if line_override is None else None
             optional = kind == "import" and _Guards.inside(self.guards.optional_regions, start, end)
             out.append(make_finding(

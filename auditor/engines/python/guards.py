@@ -10,6 +10,8 @@ from collections.abc import Sequence
 from auditor.parsing.python import PythonTree
 
 IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
+# what a failed library load or tool probe raises where the CUDA toolkit is absent (issue 25, item 4)
+LOAD_ERRORS = {"OSError", "FileNotFoundError", "CalledProcessError", "SubprocessError", "Exception", "BaseException"}
 # Tests that a package is installed before it is imported: the import behind them is an optional integration.
 AVAILABILITY = re.compile(r"(?:^|\.)(?:is_\w+_available|find_spec|_is_package_available|is_available_\w+|has_\w+)$")
 EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
@@ -78,6 +80,7 @@ class _Guards:
         self.import_regions: list[tuple[Pos, Pos]] = []
         self.optional_regions: list[tuple[Pos, Pos]] = []   # TYPE_CHECKING blocks, availability-checked code
         self.fallback_names: set[str] = set()   # qualified names bound only by an except-ImportError fallback
+        self.tolerant_regions: list[tuple[Pos, Pos]] = []   # try bodies whose load/probe failure is handled
 
     def _candidates(self, node: ast.AST) -> set[str]:
         return set(self.names.of(node)) | {_dotted(node) or ""}
@@ -174,6 +177,15 @@ class _Guards:
     def visit_boolop(self, node: ast.BoolOp) -> None:
         """`a and b` never evaluates b when a is false on ROCm (and `a or b` when a is true)."""
         stop = False if isinstance(node.op, ast.And) else True
+        if stop is True and any(self.truth(v) is True for v in node.values):
+            # `CUDA_HOME is not None or torch.version.hip`: true on ROCm whatever the CUDA test gives, and
+            # testing a name against None never raises
+            for value in node.values:
+                if self.truth(value) is not True and (isinstance(value, (ast.Name, ast.Attribute)) or (
+                        isinstance(value, ast.Compare) and isinstance(value.left, (ast.Name, ast.Attribute)))):
+                    region = _region([value])
+                    if region:
+                        self.regions.append(region)
         for index, value in enumerate(node.values[:-1]):
             if self.truth(value) is stop:
                 region = _region(node.values[index + 1:])
@@ -208,7 +220,13 @@ class _Guards:
                 caught.update(_dotted(e) or "" for e in handler.type.elts)
             else:
                 caught.add(_dotted(handler.type) or "")
-            if {c.split(".")[-1] for c in caught} & IMPORT_ERRORS:
+            short = {c.split(".")[-1] for c in caught}
+            if short & LOAD_ERRORS and not (handler.body and isinstance(handler.body[-1], ast.Raise)):
+                # `try: ctypes.CDLL("libcudart.so") except OSError: <fallback>` runs on ROCm: the load fails there
+                region = _region(node.body)
+                if region:
+                    self.tolerant_regions.append(region)
+            if short & IMPORT_ERRORS:
                 if handler.body and isinstance(handler.body[-1], ast.Raise):
                     return   # re-raised: not a fallback
                 self._fallback_imports(node.body, handler.body)
