@@ -138,7 +138,13 @@ def _includes(manifest: Path, root: Path, max_bytes: int, depth: int) -> list[tu
     out = []
     for match in INCLUDED.finditer(data):
         target = manifest.parent / match.group(1).decode("utf-8", "surrogateescape")
+        try:
+            inside = target.resolve().is_relative_to(root)
+        except (OSError, RuntimeError, ValueError):
+            inside = False
+        if not inside:    # not read by the scan either: not even its stat is taken
+            continue
         out.append((f"include:{target}", "", file_stat(str(target)) or (0, 0, 0, 0)))
-        if depth < MAX_INCLUDE_DEPTH and target.is_file() and target.resolve().is_relative_to(root):
+        if depth < MAX_INCLUDE_DEPTH and target.is_file():
             out += _includes(target, root, max_bytes, depth + 1)
     return out

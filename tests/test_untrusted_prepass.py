@@ -167,3 +167,17 @@ def test_a_file_the_pre_pass_could_not_read_is_named_in_the_report(tmp_path):
     assert done.returncode in (0, 1) and "Traceback" not in done.stderr
     errors = {e["path"]: e["message"] for e in json.loads(done.stdout)["errors"]}
     assert "nested over 64 levels" in errors["CMakeLists.txt"]
+
+
+def test_deeply_nested_scanned_python_is_one_partial_file_each(tmp_path):
+    repo = write_tree(tmp_path / "repo", {
+        "deep_not.py": "import pynvml\nif " + "not " * 2500 + "x:\n    pass\n",
+        "deep_sum.py": "import pynvml\ny = 1" + " + 1" * 20_000 + "\n",
+        "fine.py": "import pynvml\n",
+    })
+    done = _cli(str(repo), "--format", "json")
+    assert done.returncode in (0, 1) and "Traceback" not in done.stderr
+    report = json.loads(done.stdout)
+    errors = {e["path"]: e["message"] for e in report["errors"]}
+    assert set(errors) == {"deep_not.py", "deep_sum.py"} and all("nesting too deep" in m for m in errors.values())
+    assert [f["path"] for f in report["findings"] if f["rule"] == "RA112"] == ["fine.py"]
