@@ -131,7 +131,8 @@ def _check(settings) -> int:
             smaller = shrink(baseline, report)
             write_atomic(settings.baseline, render_baseline(smaller))
             removed = sum(e.count for e in baseline.entries) - sum(e.count for e in smaller.entries)
-            print(f"rocm-audit: {settings.baseline}: {removed} finding(s) no longer found removed", file=sys.stderr)
+            print(safe_text(f"rocm-audit: {settings.baseline}: {removed} finding(s) no longer found removed"),
+                  file=sys.stderr)
             report = replace(report, gate=replace(report.gate, gone=()) if report.gate else None)
     elif settings.diff_base:
         report = against_git(report, root, settings.diff_base, rulebook, options)
@@ -249,21 +250,23 @@ def _write_baseline(settings) -> int:
         try:
             previous = read_baseline(target)
         except GateError as err:
-            print(f"rocm-audit: replacing an unreadable baseline ({err})", file=sys.stderr)
+            print(safe_text(f"rocm-audit: replacing an unreadable baseline ({err})"), file=sys.stderr)
     from auditor.basesettings import record_of
 
     baseline = baseline_from(report, previous, record_of(settings.sources))
     write_atomic(target, render_baseline(baseline))
     total = sum(e.count for e in baseline.entries)
-    print(f"rocm-audit: wrote {target}: {total} known finding(s) in {len(baseline.entries)} entries "
-          f"({len(report.results)} files scanned)")
+    print(safe_text(f"rocm-audit: wrote {target}: {total} known finding(s) in {len(baseline.entries)} entries "
+                    f"({len(report.results)} files scanned)"))
     return EXIT_CLEAN
 
 
 def _show_config(settings) -> int:
     from auditor.config import describe
 
-    sys.stdout.write(describe(settings.sources, settings.config_file, settings.config_start or Path.cwd()))
+    from auditor.escape import log_lines
+
+    sys.stdout.write(log_lines(describe(settings.sources, settings.config_file, settings.config_start or Path.cwd())))
     return EXIT_CLEAN
 
 

@@ -105,9 +105,22 @@ def _read_ignore(path: Path) -> list[str]:
 
 
 def common_root(paths: Sequence[Path]) -> Path:
-    resolved = [p.resolve() if p.exists() else p.absolute() for p in paths]
-    dirs = [p if p.is_dir() else p.parent for p in resolved]
-    return Path(os.path.commonpath([str(d) for d in dirs])) if dirs else Path.cwd()
+    """The directory holding every path, found before links are followed and then resolved: a named file that is
+    a link (`git diff --name-only | xargs rocm-audit check` lists a committed one) does not widen the scanned tree
+    to where it points; discover() refuses it instead."""
+    dirs = []
+    for path in paths:
+        absolute = Path(os.path.normpath(path.absolute()))
+        dirs.append(absolute if absolute.is_dir() else absolute.parent)
+    return Path(os.path.commonpath([str(d) for d in dirs])).resolve() if dirs else Path.cwd()
+
+
+def leaves_tree(path: Path, root: Path) -> bool:
+    """Whether a named path leads out of the scanned root through a link (its real location is outside)."""
+    try:
+        return not path.resolve().is_relative_to(root.resolve())
+    except (OSError, RuntimeError):   # a link loop
+        return True
 
 
 def discover(
@@ -131,6 +144,10 @@ def discover(
         absolute = given.absolute()
         if absolute.is_symlink() and not absolute.exists():
             errors.append((_relative(absolute, root), "dangling symbolic link"))
+            continue
+        if leaves_tree(absolute, root):
+            errors.append((visible(_relative(absolute, root)),
+                           "not read: a symbolic link leads out of the scanned tree"))
             continue
         if absolute.is_dir():
             walk = _walk(absolute, root, exclude_spec, use_gitignore, errors,
@@ -200,9 +217,10 @@ def _is_tracked(relative: str, root: Path, memo: list[frozenset[str] | None]) ->
 
 def _relative(path: Path, root: Path) -> str:
     try:
-        return path.resolve().relative_to(root.resolve()).as_posix() if not path.is_symlink() \
-            else path.absolute().relative_to(root.absolute()).as_posix()
-    except ValueError:
+        if path.is_symlink():   # the link's own place, not where it points
+            return (path.absolute().parent.resolve() / path.name).relative_to(root.resolve()).as_posix()
+        return path.resolve().relative_to(root.resolve()).as_posix()
+    except (ValueError, OSError, RuntimeError):
         return path.as_posix()
 
 

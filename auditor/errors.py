@@ -16,8 +16,8 @@ class ScannedFileError(AuditorError, ValueError):
 
 
 def safe_text(text: str) -> str:
-    """Text for one line of a terminal: control characters (escape sequences, carriage returns) made visible,
-    undecodable bytes of a file name shown as \\xNN."""
-    from auditor.escape import visible
+    """One line of the tool's own messages that may quote the tree: auditor.escape.log_line (kept under this
+    name for the callers that import it from here)."""
+    from auditor.escape import log_line
 
-    return visible(text)
+    return log_line(text)

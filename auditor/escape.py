@@ -12,6 +12,11 @@ import urllib.parse
 # lone surrogates that stand for undecodable bytes of a file name
 _INVISIBLE = re.compile("[\x00-\x1f\x7f-\x9f\u200e\u200f\u202a-\u202e\u2066-\u2069\ud800-\udfff]")
 
+# where a CI runner would read a command: `::` at the start of a line (after blanks, which the runner trims; a
+# wrapped line starts after a blank), GitHub's older `##[` and Azure Pipelines' `##vso[` anywhere in a line
+_COMMAND_AT_LINE_START = re.compile(r"(?:^|(?<=\s))::")
+_LOGGING_COMMAND = re.compile(r"##(?=\[|vso\[)", re.IGNORECASE)
+
 
 def _shown(match: re.Match) -> str:
     char = match.group(0)
@@ -36,7 +41,8 @@ def uri_path(path: str) -> str:
 
 def workflow_data(text: str) -> str:
     """The message of a GitHub workflow command (`::error ...::MESSAGE`), as GitHub's toolkit encodes it."""
-    return visible_keep_breaks(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    encoded = visible_keep_breaks(text).replace("%", "%25").replace("\r", "%0D").replace("\n", "%0A")
+    return _LOGGING_COMMAND.sub("#\u200b#", encoded)
 
 
 def workflow_property(text: str) -> str:
@@ -49,6 +55,14 @@ def visible_keep_breaks(text: str) -> str:
 
 
 def log_line(text: str) -> str:
-    """A line of a CI log that GitHub must not read as a workflow command: visible, and never starting `::`."""
-    text = visible(text)
-    return text if not text.lstrip().startswith("::") else "\u200b" + text.lstrip()
+    """Text from the scanned tree (a path, a snippet, a message quoting them) for any line rocm-audit prints, or
+    a whole such line: control characters visible (`\\xNN`), and no CI workflow command can start in it (`::`
+    where a line could start gets a zero-width space before it, `##[` one inside). Idempotent, so a line built
+    from pieces that went through it may go through it again."""
+    text = _COMMAND_AT_LINE_START.sub("\u200b::", visible(text))
+    return _LOGGING_COMMAND.sub("#\u200b#", text)
+
+
+def log_lines(text: str) -> str:
+    """log_line for each line of a rendered text (a terminal report, a summary), its line breaks kept."""
+    return "\n".join(log_line(line) for line in text.split("\n"))

@@ -16,7 +16,8 @@ from auditor.parsing.preproc import PreprocFacts
 from auditor.effort import load_model
 from auditor.policy import apply_path_policy
 from auditor.rocmpath.disposition import own_package_rules
-from auditor.rocmpath.reader import pulled_in_build_files, read_project
+from auditor.rocmpath.pulled import pulled_in_build_files
+from auditor.rocmpath.reader import read_project
 from auditor.rulebook import Rulebook
 from auditor.progress import ScanProgress
 from auditor.isolate import file_size
@@ -28,6 +29,10 @@ from auditor.types import Report
 
 INCLUDED = re.compile(rb"(?:^|\s)(?:-r|-c|--requirement|--constraint)(?:\s+|=)(\S+)")
 MAX_INCLUDE_DEPTH = 4
+# the build pre-pass (every build file read, vendored CMake walked) stops reading after this long; what it did not
+# read is reported. Each file's reading is linear in its size, capped (auditor/rocmpath/reader.py), so the check
+# between files bounds the whole. --max-run-time still bounds the whole run.
+PREPASS_SECONDS = 120.0
 
 
 @dataclass(frozen=True, slots=True)
@@ -75,8 +80,9 @@ def audit(
                          include_vendored=options.include_vendored, scan_dirs=options.scan_dirs)
     if shown_root is None:
         shown_root = str(paths[0]) if len(paths) == 1 else str(root)
+    prepass_deadline = time.monotonic() + PREPASS_SECONDS
     with _timed(timings, "build pre-pass"):
-        pulled_in = pulled_in_build_files(found.files, root, found.vendored)
+        pulled_in = pulled_in_build_files(found.files, root, found.vendored, prepass_deadline)
     context = scan_context(rulebook, options.max_file_size) if store else ""
     key = _run_key(context, found, pulled_in, options, shown_root, paths, root, only) if store else None
     if store and key and (reused := load_report(store, key, rulebook.by_id())) is not None:
@@ -84,7 +90,7 @@ def audit(
     index = FileIndex.open(store, str(root.resolve())) if store else None
     with _timed(timings, "build pre-pass"):
         project = read_project(found.files, load_model().optional_dirs, pulled_in,
-                               PreprocFacts.from_guards(rulebook.guards))
+                               PreprocFacts.from_guards(rulebook.guards), prepass_deadline)
         rulebook = rulebook.with_project_macros(project.rocm_macros, project.cuda_macros) \
             .without(own_package_rules(rulebook.rules, project.own_packages))
     with _timed(timings, "macro pre-pass"):
@@ -99,7 +105,8 @@ def audit(
                            index)
     results = apply_path_policy(results, rulebook, options.per_file_ignores, options.optional_dirs)
     with _timed(timings, "report"):
-        report = build_report(shown_root, results, rulebook, found.errors, found.vendored, project)
+        errors = (*found.errors, *sorted(project.unread.items()))   # build files the pre-pass could not read fully
+        report = build_report(shown_root, results, rulebook, errors, found.vendored, project)
     if store and index:
         index.save()
         if key:
@@ -132,7 +139,13 @@ def _includes(manifest: Path, root: Path, max_bytes: int, depth: int) -> list[tu
     out = []
     for match in INCLUDED.finditer(data):
         target = manifest.parent / match.group(1).decode("utf-8", "surrogateescape")
+        try:
+            inside = target.resolve().is_relative_to(root)
+        except (OSError, RuntimeError, ValueError):
+            inside = False
+        if not inside:    # not read by the scan either: not even its stat is taken
+            continue
         out.append((f"include:{target}", "", file_stat(str(target)) or (0, 0, 0, 0)))
-        if depth < MAX_INCLUDE_DEPTH and target.is_file() and target.resolve().is_relative_to(root):
+        if depth < MAX_INCLUDE_DEPTH and target.is_file():
             out += _includes(target, root, max_bytes, depth + 1)
     return out

@@ -8,9 +8,12 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.discover import classify
+from auditor.isolate import fork_available, over_budget, scan_in_children
 from auditor.rulebook import Example, Rulebook, load_pack, load_rulebook
+from auditor.rulebook.schema import RuleError
+from auditor.runner import DEFAULT_TIME_BUDGET, with_budget
 from auditor.scan import scan_text_as
-from auditor.types import Rule
+from auditor.types import FileResult, Rule, SourceFile
 
 
 @dataclass(frozen=True, slots=True)
@@ -21,12 +24,17 @@ class PackCheck:
 
 
 def example_problem(rulebook: Rulebook, rule: Rule, example: Example, flag: bool) -> str | None:
-    """What is wrong with one example of a rule (None: nothing): not reported, reported on other lines, or, for
-    an ok example, reported at all (a guarded hit is fine there)."""
+    """What is wrong with one example of a rule (None: nothing), scanned here without a budget (the shipped
+    rules' examples; a pack's run under one, check_pack)."""
     kind = classify(example.file)
     if not kind:
         return f"example file {example.file!r} is not a file kind rocm-audit reads"
-    result = scan_text_as(example.file, kind, example.code, rulebook)
+    return judged(scan_text_as(example.file, kind, example.code, rulebook), rule, example, flag)
+
+
+def judged(result: FileResult, rule: Rule, example: Example, flag: bool) -> str | None:
+    """What is wrong with one example of a rule, scanned (None: nothing): not reported, reported on other lines,
+    or, for an ok example, reported at all (a guarded hit is fine there)."""
     if result.error is not None:
         return f"{example.file}: {result.error}"
     hits = [f for f in result.findings if f.rule_id == rule.id and not f.guarded]
@@ -45,21 +53,52 @@ def example_problem(rulebook: Rulebook, rule: Rule, example: Example, flag: bool
     return None
 
 
-def check_pack(directory: Path, packs: Sequence[Path] = ()) -> PackCheck:
-    """Raises RuleError when the pack does not load (a malformed file, an id the shipped rules or `packs` use)."""
+def check_pack(directory: Path, packs: Sequence[Path] = (), budget: float = DEFAULT_TIME_BUDGET) -> PackCheck:
+    """Raises RuleError when the pack does not load (a malformed file, an id the shipped rules or `packs` use), or
+    when an example's scan overruns `budget` seconds (a pattern that backtracks): examples are scanned as a scan's
+    files are, each under the per-file budget in a child process that is ended if it hangs in a regex."""
     own = load_pack(directory, check_queries=True)
     rulebook = load_rulebook(packs=(*packs, directory))
     by_id = rulebook.by_id()
+    items = [(rule, label, flag, i, example)
+             for rule in sorted(own, key=lambda r: r.id)
+             for label, flag, examples in (("flag", True, rule.flag), ("ok", False, rule.ok))
+             for i, example in enumerate(examples, start=1)]
     problems: list[str] = []
-    examples = 0
-    for rule in sorted(own, key=lambda r: r.id):
-        for label, flag, items in (("flag", True, rule.flag), ("ok", False, rule.ok)):
-            for i, example in enumerate(items, start=1):
-                examples += 1
-                problem = example_problem(rulebook, by_id[rule.id], example, flag)
-                if problem:
-                    problems.append(f"{rule.source_file}: {rule.id} {label} example {i}: {problem}")
-    return PackCheck(tuple(own), examples, tuple(problems))
+    kinds = [classify(item[4].file) for item in items]
+    runnable = {str(n): (item[4], kind) for n, (item, kind) in enumerate(zip(items, kinds)) if kind}
+    results = _scan_examples(runnable, rulebook, budget)
+    timed_out = over_budget(SourceFile("", "", ""), budget).error
+    for n, (rule, label, flag, i, example) in enumerate(items):
+        where = f"{rule.source_file}: {rule.id} {label} example {i}"
+        result = results.get(str(n))
+        if result is None:
+            problems.append(f"{where}: example file {example.file!r} is not a file kind rocm-audit reads")
+            continue
+        if result.error == timed_out:
+            raise RuleError(f"{where}: scanning it took over the {budget:g} s per-file time budget "
+                            "(a pattern that backtracks?)")
+        problem = judged(result, by_id[rule.id], example, flag)
+        if problem:
+            problems.append(f"{where}: {problem}")
+    return PackCheck(tuple(own), len(items), tuple(problems))
+
+
+def _scan_examples(runnable: dict[str, tuple[Example, str]], rulebook: Rulebook,
+                   budget: float) -> dict[str, FileResult]:
+    """Each example scanned under the per-file budget, in forked children where possible (auditor/isolate.py),
+    keyed as given. The result carries the example's own file name."""
+    sources = [SourceFile(key, "", kind) for key, (_, kind) in runnable.items()]
+
+    def scan_one(source: SourceFile) -> FileResult:
+        example, kind = runnable[source.path]
+        return with_budget(source, budget, lambda: scan_text_as(example.file, kind, example.code, rulebook))
+
+    if budget > 0 and sources and fork_available():
+        done = scan_in_children(sources, scan_one, budget)
+    else:
+        done = [scan_one(source) for source in sources]
+    return {source.path: result for source, result in zip(sources, done)}
 
 
 def check_command(settings) -> int:
@@ -69,7 +108,7 @@ def check_command(settings) -> int:
     from auditor.rulebook.schema import RuleError
 
     try:
-        result = check_pack(settings.check_pack, settings.rule_packs)
+        result = check_pack(settings.check_pack, settings.rule_packs, settings.time_budget)
     except RuleError as err:
         raise ToolError(f"rule pack: {err}") from None
     for problem in result.problems:

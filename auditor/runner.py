@@ -5,7 +5,7 @@ from __future__ import annotations
 import os
 import signal
 import threading
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from auditor.cache import ResultCache, cacheable, content_digest
 from auditor.isolate import Watchdog, file_size, fork_available, over_budget, scan_in_children
@@ -33,8 +33,14 @@ def scan_with_budget(
 ) -> FileResult:
     """scan_file, stopped after `budget` seconds (a pathological file must not stall the whole scan). In a
     worker or child process the watchdog (auditor/isolate.py) also ends a scan stuck inside C code."""
+    return with_budget(source, budget, lambda: scan_file(source, rulebook, max_bytes, data))
+
+
+def with_budget(source: SourceFile, budget: float, scan: Callable[[], FileResult]) -> FileResult:
+    """`scan()`, stopped after `budget` seconds (SIGALRM in the main thread, the watchdog in a child): the file's
+    result, or its over-budget result."""
     if budget <= 0 or threading.current_thread() is not threading.main_thread():
-        return scan_file(source, rulebook, max_bytes, data)
+        return scan()
     armed = [True]
 
     def on_alarm(signum, frame):
@@ -45,7 +51,7 @@ def scan_with_budget(
     try:   # armed inside the `try`: an alarm that fires at once (a tiny budget) is caught like any other
         Watchdog.arm(budget)
         signal.setitimer(signal.ITIMER_REAL, budget)
-        result = scan_file(source, rulebook, max_bytes, data)
+        result = scan()
         armed[0] = False
         return result
     except _OverBudget:

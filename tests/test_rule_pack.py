@@ -137,3 +137,45 @@ ok = ["subprocess.run(['rocm-smi'])"]
     assert rule.spec.needles == ("acme-smi", "acme-prof")
     with pytest.raises(RuleError, match=r"\$\{missing\} is not defined"):
         load_pack(_pack(tmp_path / "b", text.replace("${tool_regex}", "${missing}")))
+
+
+BACKTRACKING_RULE = '''
+[[rule]]
+id = "RA591"
+name = "acme-backtracking"
+category = "runtime_check"
+severity = "medium"
+effort = "S"
+message = "A pattern that backtracks catastrophically."
+docs = "https://example.com"
+strings = '^(a+)+$'
+flag = ["x = 'aaaa'  # flag"]
+ok = ["y = 'A_RUN_b'"]
+'''.replace("A_RUN", "a" * 40)
+
+
+def test_a_pack_example_that_backtracks_is_the_packs_error_not_a_hang(tmp_path):
+    """`rules --check` runs the examples under the per-file budget in a child process: a regex stuck in C is
+    ended and reported as the pack's error (exit 2, one line)."""
+    import subprocess
+    import sys
+    import time
+
+    pack = _pack(tmp_path, BACKTRACKING_RULE, "python/backtrack.toml")
+    start = time.monotonic()
+    done = subprocess.run([sys.executable, "-m", "auditor", "rules", "--check", str(pack), "--time-budget", "1"],
+                          capture_output=True, text=True, timeout=120)
+    assert time.monotonic() - start < 60     # 2^40 steps would take days: the budget ended it
+    assert done.returncode == 2, done.stdout + done.stderr
+    lines = [line for line in done.stderr.splitlines() if line.strip()]
+    assert len(lines) == 1 and "Traceback" not in done.stderr
+    assert lines[0].startswith("rocm-audit: error: rule pack: ") and "RA591 ok example 1" in lines[0]
+    assert "over the 1 s per-file time budget" in lines[0]
+
+
+def test_pack_examples_in_budgeted_children_still_pass_and_fail(tmp_path, capsys):
+    code, out, _ = _run(capsys, "rules", "--check", _pack(tmp_path))
+    assert code == 0 and "3 examples, 0 failing" in out
+    broken = PACKAGE_RULE.replace("acme-tools==1.0", "acme-fused-kernels==1.0")
+    code, out, _ = _run(capsys, "rules", "--check", _pack(tmp_path / "b", broken))
+    assert code == 1 and "RA190 ok example 1: requirements.txt: ok example reported on line(s) [2]" in out

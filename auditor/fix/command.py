@@ -6,6 +6,7 @@ import re
 import sys
 from collections import Counter
 
+from auditor.escape import log_lines
 from auditor.fix.apply import FixRun, run_fix, unified_diff, write_fixed
 
 
@@ -36,7 +37,7 @@ def fix_command(settings) -> int:
                     write_fixed(outcome)
                 except OSError as err:
                     raise ToolError(f"cannot write {outcome.path}: {err.strerror or err}") from None
-    print(summary(run, settings.diff), file=sys.stderr if settings.diff else sys.stdout, end="")
+    print(log_lines(summary(run, settings.diff)), file=sys.stderr if settings.diff else sys.stdout, end="")
     return exit_code(run.before if settings.diff else run.after, settings.fail_on)
 
 

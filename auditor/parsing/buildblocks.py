@@ -8,6 +8,8 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
+from auditor.parsing.nesting import MAX_NESTING
+
 CMAKE_DIRECTIVE = re.compile(r"^\s*(if|elseif|else|endif)\s*\((.*)\)\s*$", re.IGNORECASE)
 MAKE_DIRECTIVE = re.compile(r"^\s*(ifeq|ifneq|ifdef|ifndef|else|endif)\b(.*)$")
 CMAKE_NOT = re.compile(r"^\s*NOT\s+", re.IGNORECASE)
@@ -54,6 +56,8 @@ def excluded_lines(path: str, text: str, rocm_pattern: str) -> frozenset[int]:
         if m:
             word = m.group(1).lower() if is_cmake else m.group(1)
             if word in ("if", "ifeq", "ifneq", "ifdef", "ifndef"):
+                if len(stack) >= MAX_NESTING:
+                    break     # not read further: nothing after is excluded
                 truth = _cmake_truth(m.group(2), rocm) if is_cmake else _make_truth(word, m.group(2), rocm)
                 stack.append([truth, truth])
             elif word == "elseif" and stack:

@@ -8,6 +8,8 @@ import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
+from auditor.parsing.nesting import MAX_NESTING, too_deep
+
 COMMAND = re.compile(r"^\s*([A-Za-z_]\w*)\s*\((.*)", re.DOTALL)
 ROCM_WORD = re.compile(
     r"(?i)\b(?:USE_ROCM|USE_HIP|BUILD_ROCM|WITH_ROCM|ENABLE_ROCM|ENABLE_HIP|BUILD_HIP|ROCM_FOUND|HIP_FOUND|"
@@ -20,7 +22,14 @@ OTHER_VENDOR = re.compile(r"(?i)\"(?:cpu|mps|xpu|sycl|metal|vulkan|opencl|npu|ca
 EVIDENCE = re.compile(r"(?i)enable_language\s*\(\s*HIP|LANGUAGE\s+HIP|find_package\s*\(\s*hip|--offload-arch|"
                       r"-amdgpu|CMAKE_HIP_ARCHITECTURES|hip::|HIP_ARCHITECTURES|\bhipcc\b")
 DEFINE = re.compile(r"(?:-D)?([A-Za-z_]\w*)(?:=\S*)?")
-SOURCE = re.compile(r"[\w./*${}-]+\.(?:cu|cuh|cpp|cc|c|hip|h|hpp)\b")
+# a source file named in a command: a run of path characters ending in a source suffix. Found run by run (a
+# `findall` of one pattern tries every start inside a long run: quadratic on 100 KB of path characters)
+PATH_RUN = re.compile(r"[\w./*${}-]+")
+SOURCE_SUFFIX = re.compile(r"\.(?:cu|cuh|cpp|cc|c|hip|h|hpp)(?!\w)")
+NEGATION = re.compile(r"^\s*NOT\s+", re.IGNORECASE)
+OR_WORD = re.compile(r"\bOR\b", re.IGNORECASE)
+WORD = re.compile(r"\w+")
+MAX_CONDITION_CHARS = 4096    # an if() test longer than this is not a backend switch: unknown, not searched
 
 ROCM, CUDA, OTHER, BOTH, OPT_IN = "rocm", "cuda", "other-backend", "both", "opt-in"
 
@@ -41,6 +50,7 @@ class CBuild:
     cuda_lines: set[int] = field(default_factory=set)
     opt_in_lines: set[int] = field(default_factory=set)
     rocm_option: str = ""                                             # the variable a ROCm user turns on
+    partial: str = ""                                                 # why the file was not read to its end
 
     @property
     def builds_on_rocm(self) -> bool:
@@ -54,11 +64,13 @@ def _condition(text: str, rocm_vars: dict[str, str], shared: frozenset[str] | se
     """rocm, cuda, other-backend, or None (unknown) for the ROCm configuration. `rocm_vars`: variables a ROCm branch
     sets, with the value set there; `shared`: those other branches set to a true value too (no ROCm marker by name,
     though their value still tells `STREQUAL` tests apart)."""
-    negated = re.match(r"\s*NOT\s+", text, re.IGNORECASE) is not None
-    core = re.sub(r"^\s*NOT\s+", "", text, flags=re.IGNORECASE)
-    if re.search(r"\bOR\b", core, re.IGNORECASE):
+    if len(text) > MAX_CONDITION_CHARS:
         return None
-    words = set(re.findall(r"\w+", core))
+    negated = NEGATION.match(text) is not None
+    core = NEGATION.sub("", text, count=1)
+    if OR_WORD.search(core):
+        return None
+    words = set(WORD.findall(core))
     compared = _STREQUAL.match(core)
     if compared and rocm_vars.get(compared.group(1)):
         # `VLLM_GPU_LANG STREQUAL "CUDA"` where a ROCm branch sets it to "HIP": the value decides, not the name
@@ -93,7 +105,42 @@ def _code(line: str) -> str:
 
 
 def _without_strings(text: str) -> str:
-    return re.sub(r'"(?:[^"\\]|\\.)*"', '""', text)
+    """Each closed "string" (backslash escapes inside) as `""`; an unclosed quote and what follows it kept. One
+    pass: a regex would retry the rest of the line from every unclosed quote."""
+    out: list[str] = []
+    last = 0
+    start = text.find('"')
+    while start >= 0:
+        index = start + 1
+        while index < len(text):
+            char = text[index]
+            if char == "\\":
+                index += 2
+                continue
+            if char == '"':
+                break
+            index += 1
+        if index >= len(text):
+            break            # unclosed: no later quote closes either (this scan went over each of them)
+        out.append(text[last:start] + '""')
+        last = index + 1
+        start = text.find('"', last)
+    out.append(text[last:])
+    return "".join(out)
+
+
+def sources_named(code: str) -> list[str]:
+    """What `[\\w./*${}-]+\\.(?:cu|…|hpp)\\b` finds, in linear time: in each run of path characters, the run up to
+    its last source suffix (a greedy match), when something comes before that suffix."""
+    out = []
+    for run in PATH_RUN.finditer(code):
+        text = run.group(0)
+        if "." not in text:
+            continue
+        ends = [m.end() for m in SOURCE_SUFFIX.finditer(text) if m.start() > 0]
+        if ends:
+            out.append(text[:ends[-1]])
+    return out
 
 
 def _logical(text: str):
@@ -129,6 +176,8 @@ def read_cmake(path: str, text: str) -> CBuild:
                 continue
             word, args = m.group(1).lower(), m.group(2).rsplit(")", 1)[0]
             if word == "if":
+                if len(stack) >= MAX_NESTING:
+                    break
                 stack.append([_condition(args, rocm_vars, shared), False])
             elif word == "elseif" and stack:
                 cond = _condition(args, rocm_vars, shared)
@@ -160,6 +209,9 @@ def read_cmake(path: str, text: str) -> CBuild:
             continue
         word, args = m.group(1).lower(), m.group(2).rsplit(")", 1)[0]
         if word == "if":
+            if len(stack) >= MAX_NESTING:
+                build.partial = too_deep()
+                break
             cond = _condition(args, rocm_vars, shared)
             stack.append([cond, False])
             if cond == ROCM:
@@ -214,14 +266,24 @@ def read_cmake(path: str, text: str) -> CBuild:
         if word == "add_subdirectory":
             target = args.split()[0].strip('"') if args.split() else ""
             build.subdirs[target] = _subdir_config(target, config)
-        for source in SOURCE.findall(code):
+        for source in sources_named(code):
             build.sources.setdefault(source.lstrip("./"), set()).add(config)
-        if config in (CUDA, BOTH) and re.search(r"\.cu\b|LANGUAGES[^)]*CUDA|enable_language\s*\(\s*CUDA", code):
+        if config in (CUDA, BOTH) \
+                and (re.search(r"\.cu\b|enable_language\s*\(\s*CUDA", code) or _languages_cuda(code)):
             build.compiles_cu = True
     if unconditional_hip:
         build.rocm_tests.append(1)
     build.evidence.sort(key=lambda e: (_strength(e[1]), e[0]))
     return build
+
+
+def _languages_cuda(code: str) -> bool:
+    """`LANGUAGES[^)]*CUDA`, one scan (the pattern rescans to the `)` from every `LANGUAGES`)."""
+    for piece in code.split(")"):
+        at = piece.find("LANGUAGES")
+        if at >= 0 and "CUDA" in piece[at + 9:]:
+            return True
+    return False
 
 
 def _strength(text: str) -> int:
@@ -234,7 +296,7 @@ def _strength(text: str) -> int:
 
 def _option(condition: str) -> str:
     """`-DGGML_HIP=ON` from `GGML_HIP`, `-DBACKEND=hip` from `BACKEND STREQUAL "hip"`."""
-    m = re.search(r"\$?\{?(\w+)\}?\s+STREQUAL\s+\"(hip|rocm|HIP|ROCM)\"", condition)
+    m = re.search(r"(?<!\w)\$?\{?(\w+)\}?\s+STREQUAL\s+\"(hip|rocm|HIP|ROCM)\"", condition)
     if m:
         return f"-D{m.group(1).lstrip('$').strip('{}')}={m.group(2)}"
     m = re.fullmatch(r"\s*\$?\{?(\w+)\}?\s*", condition)
@@ -277,10 +339,14 @@ def read_makefile(path: str, text: str) -> CBuild:
     depth_opt: list[bool] = []
     for number, line in enumerate(text.splitlines(), start=1):
         m = MAKE_IFEQ.match(line)
+        opens = m is not None or re.match(r"^\s*if(?:n?eq|n?def)\b", line) is not None
+        if opens and len(depth_opt) >= MAX_NESTING:
+            build.partial = too_deep()
+            break
         if m:
             depth_opt.append(m.group(1) in opt_in_vars)
             continue
-        if re.match(r"^\s*if(?:n?eq|n?def)\b", line):
+        if opens:
             depth_opt.append(False)
             continue
         if re.match(r"^\s*endif\b", line) and depth_opt:

@@ -90,3 +90,4 @@ class ProjectBuild:
     unread_requirements: frozenset[str] = frozenset()              # requirement files the packaging never reads
     vendor_backends: frozenset[str] = frozenset()                  # `nvidia/` beside `amd/`, cuda.txt beside rocm.txt
     collection: bool = False                                       # a collection of independent programs
+    unread: dict[str, str] = field(default_factory=dict)           # build file -> why the pre-pass did not read it all

@@ -8,6 +8,7 @@ import posixpath
 import re
 from pathlib import PurePosixPath
 
+from auditor.parsing.nesting import MAX_NESTING
 from auditor.parsing.preproc import PreprocFacts, line_states
 from auditor.rocmpath.model import ProjectBuild
 
@@ -176,6 +177,8 @@ def behind_macros(text: str, macros: frozenset[str]) -> frozenset[int]:
         m = re.match(r"\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)", line)
         if m:
             word, rest = m.group(1), m.group(2)
+            if word in ("if", "ifdef", "ifndef") and len(stack) >= MAX_NESTING:
+                break
             if word in ("if", "ifdef"):
                 stack.append(any(re.search(rf"\b{re.escape(x)}\b", rest) for x in macros))
             elif word == "ifndef":

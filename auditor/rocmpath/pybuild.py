@@ -33,6 +33,7 @@ EXIT_CALLS = re.compile(r"(?:^|\.)(?:exit|abort|warn|warning|print)$")
 EXTENSIONS = re.compile(r"(?:^|\.)(?:CUDAExtension|CppExtension|Extension|HIPExtension)$")
 
 ROCM, CUDA = "rocm", "cuda"
+MAX_TEST_DEPTH = 50     # `not not … x`, nested and/or: deeper is unknown (and no Python recursion limit is met)
 
 
 @dataclass
@@ -65,14 +66,21 @@ class PyBuild:
 
 
 def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = _dotted(node.value)
-        return f"{inner}.{node.attr}" if inner else node.attr
-    if isinstance(node, ast.Call):
-        return _dotted(node.func)
-    return ""
+    """`a.b.c` of a name, an attribute chain or a call of one; "" for anything else, or for a chain over
+    MAX_TEST_DEPTH links. A loop, not recursion: a chain thousands of links long (`a.b.b.b…`) is valid Python."""
+    attributes: list[str] = []
+    for _ in range(MAX_TEST_DEPTH):
+        if isinstance(node, ast.Attribute):
+            attributes.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Call):      # `f().x` is `f.x`
+            node = node.func
+        else:
+            break
+    else:
+        return ""           # longer than any name a build script tests (and not walked again for each link)
+    head = node.id if isinstance(node, ast.Name) else ""
+    return ".".join(([head] if head else []) + attributes[::-1])
 
 
 class _Truth:
@@ -93,13 +101,15 @@ class _Truth:
             return True
         return None
 
-    def of(self, node: ast.AST) -> bool | None:
-        """Truth on ROCm, or None."""
+    def of(self, node: ast.AST, depth: int = 0) -> bool | None:
+        """Truth on ROCm, or None (also for a test nested over MAX_TEST_DEPTH levels)."""
+        if depth > MAX_TEST_DEPTH:
+            return None
         if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            inner = self.of(node.operand)
+            inner = self.of(node.operand, depth + 1)
             return None if inner is None else not inner
         if isinstance(node, ast.BoolOp):
-            values = [self.of(v) for v in node.values]
+            values = [self.of(v, depth + 1) for v in node.values]
             if isinstance(node.op, ast.And):
                 return False if False in values else (True if all(v is True for v in values) else None)
             return True if True in values else (False if all(v is False for v in values) else None)
@@ -112,7 +122,7 @@ class _Truth:
                 inside = True if word in ("rocm", "hip") else False if word in ("cu", "cuda") else None
                 return None if inside is None else inside == isinstance(op, ast.In)
             if isinstance(right, ast.Constant) and right.value is None and isinstance(op, (ast.Is, ast.IsNot)):
-                value = self.of(node.left)
+                value = self.of(node.left, depth + 1)
                 return None if value is None else ((not value) if isinstance(op, ast.Is) else value)
             if isinstance(right, ast.Constant) and isinstance(right.value, str) and isinstance(op, (ast.Eq, ast.NotEq)):
                 # BUILD_TARGET == "rocm": the ROCm backend option on; == "cuda": off
@@ -180,6 +190,8 @@ class _Reader:
         self.nodes = flatten(tree)   # every node, once: the passes below each go over all of them
         self.truth = _Truth(self._derived_rocm_names(self.nodes))
         self.regions: list[tuple[int, int, str]] = []   # (first, last line, configuration)
+        self._by_line: list[str] = []
+        self._painted_regions = -1
 
     @staticmethod
     def _derived_rocm_names(nodes: list[ast.AST]) -> set[str]:
@@ -268,12 +280,21 @@ class _Reader:
                         self.mark(definition.body, CUDA)
 
     def config_at(self, line: int) -> str:
-        """The innermost region holding the line."""
-        best: tuple[int, str] | None = None
-        for first, last, config in self.regions:
-            if first <= line <= last and (best is None or last - first < best[0]):
-                best = (last - first, config)
-        return best[1] if best else "both"
+        """The innermost region holding the line (the first marked of equally long ones)."""
+        if self._painted_regions != len(self.regions):
+            self._paint()
+        return self._by_line[line] if 0 <= line < len(self._by_line) else "both"
+
+    def _paint(self) -> None:
+        """Each line's configuration, looked up in constant time: regions painted longest first, so the innermost
+        wins (a loop over every region for every line is quadratic in a large build script)."""
+        size = max((last for _, last, _ in self.regions), default=0) + 1
+        by_line = ["both"] * size
+        order = sorted(range(len(self.regions)), key=lambda i: (self.regions[i][0] - self.regions[i][1], -i))
+        for i in order:
+            first, last, config = self.regions[i]
+            by_line[first:last + 1] = [config] * (last + 1 - first)
+        self._by_line, self._painted_regions = by_line, len(self.regions)
 
     def collect(self) -> PyBuild:
         build = self.build
@@ -380,11 +401,13 @@ class _Reader:
                     self.build.fenced_on_rocm.append(sub.lineno)
 
 
-def read_python_build(path: str, text: str) -> PyBuild | None:
-    try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
-        return None
+def read_python_build(path: str, text: str, tree: ast.Module | None = None) -> PyBuild | None:
+    """`tree`: the text already parsed (the caller's parse), else it is parsed here."""
+    if tree is None:
+        try:
+            tree = ast.parse(text)
+        except (SyntaxError, ValueError, RecursionError, MemoryError):
+            return None
     reader = _Reader(path, tree)
     reader.classify()
     return reader.collect()

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import ast
 import re
+import time
 import tomllib
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
@@ -17,18 +18,26 @@ from auditor.rocmpath.pybuild import PyBuild, read_python_build
 from auditor.rocmpath.provenance import (
     C_KINDS, NOT_SHIPPED, parent_dir, within, behind_macros, packages, provenance,
 )
+from auditor.rocmpath.backends import vendor_backends
 from auditor.rocmpath.redefine import rocm_redefinitions
 from auditor.rocmpath.reqsets import unread_requirement_files
 from auditor.types import SourceFile
 
 MAX_BUILD_BYTES = 2 * 1024 * 1024
+# a setup.py or op builder larger than this is not a real one (vLLM's is 30 KB): parsing megabytes of Python with
+# `ast` alone takes seconds
+MAX_PYTHON_BUILD_CHARS = 256 * 1024
+BUILD_NAMES = frozenset({"setup.py", "pyproject.toml", "CMakeLists.txt", "Makefile", "makefile", "GNUmakefile"})
 GPU_SUFFIXES = (".cu", ".cuh", ".hip")
 SHIM_LINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(?:cu|CU)\w+[ \t]+(?:hip|HIP)\w+", re.MULTILINE)
 # a CI job that builds or runs on ROCm: a ROCm image, an AMD runner, ROCm build settings or tools (a word such as
 # "rocm" alone is not one: issue labelers and triage bots name it too)
-ROCM_CI = re.compile(r"(?i)\brocm/[\w.-]+:|runs-on:[^\n]*\b(?:mi\d{3}\w*|rocm|amd)|--offload-arch|PYTORCH_ROCM_ARCH"
-                     r"|\bhipcc\b|whl/rocm|\bROCM_VERSION\b|\bgfx9\d\w\b|-D\w*HIP\w*=ON|BUILD_TARGET\W+rocm"
-                     r"|agents:[^\n]*\b(?:mi\d{3}\w*|amd)")
+ROCM_CI = re.compile(r"(?i)\brocm/[\w.-]+:|--offload-arch|PYTORCH_ROCM_ARCH"
+                     r"|\bhipcc\b|whl/rocm|\bROCM_VERSION\b|\bgfx9\d\w\b|-D\w*HIP\w*=ON|BUILD_TARGET\W+rocm")
+# the runner of a job, after `runs-on:` / `agents:` on the same line (read line by line: a pattern such as
+# `runs-on:[^\n]*…` rescans the rest of the line from every `runs-on:` in it)
+ROCM_RUNNER = {re.compile(r"(?i)runs-on:"): re.compile(r"(?i)\b(?:mi\d{3}\w*|rocm|amd)"),
+               re.compile(r"(?i)agents:"): re.compile(r"(?i)\b(?:mi\d{3}\w*|amd)")}
 REPO_AUTOMATION = re.compile(r"(?i)label|triage|stale|issue|welcome|greet|pr[-_]title|assign")
 ROCM_EXTRA = re.compile(r"(?i)^(?:amd|rocm\w*|hip)$")
 ROCM_DISPATCH = re.compile(r"torch\.version\.hip|\bis_hip\(\)|gcnArchName|\bamdsmi\b|IS_HIP_EXTENSION")
@@ -42,10 +51,38 @@ def read_build_file(source: SourceFile) -> str | None:
         return None
 
 
-def _calls_setup(text: str) -> bool:
+def _rocm_ci(text: str) -> bool:
+    if ROCM_CI.search(text):
+        return True
+    for key, runner in ROCM_RUNNER.items():
+        done = 0
+        for m in key.finditer(text):
+            if m.start() < done:
+                continue        # on a line already searched from its first key
+            end = text.find("\n", m.end())
+            done = len(text) if end < 0 else end
+            if runner.search(text, m.end(), done):
+                return True
+    return False
+
+
+def is_build_file(path: str) -> bool:
+    name = PurePosixPath(path).name
+    return name in BUILD_NAMES or name.endswith((".cmake", ".mk")) or "op_builder" in PurePosixPath(path).parts
+
+
+def _python_build(path: str, text: str, tree: ast.Module | None, unread: dict[str, str]) -> PyBuild | None:
+    if tree is None:
+        return None
     try:
-        tree = ast.parse(text)
-    except (SyntaxError, ValueError, RecursionError):
+        return read_python_build(path, text, tree)
+    except RecursionError:   # the readers do not recurse on the tree's depth; kept as the last line of defence
+        unread[path] = "not read as a build script: nested too deeply"
+        return None
+
+
+def _calls_setup(text: str, tree: ast.Module | None) -> bool:
+    if tree is None:
         return "setup(" in text
     return any(isinstance(n, ast.Call) and (getattr(n.func, "id", None) or getattr(n.func, "attr", None)) == "setup"
                for n in ast.walk(tree))
@@ -71,49 +108,13 @@ def owner(path: str, comps: Sequence[str]) -> str:
 
 
 
-MAX_PULLED_BUILD_FILES = 400
-
-
-def pulled_in_build_files(files: Sequence[SourceFile], root: Path, vendored: Sequence[str]) -> list[SourceFile]:
-    """CMake files of vendored directories the tree's own CMake `add_subdirectory()`s: their sources are another
-    project's (not scanned), but the build a user runs includes them (llama-cpp-python builds vendor/llama.cpp)."""
-    if not vendored:
-        return []
-    targets: list[str] = []
-    for f in files:
-        if PurePosixPath(f.path).name == "CMakeLists.txt":
-            text = read_build_file(f) or ""
-            for target in re.findall(r"add_subdirectory\s*\(\s*\"?([^\s)\"$]+)", text):
-                path = PurePosixPath(parent_dir(f.path), target).as_posix().removeprefix("./")
-                if any(path == v or path.startswith(v + "/") for v in vendored):
-                    targets.append(path)
-    out: list[SourceFile] = []
-    real_root = root.resolve()
-    for target in sorted(set(targets)):
-        base = root / target
-        if not base.is_dir():
-            continue
-        for found in sorted(base.rglob("*")):
-            if len(out) >= MAX_PULLED_BUILD_FILES:
-                return out
-            if found.is_symlink() or not found.is_file():
-                continue
-            if found.name != "CMakeLists.txt" and not found.name.endswith(".cmake"):
-                continue
-            try:
-                relative = found.resolve().relative_to(real_root).as_posix()
-            except ValueError:
-                continue
-            out.append(SourceFile(relative, str(found), "build"))
-    return out
-
-
 def read_project(
     files: Sequence[SourceFile], optional_dirs: frozenset[str] = frozenset(), pulled_in: Sequence[SourceFile] = (),
-    facts: PreprocFacts | None = None,
+    facts: PreprocFacts | None = None, deadline: float | None = None,
 ) -> ProjectBuild:
     """`pulled_in`: build files of vendored code the tree's build includes (read for the ROCm path only);
-    `facts`: the preprocessor under ROCm, so an include a ROCm build skips does not pull a header into it."""
+    `facts`: the preprocessor under ROCm, so an include a ROCm build skips does not pull a header into it;
+    `deadline`: a time.monotonic() after which no more files are read (each one left is noted in `unread`)."""
     project = ProjectBuild()
     texts: dict[str, str] = {}
     known = {f.path for f in files}
@@ -121,10 +122,36 @@ def read_project(
     files = own_files + [f for f in pulled_in if f.path not in known]
     by_path = {f.path: f for f in files}
 
+    trees: dict[str, ast.Module | None] = {}
+
     def text_of(path: str) -> str:
         if path not in texts:
-            texts[path] = read_build_file(by_path[path]) or ""
+            if deadline is not None and time.monotonic() > deadline:
+                texts[path] = ""
+                if is_build_file(path):
+                    project.unread[path] = "not read: the build pre-pass ran out of its time budget"
+            else:
+                text = read_build_file(by_path[path])
+                texts[path] = text or ""
+                if text is None and is_build_file(path):
+                    project.unread[path] = f"not read: over {MAX_BUILD_BYTES // 2**20} MB or not a regular file"
         return texts[path]
+
+    def tree_of(path: str) -> ast.Module | None:
+        """A Python build script parsed once; None (and the file noted as unread) when it cannot be."""
+        if path not in trees:
+            text = text_of(path)
+            trees[path] = None
+            if len(text) > MAX_PYTHON_BUILD_CHARS:
+                project.unread[path] = f"not read as a build script: over {MAX_PYTHON_BUILD_CHARS // 1024} KB"
+            else:
+                try:
+                    trees[path] = ast.parse(text)
+                except (SyntaxError, ValueError, MemoryError):
+                    pass
+                except RecursionError:
+                    project.unread[path] = "not read as a build script: nested too deeply"
+        return trees[path]
 
     # 1. components from real manifests
     comps: dict[str, list[str]] = {}
@@ -133,7 +160,7 @@ def read_project(
     for f in own_files:
         name = PurePosixPath(f.path).name
         directory = parent_dir(f.path)
-        if name == "setup.py" and _calls_setup(text_of(f.path)):
+        if name == "setup.py" and _calls_setup(text_of(f.path), tree_of(f.path)):
             comps.setdefault(directory, []).append(f.path)
             dist_names |= _setup_names(text_of(f.path))
         elif name == "pyproject.toml":
@@ -193,17 +220,21 @@ def read_project(
         for f in mine:
             name = PurePosixPath(f.path).name
             if name == "setup.py" or (f.kind == "python" and "op_builder" in PurePosixPath(f.path).parts):
-                built = read_python_build(f.path, text_of(f.path))
+                built = _python_build(f.path, text_of(f.path), tree_of(f.path), project.unread)
                 if built:
                     pybuilds.append(built)
                     project.cuda_build_lines[f.path] = frozenset(built.cuda_lines)
             elif name == "CMakeLists.txt" or name.endswith(".cmake"):
                 built_c = read_cmake(f.path, text_of(f.path))
                 cbuilds.append(built_c)
+                if built_c.partial:
+                    project.unread[f.path] = built_c.partial
                 project.cuda_build_lines[f.path] = frozenset(built_c.cuda_lines)
             elif name in ("Makefile", "makefile", "GNUmakefile") or name.endswith(".mk"):
                 made = read_makefile(f.path, text_of(f.path))
                 cbuilds.append(made)
+                if made.partial:
+                    project.unread[f.path] = made.partial
                 if made.opt_in_lines:
                     project.optional_lines[f.path] = frozenset(made.opt_in_lines)
         for b in pybuilds:
@@ -253,48 +284,22 @@ def read_project(
 SETUP_NAME = re.compile(r"""\bname\s*=\s*(?:["']([A-Za-z0-9_.-]+)["']|([A-Za-z_]\w*)\s*[,)\n])""")
 
 
+ASSIGNED_NAME = re.compile(r"""^([A-Za-z_]\w*)\s*=\s*["']([A-Za-z0-9_.-]+)["']""", re.MULTILINE)
+
+
 def _setup_names(text: str) -> set[str]:
     """The distribution name setup.py gives: `name="x"`, or `name=PACKAGE_NAME` with `PACKAGE_NAME = "x"` in it."""
-    out: set[str] = set()
+    assigned: dict[str, str] | None = None     # read once, when a `name=VARIABLE` needs it
     for m in SETUP_NAME.finditer(text):
         if m.group(1):
-            out.add(m.group(1))
-        elif (value := re.search(rf"""^{re.escape(m.group(2))}\s*=\s*["']([A-Za-z0-9_.-]+)["']""", text, re.MULTILINE)):
-            out.add(value.group(1))
-        if out:
-            break
-    return out
-
-
-VENDOR_NAME = re.compile(r"(?i)^(?:nvidia|cuda|cu\d+|cutlass|sycl|xpu|intel|npu|tpu|mps|metal|cann|musa|neuron)$")
-ROCM_NAME = re.compile(r"(?i)^(?:rocm|hip|amd|amdgpu|aiter)$")
-
-
-def _split(stem: str) -> tuple[str, str]:
-    """`cuda_communicator` -> (`cuda`, `communicator`)."""
-    parts = re.split(r"[_-]", stem, maxsplit=1)
-    return (parts[0], parts[1]) if len(parts) == 2 else (stem, "")
-
-
-def vendor_backends(files: Sequence[SourceFile]) -> frozenset[str]:
-    """Files and directories named for another vendor (`nvidia/`, `requirements/cuda.txt`) next to a sibling
-    named for ROCm (`amd/`, `requirements/rocm.txt`): one backend among several."""
-    children: dict[str, set[str]] = {}
-    for f in files:
-        parts = PurePosixPath(f.path).parts
-        for depth in range(len(parts)):
-            parent = "/".join(parts[:depth]) or "."
-            children.setdefault(parent, set()).add(parts[depth])
-    out: set[str] = set()
-    for parent, names in children.items():
-        stems = {name: PurePosixPath(name).stem for name in names}
-        rocm_whole = any(ROCM_NAME.match(stem) for stem in stems.values())
-        rocm_rests = {_split(stem)[1] for stem in stems.values() if ROCM_NAME.match(_split(stem)[0])}
-        for name, stem in stems.items():
-            head, rest = _split(stem)
-            if (rocm_whole and VENDOR_NAME.match(stem)) or (VENDOR_NAME.match(head) and rest and rest in rocm_rests):
-                out.add(name if parent == "." else f"{parent}/{name}")
-    return frozenset(out)
+            return {m.group(1)}
+        if assigned is None:
+            assigned = {}
+            for a in ASSIGNED_NAME.finditer(text):
+                assigned.setdefault(a.group(1), a.group(2))
+        if m.group(2) in assigned:
+            return {assigned[m.group(2)]}
+    return set()
 
 
 def _line_of(text: str, word: str) -> int:
@@ -344,7 +349,7 @@ def _rocm_path(comp, mine, pybuilds, cbuilds, shims, extras, text_of) -> RocmPat
         if f.kind == "manifest" and "rocm" in name:
             evidence.append(Evidence("P6", f"{f.path}:1", "lists ROCm requirements"))
     ci = tuple(sorted(f.path for f in mine if f.kind == "ci" and not REPO_AUTOMATION.search(PurePosixPath(f.path).name)
-                      and ROCM_CI.search(text_of(f.path))))
+                      and _rocm_ci(text_of(f.path))))
     dispatch = next(((f.path, m) for f in mine if f.kind == "python" and PurePosixPath(f.path).name != "setup.py"
                      and not set(PurePosixPath(f.path).parts) & NOT_SHIPPED
                      and (m := ROCM_DISPATCH.search(text_of(f.path)))), None)

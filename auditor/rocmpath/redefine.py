@@ -28,8 +28,10 @@ def rocm_redefinitions(text: str, facts: PreprocFacts) -> dict[str, int]:
         return {}
     rocm_only = line_states(text, facts).rocm_only
     out: dict[str, int] = {}
-    for name, offset in candidates:
-        line = text.count("\n", 0, offset) + 1
+    line, counted = 1, 0
+    for name, offset in sorted(candidates, key=lambda c: c[1]):   # lines counted once over the text, not per name
+        line += text.count("\n", counted, offset)
+        counted = offset
         if line in rocm_only:
             out.setdefault(name, line)
     return out

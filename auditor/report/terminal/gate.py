@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
+from auditor.escape import log_line
 from auditor.report.terminal.lines import SEVERITY_STYLE
 from auditor.report.terminal.lines import markup_safe as _m
 from auditor.failclosed.incomplete import closed_failures
@@ -66,7 +67,7 @@ def concise(report: Report, console: Console, fail_on: Severity | None) -> None:
         f = report.findings[i]
         rule = report.rules.get(f.rule_id)
         name = f" {rule.name}" if rule else ""
-        console.print(f"{_where(report, i)}: {f.rule_id}{name} [{f.severity.label}] {f.message}",
+        console.print(log_line(f"{_where(report, i)}: {f.rule_id}{name} [{f.severity.label}] {f.message}"),
                       markup=False, highlight=False, soft_wrap=True)
     new, known = report.counts()
     threshold = fail_on.label if fail_on is not None else "never"
@@ -89,13 +90,14 @@ def concise(report: Report, console: Console, fail_on: Severity | None) -> None:
         console.print(sentence, markup=False, highlight=False, soft_wrap=True, style="bold red")
     for path, message in report.errors:
         if path not in failing_paths:
-            console.print(f"{path}: could not scan: {message}", markup=False, highlight=False, soft_wrap=True)
+            console.print(log_line(f"{path}: could not scan: {message}"), markup=False, highlight=False,
+                          soft_wrap=True)
     warnings(report, console)
 
 
 def warnings(report: Report, console: Console) -> None:
     for path, line, message in report.warnings:
-        console.print(f"{path}:{line}: warning: {message}",
+        console.print(log_line(f"{path}:{line}: warning: {message}"),
                       markup=False, highlight=False, soft_wrap=True, style="yellow")
     if report.gate and report.gate.gone:
         missing = sum(n for *_, n in report.gate.gone)

@@ -9,7 +9,7 @@ from rich.markup import escape as rich_escape
 from rich.text import Text
 
 from auditor.report import text
-from auditor.escape import visible
+from auditor.escape import log_line
 from auditor.types import Severity
 
 VERDICT_STYLE = {"ready": "bold green", "needs-port": "bold yellow", "blocked": "bold red"}
@@ -69,4 +69,4 @@ def days(low: float, high: float) -> str:
 
 def markup_safe(text: str) -> str:
     """Text from the scanned tree in a place rich reads markup: `[bold]` or `x[/]y.py` shown as written."""
-    return rich_escape(visible(str(text)))
+    return rich_escape(log_line(str(text)))

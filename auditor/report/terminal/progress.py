@@ -27,7 +27,9 @@ class ProgressBar:
         self._progress.update(self._task, advance=files, rate=rate)
 
     def slow(self, path: str | None, seconds: float) -> None:
-        shown = "" if path is None else f"slow: {path} ({seconds:.0f} s)"
+        from auditor.report.terminal.lines import markup_safe
+
+        shown = "" if path is None else f"slow: {markup_safe(path)} ({seconds:.0f} s)"   # the column reads markup
         self._progress.update(self._task, slow=shown)
 
     def stop(self) -> None:

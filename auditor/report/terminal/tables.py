@@ -6,6 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from auditor.report import view
+from auditor.escape import log_line
 from auditor.report.terminal.lines import SEVERITY_STYLE
 from auditor.report.terminal.lines import markup_safe as _m
 from auditor.types import Report, Severity
@@ -83,6 +84,6 @@ def errors(report: Report, console: Console) -> None:
         return
     console.print(f"[yellow]{len(report.errors)} file(s) could not be scanned fully:[/yellow]")
     for path, message in report.errors[:10]:
-        console.print(f"  {path}: {message}", markup=False, highlight=False)
+        console.print(log_line(f"  {path}: {message}"), markup=False, highlight=False)
     if len(report.errors) > 10:
         console.print(f"  … and {len(report.errors) - 10} more (see --format json)")

@@ -1,0 +1,38 @@
+"""One backend among several: files and directories named for another vendor beside a sibling named for ROCm."""
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from pathlib import PurePosixPath
+
+from auditor.types import SourceFile
+
+VENDOR_NAME = re.compile(r"(?i)^(?:nvidia|cuda|cu\d+|cutlass|sycl|xpu|intel|npu|tpu|mps|metal|cann|musa|neuron)$")
+ROCM_NAME = re.compile(r"(?i)^(?:rocm|hip|amd|amdgpu|aiter)$")
+
+
+def _split(stem: str) -> tuple[str, str]:
+    """`cuda_communicator` -> (`cuda`, `communicator`)."""
+    parts = re.split(r"[_-]", stem, maxsplit=1)
+    return (parts[0], parts[1]) if len(parts) == 2 else (stem, "")
+
+
+def vendor_backends(files: Sequence[SourceFile]) -> frozenset[str]:
+    """Files and directories named for another vendor (`nvidia/`, `requirements/cuda.txt`) next to a sibling
+    named for ROCm (`amd/`, `requirements/rocm.txt`): one backend among several."""
+    children: dict[str, set[str]] = {}
+    for f in files:
+        parts = PurePosixPath(f.path).parts
+        for depth in range(len(parts)):
+            parent = "/".join(parts[:depth]) or "."
+            children.setdefault(parent, set()).add(parts[depth])
+    out: set[str] = set()
+    for parent, names in children.items():
+        stems = {name: PurePosixPath(name).stem for name in names}
+        rocm_whole = any(ROCM_NAME.match(stem) for stem in stems.values())
+        rocm_rests = {_split(stem)[1] for stem in stems.values() if ROCM_NAME.match(_split(stem)[0])}
+        for name, stem in stems.items():
+            head, rest = _split(stem)
+            if (rocm_whole and VENDOR_NAME.match(stem)) or (VENDOR_NAME.match(head) and rest and rest in rocm_rests):
+                out.add(name if parent == "." else f"{parent}/{name}")
+    return frozenset(out)
