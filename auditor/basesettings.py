@@ -15,7 +15,7 @@ from pathlib import Path
 from auditor.config import CONFIG_FILE, PYPROJECT, ConfigError, Resolved, parse_config, project_root, resolve
 
 GATE_KEYS = ("fail-on", "select", "ignore", "exclude", "force-exclude", "max-file-size", "time-budget",
-             "max-run-time", "per-file-ignores", "optional-dirs")
+             "max-run-time", "per-file-ignores", "optional-dirs", "extend-select", "fail-on-verify")
 
 
 def from_base(parser: argparse.ArgumentParser, given: Mapping, resolved: Resolved, start: Path,

@@ -18,8 +18,8 @@ ORDER = {"blocked": 2, "needs-port": 1, "ready": 0}
 
 
 def is_live(finding: Finding) -> bool:
-    return finding.disposition == LIVE and not finding.guarded and not finding.optional \
-        and finding.severity > Severity.INFO
+    """Work for the port: would break on ROCm (Finding.would_break) and more than information."""
+    return finding.would_break() and finding.severity > Severity.INFO
 
 
 def _describe(findings: list[Finding], rules: dict[str, Rule], tail: str) -> str:

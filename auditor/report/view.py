@@ -42,10 +42,20 @@ class Summary:
     rule_count: int
     by_disposition: tuple[tuple[str, int], ...] = ()   # every finding, by where it sits against the ROCm path
 
+    breaking: int = 0                 # would break on ROCm (Report.gated): what the exit code weighs
+
     @property
     def totals_text(self) -> str:
         """The totals every renderer states, in the same words: "22 findings (2 guarded, 0 suppressed)"."""
         return f"{self.findings:,} findings ({self.guarded:,} guarded, {self.suppressed:,} suppressed)"
+
+    @property
+    def breaking_text(self) -> str:
+        """What the verdict and the exit code weigh, and what they do not, in the same words everywhere."""
+        rest = self.findings - self.breaking
+        other = f"{rest:,} {'has' if rest == 1 else 'have'} a ROCm alternative or {'is' if rest == 1 else 'are'} " \
+                "not on the ROCm path" if rest else ""
+        return f"{self.breaking:,} would break on ROCm" + (f", {other}" if other else "")
 
     @property
     def disposition_text(self) -> str:
@@ -131,6 +141,7 @@ def summary(report: Report) -> Summary:
         rule_count=len(report.rules),
         by_disposition=tuple(sorted(Counter(f.disposition for f in report.findings).items(),
                                     key=lambda kv: (kv[0] != "live", -kv[1], kv[0]))),
+        breaking=len(report.gated()),
     )
 
 
