@@ -90,7 +90,7 @@ def scan_text_as(
     found, engine_facts, parse_note = outcome[:3]
     file_coverage = outcome[3] if len(outcome) > 3 else None   # cuda and cpp files count CUDA references
     partial_reason = partial_reason or parse_note
-    suppressions = read_suppressions(text, frozenset(r.id for r in rulebook.rules))
+    suppressions = read_suppressions(text, rulebook.derived(("suppression-ids",), rulebook.suppression_ids))
     kept = [f for f in found if not suppressions.covers(f.rule_id, f.span.line)]
     facts = FileFacts(
         lines=len(lines),
