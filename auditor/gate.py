@@ -1,6 +1,6 @@
 """The CI gate: which findings are new. Against a baseline file of known findings, or against the merge-base
-with a git ref (design.md section 7). Only findings that would break on ROCm count (Report.gated: live ones, and those to
-verify on hardware with --fail-on-verify); the others have a ROCm path or are not on it.
+with a git ref (design.md section 7). Only findings that would break on ROCm count (Report.gated: live ones,
+and those to verify on hardware with --fail-on-verify); the others have a ROCm path or are not on it.
 
 A finding is known while its fingerprint (rule, path, subject; never the line) has no more occurrences now
 than were known; the extra occurrences of a fingerprint are the new ones (those on lines the branch added

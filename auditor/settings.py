@@ -9,8 +9,11 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor.commandline.parser import (  # noqa: F401  (re-exported: the names other modules and tests use)
-    CACHE_ENV, FAIL_ON, FILE_OUTPUTS, FORMATS, RULES_JSON, SUBCOMMANDS, UsageError, help_text, reading_parser)
+from auditor.commandline.parser import CACHE_ENV, RULES_JSON, SUBCOMMANDS, help_text, reading_parser
+from auditor.commandline.parser import FAIL_ON as FAIL_ON   # re-exported: the names other modules and tests use
+from auditor.commandline.parser import FILE_OUTPUTS as FILE_OUTPUTS
+from auditor.commandline.parser import UsageError as UsageError
+from auditor.report.formats import FORMATS as FORMATS
 from auditor.types import Severity
 
 DEFAULT_HTML = "rocm-audit-report.html"   # `--html rocm-audit-report.html` puts the page in the current directory

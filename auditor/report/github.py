@@ -56,9 +56,10 @@ def render_github(report: Report, fail_on: Severity | None = Severity.HIGH) -> s
         lines.append(_command("warning", message, repo_uri(report, path), line))
     new_count, known = report.counts()
     against = f" (compared with {report.gate.against})" if report.gate else ""
+    totals = view.summary(report)
     summary = (f"rocm-audit: {len(fails)} finding(s) fail the check (at or above "
-               f"{fail_on.label if fail_on is not None else 'never'}); {view.summary(report).totals_text}, "
-               f"{view.summary(report).breaking_text}: {new_count} new, {known} known{against}; verdict {report.verdict}")
+               f"{fail_on.label if fail_on is not None else 'never'}); {totals.totals_text}, "
+               f"{totals.breaking_text}: {new_count} new, {known} known{against}; verdict {report.verdict}")
     if left_out:
         summary += f"; {len(left_out)} more new finding(s) not annotated (GitHub shows 10 per level), listed in the log"
     lines.append(_command("notice", summary, title="rocm-audit"))

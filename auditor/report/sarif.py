@@ -55,7 +55,8 @@ def _result(report: Report, index: int, rule_index: dict[str, int]) -> dict:
     rule = report.rules.get(f.rule_id)
     message = f"{f.message} ({f.detail})" if f.detail else f.message
     if not report.breaks(f):
-        message += f" Not breaking on ROCm: {f.disposition}" + (f" ({f.disposition_note})" if f.disposition_note else "")
+        note = f" ({f.disposition_note})" if f.disposition_note else ""
+        message += f" Not breaking on ROCm: {f.disposition}{note}."
     if rule and rule.rocm_alternative:
         message += f" ROCm alternative: {sentence(rule.rocm_alternative)}"
     region: dict[str, object] = {"startLine": f.span.line or 1}
@@ -92,7 +93,8 @@ def _kept(report: Report, limit: int) -> list[int]:
     indices = [i for i, f in enumerate(report.findings) if f.rule_id in report.rules]
     if len(indices) <= limit:
         return indices
-    by_weight = sorted(indices, key=lambda i: (not report.breaks(report.findings[i]), -int(report.findings[i].severity), i))
+    by_weight = sorted(indices, key=lambda i: (not report.breaks(report.findings[i]),
+                                               -int(report.findings[i].severity), i))
     return sorted(by_weight[:limit])
 
 

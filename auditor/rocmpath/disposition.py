@@ -11,9 +11,12 @@ from auditor.rocmpath.model import ProjectBuild
 from auditor.rocmpath.pyreach import optional_modules_of
 from auditor.rocmpath.reader import owner
 from auditor.rocmpath.redefine import uses
+from auditor import types
 from auditor.rulebook.schema import DependencyMatch
-from auditor.types import LIVE, VERIFY, Finding, Rule, Severity
+from auditor.types import Finding, Rule, Severity
 
+LIVE = types.LIVE                    # the dispositions the gate weighs are defined with Finding.would_break
+VERIFY = types.VERIFY
 GUARDED = "guarded"
 OPS = "ops"
 OPTIONAL = "optional"
