@@ -63,7 +63,10 @@ def read_baseline(path: Path) -> Baseline:
     try:
         text = read_bounded(path, BASELINE_CAP, "baseline", follow_links=False).decode("utf-8")
     except FileNotFoundError:
-        raise GateError(f"{path}: no such baseline (write one with: rocm-audit baseline PATH)") from None
+        # the first run of a hook or CI job that names a baseline: say exactly what makes it (never make it here,
+        # which would accept every finding of a checkout that simply lacks the file)
+        raise GateError(f"{path}: no such baseline; create it with `rocm-audit baseline . -o {path}` at the top of "
+                        "the repository and commit it (today's findings become known)") from None
     except UnsafeRead as err:
         raise GateError(str(err)) from None
     except (OSError, UnicodeDecodeError) as err:

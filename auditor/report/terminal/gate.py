@@ -85,6 +85,8 @@ def concise(report: Report, console: Console, fail_on: Severity | None) -> None:
                       markup=False, highlight=False, soft_wrap=True)
     for path, message in report.errors:
         console.print(f"{path}: could not scan: {message}", markup=False, highlight=False, soft_wrap=True)
+    if partial := view.summary(report).partial_text:
+        console.print(f"rocm-audit: {partial}", markup=False, highlight=False, soft_wrap=True)
     warnings(report, console)
 
 

@@ -35,6 +35,8 @@ def render_terminal(report: Report, console: Console, quiet: bool = False,
              f"{text.counted(s.lines, 'line')} · HIPIFY coverage {s.coverage_text}")
     out.wrap(s.breaking_text + (f" (by disposition: {s.disposition_text})" if s.by_disposition else ""),
              style="dim")
+    if s.partial_text:
+        out.wrap(f"{s.partial_text} (--format json lists each with what was lost)", style="yellow")
     if s.vendored:
         shown = ", ".join(s.vendored[:3]) + (" …" if len(s.vendored) > 3 else "")
         out.wrap(f"Vendored code not scanned: {shown} (--include-vendored scans it)", style="dim")
