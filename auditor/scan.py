@@ -199,7 +199,7 @@ def _cuda(path, text, lines, rulebook, abspath, kind="cuda"):
     hazards = {f.span.line for f in found if not f.guarded and f.span.line
                and (categories.get(f.rule_id) in HAZARD_CATEGORIES or f.rule_id in HAZARD_RULES)}
     coverage = file_coverage(references, hazards, function_spans(inventory))
-    return found, [], "syntax errors: scanned what parsed" if tree.partial else None, coverage
+    return found, [], tree.lost_text() or None, coverage
 
 
 def _cpp(path, text, lines, rulebook, abspath):
