@@ -272,8 +272,9 @@ def _write_baseline(settings) -> int:
     baseline = baseline_from(report, previous)
     write_atomic(target, render_baseline(baseline))
     total = sum(e.count for e in baseline.entries)
+    files = f"{len(report.results)} file{'' if len(report.results) == 1 else 's'}"
     print(f"rocm-audit: wrote {target}: {total} known finding(s) in {len(baseline.entries)} entries "
-          f"({len(report.results)} files scanned)")
+          f"({files} scanned)")
     return EXIT_CLEAN
 
 
@@ -328,18 +329,20 @@ def _explain_rule(settings) -> int:
     if rule is None:
         raise ToolError(f"no rule {settings.rule_id!r} (rocm-audit rules lists them)")
     console = Console()
-    console.print(f"[bold]{rule.id} {rule.name}[/bold]  {rule.category} · {rule.severity.label} · effort {rule.effort}")
-    console.print(plain(rule.message), markup=False)
+    # soft_wrap: lines are never broken by rich (a URL or a line of code stays whole; the terminal wraps it)
+    console.print(f"[bold]{rule.id} {rule.name}[/bold]  {rule.category} · {rule.severity.label} · effort {rule.effort}",
+                  soft_wrap=True)
+    console.print(plain(rule.message), markup=False, soft_wrap=True)
     if rule.rocm_alternative:
-        console.print(f"ROCm alternative: {plain(rule.rocm_alternative)}", markup=False)
+        console.print(f"ROCm alternative: {plain(rule.rocm_alternative)}", markup=False, soft_wrap=True)
     console.print()
     for paragraph in paragraphs(rule.docs):  # the docs are wrapped for the TOML file, not the terminal
-        console.print(plain(paragraph), markup=False, highlight=False)
+        console.print(plain(paragraph), markup=False, highlight=False, soft_wrap=True)
         console.print()
     for label, examples in (("Reported", rule.flag), ("Not reported", rule.ok)):
         console.print(f"[bold]{label}:[/bold]")
         for example in examples:
-            console.print(f"  # {example.file}", style="dim", markup=False)
+            console.print(f"  # {example.file}", style="dim", markup=False, soft_wrap=True)
             for line in example.code.rstrip().splitlines():
-                console.print(f"  {line}", markup=False, highlight=False)
+                console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
     return EXIT_CLEAN

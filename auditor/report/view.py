@@ -82,6 +82,8 @@ class Summary:
 
     @property
     def coverage_text(self) -> str:
+        if self.converted_refs + self.unconverted_refs == 0:   # a percentage of nothing is not 100%
+            return "n/a (no CUDA API references)"
         return f"{self.coverage_percent:.1f}% ({self.clean_percent:.1f}% clean after HIPIFY)"
 
 
