@@ -18,7 +18,7 @@ from auditor.config import (
 )
 
 GATE_KEYS = ("fail-on", "select", "ignore", "exclude", "force-exclude", "max-file-size", "time-budget",
-             "max-run-time", "per-file-ignores", "optional-dirs")
+             "max-run-time", "per-file-ignores", "optional-dirs", "extend-select", "fail-on-verify")
 
 
 def from_base(parser: argparse.ArgumentParser, given: Mapping, resolved: Resolved, start: Path,

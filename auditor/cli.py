@@ -22,7 +22,48 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv
-    return _guarded(lambda: _run(parse_settings(argv)), debug)
+    stdout = sys.stdout
+    sys.stdout = _ClosedPipeQuiet(stdout)   # `rocm-audit rules | head -2`: the rest is dropped, the code is kept
+    try:
+        return _guarded(lambda: _run(parse_settings(argv)), debug)
+    finally:
+        sys.stdout = stdout
+
+
+class _ClosedPipeQuiet:
+    """Standard output that, once the reader has gone (a closed pipe), drops what is written instead of failing:
+    the run finishes and exits with its own code, as `ruff … | head` does."""
+
+    def __init__(self, stream) -> None:
+        self._stream = stream
+        self._gone = False
+
+    def write(self, text: str) -> int:
+        if not self._gone:
+            try:
+                return self._stream.write(text)
+            except BrokenPipeError:
+                self._reader_gone()
+        return len(text)
+
+    def flush(self) -> None:
+        if not self._gone:
+            try:
+                self._stream.flush()
+            except BrokenPipeError:
+                self._reader_gone()
+
+    def _reader_gone(self) -> None:
+        self._gone = True
+        try:   # what is still buffered goes nowhere, and the interpreter's last flush does not fail either
+            devnull = os.open(os.devnull, os.O_WRONLY)
+            os.dup2(devnull, self._stream.fileno())
+            os.close(devnull)
+        except (OSError, ValueError, AttributeError):
+            pass
+
+    def __getattr__(self, name: str):
+        return getattr(self._stream, name)
 
 
 def _run(settings) -> int:
@@ -140,9 +181,14 @@ def _check(settings) -> int:
     strict_fails = bool(settings.strict and report.gate and report.gate.gone)
     if strict_fails:
         report = replace(report, gate=replace(report.gate, strict=True))
-    emit(settings, report, root)
-    code = _exit_code(report, settings.fail_on)
-    if strict_fails:
+    if settings.statistics:
+        from auditor.report.statistics import render_statistics
+
+        sys.stdout.write(render_statistics(report, settings.fail_on))
+    else:
+        emit(settings, report, root)
+    code = _exit_code(report, settings.fail_on, settings.exit_zero)
+    if strict_fails and not settings.exit_zero:
         if settings.format != "terminal" or settings.output:   # the terminal summary says it already
             from auditor.report.terminal import strict_failure
 
@@ -192,8 +238,8 @@ def _scan(settings, rulebook):
     if settings.example:
         paths = (bundled_example(),)
         if settings.format == "terminal" and not settings.quiet:
-            print(f"rocm-audit: no path given; scanning the bundled example repository ({paths[0]}).\n"
-                  "Run `rocm-audit PATH` to scan your own.", file=sys.stderr)
+            print(f"rocm-audit demo: scanning the example repository that ships with rocm-audit ({paths[0]}).\n"
+                  "Run `rocm-audit check` in your project (or `rocm-audit PATH`) to scan your own.", file=sys.stderr)
     for path in paths:
         if not path.exists() and not path.is_symlink():
             raise ToolError(f"path does not exist: {path}")
@@ -220,13 +266,14 @@ def _scan(settings, rulebook):
     if not report.results and not report.errors and all(p.is_dir() for p in paths):
         # an empty or mistyped directory is not READY: CI must not pass on a scan of nothing. (Files named one
         # by one, as the pre-commit hook passes them, may all be of kinds we do not read: that is a clean run.)
+        hint = " (`rocm-audit demo` scans the example that ships with rocm-audit)" if paths == (Path("."),) else ""
         raise ToolError(f"nothing to scan in {', '.join(str(p) for p in paths)}: "
-                        "no CUDA, C/C++, Python or manifest files")
+                        f"no CUDA, C/C++, Python or manifest files{hint}")
     root = root or common_root(paths)
     from auditor.cache import evict
 
     evict(options.cache_dir)
-    return replace(report, repo_prefix=_repo_prefix(root)), root, options
+    return replace(report, repo_prefix=_repo_prefix(root), fail_on_verify=settings.fail_on_verify), root, options
 
 
 def _repo_prefix(root: Path) -> str:
@@ -256,8 +303,9 @@ def _write_baseline(settings) -> int:
     baseline = baseline_from(report, previous, record_of(settings.sources))
     write_atomic(target, render_baseline(baseline))
     total = sum(e.count for e in baseline.entries)
+    files = f"{len(report.results)} file{'' if len(report.results) == 1 else 's'}"
     print(safe_text(f"rocm-audit: wrote {target}: {total} known finding(s) in {len(baseline.entries)} entries "
-                    f"({len(report.results)} files scanned)"))
+                    f"({files} scanned)"))
     return EXIT_CLEAN
 
 
@@ -314,18 +362,20 @@ def _explain_rule(settings) -> int:
     if rule is None:
         raise ToolError(f"no rule {settings.rule_id!r} (rocm-audit rules lists them)")
     console = Console()
-    console.print(f"[bold]{rule.id} {rule.name}[/bold]  {rule.category} · {rule.severity.label} · effort {rule.effort}")
-    console.print(plain(rule.message), markup=False)
+    # soft_wrap: lines are never broken by rich (a URL or a line of code stays whole; the terminal wraps it)
+    console.print(f"[bold]{rule.id} {rule.name}[/bold]  {rule.category} · {rule.severity.label} · effort {rule.effort}",
+                  soft_wrap=True)
+    console.print(plain(rule.message), markup=False, soft_wrap=True)
     if rule.rocm_alternative:
-        console.print(f"ROCm alternative: {plain(rule.rocm_alternative)}", markup=False)
+        console.print(f"ROCm alternative: {plain(rule.rocm_alternative)}", markup=False, soft_wrap=True)
     console.print()
     for paragraph in paragraphs(rule.docs):  # the docs are wrapped for the TOML file, not the terminal
-        console.print(plain(paragraph), markup=False, highlight=False)
+        console.print(plain(paragraph), markup=False, highlight=False, soft_wrap=True)
         console.print()
     for label, examples in (("Reported", rule.flag), ("Not reported", rule.ok)):
         console.print(f"[bold]{label}:[/bold]")
         for example in examples:
-            console.print(f"  # {example.file}", style="dim", markup=False)
+            console.print(f"  # {example.file}", style="dim", markup=False, soft_wrap=True)
             for line in example.code.rstrip().splitlines():
-                console.print(f"  {line}", markup=False, highlight=False)
+                console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
     return EXIT_CLEAN

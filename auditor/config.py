@@ -24,7 +24,8 @@ from auditor.errors import ToolError
 CONFIG_FILE = ".rocm-audit.toml"
 PYPROJECT = "pyproject.toml"
 TABLE = "tool.rocm-audit"
-NOT_CONFIGURABLE = {"help", "version", "config", "update-baseline", "table-info"}   # one-shot actions
+NOT_CONFIGURABLE = {"help", "version", "config", "update-baseline", "table-info", "exit-zero",
+                    "statistics"}   # one-shot actions, and what only the person running the command chooses
 FROM_COMMAND_LINE = "command line"
 FROM_DEFAULT = "default"
 # What a config file inside the scanned tree may set: choices about its own findings. Every other key (cache-dir,
@@ -32,7 +33,7 @@ FROM_DEFAULT = "default"
 REPO_KEYS = frozenset({
     "format", "fail-on", "select", "ignore", "exclude", "force-exclude", "include-vendored", "jobs", "no-html",
     "no-progress", "quiet", "max-file-size", "time-budget", "max-run-time", "no-cache", "baseline", "strict",
-    "per-file-ignores", "optional-dirs", "verbose",
+    "per-file-ignores", "optional-dirs", "verbose", "extend-select", "fail-on-verify",
 })   # not diff-base (a change naming its own HEAD as the base would judge itself), nor fix, diff or unsafe,
 #      nor allow-partial (a tree that chose it could hide its findings behind a file it makes unscannable)
 # Bounds on what a repository's config may ask for: a scan must stay able to finish and to fit in memory.

@@ -1,5 +1,6 @@
 """The CI gate: which findings are new. Against a baseline file of known findings, or against the merge-base
-with a git ref (README.md, Pre-commit and CI). Only unguarded findings count: a guarded one already has a ROCm path.
+with a git ref (README.md, Pre-commit and CI). Only findings that would break on ROCm count (Report.gated: live
+ones, and those to verify on hardware with --fail-on-verify); the others have a ROCm path or are not on it.
 
 A finding is known while its fingerprint (rule, path, subject; never the line) has no more occurrences now
 than were known; the extra occurrences of a fingerprint are the new ones (those on lines the branch added
@@ -51,8 +52,8 @@ class Baseline:
 
 
 def gated(report: Report) -> list[int]:
-    """Indexes of the findings the gate weighs: the unguarded ones."""
-    return [i for i, f in enumerate(report.findings) if not f.guarded]
+    """Indexes of the findings the gate weighs (Report.gated: the ones that would break on ROCm)."""
+    return report.gated()
 
 
 # --- baseline file -----------------------------------------------------------------------------------
@@ -64,7 +65,10 @@ def read_baseline(path: Path) -> Baseline:
     try:
         text = read_bounded(path, BASELINE_CAP, "baseline", follow_links=False).decode("utf-8")
     except FileNotFoundError:
-        raise GateError(f"{path}: no such baseline (write one with: rocm-audit baseline PATH)") from None
+        # the first run of a hook or CI job that names a baseline: say exactly what makes it (never make it here,
+        # which would accept every finding of a checkout that simply lacks the file)
+        raise GateError(f"{path}: no such baseline; create it with `rocm-audit baseline . -o {path}` at the top of "
+                        "the repository and commit it (today's findings become known)") from None
     except UnsafeRead as err:
         raise GateError(str(err)) from None
     except (OSError, UnicodeDecodeError) as err:
@@ -117,8 +121,8 @@ def render_baseline(baseline: Baseline) -> str:
 
 
 def baseline_from(report: Report, previous: Baseline | None = None, settings: dict | None = None) -> Baseline:
-    """Every unguarded finding of the report, counted by fingerprint; reasons kept from `previous`; `settings`:
-    the gate's settings of this run, recorded."""
+    """Every finding of the report that would break on ROCm, counted by fingerprint; reasons kept from `previous`;
+    `settings`: the gate's settings of this run, recorded."""
     reasons = {e.fingerprint: e.reason for e in previous.entries} if previous else {}
     counts: Counter = Counter()
     first: dict[str, Finding] = {}
@@ -170,7 +174,7 @@ def mark(report: Report, known: Mapping[str, int], gate: Gate,
     groups: dict[str, list[int]] = {}
     for i in gated(report):
         groups.setdefault(report.findings[i].fingerprint, []).append(i)
-    new = [False] * len(report.findings)   # a guarded finding is never new: the gate does not weigh it
+    new = [False] * len(report.findings)   # a finding that would not break is never new: the gate does not weigh it
     for fp, indexes in groups.items():
         extra = len(indexes) - known.get(fp, 0)
         if extra <= 0:
@@ -245,9 +249,10 @@ def against_git(report: Report, root: Path, ref: str, rulebook, options) -> Repo
             with vcs.base_tree(top, base, wanted, options.max_file_size) as tree:
                 base_root = tree if prefix == "." else tree / prefix
                 if base_root.is_dir():
-                    before = audit([base_root], rulebook, options, root=base_root, only=frozenset(renamed))
+                    before = replace(audit([base_root], rulebook, options, root=base_root, only=frozenset(renamed)),
+                                     fail_on_verify=report.fail_on_verify)
                     known.update(fingerprint(f.rule_id, renamed[f.path], f.subject)
-                                 for f in before.findings if not f.guarded and f.path in renamed)
+                                 for f in before.findings if before.breaks(f) and f.path in renamed)
         except vcs.GitError as err:
             raise GateError(str(err)) from None
 

@@ -93,8 +93,12 @@ def files_root(paths, settings) -> Path | None:
     return top.resolve() if top and common.is_relative_to(top.resolve()) else None
 
 
-def exit_code(report, fail_on) -> int:
-    # besides findings, fail closed (auditor/failclosed): files not scanned completely, and gate settings
-    # weakened by the change; both are set only when the run fails at some threshold
+def exit_code(report, fail_on, exit_zero: bool = False) -> int:
+    """1 when a finding that would break on ROCm (Report.failing, the one definition) reaches `fail_on`, or when the
+    run fails closed (auditor/failclosed: files not scanned completely, gate settings weakened by the change; both
+    are set only when the run fails at some threshold); 0 with --exit-zero whatever was found (a tool error is
+    still 2, raised before this)."""
+    if exit_zero:
+        return EXIT_CLEAN
     fails_closed = bool(report.unscanned or report.gate_findings)
     return EXIT_FINDINGS if report.failing(fail_on) or fails_closed else EXIT_CLEAN

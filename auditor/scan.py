@@ -92,7 +92,7 @@ def scan_text_as(
     file_coverage = outcome[3] if len(outcome) > 3 else None   # cuda and cpp files count CUDA references
     partial_reason = partial_reason or parse_note
     incomplete = parse_note if isinstance(parse_note, Incomplete) else None
-    suppressions = read_suppressions(text, frozenset(r.id for r in rulebook.rules))
+    suppressions = read_suppressions(text, rulebook.derived(("suppression-ids",), rulebook.suppression_ids))
     kept = [f for f in found if not suppressions.covers(f.rule_id, f.span.line)]
     facts = FileFacts(
         lines=len(lines),
@@ -213,7 +213,7 @@ def _cuda(path, text, lines, rulebook, abspath, kind="cuda"):
     hazards = {f.span.line for f in found if not f.guarded and f.span.line
                and (categories.get(f.rule_id) in HAZARD_CATEGORIES or f.rule_id in HAZARD_RULES)}
     coverage = file_coverage(references, hazards, function_spans(inventory))
-    return found, [], "syntax errors: scanned what parsed" if tree.partial else None, coverage
+    return found, [], tree.lost_text() or None, coverage
 
 
 def _cpp(path, text, lines, rulebook, abspath):

@@ -9,21 +9,14 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor import __version__
-from auditor.errors import ToolError
-from auditor.report.formats import FORMATS  # the format registry names them
+from auditor.commandline.parser import CACHE_ENV, RULES_JSON, SUBCOMMANDS, help_text, reading_parser
+from auditor.commandline.parser import FAIL_ON as FAIL_ON   # re-exported: the names other modules and tests use
+from auditor.commandline.parser import FILE_OUTPUTS as FILE_OUTPUTS
+from auditor.commandline.parser import UsageError as UsageError
+from auditor.report.formats import FORMATS as FORMATS
 from auditor.types import Severity
 
-RULES_JSON = Path("-")   # `rules --json` with no FILE
-FILE_OUTPUTS = ("html", "sarif", "json", "markdown")   # `--html FILE` …: extra reports from the same run
-FAIL_ON = ("critical", "high", "medium", "low", "info", "never")
-DEFAULT_HTML = "rocm-audit-report.html"   # interactive runs write it in the current directory
-SUBCOMMANDS = ("check", "rules", "rule", "baseline", "config", "coverage", "fix")
-CACHE_ENV = "ROCM_AUDIT_CACHE_DIR"   # the cache directory, when --cache-dir is not given
-
-
-class UsageError(ToolError, ValueError):   # config.py catches it as one, not importing this module
-    """Bad flags or arguments: exit 2 with one line."""
+DEFAULT_HTML = "rocm-audit-report.html"   # `--html rocm-audit-report.html` puts the page in the current directory
 
 
 @dataclass(frozen=True, slots=True)
@@ -73,50 +66,13 @@ class Settings:
     allow_partial: bool = False       # files not scanned completely do not fail the run (never from the tree)
     gate_findings: tuple[tuple[str, str], ...] = ()   # (where, what): gate settings the tree changed from the
                                                       # baseline's record (auditor/basesettings.py from_record)
-
-
-class _Parser(argparse.ArgumentParser):
-    def error(self, message: str):  # one line, exit 2 (argparse's default prints usage too)
-        unknown = re.match(r"unrecognized arguments: (--[\w-]+)", message)
-        longs = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
-        if unknown and (close := difflib.get_close_matches(unknown.group(1), longs, 1, 0.6)):
-            message += f" (did you mean {close[0]}?)"
-        raise UsageError(message)
+    fail_on_verify: bool = False      # findings to verify on hardware count as breaking (Report.breaks)
+    exit_zero: bool = False           # --exit-zero: findings never make the exit code 1
+    statistics: bool = False          # --statistics: a count per rule, as ruff prints it
 
 
 def _split(values: Sequence[str] | None) -> tuple[str, ...]:
     return tuple(item.strip() for value in values or () for item in value.split(",") if item.strip())
-
-
-def _positive_int(text: str) -> int:
-    try:
-        value = int(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a whole number, got {text!r}") from None
-    if value < 1:
-        raise argparse.ArgumentTypeError(f"expected a number of at least 1, got {value}")
-    return value
-
-
-def _seconds(text: str) -> float:
-    try:
-        value = float(text)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a number of seconds, got {text!r}") from None
-    if not value > 0:
-        raise argparse.ArgumentTypeError(f"expected a positive number of seconds, got {text}")
-    return value
-
-
-def _size(text: str) -> int:
-    units = {"k": 1024, "m": 1024**2, "g": 1024**3}
-    t = text.strip().lower().rstrip("b")
-    try:
-        if t and t[-1] in units:
-            return int(float(t[:-1]) * units[t[-1]])
-        return int(t)
-    except ValueError:
-        raise argparse.ArgumentTypeError(f"expected a size such as 16M, got {text!r}") from None
 
 
 def default_jobs() -> int:
@@ -127,90 +83,8 @@ def default_jobs() -> int:
 
 
 def build_parser() -> argparse.ArgumentParser:
-    parser = _Parser(
-        prog="rocm-audit",
-        allow_abbrev=False,   # `--fail high` is a typo, not --fail-on: CI flags must mean one thing
-        description="Find what in a CUDA repository breaks on AMD ROCm, what replaces it, and what the port costs.",
-        epilog="Commands: check PATH… (default) · rules · rule ID · baseline PATH · config [PATH]. Exit codes: "
-               "0 clean, 1 new findings at or above --fail-on, 2 usage, config, baseline, git or tool error.",
-    )
-    parser.add_argument("--version", action="version", version=f"rocm-audit {__version__}")
-    parser.add_argument("args", nargs="*", metavar="PATH", help="files or directories (default: bundled example)")
-    parser.add_argument("--format", choices=FORMATS, default="terminal", help="output format (default terminal)")
-    parser.add_argument("-o", "--output", type=Path, help="write the report here instead of standard output")
-    parser.add_argument("--fail-on", choices=FAIL_ON, default="high",
-                        help="exit 1 when a finding at or above this severity is reported (default high)")
-    parser.add_argument("--select", action="append", help="only these rule ids or prefixes (comma separated)")
-    parser.add_argument("--ignore", action="append", help="skip these rule ids or prefixes (comma separated)")
-    parser.add_argument("--exclude", action="append", help="gitignore-style pattern to skip (repeatable)")
-    parser.add_argument("--per-file-ignores", action="append", metavar="GLOB:RULES",
-                        help="ignore these rule ids or prefixes in files matching GLOB (`tests/*:RA5,RA301`; "
-                             "in the config, a table as in ruff)")
-    parser.add_argument("--optional-dirs", action="append", metavar="PATTERN",
-                        help="gitignore-style directories whose findings are optional (reported, never block), "
-                             "besides examples/, tests/, benchmarks/ and the like (comma separated)")
-    parser.add_argument("--force-exclude", action="store_true",
-                        help="apply --exclude and .gitignore to files named on the command line too")
-    parser.add_argument("--include-vendored", action="store_true",
-                        help="also scan vendored code (third_party/, vendor/, git submodules), skipped by default")
-    parser.add_argument("-j", "--jobs", type=_positive_int, default=None,
-                        help="worker processes (default and most: the number of cores)")
-    parser.add_argument("--no-html", action="store_true",
-                        help=f"do not write {DEFAULT_HTML} (written by default when the output is a terminal)")
-    parser.add_argument("--no-progress", action="store_true", help="no progress bar on stderr")
-    parser.add_argument("-q", "--quiet", action="store_true",
-                        help="a line per finding that fails the run, then a summary line "
-                             "(the pre-commit hook's output)")
-    parser.add_argument("-v", "--verbose", action="store_true",
-                        help="terminal: list every finding group and the full tables, not the ~60-line summary")
-    parser.add_argument("--category", metavar="CAT", help="with `rules`: only the rules of this category")
-    parser.add_argument("--rules", action="append", type=Path, metavar="DIR", dest="rule_packs",
-                        help="add this rule pack (a directory of rule files) to the shipped rules (repeatable; "
-                             "never from a repository's config)")
-    parser.add_argument("--check", type=Path, metavar="DIR", dest="check_pack",
-                        help="with `rules`: validate this rule pack and run its examples (exit 0 clean, 1 failing "
-                             "examples, 2 a rule file that does not load)")
-    parser.add_argument("--max-file-size", type=_size, default=16 * 1024 * 1024,
-                        help="skip (and report) files larger than this (default 16M)")
-    parser.add_argument("--time-budget", type=_seconds, default=60.0, metavar="SECONDS",
-                        help="stop scanning a file after this long and report it (default 60)")
-    parser.add_argument("--max-run-time", type=_seconds, default=None, metavar="SECONDS",
-                        help="end the whole run after this long, with exit 2 (default: no limit)")
-    parser.add_argument("--no-cache", action="store_true", help="neither read nor write cached scan results")
-    parser.add_argument("--cache-dir", type=Path, metavar="DIR",
-                        help=f"cache scan results here (default: ${CACHE_ENV}, else the user's cache directory)")
-    parser.add_argument("--debug", action="store_true", help="show tracebacks of internal errors")
-    parser.add_argument("--hipify-perl", type=Path, metavar="PATH",
-                        help="count HIPIFY coverage with this hipify-perl's tables (default: hipify-perl on PATH, "
-                             "else the table shipped with rocm-audit)")
-    parser.add_argument("--table-info", action="store_true",
-                        help="with `coverage`: print what the HIPIFY API table was built from, and stop")
-    gate = parser.add_argument_group("CI gate (exit 1 only for new findings)")
-    gate.add_argument("--baseline", type=Path, metavar="FILE",
-                      help="findings listed in this baseline are known, not new (rocm-audit baseline PATH writes one)")
-    gate.add_argument("--update-baseline", action="store_true",
-                      help="rewrite --baseline without the findings that are gone (keeps reasons; adds nothing)")
-    gate.add_argument("--strict", action="store_true",
-                      help="also fail when the baseline lists findings that are gone, so it can only shrink")
-    gate.add_argument("--allow-partial", action="store_true",
-                      help="files that could not be scanned completely (size or time limit, unparseable) do not fail "
-                           "the run; never from a config file in the scanned tree")
-    gate.add_argument("--diff-base", metavar="REF",
-                      help="new = what HEAD adds since its merge-base with REF (git; only changed files rescanned)")
-    fixing = parser.add_argument_group("fix (rocm-audit fix PATH…, or check --fix)")
-    fixing.add_argument("--fix", action="store_true", help="apply the safe fixes (same as the fix command)")
-    fixing.add_argument("--diff", action="store_true", help="with fix: print a unified diff and change nothing")
-    fixing.add_argument("--unsafe", action="store_true", help="with fix: also apply the fixes that need review")
-    outputs = parser.add_argument_group("more reports from the same run")
-    for name in FILE_OUTPUTS:
-        if name == "json":   # `rules --json` prints the rule list as JSON: FILE is optional there
-            outputs.add_argument("--json", type=Path, metavar="FILE", nargs="?", const=RULES_JSON,
-                                 help="also write the json report to FILE (with `rules`: print the rules as JSON)")
-            continue
-        outputs.add_argument(f"--{name}", type=Path, metavar="FILE", help=f"also write the {name} report to FILE")
-    parser.add_argument("--config", type=Path, metavar="FILE",
-                        help="config file to use instead of searching for .rocm-audit.toml or pyproject.toml")
-    return parser
+    """Every command's options (auditor/commandline/parser.py registers them, one function a command)."""
+    return reading_parser()
 
 
 def _cache_dir(given: dict, resolved: Path | None) -> Path | None:
@@ -236,6 +110,10 @@ def parse_settings(argv: Sequence[str]) -> Settings:
     for action in command_line._actions:   # what the user typed, and nothing else
         action.default = argparse.SUPPRESS
     given = vars(command_line.parse_intermixed_args(list(argv)))   # `check --flag a.py b.py`, as pre-commit calls it
+    if given.pop("help", False):
+        named = [a for a in given.get("args", ()) if a in SUBCOMMANDS]
+        print(help_text(named[0] if named else None), end="")
+        raise SystemExit(0)
     first = Path(given["args"][0]) if given.get("args") and given["args"][0] not in SUBCOMMANDS else None
     if first is None and len(given.get("args", ())) > 1:
         first = Path(given["args"][1])
@@ -277,22 +155,25 @@ def parse_settings(argv: Sequence[str]) -> Settings:
     for flag, on in (("--update-baseline", ns.update_baseline), ("--strict", ns.strict)):
         if on and not ns.baseline:
             raise UsageError(f"{flag} needs --baseline FILE (or baseline in the config file)")
-    if getattr(ns, "fix", False) and command == "check":
-        command = "fix"
+    if command == "check" and (getattr(ns, "fix", False) or getattr(ns, "diff", False)):
+        command = "fix"   # `check --fix` and `check --diff` (as in ruff) are the fix command
+        args = args or ["."]
     for flag, on in (("--diff", getattr(ns, "diff", False)), ("--unsafe", getattr(ns, "unsafe", False))):
         if on and command != "fix":
             raise UsageError(f"{flag} goes with `rocm-audit fix PATH…` (or check --fix)")
     if command == "fix" and not args:
         raise UsageError("usage: rocm-audit fix PATH… (the files or directories to fix)")
-    if command == "baseline" and not args:
-        args = ["."]
+    if command in ("baseline", "check") and not args:
+        args = ["."]   # as ruff: the project you are in (the bundled example is `rocm-audit demo`)
+    if command == "demo" and args:
+        raise UsageError("'demo' takes no paths: it scans the example that ships with rocm-audit")
     return Settings(
         command=command,
         paths=tuple(Path(a) for a in args),
         format=ns.format,
         output=ns.output,
         fail_on=None if ns.fail_on == "never" else Severity.parse(ns.fail_on),
-        select=_split(ns.select),
+        select=_split(ns.select) + (_split(ns.extend_select) if ns.select else ()),
         ignore=_split(ns.ignore),
         exclude=tuple(ns.exclude or ()),
         force_exclude=ns.force_exclude,
@@ -305,7 +186,7 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         time_budget=ns.time_budget,
         rule_id=rule_id,
         debug=ns.debug,
-        example=command == "check" and not args,
+        example=command == "demo",
         baseline=ns.baseline,
         update_baseline=ns.update_baseline,
         strict=ns.strict,
@@ -332,6 +213,9 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         check_pack=getattr(ns, "check_pack", None),
         allow_partial=bool(getattr(ns, "allow_partial", False)),
         gate_findings=gate_findings,
+        fail_on_verify=bool(ns.fail_on_verify),
+        exit_zero=bool(ns.exit_zero),
+        statistics=bool(ns.statistics),
     )
 
 

@@ -113,6 +113,10 @@ def fingerprint(rule_id: str, path: str, subject: str) -> str:
     return hashlib.blake2b(key.encode(), digest_size=8).hexdigest()
 
 
+LIVE = "live"                        # the dispositions the gate weighs (auditor/rocmpath/disposition.py has all)
+VERIFY = "verify on hardware"
+
+
 @dataclass(frozen=True, slots=True)
 class Finding:
     """One place that needs attention before the code runs on ROCm."""
@@ -148,9 +152,12 @@ class Finding:
         """Optional as the reports show it: declared optional, or in an optional part of the tree."""
         return self.optional or self.in_optional_dir
 
-    def fails(self, fail_on: Severity | None) -> bool:
-        """Fails a run at `fail_on`: unguarded, at or above it, and not known to the gate."""
-        return fail_on is not None and not self.guarded and self.severity >= fail_on and self.new is not False
+    def would_break(self, with_verify: bool = False) -> bool:
+        """The one definition of "would break on ROCm" that the verdict's work, the exit code, the gate and every
+        renderer share: the finding is live against the ROCm path (and, with `--fail-on-verify`, also one to
+        verify on hardware). Every other disposition has a ROCm path or is not on it, and is counted under its
+        own name."""
+        return self.disposition == LIVE or (with_verify and self.disposition == VERIFY)
 
     def sort_key(self) -> tuple:
         return (self.path, self.span.line or 0, self.span.column or 0, self.rule_id, self.subject)
@@ -348,18 +355,37 @@ class Report:
                                                         # run (auditor/failclosed); set by the gate, not the scan
     gate_findings: tuple[tuple[str, str], ...] = ()     # (where, what): the gate's own settings weakened
                                                         # (auditor/failclosed/baselinerecord.py); each fails the run
+    fail_on_verify: bool = False        # --fail-on-verify: findings to verify on hardware weigh like live ones
 
     @property
     def complete(self) -> bool:
         """Every file found was scanned completely (partial files, scanned past a bad line, count as scanned)."""
         return not self.errors
 
+    def breaks(self, finding: Finding) -> bool:
+        """Whether `finding` would break on ROCm in this run (Finding.would_break with the run's choice)."""
+        return finding.would_break(self.fail_on_verify)
+
+    def gated(self) -> list[int]:
+        """Indexes of the findings the gate weighs: the ones that would break on ROCm."""
+        return [i for i, f in enumerate(self.findings) if self.breaks(f)]
+
     def counts(self) -> tuple[int, int]:
-        """(new, known) unguarded findings; every unguarded finding is new when no gate is in use."""
-        gated = [f for f in self.findings if not f.guarded]
+        """(new, known) findings that would break; every one is new when no gate is in use."""
+        gated = [self.findings[i] for i in self.gated()]
         known = sum(1 for f in gated if f.new is False)
         return len(gated) - known, known
 
     def failing(self, fail_on: Severity | None) -> list[int]:
-        """Indexes of the findings that fail the run at `fail_on`."""
-        return [i for i, f in enumerate(self.findings) if f.fails(fail_on)]
+        """Indexes of the findings that fail the run at `fail_on`: would break, at or above it, not known."""
+        if fail_on is None:
+            return []
+        return [i for i in self.gated() if self.findings[i].severity >= fail_on and self.findings[i].new is not False]
+
+    def not_breaking(self) -> dict[str, int]:
+        """How many findings of each other disposition there are (they have a ROCm path or are not on it)."""
+        counts: dict[str, int] = {}
+        for f in self.findings:
+            if not self.breaks(f):
+                counts[f.disposition] = counts.get(f.disposition, 0) + 1
+        return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))

@@ -20,8 +20,8 @@ OUTSIDE_MAIN_PATH = (OPTIONAL, OPS, TOOLING)
 
 
 def is_live(finding: Finding) -> bool:
-    return finding.disposition == LIVE and not finding.guarded and not finding.optional \
-        and finding.severity > Severity.INFO
+    """Work for the port: would break on ROCm (Finding.would_break) and more than information."""
+    return finding.would_break() and finding.severity > Severity.INFO
 
 
 def _describe(findings: list[Finding], rules: dict[str, Rule], tail: str) -> str:

@@ -62,7 +62,7 @@ def test_json_matches_schema_for_every_fixture(run_json):
     [
         (["/no/such/dir"], "path does not exist: /no/such/dir"),
         (["--fail-on", "severe", "."], "argument --fail-on: invalid choice: 'severe'"),
-        (["--format", "yaml", "."], "argument --format: invalid choice: 'yaml'"),
+        (["--format", "yaml", "."], "argument --format/--output-format: invalid choice: 'yaml'"),
         (["-j", "0", "."], "expected a number of at least 1"),
         (["rule", "RA000"], "no rule 'RA000'"),
         (["--bogus"], "unrecognized arguments: --bogus"),

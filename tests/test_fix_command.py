@@ -96,7 +96,7 @@ def test_exit_code_counts_what_remains(tmp_path, capsys):
 
 
 def test_flags_without_fix_are_usage_errors(tmp_path, capsys):
-    assert main(["check", str(tmp_path), "--diff"]) == 2
+    assert main(["check", str(tmp_path), "--unsafe"]) == 2   # `check --diff` is `fix --diff` (as in ruff)
     assert main(["fix"]) == 2
     assert "goes with `rocm-audit fix" in capsys.readouterr().err
 

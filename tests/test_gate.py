@@ -145,7 +145,7 @@ def test_malformed_baseline_exits_2(repo, run, content, needle):
 def test_missing_baseline_exits_2(tmp_path, run):
     GitRepo(tmp_path / "repo", APP)
     code, _, err = run(tmp_path / "repo", "--baseline", tmp_path / "nope.json")
-    assert code == 2 and "no such baseline" in err
+    assert code == 2 and "no such baseline; create it with `rocm-audit baseline . -o " in err
 
 
 def test_fixed_findings_strict_and_update_baseline(repo, run):

@@ -84,3 +84,47 @@ def test_on_push_only_the_whole_repository_hook_runs_so_findings_are_printed_onc
     assert done.returncode == 1, output
     assert output.count("serve.py:1:1: RA100") == 1, output
     assert "rocm-audit (whole repository)" in output
+
+
+def _readme_snippet() -> str:
+    readme = (REPO / "README.md").read_text(encoding="utf-8")
+    start = readme.index("```yaml\n# .pre-commit-config.yaml\n") + len("```yaml\n")
+    return readme[start:readme.index("```", start)]
+
+
+@pytest.mark.skipif(shutil.which("git") is None, reason="needs git")
+def test_the_readme_snippet_works_when_pasted_and_its_first_run_says_what_to_run(tmp_path, hook_repo,
+                                                                                pre_commit_home):
+    """The README's .pre-commit-config.yaml, with only its placeholders filled in (the URL and the commit SHA),
+    in a fresh repository: the first commit stops with the command that makes the baseline; after running that
+    command the commit passes, and a new CUDA-only import blocks."""
+    import re
+    import shlex
+
+    sha = git(hook_repo, "rev-parse", "HEAD").strip()
+    snippet = _readme_snippet().replace("https://github.com/YOUR-ORG/rocm-audit", str(hook_repo))
+    snippet = re.sub(r"rev: [0-9a-f]{40}", f"rev: {sha}", snippet)
+    repo = staged_repo(tmp_path / "mine", {"serve.py": "import tensorrt_llm\n", ".pre-commit-config.yaml": snippet})
+    env = {**GIT_ENV, "PRE_COMMIT_HOME": str(pre_commit_home), "PRE_COMMIT_COLOR": "never", "NO_COLOR": "1"}
+    env.pop("VIRTUAL_ENV", None)
+
+    def run(*args: str) -> subprocess.CompletedProcess:
+        return subprocess.run([sys.executable, "-m", "pre_commit", "run", *args], cwd=repo, env=env,
+                              capture_output=True, text=True, timeout=900, check=False)
+
+    first = run("rocm-audit")
+    output = first.stdout + first.stderr
+    assert first.returncode != 0, output
+    command = re.search(r"create it with `([^`]+)`", output)
+    assert command, output
+    words = shlex.split(command.group(1))
+    assert words[0] == "rocm-audit"
+    made = subprocess.run([str(Path(sys.executable).parent / "rocm-audit"), *words[1:]], cwd=repo, env=env,
+                          capture_output=True, text=True, timeout=300, check=False)
+    assert made.returncode == 0 and (repo / ".rocm-audit-baseline.json").is_file(), made.stderr
+    git(repo, "add", ".rocm-audit-baseline.json")
+    assert run("rocm-audit").returncode == 0
+    (repo / "monitor.py").write_text("import pynvml\n", encoding="utf-8")
+    git(repo, "add", "monitor.py")
+    blocked = run("rocm-audit")
+    assert blocked.returncode == 1 and "monitor.py:1:1: RA112" in blocked.stdout, blocked.stdout

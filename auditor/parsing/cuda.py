@@ -9,6 +9,8 @@ from functools import cache
 import tree_sitter as ts
 import tree_sitter_cuda
 
+from auditor.parsing.macroshapes import blank_macro_shapes
+
 CUDA = ts.Language(tree_sitter_cuda.language())
 Node = ts.Node   # what other modules annotate with, so that they need not import tree_sitter
 
@@ -34,11 +36,39 @@ class CudaTree:
 
     @property
     def partial(self) -> bool:
-        return self.tree.root_node.has_error
+        """Some code was not read: an ERROR node. A MISSING one (the `;` a statement macro leaves out, which the
+        parser supplies) loses nothing, and does not count."""
+        return bool(self.lost_lines())
+
+    def lost_lines(self) -> tuple[tuple[int, int], ...]:
+        """1-based (first, last) lines of each stretch of code the parser could not read."""
+        if not self.tree.root_node.has_error:
+            return ()
+        spans: list[tuple[int, int]] = []
+        stack = [self.tree.root_node]
+        while stack:
+            node = stack.pop()
+            if node.is_error:
+                spans.append((node.start_point[0] + 1, node.end_point[0] + 1))
+            elif node.has_error:
+                stack.extend(node.children)
+        return tuple(sorted(spans))
+
+    def lost_text(self) -> str:
+        """"syntax errors on lines 12-14, 40: scanned what parsed", or "" when nothing was lost."""
+        spans = self.lost_lines()
+        if not spans:
+            return ""
+        shown = ", ".join(f"{a}-{b}" if b > a else str(a) for a, b in spans[:5])
+        more = f" and {len(spans) - 5} more" if len(spans) > 5 else ""
+        return f"syntax errors on line{'s' if len(spans) > 1 or spans[0][1] > spans[0][0] else ''} {shown}{more}: " \
+               "the code there was not scanned"
 
 
 def parse(source: bytes) -> CudaTree:
-    return CudaTree(ts.Parser(CUDA).parse(source), source)
+    """The tree of `source`, read after the macro shapes the grammar cannot read are blanked (same positions)."""
+    readable = blank_macro_shapes(source)
+    return CudaTree(ts.Parser(CUDA).parse(readable), readable)
 
 
 @cache

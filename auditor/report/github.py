@@ -34,7 +34,7 @@ def _command(level: str, message: str, file: str | None = None, line: int | None
 def render_github(report: Report, fail_on: Severity | None = Severity.HIGH) -> str:
     fails = set(report.failing(fail_on))
     new = [i for i, f in enumerate(report.findings)
-           if not f.guarded and f.new is not False and f.severity > Severity.INFO]
+           if report.breaks(f) and f.new is not False and f.severity > Severity.INFO]
     levels = {i: "error" if i in fails else "warning" for i in new}
     lines: list[str] = []
     shown = {"error": 0, "warning": 0}
@@ -62,9 +62,10 @@ def render_github(report: Report, fail_on: Severity | None = Severity.HIGH) -> s
                               title="rocm-audit: fails closed"))
     new_count, known = report.counts()
     against = f" (compared with {report.gate.against})" if report.gate else ""
+    totals = view.summary(report)
     summary = (f"rocm-audit: {len(fails)} finding(s) fail the check (at or above "
-               f"{fail_on.label if fail_on is not None else 'never'}); {view.summary(report).totals_text}: "
-               f"{new_count} new, {known} known{against}; verdict {report.verdict}")
+               f"{fail_on.label if fail_on is not None else 'never'}); {totals.totals_text}, "
+               f"{totals.breaking_text}: {new_count} new, {known} known{against}; verdict {report.verdict}")
     if closed:
         summary += f"; {len(closed)} more reason(s) the check fails (not scanned completely, gate settings)"
     if left_out:

@@ -139,9 +139,10 @@ def findings_data(report: Report, reader: SourceReader) -> dict:
     for g in found:
         worst[g.rule_id] = max(worst.get(g.rule_id, 0), int(g.severity))
         cost[g.rule_id] = cost.get(g.rule_id, 0.0) + g.high_hours
-        standing[g.rule_id] = min(standing.get(g.rule_id, 9), _standing(g.disposition))
+        standing[g.rule_id] = min(standing.get(g.rule_id, 9), _standing(g.disposition, int(g.severity)))
     found = tuple(sorted(found, key=lambda g: (standing[g.rule_id], -worst[g.rule_id], -cost[g.rule_id], g.rule_id,
-                                               _standing(g.disposition), -g.severity, -g.high_hours, -g.count,
+                                               _standing(g.disposition, int(g.severity)), -g.severity, -g.high_hours,
+                                               -g.count,
                                                g.key)))
     omitted = found[MAX_GROUPS:]
     found = found[:MAX_GROUPS]
@@ -185,11 +186,15 @@ def findings_data(report: Report, reader: SourceReader) -> dict:
         rules[rule_id] = [rule.name if rule else rule_id, text.plain(rule.rocm_alternative or "") if rule else "",
                           text.sentence(text.plain(rule.message)) if rule else ""]
     return {"rules": rules, "components": list(comps), "groups": groups, "code": codes,
-            "dayHours": report.effort.hours_per_day, "hiddenByDefault": sorted(plan.NOT_COMPILED_ON_ROCM),
+            "dayHours": report.effort.hours_per_day, "hiddenByDefault": sorted(plan.HIDDEN_BY_DEFAULT),
             "omitted": {"groups": len(omitted), "findings": sum(g.count for g in omitted)}}
 
 
-def _standing(disposition: str) -> int:
+def _standing(disposition: str, severity: int) -> int:
+    """Where a group sits in the list: live work first, then what to verify on hardware, then the rest; a note
+    (info) never opens the list, whatever its disposition."""
+    if severity <= int(Severity.INFO):
+        return 4
     if disposition in plan.WORK:
         return 0
     if disposition == dispositions.VERIFY:
@@ -278,7 +283,7 @@ def render_html(report: Report, source_root: Path | None = None) -> str:
         data=Markup(json_for_script(data)),
         group_count=len(data["groups"]),
         peripheral_count=sum(g["n"] for g in data["groups"]
-                             if g["peri"] and g["disp"] not in plan.NOT_COMPILED_ON_ROCM),
+                             if g["peri"] and g["disp"] in plan.SHOWN_FIRST),
         effort=report.effort,
         effort_rows=effort,
         bars=effort_bars(effort),

@@ -2,7 +2,7 @@
 known findings folded away. Every text from the scanned repository is escaped."""
 from __future__ import annotations
 
-from auditor.report import plan, view
+from auditor.report import plan, text, view
 from auditor.escape import visible
 from auditor.report.sarif import repo_uri
 from auditor.failclosed.incomplete import closed_failures
@@ -61,7 +61,7 @@ def _plan(report: Report) -> list[str]:
 def render_markdown(report: Report, fail_on: Severity | None = Severity.HIGH) -> str:
     fails = set(report.failing(fail_on))
     new_count, known = report.counts()
-    live = [i for i, f in enumerate(report.findings) if not f.guarded]
+    live = report.gated()
     order = sorted(live, key=lambda i: (i not in fails, -report.findings[i].severity, report.findings[i].path,
                                         report.findings[i].span.line or 0))
     threshold = fail_on.label if fail_on is not None else "never"
@@ -74,11 +74,12 @@ def render_markdown(report: Report, fail_on: Severity | None = Severity.HIGH) ->
     lines = [MARKER, f"### rocm-audit: {title}", ""]
     compared = f" compared with {_code(report.gate.against)}" if report.gate else ""
     s = view.summary(report)
-    lines.append(f"{s.totals_text}: {new_count} new and {known} known{compared}. Verdict for the whole tree: "
+    lines.append(f"{s.totals_text}: {s.breaking_text}; of those that would break, {new_count} new and {known} known"
+                 f"{compared}. Verdict for the whole tree: "
                  f"**{s.verdict}** ({_cell(s.reason)}).")
     lines.append("")
     lines.append(f"Effort **{s.effort_text}** · HIPIFY coverage **{s.coverage_text}** · "
-                 f"{s.files} files, {s.lines:,} lines scanned")
+                 f"{text.counted(s.files, 'file')}, {text.counted(s.lines, 'line')} scanned")
     lines.append("")
     lines += _plan(report)
     new = [i for i in order if report.findings[i].new is not False]

@@ -20,7 +20,10 @@ PERIPHERAL_DIRS = frozenset({"test", "tests", "testing", "unittests", "example",
                              ".buildkite", "tutorials"})
 # dispositions that are work for a ROCm port; every other one has a ROCm path or is not on the install path
 WORK = frozenset({"live"})
-# code a ROCm build never compiles or loads: hidden from the findings list by default (one click shows it)
+# what the page's findings list opens with: live work, then what to verify on hardware; the rest is folded
+SHOWN_FIRST = frozenset({"live", dispositions.VERIFY})
+HIDDEN_BY_DEFAULT = frozenset(dispositions.DISPOSITIONS) - SHOWN_FIRST
+# code a ROCm build never compiles or loads
 NOT_COMPILED_ON_ROCM = frozenset({dispositions.GUARDED, dispositions.PROJECT_MACRO, dispositions.SHIM,
                                   dispositions.OTHER_VENDOR, dispositions.NOT_BUILT, dispositions.CUDA_BRANCH,
                                   dispositions.ALTERNATIVE})
@@ -68,6 +71,7 @@ class ComponentRow:
     low_days: float
     high_days: float
     findings: int                     # findings in it as the findings list shows them (its link's count)
+    peripheral: bool = False          # under tests/, examples/, benchmarks/ …: folded under one line on the page
 
 
 def disposition(report: Report, finding: Finding) -> str:
@@ -165,7 +169,7 @@ def components(report: Report) -> tuple[ComponentRow, ...]:
         kind = disposition(report, f)
         if f.severity <= Severity.INFO:
             continue
-        if kind not in NOT_COMPILED_ON_ROCM and not peripheral(f.path):
+        if kind in SHOWN_FIRST and not peripheral(f.path):
             live[owner] += 1
         if kind not in WORK:
             continue
@@ -177,7 +181,8 @@ def components(report: Report) -> tuple[ComponentRow, ...]:
         low, high = hours[c.path]
         rows.append(ComponentRow(c.path if c.path not in ("", ".") else ROOT_LABEL, c.verdict, c.optional,
                                  text.sentence(c.reason.split(": ", 1)[-1]), pattern, evidence, install,
-                                 confidence, _days(report, low), _days(report, high), live[c.path]))
+                                 confidence, _days(report, low), _days(report, high), live[c.path],
+                                 c.path not in ("", ".") and peripheral(f"{c.path}/_")))
     order = {"blocked": 0, "needs-port": 1, "ready": 2}
-    return tuple(sorted(rows, key=lambda r: (r.path != ROOT_LABEL, r.optional, order.get(r.verdict, 3),
+    return tuple(sorted(rows, key=lambda r: (r.path != ROOT_LABEL, r.peripheral, r.optional, order.get(r.verdict, 3),
                                              -r.high_days, r.path)))

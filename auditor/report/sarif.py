@@ -7,6 +7,7 @@ import json
 from auditor import __version__
 from auditor.escape import uri_path
 from auditor.failclosed.incomplete import closed_failures
+from auditor.report.text import sentence   # one full stop: a ROCm alternative may end in one already
 from auditor.types import Finding, Report, Rule, Severity
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
@@ -36,7 +37,7 @@ def _rule(rule: Rule) -> dict:
         "id": rule.id,
         "name": "".join(part.capitalize() for part in rule.name.split("-")),
         "shortDescription": {"text": rule.message},
-        "fullDescription": {"text": rule.message + (f" ROCm alternative: {rule.rocm_alternative}."
+        "fullDescription": {"text": rule.message + (f" ROCm alternative: {sentence(rule.rocm_alternative)}"
                                                     if rule.rocm_alternative else "")},
         "help": {"text": help_text, "markdown": markdown.strip()},
         "defaultConfiguration": {"level": LEVEL[rule.severity], "rank": RANK[rule.severity]},
@@ -54,8 +55,11 @@ def _result(report: Report, index: int, rule_index: dict[str, int]) -> dict:
     f: Finding = report.findings[index]
     rule = report.rules.get(f.rule_id)
     message = f"{f.message} ({f.detail})" if f.detail else f.message
+    if not report.breaks(f):
+        note = f" ({f.disposition_note})" if f.disposition_note else ""
+        message += f" Not breaking on ROCm: {f.disposition}{note}."
     if rule and rule.rocm_alternative:
-        message += f" ROCm alternative: {rule.rocm_alternative}."
+        message += f" ROCm alternative: {sentence(rule.rocm_alternative)}"
     region: dict[str, object] = {"startLine": f.span.line or 1}
     if f.span.column:
         region["startColumn"] = f.span.column
@@ -66,14 +70,15 @@ def _result(report: Report, index: int, rule_index: dict[str, int]) -> dict:
     result = {
         "ruleId": f.rule_id,
         "ruleIndex": rule_index[f.rule_id],
-        "level": LEVEL[f.severity] if not f.guarded else "note",
+        "level": LEVEL[f.severity] if report.breaks(f) else "note",   # only what would break is an error
         "message": {"text": message},
         "locations": [{"physicalLocation": {
             "artifactLocation": {"uri": uri_path(repo_uri(report, f.path)), "uriBaseId": "%SRCROOT%"},
             "region": region,
         }}],
         "partialFingerprints": {FINGERPRINT_KEY: f.fingerprint},
-        "properties": {"severity": f.severity.label, "subject": f.subject, "guarded": f.guarded},
+        "properties": {"severity": f.severity.label, "subject": f.subject, "guarded": f.guarded,
+                       "disposition": f.disposition, "breaksOnRocm": report.breaks(f)},
     }
     if f.guarded:   # a ROCm path already exists: reported, but not a problem to act on
         result["suppressions"] = [{"kind": "inSource", "justification": "guarded: a ROCm code path already exists"}]
@@ -84,12 +89,13 @@ def _result(report: Report, index: int, rule_index: dict[str, int]) -> dict:
 
 
 def _kept(report: Report, limit: int) -> list[int]:
-    """Indices of the findings listed as results: all of them, or the `limit` most severe (unguarded first),
+    """Indices of the findings listed as results: all of them, or the `limit` most severe (breaking first),
     in the findings' order."""
     indices = [i for i, f in enumerate(report.findings) if f.rule_id in report.rules]
     if len(indices) <= limit:
         return indices
-    by_weight = sorted(indices, key=lambda i: (report.findings[i].guarded, -int(report.findings[i].severity), i))
+    by_weight = sorted(indices, key=lambda i: (not report.breaks(report.findings[i]),
+                                               -int(report.findings[i].severity), i))
     return sorted(by_weight[:limit])
 
 

@@ -57,6 +57,11 @@ def sentence(*parts: str) -> str:
     return " ".join(out)
 
 
+def counted(n: int, word: str, plural: str | None = None) -> str:
+    """`1 file`, `2 files`, `1,600 findings`."""
+    return f"{n:,} {word if n == 1 else plural or word + 's'}"
+
+
 def first_sentence(text: str) -> str:
     """Up to the first full stop that ends a sentence, without it."""
     flat = " ".join((text or "").split())

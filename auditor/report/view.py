@@ -42,14 +42,39 @@ class Summary:
     rule_count: int
     by_disposition: tuple[tuple[str, int], ...] = ()   # every finding, by where it sits against the ROCm path
 
+    breaking: int = 0                 # would break on ROCm (Report.gated): what the exit code weighs
+    breaking_by_severity: tuple[tuple[str, int], ...] = ()   # of those, critical first
+    not_breaking: tuple[tuple[str, int], ...] = ()   # every other finding by disposition (Report.not_breaking)
+    partial: tuple[tuple[str, str], ...] = ()        # (path, what was lost) of each file parsed only in part
+
     @property
     def totals_text(self) -> str:
         """The totals every renderer states, in the same words: "22 findings (2 guarded, 0 suppressed)"."""
         return f"{self.findings:,} findings ({self.guarded:,} guarded, {self.suppressed:,} suppressed)"
 
     @property
+    def breaking_text(self) -> str:
+        """What the verdict and the exit code weigh, and what they do not, in the same words everywhere."""
+        rest = self.findings - self.breaking
+        other = f"{rest:,} {'has' if rest == 1 else 'have'} a ROCm alternative or {'is' if rest == 1 else 'are'} " \
+                "not on the ROCm path" if rest else ""
+        return f"{self.breaking:,} would break on ROCm" + (f", {other}" if other else "")
+
+    @property
     def disposition_text(self) -> str:
         return ", ".join(f"{name}: {n}" for name, n in self.by_disposition)
+
+    @property
+    def not_breaking_text(self) -> str:
+        return " · ".join(f"{name} {n:,}" for name, n in self.not_breaking)
+
+    @property
+    def partial_text(self) -> str:
+        """"3 files parsed only in part (findings there may be missing)", or ""."""
+        if not self.files_partial:
+            return ""
+        word = "file" if self.files_partial == 1 else "files"
+        return f"{self.files_partial:,} {word} parsed only in part: findings in the unparsed code may be missing"
 
     @property
     def effort_text(self) -> str:
@@ -57,6 +82,8 @@ class Summary:
 
     @property
     def coverage_text(self) -> str:
+        if self.converted_refs + self.unconverted_refs == 0:   # a percentage of nothing is not 100%
+            return "n/a (no CUDA API references)"
         return f"{self.coverage_percent:.1f}% ({self.clean_percent:.1f}% clean after HIPIFY)"
 
 
@@ -86,7 +113,8 @@ class Dependency:
     status: str
     alternative: str
     places: tuple[str, ...]           # path:line where it is declared or used
-    guarded: bool                     # every place is guarded or optional
+    guarded: bool                     # no place would break on ROCm (every one has another disposition)
+    dispositions: str = ""            # "live 2 · optional 3": where its places sit against the ROCm path
 
 
 def lines_scanned(report: Report) -> int:
@@ -104,6 +132,7 @@ def where(finding: Finding) -> str:
 
 def summary(report: Report) -> Summary:
     guarded = sum(1 for f in report.findings if f.guarded)
+    breaking = Counter(report.findings[i].severity for i in report.gated())
     by_severity = {s: 0 for s in sorted(Severity, reverse=True)}
     for f in report.findings:
         by_severity[f.severity] += 1
@@ -131,6 +160,10 @@ def summary(report: Report) -> Summary:
         rule_count=len(report.rules),
         by_disposition=tuple(sorted(Counter(f.disposition for f in report.findings).items(),
                                     key=lambda kv: (kv[0] != "live", -kv[1], kv[0]))),
+        breaking=len(report.gated()),
+        breaking_by_severity=tuple((s.label, breaking[s]) for s in sorted(Severity, reverse=True) if breaking[s]),
+        not_breaking=tuple(report.not_breaking().items()),
+        partial=tuple((r.path, r.facts.partial_reason or "parsed in part") for r in report.results if r.partial),
     )
 
 
@@ -164,15 +197,20 @@ def dependencies(report: Report) -> tuple[Dependency, ...]:
     rows = []
     for rule_id, sites in grouped.items():
         rule = report.rules.get(rule_id)
-        worst = max(sites, key=lambda f: f.severity)
-        inert = all(f.guarded or f.counted_optional for f in sites)
+        breaking = [f for f in sites if report.breaks(f)]
+        worst = max(breaking or sites, key=lambda f: f.severity)
+        inert = not breaking
+        counted = Counter(f.disposition for f in sites)
+        where_they_sit = " · ".join(f"{d} {n}" for d, n in sorted(counted.items(), key=lambda kv: (kv[0] != "live",
+                                                                                               -kv[1], kv[0])))
         spellings = tuple(spelling for spelling in dict.fromkeys(map(_spelling, sites)) if spelling)
         rows.append(Dependency(
             name=rule.name if rule else rule_id, spellings=spellings, rule_id=rule_id,
             category=category_of(report, worst), severity=worst.severity.label,
-            status="guarded or optional: a ROCm path exists" if inert else ROCM_STATUS[worst.severity],
+            status="does not break on ROCm: a ROCm alternative exists or it is not on the ROCm path" if inert
+            else ROCM_STATUS[worst.severity],
             alternative=(rule.rocm_alternative if rule else None) or "",
-            places=tuple(where(f) for f in sites), guarded=inert,
+            places=tuple(where(f) for f in sites), guarded=inert, dispositions=where_they_sit,
         ))
     order = {s.label: -s for s in Severity}
     return tuple(sorted(rows, key=lambda d: (d.guarded, order[d.severity], d.name)))

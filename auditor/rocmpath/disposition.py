@@ -11,10 +11,12 @@ from auditor.rocmpath.model import ProjectBuild
 from auditor.rocmpath.pyreach import optional_modules_of
 from auditor.rocmpath.reader import owner
 from auditor.rocmpath.redefine import uses
+from auditor import types
 from auditor.rulebook.schema import DependencyMatch
 from auditor.types import Finding, Rule, Severity
 
-LIVE = "live"
+LIVE = types.LIVE                    # the dispositions the gate weighs are defined with Finding.would_break
+VERIFY = types.VERIFY
 GUARDED = "guarded"
 OPS = "ops"
 OPTIONAL = "optional"
@@ -26,7 +28,6 @@ ALTERNATIVE = "cuda-only source, ROCm builds an alternative"
 NOT_BUILT = "not built"
 CUDA_BRANCH = "CUDA branch of a build script"
 TOOLING = "repo tooling"
-VERIFY = "verify on hardware"
 INTEGRATION_NOTE = "an optional integration: not a dependency, and `import` of the package never loads this module"
 
 DISPOSITIONS = (LIVE, VERIFY, GUARDED, PROJECT_MACRO, OPTIONAL, OPTIONAL_FEATURE, ALTERNATIVE, NOT_BUILT,
@@ -156,7 +157,8 @@ def assign(
         comp = owner(f.path, comps)
         disposition, note = dispose(f, kinds.get(f.path, ""), rules.get(f.rule_id), project, comp,
                                     optional_dir(f.path, comp), hard_deps)
-        out.append(replace(f, disposition=disposition, disposition_note=note))
+        # `guarded` the flag and `guarded` the disposition are one thing (code written for ROCm too)
+        out.append(replace(f, disposition=disposition, disposition_note=note, guarded=disposition == GUARDED))
     return _within_optional_integrations(out, kinds)
 
 

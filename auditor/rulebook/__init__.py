@@ -7,7 +7,7 @@ import importlib.resources
 import re
 import tomllib
 from collections.abc import Callable, Iterable, Sequence
-from dataclasses import dataclass, field
+from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import TypeVar
@@ -144,6 +144,14 @@ class Rulebook:
     digest: str = ""
     guards: dict = field(default_factory=dict)
     api_table: ApiTable | None = None     # None: the HIPIFY API table shipped in rules/hipify/
+    # every rule of the full rulebook, before --select/--ignore: (id or name, id). A suppression comment naming
+    # one of them is never "unknown", whatever this run selected.
+    every_rule: tuple[tuple[str, str], ...] = ()
+
+    def suppression_ids(self) -> dict[str, str]:
+        """What a suppression comment may name, upper-cased, to the rule id: every rule's id and name."""
+        pairs = self.every_rule or tuple(p for r in self.rules for p in ((r.id, r.id), (r.name, r.id)))
+        return {spelling.upper(): rule_id for spelling, rule_id in pairs}
 
     @property
     def table(self) -> ApiTable:
@@ -151,7 +159,7 @@ class Rulebook:
 
     def with_api_table(self, table: ApiTable) -> "Rulebook":
         """This rulebook, counting and reporting with another API table (an installed hipify-perl's)."""
-        return Rulebook(self.rules, f"{_digest(self.rules, self.guards)}:{table.digest}", self.guards, table)
+        return replace(self, digest=f"{_digest(self.rules, self.guards)}:{table.digest}", api_table=table)
 
     def _with_table(self, digest: str) -> str:
         return digest if self.api_table is None else f"{digest}:{self.api_table.digest}"
@@ -188,7 +196,7 @@ class Rulebook:
         pre = dict(self.guards.get("preprocessor", {}))
         pre["cuda_only_defined"] = sorted(set(pre.get("cuda_only_defined", ())) | names)
         guards = {**self.guards, "preprocessor": pre}
-        return Rulebook(self.rules, self._with_table(_digest(self.rules, guards)), guards, self.api_table)
+        return replace(self, digest=self._with_table(_digest(self.rules, guards)), guards=guards)
 
     def with_rocm_values(self, values: dict[str, int]) -> "Rulebook":
         """This rulebook, with macro values the repository derives on ROCm (`#define BNB_HIP 1`)."""
@@ -198,7 +206,7 @@ class Rulebook:
         pre["rocm_values"] = {**dict(pre.get("rocm_values", {})), **values}
         pre["cuda_only_defined"] = sorted(set(pre.get("cuda_only_defined", ())) - set(values))
         guards = {**self.guards, "preprocessor": pre}
-        return Rulebook(self.rules, self._with_table(_digest(self.rules, guards)), guards, self.api_table)
+        return replace(self, digest=self._with_table(_digest(self.rules, guards)), guards=guards)
 
     def with_project_macros(self, rocm: frozenset[str], cuda_only: frozenset[str]) -> "Rulebook":
         """This rulebook, with macros the scanned project's build defines on ROCm (`GGML_USE_HIP`) and those
@@ -209,14 +217,14 @@ class Rulebook:
         pre["rocm_defined"] = sorted(set(pre.get("rocm_defined", ())) | rocm)
         pre["cuda_only_defined"] = sorted(set(pre.get("cuda_only_defined", ())) | (cuda_only - rocm))
         guards = {**self.guards, "preprocessor": pre}
-        return Rulebook(self.rules, self._with_table(_digest(self.rules, guards)), guards, self.api_table)
+        return replace(self, digest=self._with_table(_digest(self.rules, guards)), guards=guards)
 
     def without(self, rule_ids: frozenset[str]) -> "Rulebook":
         """This rulebook without these rules (by exact id)."""
         if not rule_ids:
             return self
         kept = tuple(rule for rule in self.rules if rule.id not in rule_ids)
-        return Rulebook(kept, self._with_table(_digest(kept, self.guards)), self.guards, self.api_table)
+        return replace(self, rules=kept, digest=self._with_table(_digest(kept, self.guards)))
 
     def select(self, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> "Rulebook":
         def chosen(rule: Rule) -> bool:
@@ -224,7 +232,8 @@ class Rulebook:
             return picked and not any(_id_matches(rule, s) for s in ignore)
 
         kept = tuple(rule for rule in self.rules if chosen(rule))
-        return Rulebook(kept, self._with_table(_digest(kept, self.guards)), self.guards, self.api_table)
+        every = self.every_rule or tuple(p for r in self.rules for p in ((r.id, r.id), (r.name, r.id)))
+        return replace(self, rules=kept, digest=self._with_table(_digest(kept, self.guards)), every_rule=every)
 
 
 def _id_matches(rule: Rule, pattern: str) -> bool:

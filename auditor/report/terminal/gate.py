@@ -7,7 +7,9 @@ from rich.table import Table
 from rich.text import Text
 
 from auditor.escape import log_line
+from auditor.report import view
 from auditor.report.terminal.lines import SEVERITY_STYLE
+from auditor.report.text import counted
 from auditor.report.terminal.lines import markup_safe as _m
 from auditor.failclosed.incomplete import closed_failures
 from auditor.types import Report, Severity
@@ -43,7 +45,7 @@ def new_table(report: Report, console: Console, fail_on: Severity | None) -> Non
     if report.gate is None:
         return
     fails = set(report.failing(fail_on))
-    new = [i for i, f in enumerate(report.findings) if not f.guarded and f.new]
+    new = [i for i in report.gated() if report.findings[i].new]
     if not new:
         return
     new.sort(key=lambda i: (i not in fails, -report.findings[i].severity, report.findings[i].sort_key()))
@@ -77,7 +79,8 @@ def concise(report: Report, console: Console, fail_on: Severity | None) -> None:
             else strict_failure(report)
             or (f"rocm-audit: failed closed: {len(closed)} reason(s) below" if closed else "")
             or f"rocm-audit: ok, nothing {scope}at or above {threshold}")
-    detail = f"{len(report.results)} files · {new} new · {known} known · {report.suppressed} suppressed"
+    detail = (f"{counted(len(report.results), 'file')} · {view.summary(report).breaking_text} · {new} new · "
+              f"{known} known · {report.suppressed} suppressed")
     if report.gate:
         detail += f" · compared with {report.gate.against}"
     console.print(f"{head} ({detail})", markup=False, highlight=False, soft_wrap=True,
@@ -92,6 +95,8 @@ def concise(report: Report, console: Console, fail_on: Severity | None) -> None:
         if path not in failing_paths:
             console.print(log_line(f"{path}: could not scan: {message}"), markup=False, highlight=False,
                           soft_wrap=True)
+    if partial := view.summary(report).partial_text:
+        console.print(log_line(f"rocm-audit: {partial}"), markup=False, highlight=False, soft_wrap=True)
     warnings(report, console)
 
 

@@ -32,10 +32,12 @@ def render_terminal(report: Report, console: Console, quiet: bool = False,
     out.rule(f"rocm-audit · {report.root}")
     out.wrap(text.sentence(s.reason), first=Text.assemble(("Verdict: ", "bold"),
                                                           (s.verdict.upper(), VERDICT_STYLE[s.verdict]), " "))
-    out.wrap(f"Effort {s.effort_text} · {s.totals_text} in {s.files:,} files, {s.lines:,} lines · "
-             f"HIPIFY coverage {s.coverage_text}")
-    if s.by_disposition:
-        out.wrap("By disposition: " + s.disposition_text, style="dim")
+    out.wrap(f"Effort {s.effort_text} · {s.totals_text} in {text.counted(s.files, 'file')}, "
+             f"{text.counted(s.lines, 'line')} · HIPIFY coverage {s.coverage_text}")
+    out.wrap(s.breaking_text + (f" (by disposition: {s.disposition_text})" if s.by_disposition else ""),
+             style="dim")
+    if s.partial_text:
+        out.wrap(f"{s.partial_text} (--format json lists each with what was lost)", style="yellow")
     if s.vendored:
         shown = ", ".join(s.vendored[:3]) + (" …" if len(s.vendored) > 3 else "")
         out.wrap(f"Vendored code not scanned: {shown} (--include-vendored scans it)", style="dim")

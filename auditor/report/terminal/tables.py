@@ -42,7 +42,7 @@ def render_coverage(report: Report, console: Console, all_names: bool = False) -
     limit = None if all_names else TOP_COVERAGE
     if cov.converted + cov.unconverted == 0:
         if all_names:
-            console.print("HIPIFY coverage: no CUDA references found (100% by definition)", highlight=False)
+            console.print("HIPIFY coverage: n/a (no CUDA API references)", highlight=False)
         return
     translators = sorted({f.translator for f in cov.files})
     console.print(

@@ -1,0 +1,83 @@
+"""Files that tree-sitter-cuda read only in part: each macro shape that made real trees (apex, flash-attention,
+DeepSpeed) parse in part is read now, with every position kept; code that is really broken is still partial,
+and says which lines were not scanned."""
+import json
+
+import pytest
+
+from auditor.cli import main
+from auditor.parsing import cuda
+from auditor.parsing.macroshapes import blank_macro_shapes
+from tests.conftest import write_tree
+
+SHUFFLE = "__shfl_xor_sync(0xffffffff, v, 1)"   # RA200 flags the 32-bit mask: the finding must survive the shape
+
+SHAPES = {
+    "statement macro without a semicolon": (
+        "#define DEFINE_KERNEL(N) __global__ void k##N(float *p) { p[0] = N; }\n"
+        "DEFINE_KERNEL(10)\nDEFINE_KERNEL(20)\n"
+        f"__device__ float f(float v) {{ return {SHUFFLE}; }}\n"),
+    "dispatch macro whose arguments are statements": (
+        "void launch(at::Tensor t, float v) {\n"
+        "  DISPATCH_FLOAT_AND_HALF(t.scalar_type(), 0, \"adam\",\n"
+        "    using acc_t = at::acc_type<scalar_t_0, true>;\n"
+        f"    float w = {SHUFFLE};\n"
+        "    kernel<scalar_t_0, acc_t><<<1, 32>>>(t.data_ptr<scalar_t_0>(), w););\n}\n"),
+    "nested dispatch macros with template arguments": (
+        "void launch(at::Tensor t, float v) {\n"
+        "  DISPATCH_OUTER(t.scalar_type(), \"outer\", DISPATCH_INNER(t.scalar_type(), \"inner\",\n"
+        f"    run<scalar_t, float, int>(t, {SHUFFLE});));\n}}\n"),
+    "specifier macro before a declaration": (
+        "#define DEVICE_FUNCTION static inline __device__\n"
+        "template <int N>\nDEVICE_FUNCTION void to_float(float (&dst)[N], float (&src)[N]) { dst[0] = src[0]; }\n"
+        f"DEVICE_FUNCTION float g(float v) {{ return {SHUFFLE}; }}\n"),
+    "launch-bounds macro between the type and the name": (
+        f"__global__ void C10_LAUNCH_BOUNDS_1(256) kernel(float *p, float v) {{ p[0] = {SHUFFLE}; }}\n"),
+    "specifier or pragma macro alone on its line": (
+        "struct It {\n  CUTLASS_HOST_DEVICE\n  void add(int i) {\n    CUTLASS_PRAGMA_UNROLL\n"
+        "    for (int c = 0; c < 4; ++c) { i += c; }\n  }\n};\n"
+        f"CUTLASS_DEVICE\nfloat h(float v) {{ return {SHUFFLE}; }}\n"),
+}
+
+
+def _scan(capsys, tree) -> dict:
+    main([str(tree), "--format", "json", "--no-progress", "-j", "1"])
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("shape", sorted(SHAPES))
+def test_each_macro_shape_parses_whole_and_keeps_its_findings(shape, tmp_path, capsys):
+    source = SHAPES[shape]
+    assert cuda.parse(source.encode()).partial is False
+    write_tree(tmp_path, {"k.cu": source})
+    data = _scan(capsys, tmp_path)
+    assert data["summary"]["files_partial"] == 0 and data["partial"] == []
+    line = next(n for n, text in enumerate(source.splitlines(), 1) if SHUFFLE in text)
+    assert ("RA200", "k.cu", line) in {(f["rule"], f["path"], f["line"]) for f in data["findings"]}
+
+
+@pytest.mark.parametrize("source", sorted(SHAPES.values()))
+def test_blanking_keeps_every_byte_position_and_line(source):
+    data = source.encode()
+    blanked = blank_macro_shapes(data)
+    assert len(blanked) == len(data)
+    assert [i for i, b in enumerate(blanked) if b == 0x0A] == [i for i, b in enumerate(data) if b == 0x0A]
+    assert b"__shfl_xor_sync(0xffffffff" in blanked          # what the rules match on is never blanked
+    assert blanked.count(b"__global__") == data.count(b"__global__")
+
+
+def test_macro_definitions_and_plain_calls_are_left_alone():
+    source = (b'#define CHECK_CUDA(x) TORCH_CHECK(x.is_cuda(), #x " must be a CUDA tensor")\n'
+              b"DTYPE f(int x);\nvoid g() { CHECK_CUDA(t); TORCH_CHECK(a, \"b; c\"); }\n")
+    assert blank_macro_shapes(source) == source
+
+
+def test_really_broken_code_is_still_partial_and_says_which_lines(tmp_path, capsys):
+    source = "__device__ int ok() { return 1; }\nint broken( { ;;; }}}\n__device__ int w() { return warpSize; }\n"
+    tree = cuda.parse(source.encode())
+    assert tree.partial and tree.lost_lines()[0][0] == 2
+    write_tree(tmp_path, {"k.cu": source})
+    data = _scan(capsys, tmp_path)
+    assert data["summary"]["files_partial"] == 1
+    assert data["partial"][0]["reason"].startswith("syntax errors on line")
+    assert " 2" in data["partial"][0]["reason"] and "not scanned" in data["partial"][0]["reason"]

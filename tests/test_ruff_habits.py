@@ -1,0 +1,128 @@
+"""What someone used to ruff tries first works: `check` with no path scans `.` (the example is `demo`),
+per-command --help, a closed pipe, --exit-zero/--statistics (tests/test_one_answer.py), --extend-select,
+--output-format, `# noqa: RA112`, suppressions by rule name, `check --diff`."""
+import json
+import os
+import re
+import subprocess
+import sys
+
+import pytest
+
+from auditor.cli import main
+from tests.conftest import write_tree
+
+BASE = ["--no-progress", "--no-html", "-j", "1"]
+PYNVML = "import pynvml\n\npynvml.nvmlInit()\n"
+
+
+def _json(capsys, *args) -> tuple[int, dict]:
+    code = main([*map(str, args), "--format", "json", *BASE])
+    return code, json.loads(capsys.readouterr().out)
+
+
+def test_check_with_no_path_scans_the_current_directory(tmp_path, monkeypatch, capsys):
+    write_tree(tmp_path, {"mine/monitor.py": PYNVML})
+    monkeypatch.chdir(tmp_path)
+    code, data = _json(capsys, "check")
+    assert code == 1 and {f["path"] for f in data["findings"]} == {"mine/monitor.py"}
+    code, data = _json(capsys)   # no command at all: the same
+    assert {f["path"] for f in data["findings"]} == {"mine/monitor.py"}
+
+
+def test_check_in_an_empty_directory_points_at_demo(tmp_path, monkeypatch, capsys):
+    monkeypatch.chdir(tmp_path)
+    assert main(["check", *BASE]) == 2
+    assert "`rocm-audit demo` scans the example" in capsys.readouterr().err
+
+
+def test_demo_scans_the_bundled_example(capsys):
+    code, data = _json(capsys, "demo")
+    assert data["summary"]["findings"] == 22 and any(f["path"] == "demo_app/serve.py" for f in data["findings"])
+    assert code == 1
+
+
+@pytest.mark.parametrize("command, own, foreign", [
+    ("rules", "--category", "--baseline"),
+    ("rule", "--rules", "--fail-on"),
+    ("fix", "--unsafe", "--fail-on"),
+    ("coverage", "--table-info", "--baseline"),
+    ("config", "--config", "--select"),
+    ("baseline", "--output", "--diff-base"),
+    ("check", "--fail-on", "--table-info"),
+])
+def test_each_command_shows_only_its_own_options(command, own, foreign, capsys):
+    with pytest.raises(SystemExit) as exit_:
+        main([command, "--help"])
+    out = capsys.readouterr().out
+    assert exit_.value.code == 0
+    assert out.startswith(f"usage: rocm-audit {command}" if command != "check" else "usage: rocm-audit [check]")
+    options = {flag for line in out.splitlines() if line.startswith("  -")
+               for flag in re.findall(r"--?[\w-]+", line.strip().split("  ")[0])}
+    assert own in options and foreign not in options and "--help" in options
+
+
+def test_top_level_help_lists_every_command(capsys):
+    from auditor.commandline.parser import COMMANDS
+
+    with pytest.raises(SystemExit):
+        main(["--help"])
+    out = capsys.readouterr().out
+    for name in COMMANDS:
+        assert f"rocm-audit {COMMANDS[name].usage}" in out
+    assert "fix PATH" in out and "coverage [PATH" in out
+
+
+@pytest.mark.parametrize("args, code", [(["rules"], 0), (["rule", "RA200"], 0), (["check", "-q", "SRC"], 1)])
+def test_a_closed_pipe_exits_quietly_with_the_normal_code(args, code, tmp_path):
+    write_tree(tmp_path, {"monitor.py": PYNVML})
+    argv = [sys.executable, "-m", "auditor", *[str(tmp_path) if a == "SRC" else a for a in args], *BASE]
+    proc = subprocess.Popen(argv, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                            env={**os.environ, "COLUMNS": "80"})
+    proc.stdout.close()   # as `| head -0` does: every write meets a closed pipe
+    err = proc.stderr.read().decode()
+    assert proc.wait(timeout=60) == code
+    assert "error" not in err and "Traceback" not in err
+
+
+def test_output_format_is_format(tmp_path, capsys):
+    write_tree(tmp_path, {"monitor.py": PYNVML})
+    assert main([str(tmp_path), "--output-format", "json", *BASE]) == 1
+    assert json.loads(capsys.readouterr().out)["findings"][0]["rule"] == "RA112"
+
+
+def test_extend_select_adds_to_select(tmp_path, capsys):
+    write_tree(tmp_path, {"monitor.py": PYNVML + "import tensorrt_llm\n"})
+    _, only = _json(capsys, tmp_path, "--select", "RA100")
+    _, more = _json(capsys, tmp_path, "--select", "RA100", "--extend-select", "pynvml")
+    assert {f["rule"] for f in only["findings"]} == {"RA100"}
+    assert {f["rule"] for f in more["findings"]} == {"RA100", "RA112"}
+
+
+def test_noqa_is_honoured_for_our_rules_and_left_alone_for_others(tmp_path, capsys):
+    write_tree(tmp_path, {"a.py": "import pynvml  # noqa: RA112\n", "b.py": "import pynvml  # noqa: E402, F401\n",
+                          "c.py": "import pynvml  # noqa: F401,pynvml\n"})
+    _, data = _json(capsys, tmp_path)
+    assert [f["path"] for f in data["findings"]] == ["b.py"]
+    assert data["summary"]["suppressed"] == 2 and data["warnings"] == []
+
+
+def test_suppressions_accept_rule_names_and_are_never_unknown_because_of_selection(tmp_path, capsys):
+    write_tree(tmp_path, {"a.py": "import pynvml  # rocm-audit: ignore[pynvml]\nimport tensorrt_llm  "
+                                  "# rocm-audit: ignore[RA100]\n",
+                          "b.py": "import pynvml  # rocm-audit: ignore[RA999]\n"})
+    _, data = _json(capsys, tmp_path)
+    assert [f["path"] for f in data["findings"]] == ["b.py"]
+    assert [w["message"].split(" in ")[0] for w in data["warnings"]] == ["unknown rule id RA999"]
+    for flags in (["--ignore", "RA112"], ["--select", "RA100"], ["--select", "RA112"]):
+        _, data = _json(capsys, tmp_path, *flags)
+        assert [w["path"] for w in data["warnings"]] == ["b.py"], flags
+
+
+def test_check_diff_is_fix_diff(tmp_path, capsys):
+    write_tree(tmp_path, {"k.cu": "__device__ int f(int m) { return __shfl_xor_sync(0xffffffff, m, 1); }\n"})
+    fix_code = main(["fix", str(tmp_path), "--diff", *BASE])
+    fix_out = capsys.readouterr().out
+    check_code = main(["check", str(tmp_path), "--diff", *BASE])
+    assert (check_code, capsys.readouterr().out) == (fix_code, fix_out)
+    assert fix_out.startswith("---") and (tmp_path / "k.cu").read_text().count("0xffffffff") == 1
