@@ -31,8 +31,17 @@ def vendor_backends(files: Sequence[SourceFile]) -> frozenset[str]:
         stems = {name: PurePosixPath(name).stem for name in names}
         rocm_whole = any(ROCM_NAME.match(stem) for stem in stems.values())
         rocm_rests = {_split(stem)[1] for stem in stems.values() if ROCM_NAME.match(_split(stem)[0])}
+        rocm_heads = {_rsplit(stem)[0] for stem in stems.values() if ROCM_NAME.match(_rsplit(stem)[1])}
         for name, stem in stems.items():
             head, rest = _split(stem)
-            if (rocm_whole and VENDOR_NAME.match(stem)) or (VENDOR_NAME.match(head) and rest and rest in rocm_rests):
+            front, tail = _rsplit(stem)   # `ggml-sycl` beside `ggml-hip`: the backend named last
+            if (rocm_whole and VENDOR_NAME.match(stem)) or (VENDOR_NAME.match(head) and rest and rest in rocm_rests) \
+                    or (VENDOR_NAME.match(tail) and front and front in rocm_heads):
                 out.add(name if parent == "." else f"{parent}/{name}")
     return frozenset(out)
+
+
+def _rsplit(stem: str) -> tuple[str, str]:
+    """`ggml-sycl` -> (`ggml`, `sycl`)."""
+    parts = re.split(r"[_-]", stem)
+    return ("-".join(parts[:-1]), parts[-1]) if len(parts) > 1 else ("", stem)
