@@ -22,7 +22,18 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv
+    _show_file_errors(debug)
     return _guarded(lambda: _run(parse_settings(argv)), debug)
+
+
+def _show_file_errors(debug: bool) -> None:
+    """With --debug, a file's internal error (auditor/scan.py) is printed with its traceback on stderr."""
+    import logging
+
+    logger = logging.getLogger("rocm_audit")
+    logger.handlers = [logging.StreamHandler(sys.stderr)] if debug else []
+    logger.setLevel(logging.DEBUG if debug else logging.WARNING)
+    logger.propagate = False
 
 
 def _run(settings) -> int:
