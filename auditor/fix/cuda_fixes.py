@@ -6,7 +6,8 @@ import re
 from collections.abc import Callable, Sequence
 
 from auditor.fix.data import FixSpec
-from auditor.fix.edits import Edit, FileFix, apply_edits, line_starts
+from auditor.fix.edits import Edit, FileFix, FixContext, NO_CONTEXT, apply_edits, line_starts
+from auditor.fix.lanes import lane_limit
 from auditor.parsing.cuda import Node, parse
 from auditor.types import Finding
 
@@ -58,7 +59,8 @@ class Skip(Exception):
     """This finding is reported, not fixed; the message says why."""
 
 
-def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]) -> FileFix:
+def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec],
+             context: FixContext = NO_CONTEXT) -> FileFix:
     source = text.encode("utf-8")
     tree = parse(source)
     if tree.partial:
@@ -73,7 +75,7 @@ def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]) 
             if finding.span.line is None:
                 raise Skip("the finding has no line")
             offset = starts[finding.span.line - 1] + (finding.span.column or 1) - 1
-            made, definition = action(tree.tree.root_node, offset, finding)
+            made, definition = action(tree.tree.root_node, offset, finding, context)
         except (Skip, IndexError, TypeError) as err:
             skipped.append((finding, str(err) or "no node at the finding's position"))
             continue
@@ -110,17 +112,49 @@ def _in_macro(node: Node, pattern: re.Pattern[bytes], replacement: bytes, findin
     return edits
 
 
-def _full_mask(root: Node, offset: int, finding: Finding):
+def _full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
     node = _node_at(root, offset, {"number_literal", "unary_expression", "cast_expression", "identifier"})
     definition = (FULL_MASK, FULL_MASK_DEFINITION)
+    for name in _warp_functions(node):
+        if name in context.shims:
+            raise Skip(f"the project's own HIP shim redefines {name} ({context.shims[name]}) and drops the mask: "
+                       "nothing to fix")
+    limited = lane_limit(node, root, context.lane_limited)
+    if limited:
+        raise Skip(f"lane-limited code ({limited}): a full 64-bit mask would name lanes that are not active, which "
+                   "HIP's mask check traps on; the mask must be the active lanes (__activemask()); report only")
     if node.type == "preproc_arg":
         return _in_macro(node, _MASK_IN_MACRO, FULL_MASK.encode(), finding), definition
+    if asm := _inline_asm(node):
+        raise Skip(f"the function has inline PTX (line {asm}): it is ported by rewriting, not by its mask; report only")
     if node.parent is None or node.parent.type != "argument_list" or node.parent.named_children[0] != node:
         raise Skip("the mask is not the first argument of a warp function")
     return [Edit(node.start_byte, node.end_byte, FULL_MASK.encode(), finding)], definition
 
 
-def _lane_math(root: Node, offset: int, finding: Finding):
+def _inline_asm(node: Node) -> int | None:
+    function = node.parent
+    while function is not None and function.type != "function_definition":
+        function = function.parent
+    stack = [function] if function is not None else []
+    while stack:
+        current = stack.pop()
+        if current.type == "gnu_asm_expression":
+            return current.start_point[0] + 1
+        stack.extend(current.named_children)
+    return None
+
+
+def _warp_functions(node: Node) -> list[str]:
+    """The warp function(s) the mask at `node` is passed to (for a macro body: every one it calls)."""
+    if node.type == "preproc_arg":
+        return [m.group(1).split(b"(")[0].strip().decode() for m in _MASK_IN_MACRO.finditer(node.text or b"")]
+    call = node.parent.parent if node.parent is not None else None
+    callee = call.child_by_field_name("function") if call is not None and call.type == "call_expression" else None
+    return [(callee.text or b"").decode("utf-8", "replace")] if callee is not None else []
+
+
+def _lane_math(root: Node, offset: int, finding: Finding, context: FixContext):
     node = _node_at(root, offset, {"binary_expression"})
     if node.type == "preproc_arg":
         raise Skip("lane math in a macro: the macro may be used where a constant is needed; report only")
@@ -211,7 +245,7 @@ def _is_lane_math(literal: Node) -> bool:
             and bool(_RUNTIME_INDEX.search(left.text or b"")))
 
 
-def _nanosleep(root: Node, offset: int, finding: Finding):
+def _nanosleep(root: Node, offset: int, finding: Finding, context: FixContext):
     node = _node_at(root, offset, {"identifier"})
     definition = ("ROCM_AUDIT_NANOSLEEP", SLEEP_DEFINITION)
     if node.type == "preproc_arg":

@@ -8,13 +8,14 @@ import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from auditor.fix.data import FixSpec
-from auditor.fix.edits import FileFix
+from auditor.fix.edits import FileFix, FixContext, NO_CONTEXT
 from auditor.types import Finding
 
 VERSION_STAND_IN = '"0.0"'   # what a parse of torch.version.cuda sees on ROCm and CPU builds instead of None
 
 
-def fix_python(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]) -> FileFix:
+def fix_python(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec],
+               context: FixContext = NO_CONTEXT) -> FileFix:
     try:
         wrapper = MetadataWrapper(cst.parse_module(text))
     except (cst.ParserSyntaxError, RecursionError):
