@@ -83,8 +83,9 @@ def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec],
         if definition and definition[0] not in text:
             at = _file_scope_start(tree.tree.root_node, offset)
             definitions[definition[1]] = min(definitions.get(definition[1], at), at)
+    newline = "\r\n" if b"\r\n" in source[: source.find(b"\n") + 1] else "\n"   # the file's own line ends
     for definition, at in definitions.items():
-        edits.append(Edit(at, at, definition.encode()))
+        edits.append(Edit(at, at, definition.replace("\n", newline).encode()))
     new, kept, dropped = apply_edits(source, edits)
     skipped += [(e.finding, "overlaps another fix") for e in dropped if e.finding]
     applied = tuple(dict.fromkeys(e.finding for e in kept if e.finding))
@@ -256,8 +257,9 @@ def _nanosleep(root: Node, offset: int, finding: Finding, context: FixContext):
 
 
 def _file_scope_start(root: Node, offset: int) -> int:
-    """The start of the line of the top-level declaration around `offset` (inside a header guard when there is
-    one): a definition put there is at file scope and before the use."""
+    """Where a definition goes so that it is at file scope and before its use: after the last #include before
+    the top-level declaration around `offset` (inside a header guard when there is one), else before that
+    declaration and the comment that documents it, never between the two."""
     scope = root
     while True:
         node = scope.descendant_for_byte_range(offset, offset)
@@ -266,8 +268,16 @@ def _file_scope_start(root: Node, offset: int) -> int:
         if node is None or node == scope:
             return scope.start_byte
         if not _is_header_guard(node):
-            return node.start_byte - node.start_point[1]
+            break
         scope = node
+    includes = [c for c in scope.children if c.end_byte <= node.start_byte and c.type == "preproc_include"]
+    if includes:
+        return includes[-1].end_byte
+    first = node
+    while (previous := first.prev_sibling) is not None and previous.type == "comment" \
+            and previous.end_point[0] >= first.start_point[0] - 1:
+        first = previous
+    return first.start_byte - first.start_point[1]
 
 
 def _is_header_guard(node: Node) -> bool:

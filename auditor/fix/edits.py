@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections.abc import Mapping, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from types import MappingProxyType
 from typing import Generic, TypeVar
 
@@ -24,10 +24,12 @@ class Edit(Generic[T]):
 @dataclass(frozen=True, slots=True)
 class FixContext:
     """What the fixers know about the project beyond the file: the warp functions its own HIP shim redefines
-    (name -> where), the functions called from lane-limited code anywhere, and the oldest Python its users run (from requires-python)."""
+    (name -> where), the functions called from lane-limited code anywhere, and the oldest Python its users run
+    (from requires-python)."""
 
-    shims: Mapping[str, str] = MappingProxyType({})
-    lane_limited: Mapping[str, str] = MappingProxyType({})   # function -> where a call to it is lane-limited
+    shims: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # function -> where a call to it is lane-limited
+    lane_limited: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     python: tuple[int, int] = (3, 8)
 
 

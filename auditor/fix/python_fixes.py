@@ -2,6 +2,7 @@
 libcst parses only the files that have a fix to apply."""
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 
 import libcst as cst
@@ -28,11 +29,37 @@ def fix_python(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]
             skipped.append((finding, "no Python fix for this finding"))
             continue
         wanted[(finding.span.line, _char_column(lines, finding))] = finding
-    transformer = _TorchVersionCuda(wanted)
-    new = wrapper.visit(transformer)
+    new, done, in_text = _transform(wrapper, wanted)
+    skipped += [(wanted[key], "in an f-string (the text of a message): report only") for key in in_text]
+    if not _valid(new, context.python) and _valid(text, context.python):
+        # one fix at a time: each kept only if the file stays valid for the oldest Python the project supports
+        accepted: dict[tuple[int, int], Finding] = {}
+        for key in sorted(done):
+            trial, _, _ = _transform(wrapper, {**accepted, key: wanted[key]})
+            if _valid(trial, context.python):
+                accepted[key] = wanted[key]
+            else:
+                oldest = ".".join(map(str, context.python))
+                skipped.append((wanted[key], f"the fixed code is not valid Python {oldest} (the oldest it supports)"))
+        new, done, _ = _transform(wrapper, accepted)
     skipped += [(f, "no torch.version.cuda expression at the finding's position")
-                for key, f in wanted.items() if key not in transformer.done]
-    return FileFix(new.code, tuple(transformer.done.values()), tuple(skipped))
+                for key, f in wanted.items() if key not in done and key not in in_text
+                and not any(s[0] is f for s in skipped)]
+    return FileFix(new, tuple(done.values()), tuple(skipped))
+
+
+def _transform(wrapper: MetadataWrapper, wanted: dict[tuple[int, int], Finding]):
+    transformer = _TorchVersionCuda(wanted)
+    return wrapper.visit(transformer).code, transformer.done, transformer.in_text
+
+
+def _valid(code: str, version: tuple[int, int]) -> bool:
+    """Parses as Python of that version (the grammar of f-strings and of new statements is checked)."""
+    try:
+        ast.parse(code, feature_version=version)
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+    return True
 
 
 def _char_column(lines: list[str], finding: Finding) -> int:
@@ -60,12 +87,25 @@ class _TorchVersionCuda(cst.CSTTransformer):
         super().__init__()
         self.wanted = wanted
         self.done: dict[tuple[int, int], Finding] = {}
+        self.in_text: set[tuple[int, int]] = set()
+        self._fstring_depth = 0
         self._targets: dict[int, tuple[tuple[int, int], str]] = {}
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> bool:
+        self._fstring_depth += 1
+        return True
+
+    def leave_FormattedString(self, original: cst.FormattedString, updated: cst.FormattedString) -> cst.FormattedString:
+        self._fstring_depth -= 1
+        return updated
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         start = self.get_metadata(PositionProvider, node).start
         key = (start.line, start.column)
         name = _dotted(node)
+        if key in self.wanted and name and name.endswith("version.cuda") and self._fstring_depth:
+            self.in_text.add(key)
+            return False
         if key in self.wanted and name and name.endswith("version.cuda"):
             parent = self.get_metadata(ParentNodeProvider, node)
             self._targets[id(node)] = (key, "test" if _is_none_equality(parent, node) else "parse")

@@ -6,6 +6,7 @@ like a broken ROCm build) is rolled back, with the reason."""
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from collections import Counter
@@ -20,6 +21,7 @@ from auditor.rocmpath.reader import pulled_in_build_files
 from auditor.rulebook import Rulebook
 from auditor.types import Finding, Report
 
+_LINE = re.compile(r":\d+\b")   # evidence cites lines, and an inserted line moves those below it
 TEXT_KINDS = frozenset({"manifest", "build", "container", "ci", "shell"})
 
 
@@ -101,7 +103,7 @@ def _counts(findings: Sequence[Finding]) -> Counter:
 def _evidence(report: Report) -> tuple:
     """What the project's ROCm path rests on. The verdict itself may move, but only through the findings the fixes
     remove (checked above): with the same findings and the same evidence, the analysis gives the same verdict."""
-    return tuple((c.path, c.rocm_build, c.kind, repr(c.rocm_path)) for c in report.components)
+    return tuple((c.path, c.rocm_build, c.kind, _LINE.sub(":N", repr(c.rocm_path))) for c in report.components)
 
 
 def _link_or_copy(source: Path, target: Path) -> None:
