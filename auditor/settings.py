@@ -65,6 +65,7 @@ class Settings:
     rules_json: bool = False          # `rules --json`: the rule list as JSON
     diff: bool = False                # fix: print a unified diff and change nothing
     unsafe: bool = False              # fix: also apply the fixes marked unsafe
+    verify: bool = False              # fix: compile each touched .cu before and after (nvcc; hipcc when found)
     max_run_time: float | None = None  # seconds for the whole run (None: no limit); over it, exit 2
     warnings: tuple[str, ...] = ()    # config keys ignored (a repository's config may not set them)
     rule_packs: tuple[Path, ...] = ()  # --rules DIR: team rule packs added to the shipped rules
@@ -194,6 +195,8 @@ def build_parser() -> argparse.ArgumentParser:
     fixing.add_argument("--fix", action="store_true", help="apply the safe fixes (same as the fix command)")
     fixing.add_argument("--diff", action="store_true", help="with fix: print a unified diff and change nothing")
     fixing.add_argument("--unsafe", action="store_true", help="with fix: also apply the fixes that need review")
+    fixing.add_argument("--verify", action="store_true",
+                        help="with fix: compile each touched .cu before and after; undo a file whose CUDA code changes")
     outputs = parser.add_argument_group("more reports from the same run")
     for name in FILE_OUTPUTS:
         if name == "json":   # `rules --json` prints the rule list as JSON: FILE is optional there
@@ -269,7 +272,8 @@ def parse_settings(argv: Sequence[str]) -> Settings:
             raise UsageError(f"{flag} needs --baseline FILE (or baseline in the config file)")
     if getattr(ns, "fix", False) and command == "check":
         command = "fix"
-    for flag, on in (("--diff", getattr(ns, "diff", False)), ("--unsafe", getattr(ns, "unsafe", False))):
+    for flag, on in (("--diff", getattr(ns, "diff", False)), ("--unsafe", getattr(ns, "unsafe", False)),
+                     ("--verify", getattr(ns, "verify", False))):
         if on and command != "fix":
             raise UsageError(f"{flag} goes with `rocm-audit fix PATH…` (or check --fix)")
     if command == "fix" and not args:
@@ -316,6 +320,7 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         rules_json=rules_json,
         diff=bool(getattr(ns, "diff", False)),
         unsafe=bool(getattr(ns, "unsafe", False)),
+        verify=bool(getattr(ns, "verify", False)),
         max_run_time=ns.max_run_time,
         warnings=resolved.warnings,
         rule_packs=tuple(getattr(ns, "rule_packs", None) or ()),

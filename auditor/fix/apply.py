@@ -146,7 +146,7 @@ def write_all(run: FixRun, paths: Sequence[Path], rulebook: Rulebook, options: S
         if outcome.changed:
             try:
                 note = write_within(run.root, outcome.path, outcome.new.encode("utf-8"), outcome.planned)
-                outcome = replace(outcome, note=note)
+                outcome = replace(outcome, note="; ".join(n for n in (outcome.note, note) if n) or None)
             except (WriteRefused, OSError) as err:
                 reason = str(err) if isinstance(err, WriteRefused) else f"cannot write: {err.strerror or err}"
                 outcome = replace(outcome, new=outcome.old, applied=(), rolled_back=reason)

@@ -26,13 +26,19 @@ def fix_command(settings) -> int:
     specs = {rule: spec for rule, spec in specs.items() if rule in rulebook.by_id()}   # --select/--ignore
     run = run_fix(settings.paths, rulebook, specs, scan_options(settings), settings.unsafe,
                   root=files_root(settings.paths, settings))
+    verified = ""
+    if settings.verify:
+        from auditor.fix.compilers import verify_run
+
+        run, verified = verify_run(run)
     if settings.diff:
         for outcome in run.files:
             if outcome.changed:
                 sys.stdout.write(unified_diff(outcome))
     else:
         run = write_all(run, settings.paths, rulebook, scan_options(settings))
-    print(summary(run, settings.diff), file=sys.stderr if settings.diff else sys.stdout, end="")
+    print(summary(run, settings.diff) + (verified + "\n" if verified else ""),
+          file=sys.stderr if settings.diff else sys.stdout, end="")
     return exit_code(run.before if settings.diff else run.after, settings.fail_on)
 
 
