@@ -79,19 +79,22 @@ def _limit_in_function(node: Node, function: Node, indexed: set[bytes] | None = 
     if tile := _TILE.search(text):
         return f"the function works in cooperative-group tiles ({tile.group(0).decode().rstrip('< ')})"
     indexed = _lane_dependent_names(function) if indexed is None else indexed
+    found: list[tuple[bool, str]] = []   # (reads a thread index itself, why); the direct reason is the clearer one
     child, current = node, node.parent
     while current is not None and current != function:
         condition = _condition_guarding(current, child)
         if condition is not None and _reads(condition, indexed):
-            return f"line {condition.start_point[0] + 1}: {_shown(condition)}"
+            found.append((_reads(condition, set()), f"line {condition.start_point[0] + 1}: {_shown(condition)}"))
         if current.type == "compound_statement":
             for statement in current.named_children:
                 if statement == child:
                     break
                 if (exit_ := _lane_dependent_exit(statement, indexed)) is not None:
-                    return f"line {exit_.start_point[0] + 1}: {_shown(exit_)} leaves lanes behind"
+                    found.append((_reads(exit_, set()),
+                                  f"line {exit_.start_point[0] + 1}: {_shown(exit_)} leaves lanes behind"))
         child, current = current, current.parent
-    return None
+    ranked = [why for is_direct, why in found if is_direct] + [why for is_direct, why in found if not is_direct]
+    return ranked[0] if ranked else None
 
 
 def _condition_guarding(current: Node, child: Node) -> Node | None:
