@@ -7,6 +7,7 @@ import json
 import os
 import shutil
 import stat
+from collections import Counter
 from dataclasses import replace
 
 import pytest
@@ -14,7 +15,7 @@ import pytest
 from auditor.cli import main
 from auditor.fix.apply import run_fix, write_all
 from auditor.fix.data import shipped_fixes
-from auditor.pipeline import ScanOptions
+from auditor.pipeline import ScanOptions, audit
 from auditor.rulebook import load_rulebook
 from tests.conftest import FIXTURES, write_tree
 
@@ -39,6 +40,17 @@ def test_after_report_is_check_on_the_fixed_tree(tmp_path, capsys, name):
     unguarded = sum(1 for f in report["findings"] if not f["guarded"])
     assert code == check_code
     assert f"Remaining after fixing: {unguarded} unguarded finding(s)" in out
+
+
+@pytest.mark.parametrize("name", FIXTURE_TREES)
+def test_after_report_verdict_and_counts_equal_check(tmp_path, name):
+    root = tmp_path / "tree"
+    shutil.copytree(FIXTURES / name, root)
+    run = write_all(run_fix([root], RULEBOOK, shipped_fixes(), unsafe=True), [root], RULEBOOK, ScanOptions())
+    check = audit([root], RULEBOOK)
+    assert (run.after.verdict, run.after.verdict_reason) == (check.verdict, check.verdict_reason)
+    assert Counter((f.path, f.rule_id, f.disposition) for f in run.after.findings) == \
+        Counter((f.path, f.rule_id, f.disposition) for f in check.findings)
 
 
 def test_p2_cmake_shim_stays_ready_after_fix(tmp_path, capsys):
