@@ -140,7 +140,16 @@ def test_python_fixes_are_valid_for_the_oldest_python_and_keep_the_valid_edits(t
     ast.parse(fixed, feature_version=(3, 8))
     assert 'major = int((torch.version.cuda or "0.0").split(".")[0])' in fixed
     assert "{torch.version.cuda.split('.')[0]}" in fixed          # the f-string (a message) is left alone
-    assert "p/info.py:2: RA501 in an f-string" in capsys.readouterr().out
+    assert "p/info.py:2: RA501 in the text of a message" in capsys.readouterr().out
+
+
+def test_message_text_is_not_fixed(tmp_path):
+    code = ('import torch\nif torch.version.cuda is None:\n'
+            '    raise RuntimeError("built with CUDA {}".format(torch.version.cuda))\n'
+            'print("CUDA %s" % torch.version.cuda)\n')
+    root = write_tree(tmp_path / "repo", {"info.py": code})
+    _fix(root, "--unsafe")
+    assert (root / "info.py").read_text() == code
 
 
 def test_inserted_block_keeps_crlf_and_lands_after_the_includes_not_under_a_doc_comment(tmp_path):

@@ -12,6 +12,7 @@ from auditor.fix.data import FixSpec
 from auditor.fix.edits import FileFix, FixContext, NO_CONTEXT
 from auditor.types import Finding
 
+_MESSAGE_CALLS = {"print", "warn", "warning", "info", "debug", "error", "exception", "critical", "log", "echo"}
 VERSION_STAND_IN = '"0.0"'   # what a parse of torch.version.cuda sees on ROCm and CPU builds instead of None
 
 
@@ -30,7 +31,7 @@ def fix_python(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]
             continue
         wanted[(finding.span.line, _char_column(lines, finding))] = finding
     new, done, in_text = _transform(wrapper, wanted)
-    skipped += [(wanted[key], "in an f-string (the text of a message): report only") for key in in_text]
+    skipped += [(wanted[key], "in the text of a message (an f-string, format, print, logging or an exception): report only") for key in in_text]
     if not _valid(new, context.python) and _valid(text, context.python):
         # one fix at a time: each kept only if the file stays valid for the oldest Python the project supports
         accepted: dict[tuple[int, int], Finding] = {}
@@ -103,7 +104,8 @@ class _TorchVersionCuda(cst.CSTTransformer):
         start = self.get_metadata(PositionProvider, node).start
         key = (start.line, start.column)
         name = _dotted(node)
-        if key in self.wanted and name and name.endswith("version.cuda") and self._fstring_depth:
+        if key in self.wanted and name and name.endswith("version.cuda") and (self._fstring_depth or
+                                                                               self._in_message(node)):
             self.in_text.add(key)
             return False
         if key in self.wanted and name and name.endswith("version.cuda"):
@@ -111,6 +113,27 @@ class _TorchVersionCuda(cst.CSTTransformer):
             self._targets[id(node)] = (key, "test" if _is_none_equality(parent, node) else "parse")
             return False
         return True
+
+    def _in_message(self, node: cst.CSTNode) -> bool:
+        """An argument of print/logging/an exception, or formatted into a string: text, not a decision."""
+        current = node
+        for _ in range(8):
+            parent = self.get_metadata(ParentNodeProvider, current, None)
+            if parent is None or isinstance(parent, (cst.SimpleStatementLine, cst.IndentedBlock, cst.Module)):
+                return False
+            if isinstance(parent, cst.Call):
+                called = _dotted(parent.func) or ""
+                last = called.rsplit(".", 1)[-1]
+                if isinstance(parent.func, cst.Attribute) and parent.func.attr.value == "format" and \
+                        isinstance(parent.func.value, (cst.SimpleString, cst.ConcatenatedString)):
+                    return True
+                if last in _MESSAGE_CALLS or last.endswith(("Error", "Exception", "Warning")):
+                    return True
+            if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Modulo) and \
+                    isinstance(parent.left, (cst.SimpleString, cst.ConcatenatedString)):
+                return True
+            current = parent
+        return False
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.BaseExpression) -> cst.BaseExpression:
         target = self._targets.get(id(original))
