@@ -12,6 +12,7 @@ from auditor.fix.data import FixSpec
 from auditor.fix.edits import FileFix, FixContext, NO_CONTEXT
 from auditor.types import Finding
 
+IN_MESSAGE = "in the text of a message (an f-string, format, print, logging or an exception): report only"
 _MESSAGE_CALLS = {"print", "warn", "warning", "info", "debug", "error", "exception", "critical", "log", "echo"}
 VERSION_STAND_IN = '"0.0"'   # what a parse of torch.version.cuda sees on ROCm and CPU builds instead of None
 
@@ -31,8 +32,7 @@ def fix_python(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]
             continue
         wanted[(finding.span.line, _char_column(lines, finding))] = finding
     new, done, in_text = _transform(wrapper, wanted)
-    skipped += [(wanted[key], "in the text of a message (an f-string, format, print, logging or an exception): "
-                              "report only") for key in in_text]
+    skipped += [(wanted[key], IN_MESSAGE) for key in in_text]
     if not _valid(new, context.python) and _valid(text, context.python):
         # one fix at a time: each kept only if the file stays valid for the oldest Python the project supports
         accepted: dict[tuple[int, int], Finding] = {}
