@@ -22,6 +22,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv
+    _show_file_errors(debug)
     stdout = sys.stdout
     sys.stdout = _ClosedPipeQuiet(stdout)   # `rocm-audit rules | head -2`: the rest is dropped, the code is kept
     try:
@@ -64,6 +65,16 @@ class _ClosedPipeQuiet:
 
     def __getattr__(self, name: str):
         return getattr(self._stream, name)
+
+
+def _show_file_errors(debug: bool) -> None:
+    """With --debug, a file's internal error (auditor/scan.py) is printed with its traceback on stderr."""
+    import logging
+
+    logger = logging.getLogger("rocm_audit")
+    logger.handlers = [logging.StreamHandler(sys.stderr)] if debug else []
+    logger.setLevel(logging.DEBUG if debug else logging.WARNING)
+    logger.propagate = False
 
 
 def _run(settings) -> int:

@@ -2,13 +2,16 @@
 from __future__ import annotations
 
 import codecs
+import logging
 import os
 import re
+import traceback
 from pathlib import Path, PurePosixPath
 
 from auditor.engines.dependency import requirement_findings, url_findings
 from auditor.engines.text import scan_text
 from auditor.errors import ScannedFileError
+from auditor.escape import visible
 from auditor.parsing.manifest import (
     READERS, ManifestContent, ManifestError, manifest_flavour, pip_install_commands, resolve_include,
 )
@@ -22,6 +25,7 @@ ROCM_BUILD = re.compile(
     r"|find_package\s*\(\s*(?:hip|HIP)\b|\bhipcc\b|--offload-arch|PYTORCH_ROCM_ARCH|HIP_PLATFORM"
     r"|CMAKE_HIP_ARCHITECTURES|\bBUILD_TARGET\b.*\brocm\b|torch\.version\.hip"
 )
+DEBUG_LOG = logging.getLogger("rocm_audit")   # --debug shows it (auditor/cli.py): a file's internal error in full
 BUILD_FILE_NAMES = {"setup.py", "CMakeLists.txt", "pyproject.toml", "Makefile", "setup.cfg"}
 
 
@@ -70,6 +74,7 @@ def scan_file(
     except RecursionError:
         return FileResult(source.path, source.kind, error="cannot parse: nesting too deep")
     except Exception as err:  # noqa: BLE001 - the isolation boundary: a bug in one rule must not hide other files' results
+        DEBUG_LOG.debug("rocm-audit: internal error scanning %s:\n%s", visible(source.path), traceback.format_exc())
         return FileResult(source.path, source.kind, error=f"internal error: {type(err).__name__}: {err}")
 
 

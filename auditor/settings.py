@@ -59,6 +59,7 @@ class Settings:
     rules_json: bool = False          # `rules --json`: the rule list as JSON
     diff: bool = False                # fix: print a unified diff and change nothing
     unsafe: bool = False              # fix: also apply the fixes marked unsafe
+    verify: bool = False              # fix: compile each touched .cu before and after (nvcc; hipcc when found)
     max_run_time: float | None = None  # seconds for the whole run (None: no limit); over it, exit 2
     warnings: tuple[str, ...] = ()    # config keys ignored (a repository's config may not set them)
     rule_packs: tuple[Path, ...] = ()  # --rules DIR: team rule packs added to the shipped rules
@@ -158,7 +159,8 @@ def parse_settings(argv: Sequence[str]) -> Settings:
     if command == "check" and (getattr(ns, "fix", False) or getattr(ns, "diff", False)):
         command = "fix"   # `check --fix` and `check --diff` (as in ruff) are the fix command
         args = args or ["."]
-    for flag, on in (("--diff", getattr(ns, "diff", False)), ("--unsafe", getattr(ns, "unsafe", False))):
+    for flag, on in (("--diff", getattr(ns, "diff", False)), ("--unsafe", getattr(ns, "unsafe", False)),
+                     ("--verify", getattr(ns, "verify", False))):
         if on and command != "fix":
             raise UsageError(f"{flag} goes with `rocm-audit fix PATH…` (or check --fix)")
     if command == "fix" and not args:
@@ -207,6 +209,7 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         rules_json=rules_json,
         diff=bool(getattr(ns, "diff", False)),
         unsafe=bool(getattr(ns, "unsafe", False)),
+        verify=bool(getattr(ns, "verify", False)),
         max_run_time=ns.max_run_time,
         warnings=resolved.warnings,
         rule_packs=tuple(getattr(ns, "rule_packs", None) or ()),

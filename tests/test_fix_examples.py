@@ -6,7 +6,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor.fix.apply import run_fix, write_fixed
+from auditor.pipeline import ScanOptions
+from auditor.fix.apply import run_fix, write_all
 from auditor.fix.data import FixDataError, load_fixes, shipped_fixes
 from auditor.rulebook import load_rulebook
 
@@ -19,10 +20,7 @@ def _fix(tmp_path: Path, file: str, code: str, unsafe: bool = True):
     target = tmp_path / file
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(code, encoding="utf-8")
-    run = run_fix([tmp_path], RULEBOOK, SPECS, unsafe=unsafe)
-    for outcome in run.files:
-        if outcome.changed:
-            write_fixed(outcome)
+    run = write_all(run_fix([tmp_path], RULEBOOK, SPECS, unsafe=unsafe), [tmp_path], RULEBOOK, ScanOptions())
     return run, target.read_text(encoding="utf-8")
 
 

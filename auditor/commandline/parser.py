@@ -197,6 +197,8 @@ def _fixing(parser, via_check: bool) -> None:
     _add(group, "--diff", action="store_true",
          help="print the safe fixes as a unified diff and change nothing (with check: same as fix --diff)")
     _add(group, "--unsafe", action="store_true", help="also apply the fixes that need review")
+    _add(group, "--verify", action="store_true",
+         help="compile each touched .cu before and after; undo a file whose CUDA code changes")
 
 
 # --- the commands -------------------------------------------------------------------------------------------

@@ -50,7 +50,7 @@ class _Index:
             name = raw.decode("utf-8", "replace")
             rules = self._matching(name)
             if not rules and (lazy := LAZY_SYMBOL.match(name)):
-                name = lazy.group(1)
+                name = lazy.group(1) or lazy.group(2)   # the prefixed form or the underscored one
                 rules = self._matching(name)
             found = self._raw_ids[raw] = (name, rules)
         return found

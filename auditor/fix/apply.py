@@ -4,20 +4,21 @@ from __future__ import annotations
 
 import difflib
 import os
-import tempfile
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from auditor.analysis import build_report
 from auditor.discover import common_root, discover
 from auditor.fix.cuda_fixes import fix_cuda
 from auditor.fix.data import FixSpec
-from auditor.fix.edits import FileFix
+from auditor.fix.edits import FileFix, FixContext
 from auditor.fix.plan import FilePlan, plan_fixes
+from auditor.fix.project import fix_context
 from auditor.fix.python_fixes import fix_python
+from auditor.fix.safewrite import Identity, WriteRefused, identity, write_within
 from auditor.fix.text_fixes import fix_text
+from auditor.fix.treecheck import Candidate, check_tree
 from auditor.macros import cuda_only_macros
 from auditor.parsing.preproc import PreprocFacts
 from auditor.pipeline import ScanOptions, audit
@@ -38,6 +39,8 @@ class FileOutcome:
     skipped: tuple[tuple[Finding, str], ...]
     rolled_back: str | None = None            # why this file's fixes were undone
     result: FileResult | None = None          # the scan of the new text
+    planned: Identity | None = None           # the file as it was read: written only if it is still that file
+    note: str | None = None                   # what writing it changed beyond the text (setuid bits dropped)
 
     @property
     def changed(self) -> bool:
@@ -50,7 +53,8 @@ class FixRun:
     refused: tuple[tuple[Finding, str], ...]  # fixable findings in files a fix may not touch
     unsafe_left: int
     before: Report
-    after: Report                             # as if the fixes were written (they are, unless --diff)
+    after: Report                             # `check` on the tree as the command leaves it
+    root: Path = Path(".")                    # what the files' paths are relative to
 
     @property
     def applied(self) -> int:
@@ -59,6 +63,8 @@ class FixRun:
 
 def run_fix(paths: Sequence[Path], rulebook: Rulebook, specs: dict[str, FixSpec], options: ScanOptions = ScanOptions(),
             unsafe: bool = False, root: Path | None = None, shown_root: str | None = None) -> FixRun:
+    """Plan, edit and verify; nothing is written. `after` is the before-report until the command writes the fixes
+    and analyses the tree again (auditor/fix/command.py): the after-report is `check`'s, by construction."""
     root = root or common_root(paths)
     report = audit(paths, rulebook, options, shown_root=shown_root, root=root)
     found = discover(paths, root, options.exclude, options.force_exclude, include_vendored=options.include_vendored)
@@ -66,17 +72,25 @@ def run_fix(paths: Sequence[Path], rulebook: Rulebook, specs: dict[str, FixSpec]
     scanning = rulebook.with_cuda_only_macros(cuda_only_macros(found.files, facts, options.max_file_size))
     sources = {s.path: s for s in found.files}
     roots = [Path(os.path.realpath(p)) for p in paths]
-    plan = plan_fixes(report.results, sources, specs, unsafe, roots, {r.id: r.category for r in rulebook.rules})
-    outcomes = tuple(_fix_file(fp, specs, scanning, options.max_file_size) for fp in plan.files)
-    after_results = {o.path: o.result for o in outcomes if o.changed and o.result is not None}
-    results = [after_results.get(r.path, r) for r in report.results]
-    after = build_report(report.root, results, scanning, found.errors, found.vendored)
-    after = replace(after, repo_prefix=report.repo_prefix)
-    return FixRun(outcomes, plan.not_fixable, plan.unsafe_left, report, after)
+    context = fix_context(found.files, options.max_file_size)
+    # the report's findings carry their disposition against the ROCm path; the per-file results do not
+    placed: dict[str, list[Finding]] = {}
+    for finding in report.findings:
+        placed.setdefault(finding.path, []).append(finding)
+    results = [replace(r, findings=tuple(placed.get(r.path, ()))) for r in report.results]
+    plan = plan_fixes(results, sources, specs, unsafe, roots, {r.id: r.category for r in rulebook.rules})
+    outcomes = [_fix_file(fp, specs, scanning, options.max_file_size, context) for fp in plan.files]
+    candidates = [Candidate(o.path, sources[o.path].kind, o.new, o.applied) for o in outcomes if o.changed]
+    rolled = check_tree(paths, root, rulebook, options, specs, candidates)
+    outcomes = [replace(o, new=o.old, applied=(), rolled_back=rolled[o.path]) if o.path in rolled else o
+                for o in outcomes]
+    return FixRun(tuple(outcomes), plan.not_fixable, plan.unsafe_left, report, report, root)
 
 
-def _fix_file(planned: FilePlan, specs: dict[str, FixSpec], rulebook: Rulebook, max_bytes: int) -> FileOutcome:
+def _fix_file(planned: FilePlan, specs: dict[str, FixSpec], rulebook: Rulebook, max_bytes: int,
+              context: FixContext) -> FileOutcome:
     source = planned.source
+    planned_as = identity(source.abspath)
     try:
         data = read_bytes(source, max_bytes)
         old = data.decode("utf-8")
@@ -86,7 +100,7 @@ def _fix_file(planned: FilePlan, specs: dict[str, FixSpec], rulebook: Rulebook, 
     if old.startswith("\ufeff"):
         return FileOutcome(source.path, source.abspath, old, old, (),
                            tuple((f, "the file starts with a byte-order mark") for f in planned.findings))
-    fixed: FileFix = FIXERS[planned.engine](old, planned.findings, specs)
+    fixed: FileFix = FIXERS[planned.engine](old, planned.findings, specs, context)
     if fixed.text == old:
         return FileOutcome(source.path, source.abspath, old, old, (), fixed.skipped)
     before = scan_text_as(source.path, source.kind, old, rulebook, Path(source.abspath))
@@ -94,7 +108,8 @@ def _fix_file(planned: FilePlan, specs: dict[str, FixSpec], rulebook: Rulebook, 
     problem = verify(before, after, fixed.applied, specs)
     if problem:
         return FileOutcome(source.path, source.abspath, old, old, (), fixed.skipped, rolled_back=problem)
-    return FileOutcome(source.path, source.abspath, old, fixed.text, fixed.applied, fixed.skipped, result=after)
+    return FileOutcome(source.path, source.abspath, old, fixed.text, fixed.applied, fixed.skipped, result=after,
+                       planned=planned_as)
 
 
 def verify(before: FileResult, after: FileResult, applied: Sequence[Finding], specs: dict[str, FixSpec]) -> str | None:
@@ -123,17 +138,20 @@ def unified_diff(outcome: FileOutcome) -> str:
                                         f"a/{outcome.path}", f"b/{outcome.path}"))
 
 
-def write_fixed(outcome: FileOutcome) -> None:
-    """Through a temporary file in the same directory and os.replace, keeping the file's mode; never through a
-    symbolic link (the plan refused those)."""
-    path = Path(outcome.abspath)
-    mode = path.stat().st_mode & 0o7777
-    fd, tmp = tempfile.mkstemp(prefix=f".{path.name}.", suffix=".rocm-audit-fix", dir=path.parent)
-    try:
-        with os.fdopen(fd, "w", encoding="utf-8", newline="") as handle:
-            handle.write(outcome.new)
-        os.chmod(tmp, mode)
-        os.replace(tmp, path)
-    except BaseException:
-        Path(tmp).unlink(missing_ok=True)
-        raise
+def write_all(run: FixRun, paths: Sequence[Path], rulebook: Rulebook, options: ScanOptions) -> FixRun:
+    """Write each changed file (auditor/fix/safewrite.py), then analyse the tree again as `check` does: that is
+    the after-report. A file that may not be written keeps its text and is listed with the reason."""
+    outcomes = []
+    for outcome in run.files:
+        if outcome.changed:
+            try:
+                note = write_within(run.root, outcome.path, outcome.new.encode("utf-8"), outcome.planned)
+                outcome = replace(outcome, note="; ".join(n for n in (outcome.note, note) if n) or None)
+            except (WriteRefused, OSError) as err:
+                reason = str(err) if isinstance(err, WriteRefused) else f"cannot write: {err.strerror or err}"
+                outcome = replace(outcome, new=outcome.old, applied=(), rolled_back=reason)
+        outcomes.append(outcome)
+    run = replace(run, files=tuple(outcomes))
+    if any(o.changed for o in outcomes):
+        run = replace(run, after=audit(paths, rulebook, options, root=run.root))
+    return run

@@ -6,8 +6,8 @@ import re
 import sys
 from collections import Counter
 
-from auditor.escape import log_lines
-from auditor.fix.apply import FixRun, run_fix, unified_diff, write_fixed
+from auditor.escape import log_lines, visible
+from auditor.fix.apply import FixRun, run_fix, unified_diff, write_all
 
 
 def fix_command(settings) -> int:
@@ -26,18 +26,19 @@ def fix_command(settings) -> int:
     specs = {rule: spec for rule, spec in specs.items() if rule in rulebook.by_id()}   # --select/--ignore
     run = run_fix(settings.paths, rulebook, specs, scan_options(settings), settings.unsafe,
                   root=files_root(settings.paths, settings))
+    verified = ""
+    if settings.verify:
+        from auditor.fix.compilers import verify_run
+
+        run, verified = verify_run(run)
     if settings.diff:
         for outcome in run.files:
             if outcome.changed:
                 sys.stdout.write(unified_diff(outcome))
     else:
-        for outcome in run.files:
-            if outcome.changed:
-                try:
-                    write_fixed(outcome)
-                except OSError as err:
-                    raise ToolError(f"cannot write {outcome.path}: {err.strerror or err}") from None
-    print(log_lines(summary(run, settings.diff)), file=sys.stderr if settings.diff else sys.stdout, end="")
+        run = write_all(run, settings.paths, rulebook, scan_options(settings))
+    print(log_lines(summary(run, settings.diff) + (verified + "\n" if verified else "")),
+          file=sys.stderr if settings.diff else sys.stdout, end="")
     return exit_code(run.before if settings.diff else run.after, settings.fail_on)
 
 
@@ -55,15 +56,16 @@ def summary(run: FixRun, diff: bool) -> str:
     lines = [f"{verb} {run.applied} finding(s) in {len(changed)} file(s)."]
     for outcome in changed:
         by_rule = Counter(f.rule_id for f in outcome.applied)
-        lines.append(f"  {outcome.path}: " + ", ".join(f"{rule} x{n}" for rule, n in sorted(by_rule.items())))
+        lines.append(f"  {visible(outcome.path)}: " + ", ".join(f"{rule} x{n}" for rule, n in sorted(by_rule.items()))
+                     + (f" ({outcome.note})" if outcome.note else ""))
     for outcome in run.files:
         if outcome.rolled_back:
-            lines.append(f"  {outcome.path}: left unchanged: {outcome.rolled_back}")
+            lines.append(f"  {visible(outcome.path)}: left unchanged: {visible(outcome.rolled_back)}")
     not_fixed = [(f, reason) for o in run.files for f, reason in o.skipped] + list(run.refused)
     if not_fixed:
         lines.append(f"Not fixed ({len(not_fixed)}), reported only:")
         if len(not_fixed) <= LISTED:
-            lines += [f"  {f.path}:{f.span.line}: {f.rule_id} {reason}" for f, reason in sorted(
+            lines += [f"  {visible(f.path)}:{f.span.line}: {f.rule_id} {visible(reason)}" for f, reason in sorted(
                 not_fixed, key=lambda item: item[0].sort_key())]
         else:   # thousands of sites in generated files would bury the rest: count them by reason
             by_reason = Counter((f.rule_id, _general(reason)) for f, reason in not_fixed)

@@ -7,7 +7,8 @@ from collections.abc import Callable, Sequence
 
 from auditor.errors import AuditorError
 from auditor.fix.data import FixSpec
-from auditor.fix.edits import Edit, FileFix, apply_edits, line_starts
+from auditor.fix.edits import Edit, FileFix, FixContext, NO_CONTEXT, apply_edits, line_starts
+from auditor.fix.lanes import lane_limit
 from auditor.parsing.cuda import Node, parse
 from auditor.types import Finding
 
@@ -59,7 +60,8 @@ class Skip(AuditorError):
     """This finding is reported, not fixed; the message says why."""
 
 
-def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]) -> FileFix:
+def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec],
+             context: FixContext = NO_CONTEXT) -> FileFix:
     source = text.encode("utf-8")
     tree = parse(source)
     if tree.partial:
@@ -74,7 +76,7 @@ def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]) 
             if finding.span.line is None:
                 raise Skip("the finding has no line")
             offset = starts[finding.span.line - 1] + (finding.span.column or 1) - 1
-            made, definition = action(tree.tree.root_node, offset, finding)
+            made, definition = action(tree.tree.root_node, offset, finding, context)
         except (Skip, IndexError, TypeError) as err:
             skipped.append((finding, str(err) or "no node at the finding's position"))
             continue
@@ -82,8 +84,9 @@ def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]) 
         if definition and definition[0] not in text:
             at = _file_scope_start(tree.tree.root_node, offset)
             definitions[definition[1]] = min(definitions.get(definition[1], at), at)
+    newline = "\r\n" if b"\r\n" in source[: source.find(b"\n") + 1] else "\n"   # the file's own line ends
     for definition, at in definitions.items():
-        edits.append(Edit(at, at, definition.encode()))
+        edits.append(Edit(at, at, definition.replace("\n", newline).encode()))
     new, kept, dropped = apply_edits(source, edits)
     skipped += [(e.finding, "overlaps another fix") for e in dropped if e.finding]
     applied = tuple(dict.fromkeys(e.finding for e in kept if e.finding))
@@ -111,17 +114,49 @@ def _in_macro(node: Node, pattern: re.Pattern[bytes], replacement: bytes, findin
     return edits
 
 
-def _full_mask(root: Node, offset: int, finding: Finding):
+def _full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
     node = _node_at(root, offset, {"number_literal", "unary_expression", "cast_expression", "identifier"})
     definition = (FULL_MASK, FULL_MASK_DEFINITION)
+    for name in _warp_functions(node):
+        if name in context.shims:
+            raise Skip(f"the project's own HIP shim redefines {name} ({context.shims[name]}) and drops the mask: "
+                       "nothing to fix")
+    limited = lane_limit(node, root, context.lane_limited)
+    if limited:
+        raise Skip(f"lane-limited code ({limited}): a full 64-bit mask would name lanes that are not active, which "
+                   "HIP's mask check traps on; the mask must be the active lanes (__activemask()); report only")
     if node.type == "preproc_arg":
         return _in_macro(node, _MASK_IN_MACRO, FULL_MASK.encode(), finding), definition
+    if asm := _inline_asm(node):
+        raise Skip(f"the function has inline PTX (line {asm}): it is ported by rewriting, not by its mask; report only")
     if node.parent is None or node.parent.type != "argument_list" or node.parent.named_children[0] != node:
         raise Skip("the mask is not the first argument of a warp function")
     return [Edit(node.start_byte, node.end_byte, FULL_MASK.encode(), finding)], definition
 
 
-def _lane_math(root: Node, offset: int, finding: Finding):
+def _inline_asm(node: Node) -> int | None:
+    function = node.parent
+    while function is not None and function.type != "function_definition":
+        function = function.parent
+    stack = [function] if function is not None else []
+    while stack:
+        current = stack.pop()
+        if current.type == "gnu_asm_expression":
+            return current.start_point[0] + 1
+        stack.extend(current.named_children)
+    return None
+
+
+def _warp_functions(node: Node) -> list[str]:
+    """The warp function(s) the mask at `node` is passed to (for a macro body: every one it calls)."""
+    if node.type == "preproc_arg":
+        return [m.group(1).split(b"(")[0].strip().decode() for m in _MASK_IN_MACRO.finditer(node.text or b"")]
+    call = node.parent.parent if node.parent is not None else None
+    callee = call.child_by_field_name("function") if call is not None and call.type == "call_expression" else None
+    return [(callee.text or b"").decode("utf-8", "replace")] if callee is not None else []
+
+
+def _lane_math(root: Node, offset: int, finding: Finding, context: FixContext):
     node = _node_at(root, offset, {"binary_expression"})
     if node.type == "preproc_arg":
         raise Skip("lane math in a macro: the macro may be used where a constant is needed; report only")
@@ -212,7 +247,7 @@ def _is_lane_math(literal: Node) -> bool:
             and bool(_RUNTIME_INDEX.search(left.text or b"")))
 
 
-def _nanosleep(root: Node, offset: int, finding: Finding):
+def _nanosleep(root: Node, offset: int, finding: Finding, context: FixContext):
     node = _node_at(root, offset, {"identifier"})
     definition = ("ROCM_AUDIT_NANOSLEEP", SLEEP_DEFINITION)
     if node.type == "preproc_arg":
@@ -223,8 +258,9 @@ def _nanosleep(root: Node, offset: int, finding: Finding):
 
 
 def _file_scope_start(root: Node, offset: int) -> int:
-    """The start of the line of the top-level declaration around `offset` (inside a header guard when there is
-    one): a definition put there is at file scope and before the use."""
+    """Where a definition goes so that it is at file scope and before its use: after the last #include before
+    the top-level declaration around `offset` (inside a header guard when there is one), else before that
+    declaration and the comment that documents it, never between the two."""
     scope = root
     while True:
         node = scope.descendant_for_byte_range(offset, offset)
@@ -233,8 +269,16 @@ def _file_scope_start(root: Node, offset: int) -> int:
         if node is None or node == scope:
             return scope.start_byte
         if not _is_header_guard(node):
-            return node.start_byte - node.start_point[1]
+            break
         scope = node
+    includes = [c for c in scope.children if c.end_byte <= node.start_byte and c.type == "preproc_include"]
+    if includes:
+        return includes[-1].end_byte
+    first = node
+    while (previous := first.prev_sibling) is not None and previous.type == "comment" \
+            and previous.end_point[0] >= first.start_point[0] - 1:
+        first = previous
+    return first.start_byte - first.start_point[1]
 
 
 def _is_header_guard(node: Node) -> bool:

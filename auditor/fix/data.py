@@ -40,6 +40,8 @@ class FixSpec:
     pattern: str | None = None        # template/add-line: a regex searched on the finding's line
     replacement: str | None = None    # template: its replacement (re.sub syntax, {placeholders}); add-line: the line
     removes_finding: bool = True      # False for additive fixes (the CUDA side stays, a ROCm side is added)
+    only_where: str | None = None     # template/add-line: a regex the file must contain for the fix to be offered
+    only_where_why: str = ""          # what the file lacks when it does not (the message of a fix not offered)
     examples: tuple[FixExample, ...] = ()
     source_file: str = ""
 
@@ -48,7 +50,8 @@ class FixSpec:
         return ACTIONS[self.action]
 
 
-_KEYS = {"rule", "action", "safety", "summary", "why", "pattern", "replacement", "removes_finding", "example"}
+_KEYS = {"rule", "action", "safety", "summary", "why", "pattern", "replacement", "removes_finding", "example",
+         "only_where", "only_where_why"}
 
 
 def _parse(raw: dict, where: str) -> FixSpec:
@@ -65,16 +68,20 @@ def _parse(raw: dict, where: str) -> FixSpec:
     if raw["action"] in ("template", "add-line"):
         if not raw.get("pattern") or raw.get("replacement") is None:
             raise FixDataError(f"{where}: a {raw['action']} fix needs 'pattern' and 'replacement'")
-        try:
-            re.compile(raw["pattern"])
-        except re.error as err:
-            raise FixDataError(f"{where}: bad pattern: {err}") from None
+        for key in ("pattern", "only_where"):
+            try:
+                re.compile(raw.get(key) or "")
+            except re.error as err:
+                raise FixDataError(f"{where}: bad {key}: {err}") from None
+    if raw.get("only_where") and not str(raw.get("only_where_why", "")).strip():
+        raise FixDataError(f"{where}: 'only_where' needs 'only_where_why'")
     examples = tuple(FixExample(e["file"], e["before"], e["after"]) for e in raw.get("example", ()))
     if not examples:
         raise FixDataError(f"{where}: every fix needs at least one [[fix.example]] with file, before and after")
     return FixSpec(raw["rule"], raw["action"], raw["safety"], " ".join(raw["summary"].split()),
                    " ".join(raw["why"].split()), raw.get("pattern"), raw.get("replacement"),
-                   bool(raw.get("removes_finding", True)), examples)
+                   bool(raw.get("removes_finding", True)), raw.get("only_where"),
+                   " ".join(str(raw.get("only_where_why", "")).split()), examples)
 
 
 def load_fixes(root: Path) -> dict[str, FixSpec]:

@@ -1,8 +1,9 @@
 """Edits at offsets, and what fixing one file produced. Shared by the three fixers."""
 from __future__ import annotations
 
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Mapping, Sequence
+from dataclasses import dataclass, field
+from types import MappingProxyType
 from typing import Generic, TypeVar
 
 from auditor.types import Finding
@@ -18,6 +19,21 @@ class Edit(Generic[T]):
     end: int
     text: T
     finding: Finding | None = None   # the finding it fixes; None for an addition such as a macro definition
+
+
+@dataclass(frozen=True, slots=True)
+class FixContext:
+    """What the fixers know about the project beyond the file: the warp functions its own HIP shim redefines
+    (name -> where), the functions called from lane-limited code anywhere, and the oldest Python its users run
+    (from requires-python)."""
+
+    shims: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # function -> where a call to it is lane-limited
+    lane_limited: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    python: tuple[int, int] = (3, 8)
+
+
+NO_CONTEXT = FixContext()
 
 
 @dataclass(frozen=True, slots=True)

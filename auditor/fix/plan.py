@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.fix.data import FixSpec
+from auditor.rocmpath.disposition import LIVE, OPS, VERIFY
 from auditor.types import FileResult, Finding, SourceFile
 
 ENGINE_KINDS = {
@@ -15,6 +16,15 @@ ENGINE_KINDS = {
     "python": frozenset({"python"}),
     "text": frozenset({"manifest", "build", "container", "ci", "shell"}),
 }
+
+
+# Where a finding sits against the project's ROCm path (auditor/rocmpath/disposition.py): a fix is worth making only
+# where the ROCm build compiles the code as it is (live), or in the repository's own CI and container files (ops).
+# Not in CUDA-only sources the ROCm build replaces, a CUDA branch, a shim that already maps the call, or another
+# vendor's backend: an edit there changes nothing on ROCm.
+FIXED_DISPOSITIONS = frozenset({LIVE, VERIFY, OPS})
+_NOT_LIVE = "{}: the ROCm build does not compile this code as it is, so a fix changes nothing there"
+UNPORTABLE_CATEGORIES = {"hopper_only_feature": "Hopper/Blackwell-only features"}   # inline PTX: per function
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +55,8 @@ def plan_fixes(results: Sequence[FileResult], sources: dict[str, SourceFile], sp
         if reason:
             refused += [(f, reason) for f in fixable]
             continue
+        refused += [(f, _NOT_LIVE.format(f.disposition)) for f in fixable if f.disposition not in FIXED_DISPOSITIONS]
+        fixable = [f for f in fixable if f.disposition in FIXED_DISPOSITIONS]
         source = sources[result.path]
         chosen: dict[str, list[Finding]] = {}
         for finding in fixable:
@@ -62,12 +74,13 @@ def plan_fixes(results: Sequence[FileResult], sources: dict[str, SourceFile], sp
 
 def _nvidia_only(result: FileResult, categories: dict[str, str]) -> str | None:
     """A file built around Hopper/Blackwell-only features (wgmma, TMA, clusters, sm_90a) is replaced in a port,
-    not patched: fixing its masks is churn a reviewer would not want."""
+    not patched: fixing its masks changes nothing that could run on ROCm."""
     if result.kind not in ENGINE_KINDS["cuda"]:
         return None
     for finding in result.findings:
-        if not finding.guarded and categories.get(finding.rule_id) == "hopper_only_feature":
-            return f"the file uses Hopper/Blackwell-only features ({finding.rule_id} at line {finding.span.line})"
+        what = UNPORTABLE_CATEGORIES.get(categories.get(finding.rule_id, ""))
+        if what and not finding.guarded and finding.disposition in FIXED_DISPOSITIONS:
+            return f"the file uses {what} ({finding.rule_id} at line {finding.span.line}): ported by rewriting"
     return None
 
 

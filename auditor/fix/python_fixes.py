@@ -2,19 +2,23 @@
 libcst parses only the files that have a fix to apply."""
 from __future__ import annotations
 
+import ast
 from collections.abc import Sequence
 
 import libcst as cst
 from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
 
 from auditor.fix.data import FixSpec
-from auditor.fix.edits import FileFix
+from auditor.fix.edits import FileFix, FixContext, NO_CONTEXT
 from auditor.types import Finding
 
+IN_MESSAGE = "in the text of a message (an f-string, format, print, logging or an exception): report only"
+_MESSAGE_CALLS = {"print", "warn", "warning", "info", "debug", "error", "exception", "critical", "log", "echo"}
 VERSION_STAND_IN = '"0.0"'   # what a parse of torch.version.cuda sees on ROCm and CPU builds instead of None
 
 
-def fix_python(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]) -> FileFix:
+def fix_python(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec],
+               context: FixContext = NO_CONTEXT) -> FileFix:
     try:
         wrapper = MetadataWrapper(cst.parse_module(text))
     except (cst.ParserSyntaxError, RecursionError):
@@ -27,11 +31,37 @@ def fix_python(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]
             skipped.append((finding, "no Python fix for this finding"))
             continue
         wanted[(finding.span.line, _char_column(lines, finding))] = finding
-    transformer = _TorchVersionCuda(wanted)
-    new = wrapper.visit(transformer)
+    new, done, in_text = _transform(wrapper, wanted)
+    skipped += [(wanted[key], IN_MESSAGE) for key in in_text]
+    if not _valid(new, context.python) and _valid(text, context.python):
+        # one fix at a time: each kept only if the file stays valid for the oldest Python the project supports
+        accepted: dict[tuple[int, int], Finding] = {}
+        for key in sorted(done):
+            trial, _, _ = _transform(wrapper, {**accepted, key: wanted[key]})
+            if _valid(trial, context.python):
+                accepted[key] = wanted[key]
+            else:
+                oldest = ".".join(map(str, context.python))
+                skipped.append((wanted[key], f"the fixed code is not valid Python {oldest} (the oldest it supports)"))
+        new, done, _ = _transform(wrapper, accepted)
     skipped += [(f, "no torch.version.cuda expression at the finding's position")
-                for key, f in wanted.items() if key not in transformer.done]
-    return FileFix(new.code, tuple(transformer.done.values()), tuple(skipped))
+                for key, f in wanted.items() if key not in done and key not in in_text
+                and not any(s[0] is f for s in skipped)]
+    return FileFix(new, tuple(done.values()), tuple(skipped))
+
+
+def _transform(wrapper: MetadataWrapper, wanted: dict[tuple[int, int], Finding]):
+    transformer = _TorchVersionCuda(wanted)
+    return wrapper.visit(transformer).code, transformer.done, transformer.in_text
+
+
+def _valid(code: str, version: tuple[int, int]) -> bool:
+    """Parses as Python of that version (the grammar of f-strings and of new statements is checked)."""
+    try:
+        ast.parse(code, feature_version=version)
+    except (SyntaxError, ValueError, RecursionError):
+        return False
+    return True
 
 
 def _char_column(lines: list[str], finding: Finding) -> int:
@@ -59,17 +89,52 @@ class _TorchVersionCuda(cst.CSTTransformer):
         super().__init__()
         self.wanted = wanted
         self.done: dict[tuple[int, int], Finding] = {}
+        self.in_text: set[tuple[int, int]] = set()
+        self._fstring_depth = 0
         self._targets: dict[int, tuple[tuple[int, int], str]] = {}
+
+    def visit_FormattedString(self, node: cst.FormattedString) -> bool:
+        self._fstring_depth += 1
+        return True
+
+    def leave_FormattedString(self, original: cst.FormattedString, updated: cst.FormattedString) -> cst.FormattedString:
+        self._fstring_depth -= 1
+        return updated
 
     def visit_Attribute(self, node: cst.Attribute) -> bool:
         start = self.get_metadata(PositionProvider, node).start
         key = (start.line, start.column)
         name = _dotted(node)
+        if key in self.wanted and name and name.endswith("version.cuda") and (self._fstring_depth or
+                                                                               self._in_message(node)):
+            self.in_text.add(key)
+            return False
         if key in self.wanted and name and name.endswith("version.cuda"):
             parent = self.get_metadata(ParentNodeProvider, node)
             self._targets[id(node)] = (key, "test" if _is_none_equality(parent, node) else "parse")
             return False
         return True
+
+    def _in_message(self, node: cst.CSTNode) -> bool:
+        """An argument of print/logging/an exception, or formatted into a string: text, not a decision."""
+        current = node
+        for _ in range(8):
+            parent = self.get_metadata(ParentNodeProvider, current, None)
+            if parent is None or isinstance(parent, (cst.SimpleStatementLine, cst.IndentedBlock, cst.Module)):
+                return False
+            if isinstance(parent, cst.Call):
+                called = _dotted(parent.func) or ""
+                last = called.rsplit(".", 1)[-1]
+                if isinstance(parent.func, cst.Attribute) and parent.func.attr.value == "format" and \
+                        isinstance(parent.func.value, (cst.SimpleString, cst.ConcatenatedString)):
+                    return True
+                if last in _MESSAGE_CALLS or last.endswith(("Error", "Exception", "Warning")):
+                    return True
+            if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Modulo) and \
+                    isinstance(parent.left, (cst.SimpleString, cst.ConcatenatedString)):
+                return True
+            current = parent
+        return False
 
     def leave_Attribute(self, original: cst.Attribute, updated: cst.BaseExpression) -> cst.BaseExpression:
         target = self._targets.get(id(original))

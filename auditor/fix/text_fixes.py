@@ -3,20 +3,24 @@ rules/fixes/*.toml) applied to the finding's line, or a line added after it."""
 from __future__ import annotations
 
 import re
+import tomllib
 from collections.abc import Sequence
+from functools import cache
 
 from auditor.fix.data import FixSpec
-from auditor.fix.edits import FileFix
+from auditor.fix.edits import FileFix, FixContext, NO_CONTEXT
 from auditor.types import Finding
 
 DEFAULT_ROCM = "6.4"     # rocm/dev-ubuntu-* image tag and PyTorch ROCm index when no torch pin says otherwise
 # The ROCm build each PyTorch release was published for on download.pytorch.org (torch minor -> rocmX.Y).
 TORCH_ROCM = {"2.0": "5.4.2", "2.1": "5.6", "2.2": "5.7", "2.3": "6.0", "2.4": "6.1", "2.5": "6.2",
               "2.6": "6.2.4", "2.7": "6.3", "2.8": "6.4", "2.9": "6.4"}
+_ROCM_IMAGE = re.compile(r"(rocm/dev-[\w.-]+):(\d+\.\d+(?:\.\d+)?)")
 _TORCH_PIN = re.compile(r"\b(torch|torchvision|torchaudio)\s*===?\s*(\d+)\.(\d+)")
 
 
-def fix_text(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]) -> FileFix:
+def fix_text(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec],
+             context: FixContext = NO_CONTEXT) -> FileFix:
     lines = text.splitlines(keepends=True)
     applied: list[Finding] = []
     skipped: list[tuple[Finding, str]] = []
@@ -28,6 +32,12 @@ def fix_text(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]) 
             skipped.append((finding, "the finding has no line"))
             continue
         line = lines[index]
+        if spec.only_where and not re.search(spec.only_where, text, re.MULTILINE):
+            skipped.append((finding, spec.only_where_why))
+            continue
+        if _in_message_or_comment(line, spec):
+            skipped.append((finding, "in a comment or the text of a message: nothing runs it"))
+            continue
         if spec.action == "add-line":
             reason = _add_line(spec, lines, index, text, added)
         else:
@@ -38,6 +48,9 @@ def fix_text(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]) 
                 continue
             new = re.sub(spec.pattern, replacement, line, count=1)
             reason = None if new != line else "the line has no form this fix knows"
+            if reason is None and (missing := _unknown_image(line, new)):
+                skipped.append((finding, missing))
+                continue
             lines[index] = new
         if reason:
             skipped.append((finding, reason))
@@ -63,6 +76,35 @@ def _add_line(spec: FixSpec, lines: list[str], index: int, text: str, added: dic
         lines[end] += eol
     added[end] = line + eol
     return None
+
+
+def _in_message_or_comment(line: str, spec: FixSpec) -> bool:
+    match = re.search(spec.pattern or "", line)
+    before = line[: match.start()] if match else line
+    return "#" in before.split('"')[0].split("'")[0] and not before.lstrip().startswith("FROM") \
+        or bool(re.search(r"(?:^|[\s;&|(])(?:echo|printf|print|log|warn|die)\b", before))
+
+
+def _unknown_image(old: str, new: str) -> str | None:
+    """A ROCm image the fix would write that the shipped table (rules/fixes/rocm_images.toml) does not list."""
+    images = rocm_images()
+    for name, tag in _ROCM_IMAGE.findall(new):
+        if (name, tag) in _ROCM_IMAGE.findall(old):
+            continue
+        if name not in images.get(tag, ()):
+            offered = ", ".join(sorted(images.get(tag, ()))) or "none"
+            return (f"{name}:{tag} does not exist (ROCm {tag} images: {offered}): the base's OS has no ROCm {tag} "
+                    "image, so the base is for a person to choose")
+    return None
+
+
+@cache
+def rocm_images() -> dict[str, frozenset[str]]:
+    """ROCm release -> the rocm/dev-* images published for it, from rules/fixes/rocm_images.toml."""
+    from auditor.rulebook import rules_root
+
+    data = tomllib.loads((rules_root() / "fixes" / "rocm_images.toml").read_text(encoding="utf-8"))
+    return {str(r["rocm"]): frozenset(r["images"]) for r in data.get("release", ())}
 
 
 def _statement_end(lines: list[str], index: int) -> int:

@@ -1,0 +1,131 @@
+"""`fix --verify`: compile each touched `.cu` before and after its fixes with the compilers this machine has. For
+CUDA, nvcc's PTX for the old and the new text must be byte-identical (PTX is text and stable for identical
+source: the fix changes nothing on the CUDA build) once the ids nvcc hashes from the file's text into
+anonymous-namespace names are normalised. For ROCm, hipcc (HIP_PLATFORM=amd) must compile the new text
+at least as well as the old. A file that fails either check is rolled back. The sources are compiled as copies
+under the same name in a private directory, with the original directory and the scanned root on the include
+path; nothing from the scanned tree chooses the command (the flags are fixed here), and nothing is run."""
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+import tempfile
+from dataclasses import dataclass, replace
+from pathlib import Path
+
+from auditor.fix.apply import FixRun
+
+COMPILE_SECONDS = 300
+_ANONYMOUS = re.compile(rb"_GLOBAL__N__[0-9a-f]{8}_")
+NVCC_FLAGS = ("-ptx", "-std=c++17", "-arch=sm_80", "-w")
+HIPCC_FLAGS = ("-std=c++17", "--offload-arch=gfx90a", "-x", "hip", "-c", "-w")
+
+
+@dataclass(frozen=True, slots=True)
+class Compiler:
+    name: str
+    path: str
+    version: str
+
+    def describe(self) -> str:
+        return f"{self.name} ({self.version}) at {self.path}"
+
+
+@dataclass(frozen=True, slots=True)
+class Verdict:
+    problem: str | None       # why the file's fixes are rolled back; None when they pass
+    note: str                 # what was checked, for the summary
+
+
+def find_compilers() -> tuple[Compiler | None, Compiler | None]:
+    """(nvcc, hipcc) found on PATH, each with the first line of its --version that names a release."""
+    found = []
+    for name in ("nvcc", "hipcc"):
+        path = shutil.which(name)
+        found.append(Compiler(name, path, _version(path)) if path else None)
+    return found[0], found[1]
+
+
+def verify_file(path: Path, root: Path, old: str, new: str, nvcc: Compiler | None,
+                hipcc: Compiler | None) -> Verdict:
+    notes: list[str] = []
+    if nvcc is not None:
+        before, after = (_compile(nvcc, NVCC_FLAGS, path, root, text, ptx=True) for text in (old, new))
+        if before.output is None:
+            notes.append(f"nvcc cannot compile it alone ({before.error}): CUDA output not compared")
+        elif _comparable(after.output) != _comparable(before.output):
+            return Verdict("nvcc's PTX differs after the fix: it would change the CUDA build", "")
+        else:
+            notes.append("nvcc PTX identical")
+    if hipcc is not None:
+        before, after = (_compile(hipcc, HIPCC_FLAGS, path, root, text, ptx=False) for text in (old, new))
+        if before.output is not None and after.output is None:
+            return Verdict(f"hipcc compiled it before the fix but not after ({after.error})", "")
+        notes.append("hipcc compiles it" if after.output is not None else f"hipcc does not compile it either way "
+                     f"({after.error})")
+    return Verdict(None, "; ".join(notes))
+
+
+@dataclass(frozen=True, slots=True)
+class _Result:
+    output: bytes | None
+    error: str = ""
+
+
+def _compile(compiler: Compiler, flags: tuple[str, ...], path: Path, root: Path, text: str, ptx: bool) -> _Result:
+    with tempfile.TemporaryDirectory(prefix="rocm-audit-verify-") as scratch:
+        source = Path(scratch) / path.name       # the same name before and after: nothing else differs
+        source.write_text(text, encoding="utf-8")
+        out = Path(scratch) / ("out.ptx" if ptx else "out.o")
+        command = [compiler.path, *flags, "-I", str(path.parent), "-I", str(root), str(source), "-o", str(out)]
+        env = {**os.environ, "HIP_PLATFORM": "amd"} if compiler.name == "hipcc" else None
+        try:
+            done = subprocess.run(command, capture_output=True, timeout=COMPILE_SECONDS, cwd=scratch, env=env,
+                                  stdin=subprocess.DEVNULL)
+        except (OSError, subprocess.TimeoutExpired) as err:
+            return _Result(None, type(err).__name__)
+        if done.returncode != 0 or not out.exists():
+            lines = [ln for ln in done.stderr.decode("utf-8", "replace").splitlines() if "error" in ln]
+            return _Result(None, (lines[0] if lines else f"exit {done.returncode}").replace(scratch, "")[:160])
+        return _Result(out.read_bytes())
+
+
+def _comparable(ptx: bytes | None) -> bytes | None:
+    """PTX with the anonymous-namespace ids normalised: nvcc derives them from a hash of the file's text, so they
+    differ for any edit (a comment too) while the code is the same."""
+    return None if ptx is None else _ANONYMOUS.sub(b"_GLOBAL__N__X_", ptx)
+
+
+def _version(path: str) -> str:
+    try:
+        done = subprocess.run([path, "--version"], capture_output=True, text=True, timeout=60,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired):
+        return "version unknown"
+    lines = [ln.strip() for ln in (done.stdout + done.stderr).splitlines() if ln.strip()]
+    named = [ln for ln in lines if "release" in ln.lower() or "version" in ln.lower()]
+    return (named or lines or ["version unknown"])[0][:100]
+
+
+def verify_run(run: FixRun) -> tuple[FixRun, str]:
+    """Each changed `.cu` of the run compiled before and after; (the run with failing files rolled back, the line
+    that says which compilers were used)."""
+    nvcc, hipcc = find_compilers()
+    outcomes = []
+    for outcome in run.files:
+        if outcome.changed and outcome.path.endswith(".cu"):
+            verdict = verify_file(Path(outcome.abspath), run.root, outcome.old, outcome.new, nvcc, hipcc)
+            if verdict.problem:
+                outcome = replace(outcome, new=outcome.old, applied=(), rolled_back=verdict.problem)
+            else:
+                outcome = replace(outcome, note="; ".join(n for n in (outcome.note, verdict.note) if n) or None)
+        outcomes.append(outcome)
+    used = [c.describe() for c in (nvcc, hipcc) if c is not None]
+    missing = [name for name, c in (("nvcc", nvcc), ("hipcc", hipcc)) if c is None]
+    line = "Verified with: " + ("; ".join(used) if used else "no compiler")
+    if missing:
+        line += f"; not found: {', '.join(missing)} (" + ("no HIP compiler found, the ROCm side is not compiled"
+                                                          if "hipcc" in missing else "CUDA output not compared") + ")"
+    return replace(run, files=tuple(outcomes)), line

@@ -1,0 +1,219 @@
+"""Which lanes are active where a warp function is called. A full 64-bit mask is right on wave64 only where every
+lane of the wavefront runs the call: under `if (tid < 32)`, after `if (threadIdx.x >= 32) return;`, in a loop
+bounded by a thread index or in a `tiled_partition<16>` tile, HIP (>= 6.2) requires the mask to be the active
+lanes, and its mask check traps (`__builtin_trap`) in builds without NDEBUG. Such code is lane-limited: the
+full-mask fix is not offered there.
+
+A condition is lane-dependent when it reads a thread or lane index, or a variable computed from one (`row =
+blockIdx.x * blockDim.x + threadIdx.x`). Conditions on kernel arguments and block-uniform values are not."""
+from __future__ import annotations
+
+import re
+from collections.abc import Mapping
+
+from auditor.parsing.cuda import Node
+
+_THREAD_INDEX = re.compile(rb"^(?:threadIdx|laneid|lane_?id|laneId|lane|tid|thread_?id|threadId|__lane_id|thread_rank"
+                           rb"|warp_?id|warpId|wid|local_?id|lid|tx|ty|tidx|tidy|lane_index|tid_?x|idx|gid)$")
+_NAME = re.compile(rb"[A-Za-z_]\w*")
+_TILE = re.compile(rb"\b(?:tiled_partition|thread_block_tile)\s*<")
+_EXITS = {"return_statement", "break_statement", "continue_statement", "goto_statement"}
+_LOOPS = {"for_statement", "while_statement", "do_statement", "for_range_loop"}
+
+
+def lane_limited_calls(root: Node) -> dict[str, str]:
+    """Functions this file calls from lane-limited code: callee name -> where and why. A helper defined in a
+    header (warp_reduce_sum) is lane-limited where any file calls it so."""
+    out: dict[str, str] = {}
+    for function in _nodes(root, "function_definition"):
+        indexed: set[bytes] | None = None
+        for call in _nodes(function, "call_expression"):
+            callee = call.child_by_field_name("function")
+            names = _NAME.findall(callee.text or b"") if callee is not None else []
+            if not names or names[-1].decode() in out or names[-1].startswith(b"__"):
+                continue
+            indexed = _lane_dependent_names(function) if indexed is None else indexed
+            if why := _limit_in_function(call, function, indexed):
+                out[names[-1].decode()] = f"line {call.start_point[0] + 1}: {why}"
+    return out
+
+
+def lane_limit(node: Node, root: Node, limited_elsewhere: Mapping[str, str] | None = None) -> str | None:
+    """Why the call around `node` may run with only some lanes of a wavefront active, or None when it runs with
+    all of them (as far as this file shows). `node` is in a function body or a macro's body (preproc_arg)."""
+    if node.type == "preproc_arg":
+        return _macro_limit(node, root)
+    function = _enclosing_function(node)
+    if function is None:
+        return "not inside a function: the lanes that run it are not known"
+    found = _limit_in_function(node, function)
+    if found:
+        return found
+    name = _function_name(function)
+    if name and limited_elsewhere and (where := limited_elsewhere.get(name.decode())):
+        return f"{name.decode()} is called from lane-limited code ({where})"
+    for call in _calls_of(root, name) if name else ():
+        caller = _enclosing_function(call)
+        if caller is not None and caller != function and (why := _limit_in_function(call, caller)):
+            return f"called from lane-limited code (line {call.start_point[0] + 1}: {why})"
+    return None
+
+
+def _macro_limit(arg: Node, root: Node) -> str | None:
+    define = arg.parent
+    name_node = define.child_by_field_name("name") if define is not None else None
+    name = name_node.text if name_node is not None else None
+    uses = list(_calls_of(root, name)) if name else []
+    if not uses:
+        return "a macro not used in this file: the lanes active where it is used are not known"
+    for use in uses:
+        function = _enclosing_function(use)
+        why = _limit_in_function(use, function) if function is not None else "used outside a function"
+        if why:
+            return f"the macro is used in lane-limited code (line {use.start_point[0] + 1}: {why})"
+    return None
+
+
+def _limit_in_function(node: Node, function: Node, indexed: set[bytes] | None = None) -> str | None:
+    text = function.text or b""
+    if tile := _TILE.search(text):
+        return f"the function works in cooperative-group tiles ({tile.group(0).decode().rstrip('< ')})"
+    indexed = _lane_dependent_names(function) if indexed is None else indexed
+    found: list[tuple[bool, str]] = []   # (reads a thread index itself, why); the direct reason is the clearer one
+    child, current = node, node.parent
+    while current is not None and current != function:
+        condition = _condition_guarding(current, child)
+        if condition is not None and _reads(condition, indexed):
+            found.append((_reads(condition, set()), f"line {condition.start_point[0] + 1}: {_shown(condition)}"))
+        if current.type == "compound_statement":
+            for statement in current.named_children:
+                if statement == child:
+                    break
+                if (exit_ := _lane_dependent_exit(statement, indexed)) is not None:
+                    found.append((_reads(exit_, set()),
+                                  f"line {exit_.start_point[0] + 1}: {_shown(exit_)} leaves lanes behind"))
+        child, current = current, current.parent
+    ranked = [why for is_direct, why in found if is_direct] + [why for is_direct, why in found if not is_direct]
+    return ranked[0] if ranked else None
+
+
+def _condition_guarding(current: Node, child: Node) -> Node | None:
+    """The condition deciding whether `child` (a part of `current`) runs, if `current` decides that."""
+    if current.type in ("if_statement", "switch_statement", "conditional_expression") or current.type in _LOOPS:
+        condition = current.child_by_field_name("condition")
+        if condition is not None and condition != child:
+            return condition
+    if current.type == "binary_expression":
+        operator = current.child_by_field_name("operator")
+        left = current.child_by_field_name("left")
+        if operator is not None and operator.type in ("&&", "||") and left is not None and left != child:
+            return left
+    return None
+
+
+def _lane_dependent_exit(statement: Node, indexed: set[bytes]) -> Node | None:
+    """An `if` before the call that, on a lane-dependent condition, returns (or breaks) for some lanes."""
+    stack = [statement]
+    while stack:
+        current = stack.pop()
+        if current.type == "if_statement":
+            condition = current.child_by_field_name("condition")
+            if condition is not None and _reads(condition, indexed) and _has_exit(current):
+                return condition
+        if current.type in ("function_definition", "lambda_expression"):
+            continue
+        stack.extend(current.named_children)
+    return None
+
+
+def _has_exit(node: Node) -> bool:
+    stack = list(node.named_children)
+    while stack:
+        current = stack.pop()
+        if current.type in _EXITS:
+            return True
+        if current.type not in _LOOPS and current.type != "lambda_expression":
+            stack.extend(current.named_children)
+    return False
+
+
+def _lane_dependent_names(function: Node) -> set[bytes]:
+    """Thread/lane index names, and the variables assigned from them (to a fixed point)."""
+    names: set[bytes] = set()
+    assignments: list[tuple[bytes, bytes]] = []
+    stack = [function]
+    while stack:
+        current = stack.pop()
+        if current.type in ("init_declarator", "assignment_expression"):
+            target = current.child_by_field_name("declarator" if current.type == "init_declarator" else "left")
+            value = current.child_by_field_name("value" if current.type == "init_declarator" else "right")
+            if target is not None and value is not None:
+                found = _NAME.findall(target.text or b"")
+                if found:
+                    assignments.append((found[0], value.text or b""))
+        if current.type == "for_statement":   # `for (int i = tid; ...)`: the loop variable follows the index
+            init = current.child_by_field_name("initializer")
+            if init is not None and "=" in (init.text or b"").decode("utf-8", "replace"):
+                head, _, tail = (init.text or b"").partition(b"=")
+                found = _NAME.findall(head)
+                if found:
+                    assignments.append((found[0], tail))
+        stack.extend(current.named_children)
+    changed = True
+    while changed:
+        changed = False
+        for assigned, source in assignments:
+            if assigned not in names and _reads_text(source, names):
+                names.add(assigned)
+                changed = True
+    return names
+
+
+def _reads(node: Node, indexed: set[bytes]) -> bool:
+    return _reads_text(node.text or b"", indexed)
+
+
+def _reads_text(text: bytes, indexed: set[bytes]) -> bool:
+    return any(_THREAD_INDEX.match(name) or name in indexed for name in _NAME.findall(text))
+
+
+def _enclosing_function(node: Node) -> Node | None:
+    current = node.parent
+    while current is not None and current.type != "function_definition":
+        current = current.parent
+    return current
+
+
+def _function_name(function: Node) -> bytes | None:
+    declarator = function.child_by_field_name("declarator")
+    while declarator is not None and declarator.type != "function_declarator":
+        declarator = declarator.child_by_field_name("declarator")
+    inner = declarator.child_by_field_name("declarator") if declarator is not None else None
+    names = _NAME.findall(inner.text or b"") if inner is not None else []
+    return names[-1] if names else None
+
+
+def _calls_of(root: Node, name: bytes):
+    stack = [root]
+    while stack:
+        current = stack.pop()
+        if current.type == "call_expression":
+            callee = current.child_by_field_name("function")
+            called = _NAME.findall(callee.text or b"") if callee is not None else []
+            if called and called[-1] == name:
+                yield current
+        stack.extend(current.named_children)
+
+
+def _nodes(root: Node, kind: str):
+    stack = [root]
+    while stack:
+        current = stack.pop()
+        if current.type == kind:
+            yield current
+        stack.extend(current.named_children)
+
+
+def _shown(node: Node) -> str:
+    text = (node.text or b"").decode("utf-8", "replace")
+    return " ".join(text.split())[:60]

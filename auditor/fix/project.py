@@ -1,0 +1,57 @@
+"""What the fixers need to know about the whole project: the warp functions its own HIP shim redefines (a mask
+passed to those is dropped on ROCm, so fixing it changes nothing), and the oldest Python its users run."""
+from __future__ import annotations
+
+import re
+import tomllib
+from collections.abc import Sequence
+from pathlib import PurePosixPath
+
+from auditor.fix.edits import FixContext
+from auditor.fix.lanes import lane_limited_calls
+from auditor.parsing.cuda import parse
+from auditor.scan import InputError, read_bytes
+from auditor.types import SourceFile
+
+DEFAULT_PYTHON = (3, 8)   # when the project does not say: the oldest Python still common in CUDA projects
+_SHIM = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(__shfl(?:_up|_down|_xor)?_sync|__ballot_sync|__any_sync|__all_sync"
+                   rb"|__syncwarp|__reduce_\w+_sync)[ \t]*\(", re.MULTILINE)
+_LOWER_BOUND = re.compile(r">=\s*(\d+)\.(\d+)|~=\s*(\d+)\.(\d+)|==\s*(\d+)\.(\d+)")
+
+
+def fix_context(files: Sequence[SourceFile], max_bytes: int) -> FixContext:
+    shims: dict[str, str] = {}
+    limited: dict[str, str] = {}
+    python = DEFAULT_PYTHON
+    for source in files:
+        if source.kind in ("cuda", "cpp"):
+            data = _read(source, max_bytes)
+            if source.kind == "cuda" or b"__global__" in data or b"__device__" in data:
+                for name, where in lane_limited_calls(parse(data).tree.root_node).items():
+                    limited.setdefault(name, f"{source.path} {where}")
+            for match in _SHIM.finditer(data):
+                line = data.count(b"\n", 0, match.start()) + 1
+                shims.setdefault(match.group(1).decode(), f"{source.path}:{line}")
+        elif PurePosixPath(source.path).name == "pyproject.toml" and "/" not in source.path:
+            python = requires_python(_read(source, max_bytes).decode("utf-8", "replace")) or python
+    return FixContext(shims, limited, python)
+
+
+def requires_python(pyproject: str) -> tuple[int, int] | None:
+    """The lowest Python a `[project] requires-python` admits, e.g. ">=3.9" -> (3, 9)."""
+    try:
+        spec = tomllib.loads(pyproject).get("project", {}).get("requires-python")
+    except tomllib.TOMLDecodeError:
+        return None
+    if not isinstance(spec, str):
+        return None
+    bounds = [tuple(int(g) for g in match.groups() if g is not None) for match in _LOWER_BOUND.finditer(spec)]
+    found = [b for b in bounds if len(b) == 2 and b[0] == 3]
+    return (3, min(b[1] for b in found)) if found else None
+
+
+def _read(source: SourceFile, max_bytes: int) -> bytes:
+    try:
+        return read_bytes(source, max_bytes)
+    except InputError:
+        return b""

@@ -1,0 +1,173 @@
+"""Fixes that are right on ROCm and leave CUDA as it was: each case below was a wrong edit of `rocm-audit fix` on
+real trees (full 64-bit masks in lane-limited code, --gpus all removed from NVIDIA jobs, base images that do not
+exist, a CMake line that turned a CUDA-only project's verdict, f-strings invalid before Python 3.12, LF blocks in
+CRLF files, a block between a doc comment and its function)."""
+from __future__ import annotations
+
+import ast
+import re
+
+import pytest
+
+from auditor.cli import main
+from tests.conftest import write_tree
+
+WARP_SUM = "__device__ float warp_sum(float v) {\n  return v + __shfl_xor_sync(0xffffffff, v, 1);\n}\n"
+
+
+def _fix(root, *flags: str) -> str:
+    main(["fix", str(root), "--no-progress", "--fail-on", "never", *flags])
+    return ""
+
+
+LANE_LIMITED = {
+    "branch": "__global__ void k(float* out) {\n  int tid = threadIdx.x;\n  float v = out[tid];\n"
+              "  if (tid < 32) {\n    v += __shfl_down_sync(0xffffffff, v, 16);\n  }\n  out[tid] = v;\n}\n",
+    "early return": "__global__ void k(float* out) {\n  if (threadIdx.x >= 32) return;\n"
+                    "  out[threadIdx.x] = __shfl_xor_sync(0xffffffff, out[threadIdx.x], 1);\n}\n",
+    "derived index": "__global__ void k(float* out, int n) {\n  const int row = blockIdx.x * blockDim.y + threadIdx.y;\n"
+                     "  if (row >= n) {\n    return;\n  }\n  out[row] = __shfl_xor_sync(0xffffffff, out[row], 1);\n}\n",
+    "loop bound": "__global__ void k(float* out, int n) {\n  for (int i = threadIdx.x; i < n; i += 32) {\n"
+                  "    out[i] = __shfl_xor_sync(0xffffffff, out[i], 1);\n  }\n}\n",
+    "tile": "#include <cooperative_groups.h>\nnamespace cg = cooperative_groups;\n__global__ void k(float* out) {\n"
+            "  auto tile = cg::tiled_partition<16>(cg::this_thread_block());\n"
+            "  out[0] = __shfl_xor_sync(0xffffffff, out[0], 1);\n}\n",
+}
+
+
+@pytest.mark.parametrize("case", list(LANE_LIMITED))
+def test_no_full_mask_in_lane_limited_code(tmp_path, capsys, case):
+    root = write_tree(tmp_path / "repo", {"k.cu": LANE_LIMITED[case]})
+    _fix(root)
+    assert (root / "k.cu").read_text() == LANE_LIMITED[case]
+    assert "RA200 lane-limited code" in capsys.readouterr().out
+
+
+def test_a_helper_called_from_lane_limited_code_in_another_file_keeps_its_mask(tmp_path, capsys):
+    caller = ('#include "reduce.cuh"\n__global__ void k(float* out) {\n  if (threadIdx.x < 32) {\n'
+              "    out[0] = warp_sum(out[threadIdx.x]);\n  }\n}\n")
+    root = write_tree(tmp_path / "repo", {"reduce.cuh": "#pragma once\n" + WARP_SUM, "k.cu": caller})
+    _fix(root)
+    assert "0xffffffff" in (root / "reduce.cuh").read_text()
+    assert "warp_sum is called from lane-limited code (k.cu line 4" in capsys.readouterr().out
+
+
+def test_a_full_mask_where_every_lane_runs_is_fixed(tmp_path):
+    kernel = "__global__ void k(float* out, int n) {\n  float v = out[threadIdx.x];\n  if (n > 4) {\n" \
+             "    v = __shfl_xor_sync(0xffffffff, v, 1);\n  }\n  out[threadIdx.x] = v;\n}\n"
+    root = write_tree(tmp_path / "repo", {"k.cu": kernel})
+    _fix(root)
+    assert "__shfl_xor_sync(ROCM_AUDIT_FULL_MASK, v, 1)" in (root / "k.cu").read_text()
+
+
+def test_no_fix_where_the_projects_own_shim_drops_the_mask(tmp_path, capsys):
+    shim = "#pragma once\n#if defined(__HIP_PLATFORM_AMD__)\n" \
+           "#define __shfl_xor_sync(mask, var, laneMask) __shfl_xor(var, laneMask)\n#endif\n"
+    root = write_tree(tmp_path / "repo", {"vendors/hip.h": shim, "k.cu": WARP_SUM})
+    _fix(root)
+    assert (root / "k.cu").read_text() == WARP_SUM
+    assert "the project's own HIP shim redefines __shfl_xor_sync (vendors/hip.h:3)" in capsys.readouterr().out
+
+
+NVIDIA_JOB = """name: gpu-tests
+on: [push]
+jobs:
+  test:
+    runs-on: [self-hosted, nvidia, a100]
+    steps:
+      - run: docker run --rm --gpus all nvcr.io/nvidia/pytorch:24.01-py3 pytest tests
+"""
+
+
+def test_gpus_all_stays_in_a_job_on_an_nvidia_runner(tmp_path, capsys):
+    root = write_tree(tmp_path / "repo", {".github/workflows/gpu.yml": NVIDIA_JOB})
+    _fix(root, "--unsafe")
+    assert (root / ".github/workflows/gpu.yml").read_text() == NVIDIA_JOB
+    assert "removing --gpus all would take its GPU away" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("base", "written"), [
+    ("nvidia/cuda:12.1.1-devel-ubuntu22.04", "rocm/dev-ubuntu-22.04:6.4"),
+    ("nvidia/cuda:12.4.1-devel-ubuntu24.04", "rocm/dev-ubuntu-24.04:6.4"),
+    ("nvidia/cuda:11.8.0-devel-ubuntu20.04", None),            # ROCm 6.4 has no Ubuntu 20.04 image
+])
+def test_base_images_only_from_the_table_of_rocm_releases(tmp_path, capsys, base, written):
+    from auditor.fix.text_fixes import rocm_images
+
+    dockerfile = f"FROM {base}\nRUN pip install torch\n"
+    root = write_tree(tmp_path / "repo", {"Dockerfile": dockerfile})
+    _fix(root, "--unsafe")
+    text = (root / "Dockerfile").read_text()
+    if written is None:
+        assert text == dockerfile
+        assert "rocm/dev-ubuntu-20.04:6.4 does not exist" in capsys.readouterr().out
+    else:
+        assert text.startswith(f"FROM {written}\n")
+        name, tag = written.split(":")
+        assert name in rocm_images()[tag]
+
+
+CUDA_ONLY_CMAKE = "cmake_minimum_required(VERSION 3.24)\nproject(k LANGUAGES CXX CUDA)\n" \
+                  "set(CMAKE_CUDA_ARCHITECTURES 80 90)\nadd_library(k SHARED k.cu)\n"
+KERNEL = "__global__ void k(float* x) { x[threadIdx.x] *= 2.f; }\n"
+
+
+def test_hip_architectures_are_not_added_to_a_project_that_does_not_build_for_hip(tmp_path, run_json, capsys):
+    root = write_tree(tmp_path / "repo", {"CMakeLists.txt": CUDA_ONLY_CMAKE, "k.cu": KERNEL})
+    _, before = run_json("check", root)
+    _fix(root, "--unsafe")
+    assert (root / "CMakeLists.txt").read_text() == CUDA_ONLY_CMAKE
+    assert "no HIP language or HIP build branch" in capsys.readouterr().out
+    _, after = run_json("check", root)
+    assert (after["summary"]["verdict"], after["components"]) == (before["summary"]["verdict"], before["components"])
+
+
+def test_hip_architectures_are_added_beside_an_existing_hip_branch(tmp_path):
+    cmake = CUDA_ONLY_CMAKE.replace("add_library", "if(USE_ROCM)\n  enable_language(HIP)\nendif()\nadd_library")
+    root = write_tree(tmp_path / "repo", {"CMakeLists.txt": cmake, "k.cu": KERNEL})
+    _fix(root, "--unsafe")
+    assert "set(CMAKE_HIP_ARCHITECTURES gfx90a gfx942)" in (root / "CMakeLists.txt").read_text()
+
+
+def test_python_fixes_are_valid_for_the_oldest_python_and_keep_the_valid_edits(tmp_path, capsys):
+    code = ("import torch\n"
+            "print(f\"built for CUDA {torch.version.cuda.split('.')[0]}\")\n"
+            "major = int(torch.version.cuda.split(\".\")[0])\n")
+    root = write_tree(tmp_path / "repo", {"pyproject.toml": '[project]\nname = "p"\nrequires-python = ">=3.8"\n',
+                                          "p/info.py": code})
+    _fix(root, "--unsafe")
+    fixed = (root / "p/info.py").read_text()
+    ast.parse(fixed, feature_version=(3, 8))
+    assert 'major = int((torch.version.cuda or "0.0").split(".")[0])' in fixed
+    assert "{torch.version.cuda.split('.')[0]}" in fixed          # the f-string (a message) is left alone
+    assert "p/info.py:2: RA501 in the text of a message" in capsys.readouterr().out
+
+
+def test_message_text_is_not_fixed(tmp_path):
+    code = ('import torch\nif torch.version.cuda is None:\n'
+            '    raise RuntimeError("built with CUDA {}".format(torch.version.cuda))\n'
+            'print("CUDA %s" % torch.version.cuda)\n')
+    root = write_tree(tmp_path / "repo", {"info.py": code})
+    _fix(root, "--unsafe")
+    assert (root / "info.py").read_text() == code
+
+
+def test_inserted_block_keeps_crlf_and_lands_after_the_includes_not_under_a_doc_comment(tmp_path):
+    source = ("// Copyright the authors.\r\n#include <cuda_runtime.h>\r\n\r\n/// Sums a warp.\r\n" + WARP_SUM.replace(
+        "\n", "\r\n"))
+    root = write_tree(tmp_path / "repo", {"k.cu": source.encode()})
+    _fix(root)
+    data = (root / "k.cu").read_bytes()
+    assert b"ROCM_AUDIT_FULL_MASK" in data
+    assert re.search(rb"(?<!\r)\n", data) is None, "a line ending other than the file's CRLF"
+    text = data.decode()
+    assert text.index("#include <cuda_runtime.h>") < text.index("#ifndef ROCM_AUDIT_FULL_MASK")
+    assert "/// Sums a warp.\r\n__device__ float warp_sum" in text
+
+
+def test_doc_comment_stays_with_its_function_without_includes(tmp_path):
+    root = write_tree(tmp_path / "repo", {"k.cu": "/// Sums a warp.\n" + WARP_SUM})
+    _fix(root)
+    text = (root / "k.cu").read_text()
+    assert "/// Sums a warp.\n__device__ float warp_sum" in text
+    assert text.index("#endif\n") < text.index("/// Sums a warp.")
