@@ -113,6 +113,10 @@ def _command(settings) -> int:
         from auditor.fix.command import fix_command
 
         return fix_command(settings)
+    if settings.command == "history":
+        from auditor.history.command import history_command
+
+        return history_command(settings)
     return _check(settings)
 
 
@@ -197,7 +201,7 @@ def _check(settings) -> int:
 
         sys.stdout.write(render_statistics(report, settings.fail_on))
     else:
-        emit(settings, report, root)
+        emit(settings, report, root, _progress(settings, report, root, rulebook))
     code = _exit_code(report, settings.fail_on, settings.exit_zero)
     if strict_fails and not settings.exit_zero:
         if settings.format != "terminal" or settings.output:   # the terminal summary says it already
@@ -236,6 +240,13 @@ def _unvendored(options, paths, ref: str):
     for note in found.notes:
         print(f"rocm-audit: note: {safe_text(note)}", file=sys.stderr)
     return replace(options, scan_dirs=tuple(sorted(found.scanned)))
+
+
+def _progress(settings, report, root, rulebook):
+    """check --record appends the run to the history database; the HTML report shows the recorded progress."""
+    from auditor.history.command import record_and_progress
+
+    return record_and_progress(settings, report, root, rulebook)
 
 
 def _scan(settings, rulebook):

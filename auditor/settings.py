@@ -13,6 +13,7 @@ from auditor.commandline.parser import CACHE_ENV, RULES_JSON, SUBCOMMANDS, help_
 from auditor.commandline.parser import FAIL_ON as FAIL_ON   # re-exported: the names other modules and tests use
 from auditor.commandline.parser import FILE_OUTPUTS as FILE_OUTPUTS
 from auditor.commandline.parser import UsageError as UsageError
+from auditor.history import options as history_options
 from auditor.report.formats import FORMATS as FORMATS
 from auditor.types import Severity
 
@@ -70,6 +71,7 @@ class Settings:
     fail_on_verify: bool = False      # findings to verify on hardware count as breaking (Report.breaks)
     exit_zero: bool = False           # --exit-zero: findings never make the exit code 1
     statistics: bool = False          # --statistics: a count per rule, as ruff prints it
+    history: history_options.HistoryOptions = history_options.HistoryOptions()   # --record, --db; `history`
 
 
 def _split(values: Sequence[str] | None) -> tuple[str, ...]:
@@ -165,7 +167,7 @@ def parse_settings(argv: Sequence[str]) -> Settings:
             raise UsageError(f"{flag} goes with `rocm-audit fix PATH…` (or check --fix)")
     if command == "fix" and not args:
         raise UsageError("usage: rocm-audit fix PATH… (the files or directories to fix)")
-    if command in ("baseline", "check") and not args:
+    if command in ("baseline", "check", "history") and not args:
         args = ["."]   # as ruff: the project you are in (the bundled example is `rocm-audit demo`)
     if command == "demo" and args:
         raise UsageError("'demo' takes no paths: it scans the example that ships with rocm-audit")
@@ -219,6 +221,7 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         fail_on_verify=bool(ns.fail_on_verify),
         exit_zero=bool(ns.exit_zero),
         statistics=bool(ns.statistics),
+        history=history_options.from_namespace(ns, command),
     )
 
 

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from auditor import __version__
 from auditor.errors import ToolError
+from auditor.history import options as history_options
 from auditor.report.formats import FORMATS  # the format registry names them
 
 RULES_JSON = Path("-")   # `rules --json` with no FILE
@@ -140,7 +141,8 @@ def _scanning(parser) -> None:
 
 def _format(parser) -> None:
     group = _group(parser, "output")
-    _add(group, "--format", "--output-format", choices=FORMATS, default="terminal", dest="format",
+    _add(group, "--format", "--output-format", choices=(*FORMATS, *history_options.EXTRA_FORMATS), default="terminal",
+         dest="format",
          help="output format (default terminal; --output-format is the same, as in ruff)")
     _add(group, "-o", "--output", type=Path, help="write the report here instead of standard output")
 
@@ -201,6 +203,13 @@ def _fixing(parser, via_check: bool) -> None:
          help="compile each touched .cu before and after; undo a file whose CUDA code changes")
 
 
+def _recording(parser) -> None:
+    group = _group(parser, "progress over time")
+    _add(group, "--record", action="store_true", help="append this run to the history database (see --db)")
+    _add(group, "--db", type=Path, metavar="PATH",
+         help="the history database (default: history.sqlite3 in the user's data directory)")
+
+
 # --- the commands -------------------------------------------------------------------------------------------
 
 def check(parser) -> None:
@@ -210,6 +219,7 @@ def check(parser) -> None:
     _selection(parser)
     _scanning(parser)
     _fixing(parser, via_check=True)
+    _recording(parser)
 
 
 def demo(parser) -> None:
@@ -265,6 +275,20 @@ def fix(parser) -> None:
     _scanning(parser)
 
 
+def history(parser) -> None:
+    _paths(parser, "the repository (default: the current directory)")
+    _format(parser)
+    group = _group(parser, "progress over time")
+    _add(group, "--db", type=Path, metavar="PATH",
+         help="the history database (default: history.sqlite3 in the user's data directory)")
+    _add(group, "--since", metavar="DATE|REV", help="from this date or commit on")
+    _add(group, "--until", metavar="REV", help="up to this commit (default HEAD)")
+    _add(group, "--max-points", type=history_options.points, default=history_options.DEFAULT_POINTS, metavar="N",
+         help=f"sample at most N commits of the first-parent history (default {history_options.DEFAULT_POINTS})")
+    _selection(parser)
+    _scanning(parser)
+
+
 @dataclass(frozen=True, slots=True)
 class Command:
     usage: str                        # after `rocm-audit `
@@ -281,6 +305,7 @@ COMMANDS: dict[str, Command] = {
     "config": Command("config [PATH]", "the settings a check would use, and where each came from", config),
     "coverage": Command("coverage [PATH…]", "HIPIFY coverage alone", coverage),
     "fix": Command("fix PATH…", "apply the mechanical ROCm fixes", fix),
+    "history": Command("history [PATH]", "the migration's progress over past commits (from git objects)", history),
 }
 SUBCOMMANDS = tuple(COMMANDS)
 DESCRIPTION = "Find what in a CUDA repository breaks on AMD ROCm, what replaces it, and what the port costs."
