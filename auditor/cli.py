@@ -22,7 +22,16 @@ def main(argv: Sequence[str] | None = None) -> int:
 
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv
+    if argv[:1] == ["fleet"]:
+        return _fleet(argv[1:], debug)
     return _guarded(lambda: _run(parse_settings(argv)), debug)
+
+
+def _fleet(argv: list[str], debug: bool) -> int:
+    """`rocm-audit fleet SOURCES…`: the portfolio of many repositories (auditor/fleet/, its own flags)."""
+    from auditor.fleet.command import fleet_command
+
+    return _guarded(lambda: fleet_command([a for a in argv if a != "--debug"]), debug)
 
 
 def _run(settings) -> int:
