@@ -41,6 +41,8 @@ def build_parser() -> argparse.ArgumentParser:
     parser.add_argument("--executor", choices=("local", "dask"), default="local",
                         help="local: processes on this machine; dask: an existing Dask cluster (--scheduler)")
     parser.add_argument("--scheduler", metavar="ADDRESS", help="the Dask scheduler, such as tcp://10.0.0.5:8786")
+    parser.add_argument("--connect-timeout", type=_seconds, default=30.0, metavar="SECONDS",
+                        help="give up reaching the Dask scheduler after this long (default 30)")
     parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help="end a repository's scan (fetch included) after this long: a failed row "
                              f"(default {DEFAULT_TIMEOUT:g})")
@@ -84,7 +86,7 @@ def fleet_command(argv: Sequence[str], recorder: Recorder | None = None) -> int:
     if args.executor == "dask":
         from auditor.fleet.executors import run_dask
 
-        done = run_dask(todo, args.scheduler, progress)
+        done = run_dask(todo, args.scheduler, progress, args.connect_timeout)
     else:
         from auditor.fleet.executors import run_local
 

@@ -29,7 +29,8 @@ def run_local(tasks: Sequence[RepoTask], jobs: int, done: Done | None = None) ->
         return list(pool.map(one, tasks))
 
 
-def run_dask(tasks: Sequence[RepoTask], scheduler: str, done: Done | None = None) -> list[Outcome]:
+def run_dask(tasks: Sequence[RepoTask], scheduler: str, done: Done | None = None,
+             connect_seconds: float = CONNECT_SECONDS) -> list[Outcome]:
     """The tasks submitted to the Dask scheduler at `scheduler` (tcp://host:port); its workers must have
     rocm-audit installed and see the local paths given (git URLs are fetched on the worker)."""
     try:
@@ -39,7 +40,7 @@ def run_dask(tasks: Sequence[RepoTask], scheduler: str, done: Done | None = None
     if not tasks:
         return []
     try:
-        client = Client(scheduler, timeout=CONNECT_SECONDS, set_as_default=False)
+        client = Client(scheduler, timeout=connect_seconds)
     except (OSError, TimeoutError) as err:
         raise ToolError(f"cannot reach the Dask scheduler at {scheduler}: {err}") from None
     outcomes: dict[str, Outcome] = {}
