@@ -2,7 +2,13 @@
 failed row for each way a repository can fail while the others complete, git URLs read from git objects, resume,
 and the exit codes."""
 import json
+import os
+import signal
 import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
 
 import pytest
 
@@ -174,6 +180,12 @@ def test_resume_skips_repositories_whose_head_is_unchanged(tmp_path):
     assert sum(len(v) for v in recorder.runs.values()) == 5   # trt recorded once; it was not scanned again
 
 
+def test_a_source_file_is_not_a_list_of_repositories(tmp_path, capsys):
+    write_tree(tmp_path, {"train.py": "import torch\n"})
+    assert run_cli("fleet", tmp_path / "train.py", "--out", tmp_path / "out")[0] == 2
+    assert "fleet takes repositories or a list of them, not a source file" in capsys.readouterr().err
+
+
 def test_db_says_the_store_is_not_in_this_build(tmp_path, capsys):
     assert run_cli("fleet", tmp_path, "--db", tmp_path / "h.sqlite", "--out", tmp_path / "out")[0] == 2
     assert "run history store is not available in this build" in capsys.readouterr().err
@@ -184,8 +196,46 @@ def test_sources_expand_lists_parents_urls_and_names(tmp_path):
                           "more/a/x.py": "",
                           "list.txt": "# repositories\n\nsolo\nhttps://example.com/team/a.git  # the same name\n"
                                       "git@example.com:team/flash-attention.git\nsolo\n"})
-    sources = expand([str(tmp_path / "org"), str(tmp_path / "list.txt"), str(tmp_path / "more")])
+    write_tree(tmp_path, {"a-2/x.py": ""})
+    sources = expand([str(tmp_path / "org"), str(tmp_path / "list.txt"), str(tmp_path / "more"), str(tmp_path / "a-2")])
     assert [(s.name, s.kind) for s in sources] == [
-        ("a", "path"), ("b", "path"), ("solo", "path"), ("a-2", "git"), ("flash-attention", "git"), ("a-3", "path")]
+        ("a", "path"), ("b", "path"), ("solo", "path"), ("a-2", "git"), ("flash-attention", "git"), ("a-3", "path"),
+        ("a-2-2", "path")]
     assert sources[3].location == "https://example.com/team/a.git"
     assert sources[2].location == str(tmp_path / "solo")
+
+
+def _children(pid: int) -> list[int]:
+    found = []
+    for entry in Path("/proc").iterdir():
+        try:
+            if entry.name.isdigit() and (entry / "stat").read_text().rsplit(")", 1)[1].split()[1] == str(pid):
+                found.append(int(entry.name))
+        except (OSError, IndexError):
+            continue
+    return found
+
+
+def test_ctrl_c_ends_the_scans_under_way(tmp_path, hanging_git_server):
+    """Each scan runs in a session of its own, out of reach of the terminal's Ctrl-C: the fleet ends them."""
+    fleet = subprocess.Popen([sys.executable, "-m", "auditor", "fleet", hanging_git_server, "--out", str(tmp_path),
+                              "--timeout", "120"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+    scans: list[int] = []
+    try:
+        deadline = time.monotonic() + 60
+        while not (scans := _children(fleet.pid)) and time.monotonic() < deadline:
+            time.sleep(0.1)
+        assert scans, "the fleet started no scan"
+        fleet.send_signal(signal.SIGINT)
+        _, err = fleet.communicate(timeout=30)
+        assert fleet.returncode == 2 and b"interrupted" in err
+        time.sleep(0.2)
+        assert not [pid for pid in scans if Path(f"/proc/{pid}").exists()
+                    and (Path(f"/proc/{pid}/stat").read_text().rsplit(")", 1)[1].split()[0] != "Z")]
+    finally:   # a failing run leaves nothing behind
+        for pid in [fleet.pid, *scans]:
+            try:
+                os.kill(pid, signal.SIGKILL)
+            except ProcessLookupError:
+                pass
+        fleet.wait()

@@ -6,7 +6,7 @@ from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
 from auditor.errors import ToolError
-from auditor.fleet.tasks import Outcome, RepoTask, failed, scan_repository
+from auditor.fleet.tasks import Outcome, RepoTask, failed, scan_repository, stop_all
 
 CONNECT_SECONDS = 30
 DASK_HINT = "pip install 'rocm-audit[dask]'"
@@ -26,7 +26,12 @@ def run_local(tasks: Sequence[RepoTask], jobs: int, done: Done | None = None) ->
         return outcome
 
     with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(tasks)))) as pool:
-        return list(pool.map(one, tasks))
+        try:
+            return list(pool.map(one, tasks))
+        except BaseException:   # Ctrl-C: end the scans under way, and start no more
+            pool.shutdown(wait=False, cancel_futures=True)
+            stop_all()
+            raise
 
 
 def run_dask(tasks: Sequence[RepoTask], scheduler: str, done: Done | None = None,

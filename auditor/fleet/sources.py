@@ -35,12 +35,16 @@ def expand(arguments: Sequence[str]) -> tuple[Source, ...]:
     for argument in arguments:
         found.extend(_expand_one(argument, Path.cwd()))
     unique = list(dict.fromkeys(found))
-    names: dict[str, int] = {}
+    taken: set[str] = set()
     out = []
     for kind, location in unique:
-        base = display_name(location) or "repository"
-        names[base] = names.get(base, 0) + 1
-        out.append(Source(base if names[base] == 1 else f"{base}-{names[base]}", location, kind))
+        base = name = display_name(location) or "repository"
+        number = 1
+        while name.lower() in taken:   # lower: two names must not share a report file on a case-blind disk
+            number += 1
+            name = f"{base}-{number}"
+        taken.add(name.lower())
+        out.append(Source(name, location, kind))
     return tuple(out)
 
 
@@ -60,6 +64,9 @@ def _expand_one(argument: str, base: Path) -> Iterable[tuple[str, str]]:
         return [("git", argument)]
     path = (base / argument).absolute()
     if path.is_file():
+        if path.suffix in PROJECT_SUFFIXES or path.name in PROJECT_FILES:
+            raise SourceError(f"{argument}: fleet takes repositories or a list of them, not a source file "
+                              "(rocm-audit check scans files)")
         return [item for line in _list_lines(path) for item in _expand_listed(line, path.parent)]
     if not path.is_dir():
         return [("missing", str(path))]

@@ -9,6 +9,7 @@ import os
 import signal
 import subprocess
 import sys
+import threading
 import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
@@ -17,6 +18,8 @@ from auditor.scan import MAX_FILE_BYTES   # files larger than check's default li
 from auditor.fleet.gitsource import BrokenRepository, fetch_shallow, head_commit, repo_key, tree_of, url_key
 
 SCANNED, UNCHANGED, FAILED = "scanned", "unchanged", "failed"
+_RUNNING: set[subprocess.Popen] = set()   # the scans this process started and still waits on
+_LOCK = threading.Lock()
 MAX_REASON = 400
 
 
@@ -62,11 +65,16 @@ def scan_repository(task: RepoTask) -> Outcome:
     request = json.dumps(asdict(task)).encode("utf-8")
     child = subprocess.Popen([sys.executable, "-m", "auditor.fleet"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, start_new_session=True)
+    with _LOCK:
+        _RUNNING.add(child)
     try:
         out, err = child.communicate(request, timeout=task.timeout)
     except subprocess.TimeoutExpired:
         _kill_group(child)
         return failed(task, f"timed out after {task.timeout:g} s", time.monotonic() - started)
+    finally:
+        with _LOCK:
+            _RUNNING.discard(child)
     seconds = time.monotonic() - started
     try:
         return Outcome.from_dict({**json.loads(out.decode("utf-8")), "seconds": round(seconds, 3)})
@@ -75,12 +83,22 @@ def scan_repository(task: RepoTask) -> Outcome:
         return failed(task, f"the scan process ended without a report: {last[0]}", seconds)
 
 
-def _kill_group(child: subprocess.Popen) -> None:
+def _kill_group(child: subprocess.Popen, wait: bool = True) -> None:
     try:
         os.killpg(child.pid, signal.SIGKILL)   # its own session: the per-file children it forked go too
     except ProcessLookupError:
         pass
-    child.communicate()
+    if wait:
+        child.communicate()
+
+
+def stop_all() -> None:
+    """End every scan this process started (an interrupted fleet run): in their own sessions, they would not
+    get the terminal's Ctrl-C."""
+    with _LOCK:
+        running = list(_RUNNING)
+    for child in running:
+        _kill_group(child, wait=False)
 
 
 def audit_repository(task: RepoTask) -> Outcome:
