@@ -26,6 +26,8 @@ def main(argv: Sequence[str] | None = None) -> int:
     stdout = sys.stdout
     sys.stdout = _ClosedPipeQuiet(stdout)   # `rocm-audit rules | head -2`: the rest is dropped, the code is kept
     try:
+        if argv[:1] == ["fleet"]:
+            return _fleet(argv[1:], debug)
         return _guarded(lambda: _run(parse_settings(argv)), debug)
     finally:
         sys.stdout = stdout
@@ -75,6 +77,13 @@ def _show_file_errors(debug: bool) -> None:
     logger.handlers = [logging.StreamHandler(sys.stderr)] if debug else []
     logger.setLevel(logging.DEBUG if debug else logging.WARNING)
     logger.propagate = False
+
+
+def _fleet(argv: list[str], debug: bool) -> int:
+    """`rocm-audit fleet SOURCES…`: the portfolio of many repositories (auditor/fleet/, its own flags)."""
+    from auditor.fleet.command import fleet_command
+
+    return _guarded(lambda: fleet_command([a for a in argv if a != "--debug"]), debug)
 
 
 def _run(settings) -> int:

@@ -306,6 +306,8 @@ COMMANDS: dict[str, Command] = {
     "coverage": Command("coverage [PATH…]", "HIPIFY coverage alone", coverage),
     "fix": Command("fix PATH…", "apply the mechanical ROCm fixes", fix),
     "history": Command("history [PATH]", "the migration's progress over past commits (from git objects)", history),
+    # fleet reads its own flags (auditor/fleet/command.py); listed here for `rocm-audit --help`
+    "fleet": Command("fleet SOURCE…", "many repositories at once, locally or on a Dask cluster", lambda parser: None),
 }
 SUBCOMMANDS = tuple(COMMANDS)
 DESCRIPTION = "Find what in a CUDA repository breaks on AMD ROCm, what replaces it, and what the port costs."

@@ -1,0 +1,23 @@
+"""`python -m auditor.fleet`: one repository's audit in a process of its own (auditor/fleet/tasks.py starts
+it): a RepoTask as JSON on standard input, its Outcome as JSON on standard output."""
+from __future__ import annotations
+
+import json
+import sys
+
+from auditor.fleet.tasks import RepoTask, audit_repository
+
+
+def main() -> int:
+    given = json.loads(sys.stdin.buffer.read().decode("utf-8"))
+    task = RepoTask(**{**given, "timeout": float(given["timeout"]), "check_args": tuple(given["check_args"])})
+    answer = sys.stdout
+    sys.stdout = sys.stderr   # nothing the audit prints can corrupt the answer
+    outcome = audit_repository(task)
+    answer.write(json.dumps(outcome.as_dict(), ensure_ascii=False))
+    answer.flush()
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

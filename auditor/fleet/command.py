@@ -1,0 +1,202 @@
+"""`rocm-audit fleet SOURCES…`: every repository audited as `check` would, the reports kept under --out, and
+the portfolio printed and written. Exit 0; 1 when a repository's verdict reaches --fail-on; 2 when nothing
+could be scanned (or on a usage or tool error)."""
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from auditor.errors import ToolError, safe_text
+from auditor.fleet.portfolio import VERDICTS, Portfolio, build_portfolio, reached
+from auditor.fleet.recorder import Recorder, open_recorder
+from auditor.fleet.sources import Source, SourceError, expand
+from auditor.fleet.tasks import FAILED, UNCHANGED, Outcome, RepoTask
+
+EXIT_CLEAN, EXIT_REACHED, EXIT_ERROR = 0, 1, 2
+DEFAULT_OUT = "rocm-audit-fleet"
+DEFAULT_TIMEOUT = 1800.0   # seconds a repository may take, fetch included
+FAIL_ON = ("blocked", "needs-port", "never")
+
+
+def build_parser() -> argparse.ArgumentParser:
+    from auditor.settings import _Parser, _positive_int, _seconds, default_jobs
+
+    parser = _Parser(prog="rocm-audit fleet", allow_abbrev=False,
+                     description="Audit many repositories (as `rocm-audit check` would each) and write the "
+                                 "portfolio: verdicts, effort, and what blocks the most work across them.",
+                     epilog="Exit codes: 0 done, 1 a repository's verdict reaches --fail-on, 2 nothing could be "
+                            "scanned, or a usage or tool error.")
+    parser.add_argument("sources", nargs="+", metavar="SOURCE",
+                        help="a repository path, a directory of repositories, a git URL, or a file listing paths "
+                             "and URLs (one a line, # comments)")
+    parser.add_argument("--out", type=Path, default=Path(DEFAULT_OUT), metavar="DIR",
+                        help=f"write reports/NAME.json, portfolio.json and portfolio.html here (default {DEFAULT_OUT})")
+    parser.add_argument("--format", choices=("terminal", "json", "html"), default="terminal",
+                        help="what to print on standard output (default terminal)")
+    parser.add_argument("-j", "--jobs", type=_positive_int, default=default_jobs(),
+                        help="repositories scanned at once by the local executor (default: the number of cores)")
+    parser.add_argument("--executor", choices=("local", "dask"), default="local",
+                        help="local: processes on this machine; dask: an existing Dask cluster (--scheduler)")
+    parser.add_argument("--scheduler", metavar="ADDRESS", help="the Dask scheduler, such as tcp://10.0.0.5:8786")
+    parser.add_argument("--connect-timeout", type=_seconds, default=30.0, metavar="SECONDS",
+                        help="give up reaching the Dask scheduler after this long (default 30)")
+    parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
+                        help="end a repository's scan (fetch included) after this long: a failed row "
+                             f"(default {DEFAULT_TIMEOUT:g})")
+    parser.add_argument("--fail-on", choices=FAIL_ON, default="never",
+                        help="exit 1 when any repository is blocked (blocked), or needs a port or is blocked "
+                             "(needs-port); default never: the portfolio is a report")
+    parser.add_argument("--db", type=Path, metavar="PATH",
+                        help="record each run in this history store and skip repositories whose HEAD is unchanged")
+    parser.add_argument("-q", "--quiet", action="store_true", help="no line per repository on standard error")
+    check = parser.add_argument_group("passed to each repository's check")
+    check.add_argument("--no-cache", action="store_true", help="neither read nor write cached scan results")
+    check.add_argument("--cache-dir", type=Path, metavar="DIR", help="cache scan results (and git fetches) here")
+    check.add_argument("--time-budget", type=_seconds, metavar="SECONDS", help="per file (default 60)")
+    check.add_argument("--exclude", action="append", default=[], help="gitignore-style pattern to skip (repeatable)")
+    check.add_argument("--include-vendored", action="store_true", help="also scan vendored code")
+    return parser
+
+
+def fleet_command(argv: Sequence[str], recorder: Recorder | None = None) -> int:
+    """`recorder`: where runs are recorded and resumed from, when not named with --db."""
+    from auditor.settings import UsageError
+
+    args = build_parser().parse_args(list(argv))
+    if args.executor == "dask" and not args.scheduler:
+        raise UsageError("--executor dask needs --scheduler ADDRESS (the scheduler of your Dask cluster)")
+    if args.scheduler and args.executor != "dask":
+        raise UsageError("--scheduler goes with --executor dask")
+    recorder = open_recorder(args.db) if args.db else recorder
+    try:
+        sources = expand(args.sources)
+    except SourceError as err:
+        raise ToolError(str(err)) from None
+    tasks = [RepoTask(s.name, s.location, s.kind, args.timeout, _check_args(args), str(_clone_dir(args)))
+             for s in sources]
+    reports_dir = args.out / "reports"
+    kept = _unchanged(sources, recorder, reports_dir)
+    todo = [task for task in tasks if task.name not in kept]
+    progress = _Progress(len(tasks), args.quiet)
+    for outcome in kept.values():
+        progress(outcome)
+    if args.executor == "dask":
+        from auditor.fleet.executors import run_dask
+
+        done = run_dask(todo, args.scheduler, progress, args.connect_timeout)
+    else:
+        from auditor.fleet.executors import run_local
+
+        done = run_local(todo, args.jobs, progress)
+    by_name = {o.name: o for o in [*kept.values(), *done]}
+    outcomes = [by_name[task.name] for task in tasks]
+    portfolio = write_outputs(outcomes, args.out)
+    if recorder is not None:
+        for outcome in done:
+            if outcome.status != FAILED and outcome.report is not None:
+                recorder.record(outcome.report, outcome.repo_key, outcome.commit)
+    _print(portfolio, args.format)
+    if not any(o.status != FAILED for o in outcomes):
+        print(f"rocm-audit: error: none of the {len(outcomes)} repositories could be scanned", file=sys.stderr)
+        return EXIT_ERROR
+    return EXIT_REACHED if reached(portfolio, None if args.fail_on == "never" else args.fail_on) else EXIT_CLEAN
+
+
+def write_outputs(outcomes: Sequence[Outcome], out: Path) -> Portfolio:
+    """reports/NAME.json for each repository scanned, then portfolio.json and portfolio.html."""
+    import json
+
+    from auditor.fleet.html import render_html
+    from auditor.fleet.text import render_json
+    from auditor.output import write_atomic
+
+    (out / "reports").mkdir(parents=True, exist_ok=True)
+    paths: dict[str, str] = {}
+    for outcome in outcomes:
+        if outcome.report is not None and outcome.status != FAILED:
+            relative = f"reports/{outcome.name}.json"
+            if outcome.status != UNCHANGED:
+                write_atomic(out / relative, json.dumps(outcome.report, indent=2, ensure_ascii=False) + "\n")
+            paths[outcome.name] = relative
+    portfolio = build_portfolio(outcomes, paths)
+    write_atomic(out / "portfolio.json", render_json(portfolio))
+    write_atomic(out / "portfolio.html", render_html(portfolio))
+    return portfolio
+
+
+def _print(portfolio: Portfolio, form: str) -> None:
+    from auditor.fleet.html import render_html
+    from auditor.fleet.text import render_json, render_terminal
+
+    render = {"terminal": render_terminal, "json": render_json, "html": render_html}[form]
+    sys.stdout.write(render(portfolio))
+
+
+def _unchanged(sources: Sequence[Source], recorder: Recorder | None, reports: Path) -> dict[str, Outcome]:
+    """Resume: local repositories whose HEAD is the commit last recorded for them, with the report kept from
+    that run (a repository without one is scanned again)."""
+    import json
+
+    from auditor.fleet.gitsource import BrokenRepository, head_commit, repo_key
+
+    if recorder is None:
+        return {}
+    kept: dict[str, Outcome] = {}
+    for source in sources:
+        if source.kind != "path":
+            continue
+        path = Path(source.location)
+        try:
+            commit = head_commit(path)
+        except BrokenRepository:
+            continue   # its scan says why
+        key = repo_key(path, commit)
+        if commit is None or recorder.last_commit(key) != commit:
+            continue
+        try:
+            report = json.loads((reports / f"{source.name}.json").read_text(encoding="utf-8"))
+        except (OSError, ValueError):
+            continue
+        if isinstance(report, dict) and report.get("summary", {}).get("verdict") in VERDICTS:
+            kept[source.name] = Outcome(source.name, source.location, UNCHANGED, commit=commit, repo_key=key,
+                                        report=report)
+    return kept
+
+
+def _check_args(args: argparse.Namespace) -> tuple[str, ...]:
+    out: list[str] = ["--no-cache"] if args.no_cache else []
+    if args.cache_dir:
+        out += ["--cache-dir", str(args.cache_dir.absolute())]
+    if args.time_budget:
+        out += ["--time-budget", str(args.time_budget)]
+    for pattern in args.exclude:
+        out += [f"--exclude={pattern}"]
+    return (*out, "--include-vendored") if args.include_vendored else tuple(out)
+
+
+def _clone_dir(args: argparse.Namespace) -> Path:
+    from auditor.cache import default_directory
+    from auditor.settings import CACHE_ENV
+
+    base = args.cache_dir or (Path(os.environ[CACHE_ENV]) if os.environ.get(CACHE_ENV) else default_directory())
+    return base.absolute() / "fleet-clones"
+
+
+class _Progress:
+    """A line per repository on standard error as each finishes: `[3/12] vllm: blocked (41.2 s)`."""
+
+    def __init__(self, total: int, quiet: bool):
+        self.total, self.quiet, self.count = total, quiet, 0
+
+    def __call__(self, outcome: Outcome) -> None:
+        self.count += 1
+        if self.quiet:
+            return
+        verdict = (outcome.report or {}).get("summary", {}).get("verdict") if outcome.status != FAILED else None
+        what = f"{verdict}{' (unchanged)' if outcome.status == UNCHANGED else ''}" if verdict else \
+            f"failed: {outcome.reason}"
+        print(safe_text(f"[{self.count}/{self.total}] {outcome.name}: {what} ({outcome.seconds:g} s)"),
+              file=sys.stderr, flush=True)

@@ -1,0 +1,98 @@
+"""The portfolio as one self-contained HTML page: inline CSS (the single-repository report's, plus
+templates/fleet.css), no script at all, nothing fetched. Every text from a repository or its report is escaped
+here, and a Content-Security-Policy that admits no script backs that up. Links go to each repository's own
+JSON report under reports/."""
+from __future__ import annotations
+
+import importlib.resources
+from html import escape
+from urllib.parse import quote
+
+from auditor.fleet.portfolio import Blocker, Portfolio, RepoRow
+from auditor.fleet.text import days
+
+CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
+SHOWN_BLOCKERS = 25
+
+
+def _style() -> str:
+    templates = importlib.resources.files("auditor") / "templates"
+    return "\n".join((templates / name).read_text(encoding="utf-8") for name in ("report.css", "fleet.css"))
+
+
+def render_html(portfolio: Portfolio) -> str:
+    t = portfolio.totals
+    scanned = max(t.scanned, 1)
+    split = "".join(f'<span class="{cls}" style="width:{100.0 * n / scanned:.2f}%" title="{n} {cls}"></span>'
+                    for cls, n in (("ready", t.ready), ("needs-port", t.needs_port), ("blocked", t.blocked)) if n)
+    cards = [
+        ("Repositories", t.repositories, "repositories", f"{t.scanned} scanned, {t.failed} failed"),
+        ("Verdicts", f"{t.ready} / {t.needs_port} / {t.blocked}", "verdicts", "ready / needs-port / blocked"),
+        ("Code on ROCm today", f"{t.ready_share:g}%", "ready_share_percent",
+         f"{t.ready_lines} of {t.lines} lines scanned are in ready repositories"),
+        ("Effort", days(t.effort_low_days, t.effort_high_days), "effort", "summed over the repositories"),
+    ]
+    card_html = "".join(
+        f'<div class="card"><h2>{escape(title)}</h2><p class="figure" data-total="{key}">{escape(str(figure))}</p>'
+        f'<p class="unit">{escape(unit)}</p></div>' for title, figure, key, unit in cards)
+    return f"""<!DOCTYPE html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta http-equiv="Content-Security-Policy" content="{CSP}">
+<meta name="viewport" content="width=device-width, initial-scale=1">
+<title>rocm-audit portfolio: {t.repositories} repositories</title>
+<style>{_style()}</style>
+</head>
+<body>
+<p class="eyebrow">rocm-audit portfolio</p>
+<h1>{t.repositories} repositories: {t.ready} ready, {t.needs_port} need a port, {t.blocked} blocked</h1>
+<div class="split" id="split">{split}</div>
+<div class="cards" id="totals">{card_html}</div>
+<h2 id="repositories">Repositories</h2>
+<table class="fleet" id="repository-table">
+<thead><tr><th>repository</th><th>verdict</th><th>effort (days)</th><th>top blocker</th><th>ROCm path confidence</th>
+<th>report</th></tr></thead>
+<tbody>
+{"".join(_row(r) for r in portfolio.repositories)}</tbody>
+</table>
+{_blockers("by-effort", "What blocks the most work", portfolio.blockers[:SHOWN_BLOCKERS])}
+{_blockers("by-reach", "What touches the most repositories", portfolio.widest(SHOWN_BLOCKERS))}
+<p class="note">Effort is each repository's own estimate (rocm-audit check); a blocker's effort is the hours of its
+findings in every repository it touches, in engineer-days. Failed repositories count in no total.</p>
+</body>
+</html>
+"""
+
+
+def _row(r: RepoRow) -> str:
+    name = f'<td><strong>{escape(r.name)}</strong><br><span class="path">{escape(r.source)}</span></td>'
+    if r.verdict is None:
+        return (f'<tr class="failed" data-name="{escape(r.name)}" data-status="failed">{name}'
+                f'<td><span class="badge small status-failed">failed</span></td><td colspan="4">{escape(r.reason)}</td>'
+                "</tr>\n")
+    link = f'<a href="{escape(quote(r.report))}">{escape(r.report)}</a>' if r.report else ""
+    unchanged = ' <span class="tag">unchanged</span>' if r.status == "unchanged" else ""
+    return (f'<tr data-name="{escape(r.name)}" data-status="{escape(r.status)}">{name}'
+            f'<td><span class="badge small verdict-{escape(r.verdict)}" data-field="verdict">{escape(r.verdict)}</span>'
+            f'{unchanged}</td>'
+            f'<td class="num"><span data-field="effort_low_days">{r.effort_low_days:g}</span>-'
+            f'<span data-field="effort_high_days">{r.effort_high_days:g}</span></td>'
+            f'<td>{escape(r.top_blocker)}</td><td>{escape(r.confidence)}</td><td>{link}</td></tr>\n')
+
+
+def _blockers(anchor: str, title: str, blockers: tuple[Blocker, ...]) -> str:
+    if not blockers:
+        return f'<h2 id="{anchor}">{escape(title)}</h2><p class="note">Nothing left to port in any repository.</p>'
+    rows = "".join(
+        f'<tr data-key="{escape(b.key)}"><td><strong>{escape(b.name)}</strong> '
+        f'<span class="tag">{escape(b.kind)}</span>'
+        f'<br><span class="rule">{escape(b.rule)}</span></td>'
+        f'<td class="num" data-field="repositories">{len(b.repositories)}</td>'
+        f'<td class="num"><span data-field="effort_low_days">{b.effort_low_days:g}</span>-'
+        f'<span data-field="effort_high_days">{b.effort_high_days:g}</span></td>'
+        f'<td>{escape(", ".join(b.repositories))}</td><td class="fix">{escape(b.fix)}</td></tr>\n'
+        for b in blockers)
+    return (f'<h2 id="{anchor}">{escape(title)}</h2>\n<table class="fleet blockers">\n<thead><tr><th>dependency or rule'
+            '</th><th>repositories</th><th>effort (days)</th><th>in</th><th>the fix that removes it</th></tr></thead>\n'
+            f"<tbody>\n{rows}</tbody>\n</table>")

@@ -1,0 +1,148 @@
+"""One repository, one task: the ordinary single-repository audit (what `rocm-audit check --format json` runs),
+its JSON report and the commit it was scanned at. `scan_repository` is the task both executors run: it audits
+in a fresh process of its own (`python -m auditor.fleet`) so that a timeout can end it, whatever thread or
+daemonic worker process it is called from, and so that one repository's crash loses only its own row."""
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import threading
+import time
+from dataclasses import asdict, dataclass
+from pathlib import Path
+
+from auditor.scan import MAX_FILE_BYTES   # files larger than check's default limit are not read out of git
+from auditor.fleet.gitsource import BrokenRepository, fetch_shallow, head_commit, repo_key, tree_of, url_key
+
+SCANNED, UNCHANGED, FAILED = "scanned", "unchanged", "failed"
+_RUNNING: set[subprocess.Popen] = set()   # the scans this process started and still waits on
+_LOCK = threading.Lock()
+MAX_REASON = 400
+
+
+@dataclass(frozen=True, slots=True)
+class RepoTask:
+    name: str
+    location: str                  # an absolute path or a git URL
+    kind: str                      # "path" | "git" | "missing" (auditor/fleet/sources.py)
+    timeout: float                 # seconds for the whole repository, fetch included
+    check_args: tuple[str, ...]    # flags every repository's `check` gets (cache, budgets, excludes)
+    clone_dir: str                 # where git URLs are fetched to (bare, shallow)
+
+
+@dataclass(frozen=True, slots=True)
+class Outcome:
+    name: str
+    source: str
+    status: str                    # scanned | unchanged (resume: HEAD as last recorded) | failed
+    reason: str = ""               # why it failed
+    commit: str | None = None      # the commit scanned (None: not a git repository)
+    repo_key: str = ""             # what its runs are recorded under
+    seconds: float = 0.0
+    report: dict | None = None     # the `check --format json` report
+
+    def as_dict(self) -> dict:
+        return asdict(self)
+
+    @classmethod
+    def from_dict(cls, data: dict) -> Outcome:
+        given = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
+        return cls(**given)
+
+
+def failed(task: RepoTask, reason: str, seconds: float = 0.0) -> Outcome:
+    return Outcome(task.name, task.location, FAILED, reason[:MAX_REASON], seconds=round(seconds, 3))
+
+
+def scan_repository(task: RepoTask) -> Outcome:
+    """`audit_repository` in a child process, ended (with everything it started) after `task.timeout`."""
+    if task.kind == "missing":   # nothing to start a process for
+        return audit_repository(task)
+    started = time.monotonic()
+    request = json.dumps(asdict(task)).encode("utf-8")
+    child = subprocess.Popen([sys.executable, "-m", "auditor.fleet"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.PIPE, start_new_session=True)
+    with _LOCK:
+        _RUNNING.add(child)
+    try:
+        out, err = child.communicate(request, timeout=task.timeout)
+    except subprocess.TimeoutExpired:
+        _kill_group(child)
+        return failed(task, f"timed out after {task.timeout:g} s", time.monotonic() - started)
+    finally:
+        with _LOCK:
+            _RUNNING.discard(child)
+    seconds = time.monotonic() - started
+    try:
+        return Outcome.from_dict({**json.loads(out.decode("utf-8")), "seconds": round(seconds, 3)})
+    except (ValueError, TypeError):
+        last = err.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit status {child.returncode}"]
+        return failed(task, f"the scan process ended without a report: {last[0]}", seconds)
+
+
+def _kill_group(child: subprocess.Popen, wait: bool = True) -> None:
+    try:
+        os.killpg(child.pid, signal.SIGKILL)   # its own session: the per-file children it forked go too
+    except ProcessLookupError:
+        pass
+    if wait:
+        child.communicate()
+
+
+def stop_all() -> None:
+    """End every scan this process started (an interrupted fleet run): in their own sessions, they would not
+    get the terminal's Ctrl-C."""
+    with _LOCK:
+        running = list(_RUNNING)
+    for child in running:
+        _kill_group(child, wait=False)
+
+
+def audit_repository(task: RepoTask) -> Outcome:
+    """In this process: the repository's report, or a failed outcome saying why (never an exception)."""
+    from auditor.boundedio import UnsafeRead
+    from auditor.config import ConfigError
+    from auditor.errors import ToolError
+    from auditor.settings import UsageError
+    from auditor.vcs import GitError
+
+    try:
+        if task.kind == "missing":
+            return failed(task, "path does not exist (or is not a directory)")
+        if task.kind == "git":
+            bare, fetched = fetch_shallow(task.location, Path(task.clone_dir))
+            with tree_of(bare, fetched, MAX_FILE_BYTES) as files:
+                report = check_report(files, task.check_args, shown_root=task.name)
+            return Outcome(task.name, task.location, SCANNED, commit=fetched, repo_key=url_key(task.location),
+                           report=report)
+        path = Path(task.location)
+        commit = head_commit(path)
+        report = check_report(path, task.check_args)
+        return Outcome(task.name, task.location, SCANNED, commit=commit, repo_key=repo_key(path, commit),
+                       report=report)
+    except (BrokenRepository, ToolError, GitError, UsageError, ConfigError, UnsafeRead, OSError) as err:
+        return failed(task, str(err))
+    except Exception as err:  # noqa: BLE001 - a repository that breaks the tool is its own row, not the fleet's end
+        return failed(task, f"internal error: {type(err).__name__}: {err}")
+
+
+def check_report(path: Path, check_args: tuple[str, ...], shown_root: str | None = None) -> dict:
+    """What `rocm-audit check PATH --format json` reports, built the way `check` builds it."""
+    from auditor.cache import evict
+    from auditor.errors import ToolError
+    from auditor.pipeline import audit
+    from auditor.report.json import report_dict
+    from auditor.runsetup import rulebook_for, scan_options
+    from auditor.settings import parse_settings
+
+    settings = parse_settings(["check", str(path), "--format", "json", "--no-html", "--no-progress", "-j", "1",
+                               *check_args])
+    options = scan_options(settings)
+    report = audit(settings.paths, rulebook_for(settings), options, shown_root=shown_root)
+    if not report.results and not report.errors:
+        raise ToolError("nothing to scan: no CUDA, C/C++, Python or manifest files")
+    evict(options.cache_dir)
+    return report_dict(report)

@@ -1,0 +1,45 @@
+"""`fleet --executor dask --scheduler ADDRESS` on a real Dask LocalCluster (a scheduler and two worker
+processes on 127.0.0.1) gives the same portfolio as the local executor."""
+import json
+
+import pytest
+
+from tests.fleetrepos import make_org, run_fleet
+
+distributed = pytest.importorskip("distributed", reason="Dask distributed is installed by the test extra")
+
+
+@pytest.fixture(scope="module")
+def scheduler():
+    cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
+                                       host="127.0.0.1")
+    try:
+        yield cluster.scheduler_address
+    finally:
+        cluster.close()
+
+
+def test_dask_gives_the_local_portfolio(scheduler, tmp_path):
+    org = make_org(tmp_path / "org")
+    local_code, local = run_fleet(org, tmp_path / "gone", "--out", tmp_path / "local")
+    dask_code, dask = run_fleet(org, tmp_path / "gone", "--out", tmp_path / "dask", "--executor", "dask",
+                                "--scheduler", scheduler)
+    assert (local_code, dask_code) == (0, 0)
+    assert dask == local
+    assert {r["name"]: r["verdict"] for r in dask["repositories"]} == \
+        {"kern": "needs-port", "portable": "ready", "trt": "blocked", "gone": None}
+    for row in dask["repositories"][:3]:
+        assert json.loads((tmp_path / "dask" / row["report"]).read_text(encoding="utf-8"))["summary"] == \
+            json.loads((tmp_path / "local" / row["report"]).read_text(encoding="utf-8"))["summary"]
+
+
+def test_unreachable_scheduler_is_a_tool_error(tmp_path, capsys):
+    code, _ = run_fleet(tmp_path, "--out", tmp_path / "out", "--executor", "dask", "--scheduler", "tcp://127.0.0.1:9",
+                        "--connect-timeout", "1")
+    assert code == 2
+    assert "cannot reach the Dask scheduler at tcp://127.0.0.1:9" in capsys.readouterr().err
+
+
+def test_dask_needs_a_scheduler(tmp_path, capsys):
+    assert run_fleet(tmp_path, "--executor", "dask")[0] == 2
+    assert "--executor dask needs --scheduler ADDRESS" in capsys.readouterr().err

@@ -1,0 +1,56 @@
+"""The portfolio page in headless Chromium: no console errors, nothing fetched, no script, repository text
+escaped, and the numbers it shows are the portfolio JSON's."""
+import json
+
+from tests.conftest import write_tree
+from tests.fleetrepos import PORTABLE, make_org, run_fleet
+from tests.test_html_report import browser  # noqa: F401 - the module's Chromium fixture
+from tests.test_html_report import _Page
+
+HOSTILE = '<img src=x onerror="window.pwned=1">'
+
+
+def test_portfolio_page_in_chromium_shows_the_json_numbers(browser, tmp_path):  # noqa: F811
+    org = make_org(tmp_path / "org")
+    write_tree(org / HOSTILE, PORTABLE)
+    out = tmp_path / "out"
+    code, printed = run_fleet(org, tmp_path / "gone", "--out", out)
+    assert code == 0
+    portfolio = json.loads((out / "portfolio.json").read_text(encoding="utf-8"))
+    assert printed == portfolio
+    html = (out / "portfolio.html").read_text(encoding="utf-8")
+    assert "<script" not in html and HOSTILE not in html
+    view = _Page(browser, out / "portfolio.html")
+    page = view.page
+    assert view.console == []
+    assert view.requests == [(out / "portfolio.html").as_uri()]
+    assert page.evaluate("window.pwned") is None
+    totals = portfolio["totals"]
+    card = lambda key: page.locator(f'#totals [data-total="{key}"]').inner_text()  # noqa: E731
+    assert card("repositories") == str(totals["repositories"]) == "5"
+    assert card("verdicts") == f"{totals['ready']} / {totals['needs-port']} / {totals['blocked']}" == "2 / 1 / 1"
+    assert card("ready_share_percent") == f"{totals['ready_share_percent']:g}%"
+    assert card("effort") == f"{totals['effort_low_days']:g}-{totals['effort_high_days']:g} days"
+    rows = page.locator("#repository-table tbody tr")
+    assert rows.count() == len(portfolio["repositories"])
+    for i, repo in enumerate(portfolio["repositories"]):
+        row = rows.nth(i)
+        assert row.get_attribute("data-name") == repo["name"]
+        assert row.get_attribute("data-status") == repo["status"]
+        if repo["status"] == "failed":
+            assert repo["reason"] in row.inner_text()
+            continue
+        field = lambda name: row.locator(f'[data-field="{name}"]').text_content()  # noqa: E731, B023
+        assert field("verdict") == repo["verdict"]
+        assert float(field("effort_low_days")) == repo["effort_low_days"]
+        assert float(field("effort_high_days")) == repo["effort_high_days"]
+        link = row.locator("a").get_attribute("href")
+        assert link == repo["report"] and (out / link).is_file()
+    hostile = rows.filter(has_text=HOSTILE)
+    assert hostile.count() == 1 and hostile.locator('[data-field="verdict"]').text_content() == "ready"
+    first = page.locator("#by-effort + table tbody tr").first
+    blocker = portfolio["blockers"][0]
+    assert first.get_attribute("data-key") == blocker["key"] == "tensorrt-llm"
+    assert int(first.locator('[data-field="repositories"]').inner_text()) == len(blocker["repositories"])
+    assert float(first.locator('[data-field="effort_high_days"]').inner_text()) == blocker["effort_high_days"]
+    assert blocker["fix"] in first.inner_text()
