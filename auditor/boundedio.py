@@ -7,13 +7,15 @@ import os
 import stat
 from pathlib import Path
 
+from auditor.errors import ToolError
+
 CONFIG_CAP = 1024 * 1024            # a config file or pyproject.toml
 BASELINE_CAP = 64 * 1024 * 1024     # a baseline of a very large tree is still far below this
 SMALL_CAP = 4 * 1024 * 1024         # .gitmodules, .gitignore, a `-r` include
 TOOL_CAP = 16 * 1024 * 1024         # hipify-perl (about 1 MB today)
 
 
-class UnsafeRead(Exception):
+class UnsafeRead(ToolError):
     """Not a regular file, a link where none is allowed, or over the cap: one line naming the cause."""
 
 

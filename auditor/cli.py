@@ -67,14 +67,9 @@ def _command(settings) -> int:
 def _guarded(run, debug: bool) -> int:
     """Every failure of the tool is exit 2 with one line (a traceback too with --debug); never 1, which means
     findings."""
-    from auditor.boundedio import UnsafeRead
-    from auditor.config import ConfigError
-    from auditor.gate import GateError
-    from auditor.settings import UsageError
-
     try:
         return run()
-    except (UsageError, ToolError, ConfigError, GateError, UnsafeRead) as err:
+    except ToolError as err:   # every error of the tool's input or environment derives from it
         print(f"rocm-audit: error: {safe_text(str(err))}", file=sys.stderr)
         return EXIT_ERROR
     except KeyboardInterrupt:

@@ -19,6 +19,8 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from auditor.errors import ToolError
+
 CONFIG_FILE = ".rocm-audit.toml"
 PYPROJECT = "pyproject.toml"
 TABLE = "tool.rocm-audit"
@@ -39,7 +41,7 @@ REPO_MAX_TIME_BUDGET = 600.0
 MENTION_SCAN_CAP = 64 * 1024 * 1024   # a pyproject.toml is searched for our table up to this size
 
 
-class ConfigError(Exception):
+class ConfigError(ToolError):
     """A config file that cannot be used: exit 2, naming the file and the line."""
 
 

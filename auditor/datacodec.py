@@ -12,8 +12,10 @@ import types
 import typing
 from functools import cache
 
+from auditor.errors import AuditorError
 
-class DecodeError(ValueError):
+
+class DecodeError(AuditorError, ValueError):
     """The data does not have the declared shape: the cache treats the entry as a miss."""
 
 

@@ -1,5 +1,5 @@
 """The CI gate: which findings are new. Against a baseline file of known findings, or against the merge-base
-with a git ref (design.md section 7). Only unguarded findings count: a guarded one already has a ROCm path.
+with a git ref (README.md, Pre-commit and CI). Only unguarded findings count: a guarded one already has a ROCm path.
 
 A finding is known while its fingerprint (rule, path, subject; never the line) has no more occurrences now
 than were known; the extra occurrences of a fingerprint are the new ones (those on lines the branch added
@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from auditor.errors import ToolError
 from auditor.escape import visible
 from auditor.types import Finding, Gate, Report, fingerprint
 
@@ -23,7 +24,7 @@ ABOUT = ("rocm-audit baseline: findings known when it was written; `rocm-audit c
 ENTRY_KEYS = ("fingerprint", "rule", "path", "subject", "count")
 
 
-class GateError(Exception):
+class GateError(ToolError):
     """A baseline that cannot be read, or a git base that cannot be used: exit 2 with one line."""
 
 

@@ -20,6 +20,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.apitable import ApiEntry, ApiTable, make_table, shipped_table
+from auditor.errors import ToolError
 
 SUBST = re.compile(r'\bsubst\(\s*"((?:[^"\\]|\\.)+)"\s*,\s*"((?:[^"\\]|\\.)*)"\s*,\s*"(\w+)"\s*\)')
 OLD_SUBST = re.compile(r"\$ft\{'(\w+)'\}\s*\+=\s*s/\\b(\w+)\\b/([\w/.]+)/g")
@@ -126,7 +127,7 @@ def read_maps(text: str) -> HipifyMaps:
                       version.group(1) if version else "")
 
 
-class HipifyPerlError(ValueError):
+class HipifyPerlError(ToolError, ValueError):
     """The file is not a hipify-perl script this reader understands."""
 
 

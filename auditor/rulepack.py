@@ -34,7 +34,9 @@ def example_problem(rulebook: Rulebook, rule: Rule, example: Example, flag: bool
     if not flag:
         return f"{example.file}: ok example reported on line(s) {lines}" if hits else None
     if not hits:
-        return f"{example.file}: flag example not reported"
+        others = sorted({f.rule_id for f in result.findings if f.span.line in example.lines} - {rule.id})
+        won = f" (reported there by {', '.join(others)} instead)" if others else ""
+        return f"{example.file}: flag example not reported{won}"
     missing = [line for line in example.lines if line not in lines]
     if missing:
         return f"{example.file}: flag example marks line(s) {list(example.lines)}, reported on {lines}"

@@ -8,6 +8,7 @@ from pathlib import Path, PurePosixPath
 
 from auditor.engines.dependency import requirement_findings, url_findings
 from auditor.engines.text import scan_text
+from auditor.errors import ScannedFileError
 from auditor.parsing.manifest import (
     READERS, ManifestContent, ManifestError, manifest_flavour, pip_install_commands, resolve_include,
 )
@@ -24,7 +25,7 @@ ROCM_BUILD = re.compile(
 BUILD_FILE_NAMES = {"setup.py", "CMakeLists.txt", "pyproject.toml", "Makefile", "setup.cfg"}
 
 
-class InputError(ValueError):
+class InputError(ScannedFileError):
     """The file cannot be read as text; the message says why."""
 
 
@@ -113,7 +114,7 @@ def scan_text_as(
     )
 
 
-class _ParseFailure(ValueError):
+class _ParseFailure(ScannedFileError):
     pass
 
 

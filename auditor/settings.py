@@ -10,6 +10,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor import __version__
+from auditor.errors import ToolError
 from auditor.report.formats import FORMATS  # the format registry names them
 from auditor.types import Severity
 
@@ -21,7 +22,7 @@ SUBCOMMANDS = ("check", "rules", "rule", "baseline", "config", "coverage", "fix"
 CACHE_ENV = "ROCM_AUDIT_CACHE_DIR"   # the cache directory, when --cache-dir is not given
 
 
-class UsageError(ValueError):   # config.py catches it as one, not importing this module
+class UsageError(ToolError, ValueError):   # config.py catches it as one, not importing this module
     """Bad flags or arguments: exit 2 with one line."""
 
 

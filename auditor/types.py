@@ -165,7 +165,7 @@ class SourceFile:
 
 @dataclass(frozen=True, slots=True)
 class FileCoverage:
-    """The CUDA references of one file, counted as HIPIFY does (design.md section 5)."""
+    """The CUDA references of one file, counted as HIPIFY does (README.md, HIPIFY coverage)."""
 
     converted: int = 0
     clean: int = 0                                   # converted, with no HIPIFY-silent hazard in the same function
@@ -217,7 +217,7 @@ class Component:
 
 
 def percent_of(part: int, total: int) -> float:
-    """100 when there is nothing to count, as design.md section 5 defines."""
+    """100 when there is nothing to count, as README.md, HIPIFY coverage defines."""
     return 100.0 if total == 0 else round(100.0 * part / total, 1)
 
 
@@ -288,7 +288,7 @@ class Effort:
 
 @dataclass(frozen=True, slots=True)
 class Gate:
-    """What findings were compared with: a baseline file or a git base (design.md section 7)."""
+    """What findings were compared with: a baseline file or a git base (README.md, Pre-commit and CI)."""
 
     mode: str                        # "baseline" | "diff-base"
     against: str                     # the baseline file, or "REF (merge-base SHA)"

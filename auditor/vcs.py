@@ -20,6 +20,8 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path, PurePosixPath
 
+from auditor.errors import ToolError
+
 FETCH_HINT = ("this is a shallow clone: fetch the history first (git fetch --unshallow, or `fetch-depth: 0` "
               "with actions/checkout)")
 HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
@@ -29,7 +31,7 @@ TEMP_PREFIX = "rocm-audit-base-"
 OUTPUT_CAP = 512 * 1024 * 1024     # git's answer is read whole; a repository cannot make it larger than this
 
 
-class GitError(Exception):
+class GitError(ToolError):
     """git is missing, the path is not in a repository, or the base cannot be found: exit 2."""
 
 

@@ -1,4 +1,4 @@
-"""Verdicts from live findings only (rocm-path.md section 5), per component and overall, with a reason that
+"""Verdicts from live findings only (README.md, Verdict), per component and overall, with a reason that
 leads with the answer, names the ROCm path with file:line, gives the install recipe, then what is not
 covered and the work left."""
 from __future__ import annotations
@@ -120,7 +120,7 @@ def component_verdict(
 
 
 def _confidence_text(rocm: RocmPath) -> str:
-    """rocm-path.md section 2: CI that builds for ROCm raises the stated confidence; its absence lowers it."""
+    """README.md, The ROCm path: CI that builds for ROCm raises the stated confidence; its absence lowers it."""
     if rocm.ci:
         more = f" and {len(rocm.ci) - 1} more" if len(rocm.ci) > 1 else ""
         return f"Confidence {rocm.confidence}: CI builds for ROCm ({rocm.ci[0]}{more})"

@@ -4,7 +4,7 @@
 
 hipify-perl is run (with `perl`, never from the scanned tree) on the C/C++/CUDA files rocm-audit's discovery
 finds, once by default and, for files where that run leaves work, once with `-roc`. Its counts are corrected as
-design.md section 5 and README.md (HIPIFY coverage) say, so both sides count the same thing:
+README.md, HIPIFY coverage and README.md (HIPIFY coverage) say, so both sides count the same thing:
   - a reference hipify-perl converts to the retired hipDNN wrapper counts as converted only when `-roc` maps it
     (to MIOpen); a warning for a name `-roc` maps counts as converted;
   - `*_sync` warp functions and `__activemask` count as supported (HIP 6.2 has them);

@@ -152,7 +152,11 @@ def test_assumptions_name_a_source_for_every_constant():
             assert entry["source"] in texts
     for key in ("day", "handled", "repeat", "hipify_review", "validation", "optional_paths"):
         assert MODEL[key]["source"] in texts
-    assert json.dumps([a.value for a in load_model().assumptions])   # plain text the report can show
+    shown = {a.source: a.value for a in load_model().assumptions}   # what the report's Assumptions list says
+    for entry in MODEL["site"].values():
+        low, high = entry["hours"]
+        assert shown[entry["source"]].startswith(f"{low:g}-{high:g} h"), (entry, shown[entry["source"]])
+    assert shown[MODEL["day"]["source"]] == f"{MODEL['day']['hours']:g} h"
 
 
 # --- generated trees (issue 14): families by a generator's hash, and the per-component cap -------------------

@@ -12,6 +12,9 @@ from tests.conftest import REPO
 # The highlighted code sits in the page's JSON data block ("code"), so that is compared without it.
 HIGHLIGHTED = re.compile(r'<div class="code">.*?</div>|<style>.*?</style>', re.S)
 DATA = re.compile(r'(<script type="application/json" id="report-data">)(.*?)(</script>)', re.S)
+# The page's footer counts the shipped rules; a new rule must not make every sample stale (its number is checked
+# against the rulebook below instead).
+RULE_COUNT = re.compile(r"(<li>rocm-audit [^,<]+, )(\d+)( rules</li>)")
 
 
 def _without_code(match: re.Match) -> str:
@@ -21,7 +24,9 @@ def _without_code(match: re.Match) -> str:
 
 
 def _comparable(file_name: str, text: str) -> str:
-    return DATA.sub(_without_code, HIGHLIGHTED.sub("", text)) if file_name.endswith(".html") else text
+    if not file_name.endswith(".html"):
+        return text
+    return RULE_COUNT.sub(r"\1N\3", DATA.sub(_without_code, HIGHLIGHTED.sub("", text)))
 
 
 @pytest.mark.parametrize("name", FIXTURES)
@@ -30,3 +35,10 @@ def test_sample_reports_are_up_to_date(name):
         committed = (REPO / "reports" / file_name).read_text(encoding="utf-8")
         assert _comparable(file_name, committed) == _comparable(file_name, text), (
             f"reports/{file_name} is stale: run scripts/render_reports.py")
+
+
+def test_the_pages_footer_counts_the_shipped_rules():
+    from auditor.rulebook import load_rulebook
+
+    page = render("example", FIXTURES["example"])["example.html"]
+    assert [int(n) for _, n, _ in RULE_COUNT.findall(page)] == [len(load_rulebook().rules)]

@@ -141,6 +141,10 @@ def requirement_findings(
         if any(_exact_name(rule, req.name) for rule, _ in matched):  # a rule naming the package beats a glob
             matched = [(rule, s) for rule, s in matched if _exact_name(rule, req.name) or not rule.dependency.pypi
                        or rule.dependency.declared_in is not None]
+        if any(rule.dependency.declared_in is not None for rule, _ in matched):   # a rule for this context wins
+            matched = [(rule, s) for rule, s in matched
+                       if rule.dependency.declared_in is not None or not _exact_name(rule, req.name)]
+        matched = _without_overridden(matched)
         if req.url:
             yield from url_findings(rules, [(req.url, item.line)], path, lines)
         for rule, subject in matched:
@@ -151,6 +155,12 @@ def requirement_findings(
                     rule, path, span, subject, snippet_of(lines, item.line) or item.text,
                     optional=item.optional, detail=detail,
                 )
+
+
+def _without_overridden(matched: list[tuple[Rule, str]]) -> list[tuple[Rule, str]]:
+    """Where a rule declares that it overrides another that matched the same package, only it reports."""
+    replaced = {rid for rule, _ in matched for rid in rule.dependency.overrides}
+    return [(rule, s) for rule, s in matched if rule.id not in replaced]
 
 
 def url_findings(

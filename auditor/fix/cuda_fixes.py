@@ -5,6 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
+from auditor.errors import AuditorError
 from auditor.fix.data import FixSpec
 from auditor.fix.edits import Edit, FileFix, apply_edits, line_starts
 from auditor.parsing.cuda import Node, parse
@@ -54,7 +55,7 @@ _NO_PARENS = {"parenthesized_expression", "init_declarator", "argument_list", "r
               "condition_clause", "expression_statement"}
 
 
-class Skip(Exception):
+class Skip(AuditorError):
     """This finding is reported, not fixed; the message says why."""
 
 

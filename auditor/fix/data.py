@@ -9,6 +9,8 @@ from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
+from auditor.errors import ToolError
+
 SAFETY = ("safe", "unsafe")
 ACTIONS = {
     "full-mask": "cuda", "warp-lane-math": "cuda", "nanosleep": "cuda",
@@ -17,7 +19,7 @@ ACTIONS = {
 }
 
 
-class FixDataError(ValueError):
+class FixDataError(ToolError, ValueError):
     """A fix file is malformed: the message names the file and the fix."""
 
 

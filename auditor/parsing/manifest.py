@@ -6,6 +6,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
+from auditor.errors import ScannedFileError
 from auditor.parsing.declared import Declared
 
 URL_OPTION = re.compile(r"^\s*(?:--index-url|--extra-index-url|-i|--find-links|-f)(?:\s+|=)(\S+)")
@@ -15,7 +16,7 @@ PIP_INSTALL = re.compile(
 )
 
 
-class ManifestError(ValueError):
+class ManifestError(ScannedFileError):
     pass
 
 

@@ -1,4 +1,4 @@
-"""Report -> JSON (design.md section 4). The schema file in auditor/schema/ is the contract's test."""
+"""Report -> JSON (auditor/schema/report.schema.json). The schema file in auditor/schema/ is the contract's test."""
 from __future__ import annotations
 
 import json
@@ -161,7 +161,7 @@ HOTSPOTS = 20
 
 
 def effort_dict(effort: Effort) -> dict:
-    """design.md section 4 `effort`, plus: HIPIFY review and validation (also in the total), the costliest
+    """auditor/schema/report.schema.json `effort`, plus: HIPIFY review and validation (also in the total), the costliest
     top-level directories and files (in hours), and every constant the model used with its source."""
     return {
         "low_days": effort.low_days,
@@ -177,7 +177,7 @@ def effort_dict(effort: Effort) -> dict:
 
 
 def coverage_dict(cov: Coverage) -> dict:
-    """design.md section 4 `coverage`, plus: clean-after-HIPIFY counts, each file's translator, where each
+    """auditor/schema/report.schema.json `coverage`, plus: clean-after-HIPIFY counts, each file's translator, where each
     unconverted name is, the names PyTorch's hipify treats the other way, and the API table used."""
     return {
         "total": {"converted_refs": cov.converted, "unconverted_refs": cov.unconverted, "percent": cov.percent,

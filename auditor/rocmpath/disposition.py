@@ -1,5 +1,5 @@
-"""A disposition for every finding (rocm-path.md section 4): where it sits against the ROCm path. Only
-`live` findings decide the verdict; nothing is dropped."""
+"""A disposition for every finding (README.md, "Every finding gets a disposition"): where it sits against the ROCm
+path. Only `live` findings decide the verdict; nothing is dropped."""
 from __future__ import annotations
 
 import re

@@ -1,4 +1,4 @@
-"""The ROCm path of each component (rocm-path.md sections 1-3): the patterns found with their evidence, the
+"""The ROCm path of each component (README.md, The ROCm path): the patterns found with their evidence, the
 artifacts built in each configuration, the install recipe, the confidence, the project macros, and which
 configuration compiles each source file."""
 from __future__ import annotations

@@ -17,7 +17,7 @@ from auditor.types import CATEGORIES, EFFORT_CLASSES, Rule, Severity
 
 from auditor.rulebook.schema import (  # noqa: F401  (re-exported: the rule format's names)
     HIPIFY_STATUSES, PYTHON_CONTEXTS, TEXT_KINDS, CudaMatch, DependencyMatch, Match, PythonMatch, RuleError,
-    TextMatch, as_dict, parse_match,
+    TextMatch, as_dict, parse_match, validate_guards,
 )
 from auditor.rulebook.defs import expand, read_defs
 
@@ -202,7 +202,7 @@ class Rulebook:
 
     def with_project_macros(self, rocm: frozenset[str], cuda_only: frozenset[str]) -> "Rulebook":
         """This rulebook, with macros the scanned project's build defines on ROCm (`GGML_USE_HIP`) and those
-        it defines only for CUDA or only behind an opt-in (rocm-path.md section 3, project macros)."""
+        it defines only for CUDA or only behind an opt-in (README.md, The ROCm path)."""
         if not rocm and not cuda_only:
             return self
         pre = dict(self.guards.get("preprocessor", {}))
@@ -295,7 +295,9 @@ def load_rulebook(root: Path | None = None, check_queries: bool = False, packs: 
     for pack in packs:
         rules.extend(load_pack(pack, check_queries))
     _check_unique(rules)
+    _check_claims(rules)
     guards = tomllib.loads((root / "guards.toml").read_text(encoding="utf-8"))
+    validate_guards(guards, "guards.toml")
     ordered = tuple(sorted(rules, key=lambda r: r.id))
     return Rulebook(ordered, _digest(ordered, guards), guards)
 
@@ -308,3 +310,25 @@ def _check_unique(rules: list[Rule]) -> None:
             if key in seen:
                 raise RuleError(f"{rule.source_file}: duplicate {key!r} (also in {seen[key]})")
             seen[key] = rule.source_file
+
+
+def _check_claims(rules: list[Rule]) -> None:
+    """Two rules claiming the same import or the same distribution name (under the same narrowing) would both
+    report one line, or one would silently lose: refused unless one declares that it `overrides` the other."""
+    from packaging.utils import canonicalize_name
+
+    claimed: dict[tuple, Rule] = {}
+    for rule in rules:
+        if rule.matcher != "dependency":
+            continue
+        m = rule.dependency
+        keys: set[tuple] = {("import", name) for name in m.imports}
+        keys |= {("pypi", canonicalize_name(name), m.extras, m.versions, m.declared_in)
+                 for name in m.pypi if "*" not in name}
+        for key in sorted(keys):
+            other = claimed.setdefault(key, rule)
+            if other is rule or rule.id in other.dependency.overrides or other.id in m.overrides:
+                continue
+            kind = "import" if key[0] == "import" else "distribution"
+            raise RuleError(f"{rule.source_file}: rule {rule.id} claims the {kind} {key[1]!r}, which rule {other.id} "
+                            f"({other.source_file}) claims too; remove one, or declare `overrides = [\"{other.id}\"]`")

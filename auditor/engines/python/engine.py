@@ -116,7 +116,8 @@ class _Engine(SyntacticContexts):
     def _import(self, node: ast.AST, module: str) -> bool:
         best: tuple[Rule, str] | None = None
         for rule, wanted in import_rule_for(self.dependency_rules, module):
-            if best is None or len(wanted) > len(best[1]):
+            if best is None or len(wanted) > len(best[1]) or (
+                    len(wanted) == len(best[1]) and best[0].id in rule.dependency.overrides):
                 best = (rule, wanted)
         if best:
             self.raw.append((best[0], node, best[1], "import", None))
