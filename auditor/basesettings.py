@@ -19,6 +19,9 @@ from auditor.config import (
 
 GATE_KEYS = ("fail-on", "select", "ignore", "exclude", "force-exclude", "max-file-size", "time-budget",
              "max-run-time", "per-file-ignores", "optional-dirs", "extend-select", "fail-on-verify")
+# and which baseline judges the change: a change that names its own (listing its findings) in the config would
+# turn the --diff-base gate into one it wrote
+BASE_KEYS = (*GATE_KEYS, "baseline")
 
 
 def from_base(parser: argparse.ArgumentParser, given: Mapping, resolved: Resolved, start: Path,
@@ -44,7 +47,7 @@ def from_base(parser: argparse.ArgumentParser, given: Mapping, resolved: Resolve
     warnings = list(resolved.warnings)
     sources = []
     for name, value, source in resolved.sources:
-        if name in GATE_KEYS and name in then_values and then_values[name][0] != value \
+        if name in BASE_KEYS and name in then_values and then_values[name][0] != value \
                 and source != "command line":
             old_value, old_source = then_values[name]
             dest = name.replace("-", "_")

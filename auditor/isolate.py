@@ -55,6 +55,11 @@ def over_budget(source: SourceFile, budget: float) -> FileResult:
                       error=f"skipped: scanning took over the {budget:g} s per-file time budget")
 
 
+def died(source: SourceFile, status: int | None) -> FileResult:
+    return FileResult(source.path, source.kind,
+                      error=f"not scanned: the process scanning it died (exit status {status})")
+
+
 def file_size(source: SourceFile) -> int:
     try:
         return os.stat(source.abspath).st_size
@@ -100,8 +105,9 @@ def scan_in_children(
             if child.is_alive():
                 child.kill()
                 child.join()
-        if done < len(remaining):   # the child died on remaining[done]: that file overran its budget
-            results.append(over_budget(remaining[done], budget))
+        if done < len(remaining):   # the child died on remaining[done]: its watchdog (over budget), or a crash
+            results.append(over_budget(remaining[done], budget) if child.exitcode in (HARD_EXIT, -9)
+                           else died(remaining[done], child.exitcode))
             if progress:
                 progress.done(1, file_size(remaining[done]))
             done += 1

@@ -137,3 +137,24 @@ def test_a_kernel_with_syntax_errors_is_partial_and_its_findings_count(tmp_path,
     assert code == 1 and [(f["path"], f["line"]) for f in report["findings"]] == [("csrc/k.cu", 2)]
     assert {p["path"] for p in report["partial"]} == {"csrc/k.cu", "csrc/only_broken.cu"}
     assert report["complete"] is True and report["fails_closed"] == []   # partial is scanned, not unscanned
+
+
+def test_a_worker_that_dies_on_a_file_fails_the_run(tmp_path, capfd, monkeypatch):
+    import auditor.runner
+
+    real = auditor.runner.scan_file
+
+    def dies_on_crash(source, *args, **kwargs):
+        if source.path == "app/crash.py":
+            os._exit(9)    # as a segfault in a parser would end the child
+        return real(source, *args, **kwargs)
+
+    monkeypatch.setattr(auditor.runner, "scan_file", dies_on_crash)
+    repo = pull_request(tmp_path, {"app/crash.py": "import os\n", "app/other.py": "import pynvml\n"})
+    code, out, _ = run(capfd, repo, "check", ".", "--no-progress", "-q", "--no-cache", "-j", "1",
+                       "--fail-on", "critical")
+    assert code == 1   # pynvml is high, below the threshold: only the unscanned file fails it
+    assert "app/crash.py: not scanned completely (not scanned: the process scanning it died (exit status 9))" in out
+    code, out, _ = run(capfd, repo, "check", ".", "--no-progress", "-q", "--no-cache", "-j", "1",
+                       "--fail-on", "critical", "--allow-partial")
+    assert code == 0, out

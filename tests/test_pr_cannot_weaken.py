@@ -143,3 +143,13 @@ def test_the_readme_ci_command_ignores_a_pull_requests_own_fail_on(tmp_path, cap
     assert code == 1 and "::error file=app.py,line=3" in out
     assert "allow-partial ignored" in err
     assert Path(repo.root / "app.py").exists()
+
+
+def test_a_pull_request_cannot_name_its_own_baseline_under_the_ci_command(tmp_path, capfd):
+    """A config `baseline = ...` added by the change would turn --diff-base into a gate the change wrote."""
+    repo = branch(GitRepo(tmp_path / "repo", {"app.py": "import torch\n"}), {"app/new.py": CRITICAL})
+    assert run(capfd, repo, "baseline", ".", "-o", "mine.json")[0] == 0
+    repo.commit({".rocm-audit.toml": 'baseline = "mine.json"\n'}, "name it")
+    code, out, err = run(capfd, repo, *CI)
+    assert code == 1 and "::error file=app/new.py,line=1" in out
+    assert ".rocm-audit.toml:1: baseline changed by this change" in err
