@@ -145,6 +145,8 @@ def test_a_deep_chain_in_setup_py_does_not_fail_the_run(tmp_path, chain):
     assert "Traceback" not in done.stderr and "RecursionError" not in done.stdout + done.stderr
     report = json.loads(done.stdout)
     assert report["summary"]["files_scanned"] == 2
+    assert not report["errors"]                      # both read to the end: no recursion over the chain
+    assert ("deep.py", 1) in {(f["path"], f["line"]) for f in report["findings"] if f["rule"] == "RA100"}
 
 
 def test_a_build_file_over_2mb_is_named_as_not_read(tmp_path):

@@ -16,19 +16,29 @@ _LAZY = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 
 
 def _dotted(node: ast.AST) -> str:
+    """The dotted name a test is about. A loop down attribute chains, calls, `not` and comparisons (a chain
+    thousands of links long is valid Python); only an and/or recurses, and nesting those takes parentheses,
+    which the parser limits."""
+    attributes: list[str] = []
+    while True:
+        if isinstance(node, ast.Attribute):
+            attributes.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Call):
+            node = node.func
+        elif isinstance(node, ast.UnaryOp):
+            node = node.operand
+        elif isinstance(node, ast.Compare):
+            node = node.left
+        else:
+            break
     if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
-    if isinstance(node, ast.Call):
-        return _dotted(node.func)
-    if isinstance(node, ast.UnaryOp):
-        return _dotted(node.operand)
-    if isinstance(node, ast.Compare):
-        return _dotted(node.left)
-    if isinstance(node, ast.BoolOp):
-        return next((d for v in node.values if GUARD_TEST.search(d := _dotted(v))), "")
-    return ""
+        head = node.id
+    elif isinstance(node, ast.BoolOp):
+        head = next((d for v in node.values if GUARD_TEST.search(d := _dotted(v))), "")
+    else:
+        head = ""
+    return ".".join([head, *reversed(attributes)])
 
 
 def _catches_import_error(node: ast.Try | ast.TryStar) -> bool:

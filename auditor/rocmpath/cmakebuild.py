@@ -4,6 +4,7 @@ definitions and the sources each branch adds. Makefile opt-in blocks (`VAR ?= 0`
 make the macros they define optional features."""
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, field
 from pathlib import PurePosixPath
@@ -315,10 +316,15 @@ def _config(stack: list[list]) -> str:
     return BOTH
 
 
+@functools.lru_cache(maxsize=1024)
+def _last_part(target: str) -> str:
+    return PurePosixPath(target).name.lower()
+
+
 def _subdir_config(target: str, config: str) -> str:
-    name = PurePosixPath(target).name.lower()
     if config != BOTH:
         return config
+    name = _last_part(target)
     if re.search(r"(?:^|[-_])(?:hip|rocm)$", name):
         return ROCM
     if re.search(r"(?:^|[-_])cuda$", name):

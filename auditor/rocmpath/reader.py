@@ -183,7 +183,7 @@ def read_project(
     cmake_children = set()
     for f in own_files:
         if PurePosixPath(f.path).name == "CMakeLists.txt":
-            for target in re.findall(r"add_subdirectory\s*\(\s*\"?([^\s)\"]+)", text_of(f.path)):
+            for target in set(re.findall(r"add_subdirectory\s*\(\s*\"?([^\s)\"]+)", text_of(f.path))):
                 cmake_children.add(PurePosixPath(parent_dir(f.path), target).as_posix().removeprefix("./"))
     for child in list(comps):
         if child in cmake_children and all(PurePosixPath(m).name == "CMakeLists.txt" for m in comps[child]):

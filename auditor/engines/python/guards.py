@@ -35,12 +35,12 @@ def _region(nodes: Sequence[Located]) -> tuple[Pos, Pos] | None:
 
 
 def _dotted(node: ast.AST) -> str | None:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        inner = _dotted(node.value)
-        return f"{inner}.{node.attr}" if inner else None
-    return None
+    """`a.b.c`, or None; a loop, so a chain thousands of links long (valid Python) is read like any other."""
+    attributes: list[str] = []
+    while isinstance(node, ast.Attribute):
+        attributes.append(node.attr)
+        node = node.value
+    return ".".join([node.id, *reversed(attributes)]) if isinstance(node, ast.Name) else None
 
 
 def string_value(node: ast.AST | None) -> str | None:
