@@ -83,7 +83,7 @@ def _limit_in_function(node: Node, function: Node, indexed: set[bytes] | None = 
     child, current = node, node.parent
     while current is not None and current != function:
         condition = _condition_guarding(current, child)
-        if condition is not None and _reads(condition, indexed):
+        if condition is not None and _reads(condition, indexed - _own_uniform_counter(current, indexed)):
             found.append((_reads(condition, set()), f"line {condition.start_point[0] + 1}: {_shown(condition)}"))
         if current.type == "compound_statement":
             for statement in current.named_children:
@@ -109,6 +109,19 @@ def _condition_guarding(current: Node, child: Node) -> Node | None:
         if operator is not None and operator.type in ("&&", "||") and left is not None and left != child:
             return left
     return None
+
+
+def _own_uniform_counter(loop: Node, indexed: set[bytes]) -> set[bytes]:
+    """`for (int k = 0; k < n; ++k)`: the loop's own counter, declared with a lane-independent start, is uniform
+    here even when the same name is computed from a thread index elsewhere in the function."""
+    if loop.type != "for_statement":
+        return set()
+    init = loop.child_by_field_name("initializer")
+    if init is None or init.type != "declaration":
+        return set()
+    head, _, tail = (init.text or b"").partition(b"=")
+    names = _NAME.findall(head)
+    return {names[-1]} if names and tail and not _reads_text(tail, indexed) else set()
 
 
 def _lane_dependent_exit(statement: Node, indexed: set[bytes]) -> Node | None:
