@@ -21,16 +21,24 @@ _EXITS = {"return_statement", "break_statement", "continue_statement", "goto_sta
 _LOOPS = {"for_statement", "while_statement", "do_statement", "for_range_loop"}
 
 
-def lane_limited_calls(root: Node) -> dict[str, str]:
-    """Functions this file calls from lane-limited code: callee name -> where and why. A helper defined in a
-    header (warp_reduce_sum) is lane-limited where any file calls it so."""
+def enclosing_function_name(root: Node, offset: int) -> str | None:
+    node = root.descendant_for_byte_range(offset, offset)
+    function = _enclosing_function(node) if node is not None else None
+    name = _function_name(function) if function is not None else None
+    return name.decode("utf-8", "replace") if name else None
+
+
+def lane_limited_calls(root: Node, wanted: frozenset[str] | None = None) -> dict[str, str]:
+    """Functions this file calls from lane-limited code (only those in `wanted`, when given): callee name ->
+    where and why. A helper defined in a header (warp_reduce_sum) is lane-limited where any file calls it so."""
     out: dict[str, str] = {}
     for function in _nodes(root, "function_definition"):
         indexed: set[bytes] | None = None
         for call in _nodes(function, "call_expression"):
             callee = call.child_by_field_name("function")
             names = _NAME.findall(callee.text or b"") if callee is not None else []
-            if not names or names[-1].decode() in out or names[-1].startswith(b"__"):
+            if not names or names[-1].decode() in out or names[-1].startswith(b"__") \
+                    or (wanted is not None and names[-1].decode("utf-8", "replace") not in wanted):
                 continue
             indexed = _lane_dependent_names(function) if indexed is None else indexed
             if why := _limit_in_function(call, function, indexed):
