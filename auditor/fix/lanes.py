@@ -133,25 +133,28 @@ def _own_uniform_counter(loop: Node, indexed: set[bytes]) -> set[bytes]:
 
 
 def _lane_dependent_exit(statement: Node, indexed: set[bytes]) -> Node | None:
-    """An `if` before the call that, on a lane-dependent condition, returns (or breaks) for some lanes."""
-    stack = [statement]
+    """An `if` before the call that, on a lane-dependent condition, returns (or breaks out of the block around
+    the call) for some lanes. A `break` or `continue` inside a loop that ends before the call leaves no lane
+    behind at the call."""
+    stack = [(statement, False)]
     while stack:
-        current = stack.pop()
+        current, in_loop = stack.pop()
         if current.type == "if_statement":
             condition = current.child_by_field_name("condition")
-            if condition is not None and _reads(condition, indexed) and _has_exit(current):
+            if condition is not None and _reads(condition, indexed) and _has_exit(current, in_loop):
                 return condition
         if current.type in ("function_definition", "lambda_expression"):
             continue
-        stack.extend(current.named_children)
+        stack.extend((child, in_loop or current.type in _LOOPS) for child in current.named_children)
     return None
 
 
-def _has_exit(node: Node) -> bool:
+def _has_exit(node: Node, in_loop: bool) -> bool:
+    exits = _EXITS - {"break_statement", "continue_statement"} if in_loop else _EXITS
     stack = list(node.named_children)
     while stack:
         current = stack.pop()
-        if current.type in _EXITS:
+        if current.type in exits:
             return True
         if current.type not in _LOOPS and current.type != "lambda_expression":
             stack.extend(current.named_children)
