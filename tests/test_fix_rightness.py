@@ -83,7 +83,16 @@ def test_gpus_all_stays_in_a_job_on_an_nvidia_runner(tmp_path, capsys):
     root = write_tree(tmp_path / "repo", {".github/workflows/gpu.yml": NVIDIA_JOB})
     _fix(root, "--unsafe")
     assert (root / ".github/workflows/gpu.yml").read_text() == NVIDIA_JOB
-    assert "removing --gpus all would take its GPU away" in capsys.readouterr().out
+    assert "RA703 a CI job: its runner and image are NVIDIA's" in capsys.readouterr().out
+
+
+def test_a_ci_jobs_nvidia_image_is_not_replaced(tmp_path, capsys):
+    job = ("jobs:\n  build:\n    runs-on: ubuntu-latest\n    container:\n"
+           "      image: nvidia/cuda:12.4.1-devel-ubuntu22.04\n    steps:\n      - run: make\n")
+    root = write_tree(tmp_path / "repo", {".github/workflows/ci.yml": job})
+    _fix(root, "--unsafe")
+    assert (root / ".github/workflows/ci.yml").read_text() == job
+    assert "a CI job's NVIDIA image" in capsys.readouterr().out
 
 
 @pytest.mark.parametrize(("base", "written"), [

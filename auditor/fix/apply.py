@@ -12,9 +12,9 @@ from pathlib import Path
 from auditor.discover import common_root, discover
 from auditor.fix.cuda_fixes import fix_cuda
 from auditor.fix.data import FixSpec
-from auditor.fix.edits import FileFix, FixContext
+from auditor.fix.edits import FileFix, FixContext, line_starts
 from auditor.fix.plan import FilePlan, plan_fixes
-from auditor.fix.project import fix_context
+from auditor.fix.project import fix_context, mask_helpers
 from auditor.fix.python_fixes import fix_python
 from auditor.fix.safewrite import Identity, WriteRefused, identity, write_within
 from auditor.fix.text_fixes import fix_text
@@ -72,19 +72,40 @@ def run_fix(paths: Sequence[Path], rulebook: Rulebook, specs: dict[str, FixSpec]
     scanning = rulebook.with_cuda_only_macros(cuda_only_macros(found.files, facts, options.max_file_size))
     sources = {s.path: s for s in found.files}
     roots = [Path(os.path.realpath(p)) for p in paths]
-    context = fix_context(found.files, options.max_file_size)
     # the report's findings carry their disposition against the ROCm path; the per-file results do not
     placed: dict[str, list[Finding]] = {}
     for finding in report.findings:
         placed.setdefault(finding.path, []).append(finding)
     results = [replace(r, findings=tuple(placed.get(r.path, ()))) for r in report.results]
     plan = plan_fixes(results, sources, specs, unsafe, roots, {r.id: r.category for r in rulebook.rules})
+    context = fix_context(found.files, options.max_file_size,
+                          mask_helpers(_mask_sites(plan, specs), options.max_file_size))
     outcomes = [_fix_file(fp, specs, scanning, options.max_file_size, context) for fp in plan.files]
     candidates = [Candidate(o.path, sources[o.path].kind, o.new, o.applied) for o in outcomes if o.changed]
     rolled = check_tree(paths, root, rulebook, options, specs, candidates)
     outcomes = [replace(o, new=o.old, applied=(), rolled_back=rolled[o.path]) if o.path in rolled else o
                 for o in outcomes]
     return FixRun(tuple(outcomes), plan.not_fixable, plan.unsafe_left, report, report, root)
+
+
+def _mask_sites(plan, specs: dict[str, FixSpec]) -> list[tuple]:
+    """(file, byte offsets) of the full-mask findings the plan would fix."""
+    sites = []
+    for planned in plan.files:
+        at = [(f.span.line, f.span.column or 1) for f in planned.findings
+              if specs[f.rule_id].action == "full-mask" and f.span.line]
+        if at:
+            sites.append((planned.source, _offsets(planned.source, at)))
+    return sites
+
+
+def _offsets(source, at: list[tuple[int, int]]) -> list[int]:
+    try:
+        data = read_bytes(source)
+    except InputError:
+        return []
+    starts = line_starts(data)
+    return [starts[line - 1] + column - 1 for line, column in at if 0 < line <= len(starts)]
 
 
 def _fix_file(planned: FilePlan, specs: dict[str, FixSpec], rulebook: Rulebook, max_bytes: int,

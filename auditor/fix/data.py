@@ -42,6 +42,8 @@ class FixSpec:
     removes_finding: bool = True      # False for additive fixes (the CUDA side stays, a ROCm side is added)
     only_where: str | None = None     # template/add-line: a regex the file must contain for the fix to be offered
     only_where_why: str = ""          # what the file lacks when it does not (the message of a fix not offered)
+    never_in: tuple[str, ...] = ()    # file kinds the fix is never offered in (e.g. "ci": a job's NVIDIA image)
+    never_in_why: str = ""
     examples: tuple[FixExample, ...] = ()
     source_file: str = ""
 
@@ -51,7 +53,7 @@ class FixSpec:
 
 
 _KEYS = {"rule", "action", "safety", "summary", "why", "pattern", "replacement", "removes_finding", "example",
-         "only_where", "only_where_why"}
+         "only_where", "only_where_why", "never_in", "never_in_why"}
 
 
 def _parse(raw: dict, where: str) -> FixSpec:
@@ -81,7 +83,8 @@ def _parse(raw: dict, where: str) -> FixSpec:
     return FixSpec(raw["rule"], raw["action"], raw["safety"], " ".join(raw["summary"].split()),
                    " ".join(raw["why"].split()), raw.get("pattern"), raw.get("replacement"),
                    bool(raw.get("removes_finding", True)), raw.get("only_where"),
-                   " ".join(str(raw.get("only_where_why", "")).split()), examples)
+                   " ".join(str(raw.get("only_where_why", "")).split()), tuple(raw.get("never_in", ())),
+                   " ".join(str(raw.get("never_in_why", "")).split()), examples)
 
 
 def load_fixes(root: Path) -> dict[str, FixSpec]:

@@ -21,16 +21,24 @@ _EXITS = {"return_statement", "break_statement", "continue_statement", "goto_sta
 _LOOPS = {"for_statement", "while_statement", "do_statement", "for_range_loop"}
 
 
-def lane_limited_calls(root: Node) -> dict[str, str]:
-    """Functions this file calls from lane-limited code: callee name -> where and why. A helper defined in a
-    header (warp_reduce_sum) is lane-limited where any file calls it so."""
+def enclosing_function_name(root: Node, offset: int) -> str | None:
+    node = root.descendant_for_byte_range(offset, offset)
+    function = _enclosing_function(node) if node is not None else None
+    name = _function_name(function) if function is not None else None
+    return name.decode("utf-8", "replace") if name else None
+
+
+def lane_limited_calls(root: Node, wanted: frozenset[str] | None = None) -> dict[str, str]:
+    """Functions this file calls from lane-limited code (only those in `wanted`, when given): callee name ->
+    where and why. A helper defined in a header (warp_reduce_sum) is lane-limited where any file calls it so."""
     out: dict[str, str] = {}
     for function in _nodes(root, "function_definition"):
         indexed: set[bytes] | None = None
         for call in _nodes(function, "call_expression"):
             callee = call.child_by_field_name("function")
             names = _NAME.findall(callee.text or b"") if callee is not None else []
-            if not names or names[-1].decode() in out or names[-1].startswith(b"__"):
+            if not names or names[-1].decode() in out or names[-1].startswith(b"__") \
+                    or (wanted is not None and names[-1].decode("utf-8", "replace") not in wanted):
                 continue
             indexed = _lane_dependent_names(function) if indexed is None else indexed
             if why := _limit_in_function(call, function, indexed):
@@ -83,7 +91,7 @@ def _limit_in_function(node: Node, function: Node, indexed: set[bytes] | None = 
     child, current = node, node.parent
     while current is not None and current != function:
         condition = _condition_guarding(current, child)
-        if condition is not None and _reads(condition, indexed):
+        if condition is not None and _reads(condition, indexed - _own_uniform_counter(current, indexed)):
             found.append((_reads(condition, set()), f"line {condition.start_point[0] + 1}: {_shown(condition)}"))
         if current.type == "compound_statement":
             for statement in current.named_children:
@@ -111,26 +119,42 @@ def _condition_guarding(current: Node, child: Node) -> Node | None:
     return None
 
 
+def _own_uniform_counter(loop: Node, indexed: set[bytes]) -> set[bytes]:
+    """`for (int k = 0; k < n; ++k)`: the loop's own counter, declared with a lane-independent start, is uniform
+    here even when the same name is computed from a thread index elsewhere in the function."""
+    if loop.type != "for_statement":
+        return set()
+    init = loop.child_by_field_name("initializer")
+    if init is None or init.type != "declaration":
+        return set()
+    head, _, tail = (init.text or b"").partition(b"=")
+    names = _NAME.findall(head)
+    return {names[-1]} if names and tail and not _reads_text(tail, indexed) else set()
+
+
 def _lane_dependent_exit(statement: Node, indexed: set[bytes]) -> Node | None:
-    """An `if` before the call that, on a lane-dependent condition, returns (or breaks) for some lanes."""
-    stack = [statement]
+    """An `if` before the call that, on a lane-dependent condition, returns (or breaks out of the block around
+    the call) for some lanes. A `break` or `continue` inside a loop that ends before the call leaves no lane
+    behind at the call."""
+    stack = [(statement, False)]
     while stack:
-        current = stack.pop()
+        current, in_loop = stack.pop()
         if current.type == "if_statement":
             condition = current.child_by_field_name("condition")
-            if condition is not None and _reads(condition, indexed) and _has_exit(current):
+            if condition is not None and _reads(condition, indexed) and _has_exit(current, in_loop):
                 return condition
         if current.type in ("function_definition", "lambda_expression"):
             continue
-        stack.extend(current.named_children)
+        stack.extend((child, in_loop or current.type in _LOOPS) for child in current.named_children)
     return None
 
 
-def _has_exit(node: Node) -> bool:
+def _has_exit(node: Node, in_loop: bool) -> bool:
+    exits = _EXITS - {"break_statement", "continue_statement"} if in_loop else _EXITS
     stack = list(node.named_children)
     while stack:
         current = stack.pop()
-        if current.type in _EXITS:
+        if current.type in exits:
             return True
         if current.type not in _LOOPS and current.type != "lambda_expression":
             stack.extend(current.named_children)

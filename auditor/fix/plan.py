@@ -63,6 +63,9 @@ def plan_fixes(results: Sequence[FileResult], sources: dict[str, SourceFile], sp
             spec = specs[finding.rule_id]
             if source.kind not in ENGINE_KINDS[spec.engine]:
                 continue          # e.g. CUDA source inside a Python string: reported, not fixed
+            if source.kind in spec.never_in:
+                refused.append((finding, spec.never_in_why))
+                continue
             if spec.safety == "unsafe" and not unsafe:
                 unsafe_left += 1
                 continue

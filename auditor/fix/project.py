@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 
 from auditor.fix.edits import FixContext
-from auditor.fix.lanes import lane_limited_calls
+from auditor.fix.lanes import enclosing_function_name, lane_limited_calls
 from auditor.parsing.cuda import parse
 from auditor.scan import InputError, read_bytes
 from auditor.types import SourceFile
@@ -19,15 +19,18 @@ _SHIM = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(__shfl(?:_up|_down|_xor)?_sync|
 _LOWER_BOUND = re.compile(r">=\s*(\d+)\.(\d+)|~=\s*(\d+)\.(\d+)|==\s*(\d+)\.(\d+)")
 
 
-def fix_context(files: Sequence[SourceFile], max_bytes: int) -> FixContext:
+def fix_context(files: Sequence[SourceFile], max_bytes: int, helpers: frozenset[str] = frozenset()) -> FixContext:
+    """`helpers`: the functions around the masks a fix may change; where any file calls them lane-limited is
+    looked up for these only (the rest of the project's calls do not matter)."""
     shims: dict[str, str] = {}
     limited: dict[str, str] = {}
     python = DEFAULT_PYTHON
+    needles = [name.encode() for name in helpers]
     for source in files:
         if source.kind in ("cuda", "cpp"):
             data = _read(source, max_bytes)
-            if source.kind == "cuda" or b"__global__" in data or b"__device__" in data:
-                for name, where in lane_limited_calls(parse(data).tree.root_node).items():
+            if any(needle in data for needle in needles):
+                for name, where in lane_limited_calls(parse(data).tree.root_node, helpers).items():
                     limited.setdefault(name, f"{source.path} {where}")
             for match in _SHIM.finditer(data):
                 line = data.count(b"\n", 0, match.start()) + 1
@@ -35,6 +38,16 @@ def fix_context(files: Sequence[SourceFile], max_bytes: int) -> FixContext:
         elif PurePosixPath(source.path).name == "pyproject.toml" and "/" not in source.path:
             python = requires_python(_read(source, max_bytes).decode("utf-8", "replace")) or python
     return FixContext(shims, limited, python)
+
+
+def mask_helpers(planned: Sequence[tuple[SourceFile, Sequence[int]]], max_bytes: int) -> frozenset[str]:
+    """The names of the functions around these (file, byte offsets of mask findings)."""
+    names: set[str] = set()
+    for source, offsets in planned:
+        data = _read(source, max_bytes)
+        root = parse(data).tree.root_node
+        names.update(n for n in (enclosing_function_name(root, o) for o in offsets) if n)
+    return frozenset(names)
 
 
 def requires_python(pyproject: str) -> tuple[int, int] | None:
