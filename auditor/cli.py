@@ -61,6 +61,10 @@ def _command(settings) -> int:
         from auditor.fix.command import fix_command
 
         return fix_command(settings)
+    if settings.command == "history":
+        from auditor.history.command import history_command
+
+        return history_command(settings)
     return _check(settings)
 
 
@@ -138,7 +142,7 @@ def _check(settings) -> int:
     strict_fails = bool(settings.strict and report.gate and report.gate.gone)
     if strict_fails:
         report = replace(report, gate=replace(report.gate, strict=True))
-    emit(settings, report, root)
+    emit(settings, report, root, _progress(settings, report, root, rulebook))
     code = _exit_code(report, settings.fail_on)
     if strict_fails:
         if settings.format != "terminal" or settings.output:   # the terminal summary says it already
@@ -147,6 +151,13 @@ def _check(settings) -> int:
             print(strict_failure(report), file=sys.stderr)
         code = EXIT_FINDINGS
     return code
+
+
+def _progress(settings, report, root, rulebook):
+    """check --record appends the run to the history database; the HTML report shows the recorded progress."""
+    from auditor.history.command import record_and_progress
+
+    return record_and_progress(settings, report, root, rulebook)
 
 
 def _scan(settings, rulebook):

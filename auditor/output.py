@@ -18,16 +18,17 @@ def bundled_example() -> Path:
     return Path(str(importlib.resources.files("auditor") / "example"))
 
 
-def render_options(settings, root: Path | None = None) -> RenderOptions:
+def render_options(settings, root: Path | None = None, progress=None) -> RenderOptions:
     """The settings' rendering choices. `root`: where the scanned files are, for the code the HTML report shows
-    around each finding."""
-    return RenderOptions(fail_on=settings.fail_on, quiet=settings.quiet, verbose=settings.verbose, source_root=root)
+    around each finding; `progress`: the recorded history for its Progress section (auditor/history)."""
+    return RenderOptions(fail_on=settings.fail_on, quiet=settings.quiet, verbose=settings.verbose, source_root=root,
+                         progress=progress)
 
 
-def emit(settings, report, root: Path | None = None) -> None:
+def emit(settings, report, root: Path | None = None, progress=None) -> None:
     """The files asked for with --html/--sarif/--json/--markdown FILE, then the main format (-o FILE or stdout);
     in an interactive terminal run, also the HTML report in the current directory."""
-    options = render_options(settings, root)
+    options = render_options(settings, root, progress)
     for fmt, path in settings.outputs:
         write_atomic(path, render(fmt, report, options))
     if settings.format != "terminal" or settings.output:

@@ -11,6 +11,7 @@ from pathlib import Path
 
 from auditor import __version__
 from auditor.errors import ToolError
+from auditor.history import options as history_options
 from auditor.report.formats import FORMATS  # the format registry names them
 from auditor.types import Severity
 
@@ -18,7 +19,7 @@ RULES_JSON = Path("-")   # `rules --json` with no FILE
 FILE_OUTPUTS = ("html", "sarif", "json", "markdown")   # `--html FILE` …: extra reports from the same run
 FAIL_ON = ("critical", "high", "medium", "low", "info", "never")
 DEFAULT_HTML = "rocm-audit-report.html"   # interactive runs write it in the current directory
-SUBCOMMANDS = ("check", "rules", "rule", "baseline", "config", "coverage", "fix")
+SUBCOMMANDS = ("check", "rules", "rule", "baseline", "config", "coverage", "fix", "history")
 CACHE_ENV = "ROCM_AUDIT_CACHE_DIR"   # the cache directory, when --cache-dir is not given
 
 
@@ -70,6 +71,7 @@ class Settings:
     warnings: tuple[str, ...] = ()    # config keys ignored (a repository's config may not set them)
     rule_packs: tuple[Path, ...] = ()  # --rules DIR: team rule packs added to the shipped rules
     check_pack: Path | None = None    # `rules --check DIR`: validate this rule pack and run its examples
+    history: history_options.HistoryOptions = history_options.HistoryOptions()   # --record, --db; `history`
 
 
 class _Parser(argparse.ArgumentParser):
@@ -133,7 +135,8 @@ def build_parser() -> argparse.ArgumentParser:
     )
     parser.add_argument("--version", action="version", version=f"rocm-audit {__version__}")
     parser.add_argument("args", nargs="*", metavar="PATH", help="files or directories (default: bundled example)")
-    parser.add_argument("--format", choices=FORMATS, default="terminal", help="output format (default terminal)")
+    parser.add_argument("--format", choices=(*FORMATS, *history_options.EXTRA_FORMATS), default="terminal",
+                        help="output format (default terminal)")
     parser.add_argument("-o", "--output", type=Path, help="write the report here instead of standard output")
     parser.add_argument("--fail-on", choices=FAIL_ON, default="high",
                         help="exit 1 when a finding at or above this severity is reported (default high)")
@@ -204,6 +207,7 @@ def build_parser() -> argparse.ArgumentParser:
         outputs.add_argument(f"--{name}", type=Path, metavar="FILE", help=f"also write the {name} report to FILE")
     parser.add_argument("--config", type=Path, metavar="FILE",
                         help="config file to use instead of searching for .rocm-audit.toml or pyproject.toml")
+    history_options.register(parser)
     return parser
 
 
@@ -275,7 +279,7 @@ def parse_settings(argv: Sequence[str]) -> Settings:
             raise UsageError(f"{flag} goes with `rocm-audit fix PATH…` (or check --fix)")
     if command == "fix" and not args:
         raise UsageError("usage: rocm-audit fix PATH… (the files or directories to fix)")
-    if command == "baseline" and not args:
+    if command in ("baseline", "history") and not args:
         args = ["."]
     return Settings(
         command=command,
@@ -321,6 +325,7 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         warnings=resolved.warnings,
         rule_packs=tuple(getattr(ns, "rule_packs", None) or ()),
         check_pack=getattr(ns, "check_pack", None),
+        history=history_options.from_namespace(ns, command),
     )
 
 

@@ -7,6 +7,7 @@ from collections.abc import Callable
 from dataclasses import dataclass
 from pathlib import Path
 
+from auditor.report.progress import ProgressView
 from auditor.types import Report, Severity
 
 
@@ -17,6 +18,7 @@ class RenderOptions:
     verbose: bool = False                      # terminal: every group and the full tables
     source_root: Path | None = None            # html: where the scanned files are, for the code around a site
     width: int = 120                           # terminal as text: the line width
+    progress: ProgressView | None = None       # html: the repository's recorded history (auditor/history)
 
 
 def _terminal(report: Report, options: RenderOptions) -> str:
@@ -52,7 +54,7 @@ def _markdown(report: Report, options: RenderOptions) -> str:
 def _html(report: Report, options: RenderOptions) -> str:
     from auditor.report.html import render_html
 
-    return render_html(report, options.source_root)
+    return render_html(report, options.source_root, options.progress)
 
 
 RENDERERS: dict[str, Callable[[Report, RenderOptions], str]] = {

@@ -14,6 +14,7 @@ from pathlib import Path
 
 from auditor.rocmpath import disposition as dispositions
 from auditor.report import plan, text, view
+from auditor.report.progress import ProgressView
 from auditor.report.json import HOTSPOTS
 from auditor.types import CATEGORIES, Report, Severity
 
@@ -247,15 +248,31 @@ def _csp_hash(script: str) -> str:
     return "sha256-" + base64.b64encode(digest).decode("ascii")
 
 
-def render_html(report: Report, source_root: Path | None = None) -> str:
-    """The page. `source_root` is where the scanned files are, for the code around each finding."""
+def _environment():
     import jinja2
+
+    return jinja2.Environment(loader=jinja2.PackageLoader("auditor", "templates"), autoescape=True,
+                              undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
+                              keep_trailing_newline=True)
+
+
+def render_progress_page(progress: ProgressView) -> str:
+    """`rocm-audit history --format html`: the Progress section alone, as a page without any script."""
+    from markupsafe import Markup
+
+    from auditor import __version__
+
+    return _environment().get_template("history.html.j2").render(
+        progress=progress, style=Markup(_resource("report.css")), version=__version__)
+
+
+def render_html(report: Report, source_root: Path | None = None, progress: ProgressView | None = None) -> str:
+    """The page. `source_root` is where the scanned files are, for the code around each finding; `progress`:
+    the recorded history of the repository, shown as its Progress section."""
     from markupsafe import Markup
     from pygments.formatters import HtmlFormatter
 
-    env = jinja2.Environment(loader=jinja2.PackageLoader("auditor", "templates"), autoescape=True,
-                             undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
-                             keep_trailing_newline=True)
+    env = _environment()
     script = _resource("report.js")
     style = _resource("report.css") + HtmlFormatter(style="default").get_style_defs(".hl")
     data = findings_data(report, SourceReader(source_root))
@@ -293,6 +310,7 @@ def render_html(report: Report, source_root: Path | None = None) -> str:
         unconverted_by_file=unconverted_by_file,
         errors=report.errors,
         gate=report.gate,
+        progress=progress,
         script=Markup(script),
         style=Markup(style),
         csp_script=_csp_hash(script),

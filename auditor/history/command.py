@@ -1,0 +1,178 @@
+"""`rocm-audit history [PATH]` and `check --record`: scan sampled commits from git objects into the store, and
+show the trend; the Progress section of the normal report."""
+from __future__ import annotations
+
+import hashlib
+import json
+import shutil
+import sys
+import tempfile
+import time
+from dataclasses import replace
+from pathlib import Path
+
+from auditor import vcs
+from auditor.errors import ToolError
+from auditor.history import gitobjects, render, sample
+from auditor.history.record import RunRecord, Where, run_record
+from auditor.history.store import StoreError, open_store
+from auditor.output import write_or_print
+
+
+def rules_digest(settings, rulebook) -> str:
+    """What a recorded point depends on besides the tree: rocm-audit's code, the rules, the options that change
+    results. A point recorded under another digest is scanned again."""
+    from auditor.cache import scan_context
+
+    choices = [settings.exclude, settings.include_vendored, settings.max_file_size, settings.per_file_ignores,
+               settings.optional_dirs]
+    text = scan_context(rulebook, settings.max_file_size) + json.dumps(choices, default=str)
+    return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
+
+
+def _repository(path: Path) -> tuple[Path, str, str]:
+    """(top, prefix of `path` in it ("" for the top), repository key: root commit or remote, plus the prefix)."""
+    top = vcs.toplevel(path)
+    directory = path if path.is_dir() else path.parent
+    prefix = directory.resolve().relative_to(top.resolve()).as_posix()
+    prefix = "" if prefix == "." else prefix
+    key = gitobjects.repo_key(top)
+    if not key:
+        raise vcs.GitError(f"{path}: the repository has no commit yet")
+    return top, prefix, key + (f":{prefix}" if prefix else "")
+
+
+def _where(top: Path, prefix: str, key: str, rev: str = "HEAD") -> Where:
+    commit = gitobjects.commit_info(top, rev)
+    label = top.name + (f"/{prefix}" if prefix else "")
+    return Where(key, label, commit.id, commit.committed_at, commit.author)
+
+
+def record_and_progress(settings, report, root: Path, rulebook):
+    """For `check`: append the run when --record asks, then the Progress view for an HTML report when the store
+    holds points of this repository (read-only; a default database that cannot be read is skipped with a
+    warning, one named with --db is an error)."""
+    options = settings.history
+    wants_html = settings.format == "html" or any(fmt == "html" for fmt, _ in settings.outputs) or (
+        settings.format == "terminal" and not settings.output and sys.stdout.isatty() and not settings.no_html)
+    if not options.record and not wants_html:
+        return None
+    try:
+        top, prefix, key = _repository(root)
+    except (vcs.GitError, ValueError) as err:
+        if options.record:
+            raise ToolError(f"--record needs a git repository: {err}") from None
+        return None
+    if options.record:
+        where = _where(top, prefix, key)
+        with open_store(options.db) as store:
+            store.record(run_record(report, where, rules_digest(settings, rulebook), source="check"))
+    if not wants_html:
+        return None
+    try:
+        with open_store(options.db, readonly=True) as store:
+            points = store.points(key)
+    except StoreError as err:
+        if options.db is not None:
+            raise
+        print(f"rocm-audit: warning: no Progress section: {err}", file=sys.stderr)
+        return None
+    return render.progress(points[-1].where.label, points) if points else None
+
+
+def history_command(settings) -> int:
+    from auditor.runsetup import rulebook_for, scan_options
+
+    options = settings.history
+    path = settings.paths[0] if settings.paths else Path(".")
+    if len(settings.paths) > 1:
+        raise ToolError("history takes one path (a repository or a directory in one)")
+    if not path.exists():
+        raise ToolError(f"path does not exist: {path}")
+    try:
+        top, prefix, key = _repository(path)
+        vcs.clean_stale(top)
+        until = gitobjects.resolve(top, options.until or "HEAD")
+        commits = gitobjects.first_parent(top, until)
+        notes = []
+        if gitobjects.is_shallow(top):
+            notes.append(f"shallow clone: {len(commits)} commit{'s' if len(commits) != 1 else ''} of history "
+                         "available (git fetch --unshallow for the rest)")
+        chosen = _in_range(top, commits, options.since)
+        chosen = sample.sample(chosen, gitobjects.tagged(top), options.max_points)
+    except vcs.GitError as err:
+        raise ToolError(f"history: {err}") from None
+    for note in notes:
+        print(f"rocm-audit: {note}", file=sys.stderr)
+    rulebook = rulebook_for(settings)
+    digest = rules_digest(settings, rulebook)
+    label = top.name + (f"/{prefix}" if prefix else "")
+    points = _points(settings, top, prefix, key, label, chosen, rulebook, digest, scan_options(settings))
+    fmt = settings.format
+    if fmt == "json":
+        text = render.render_json(key, label, points)
+    elif fmt == "csv":
+        text = render.render_csv(points)
+    elif fmt == "html":
+        from auditor.report.html import render_progress_page
+
+        text = render_progress_page(render.progress(label, points))
+    else:
+        text = render.render_terminal(label, points, notes)
+    write_or_print(text, settings.output)
+    return 0
+
+
+def _in_range(top: Path, commits: list[gitobjects.Commit], since: str | None) -> list[gitobjects.Commit]:
+    if since is None:
+        return commits
+    date = sample.as_date(since)
+    if date is not None:
+        return sample.in_range(commits, date, None)
+    start = gitobjects.resolve(top, since)
+    found = sample.in_range(commits, None, start)
+    if not found:
+        raise vcs.GitError(f"--since {since}: not on the first-parent history of --until")
+    return found
+
+
+def _points(settings, top, prefix, key, label, chosen, rulebook, digest, scan_options) -> list[RunRecord]:
+    """Each chosen commit's run: reused from the store when recorded with the same digest, else scanned from
+    git objects and recorded (one transaction each: an interrupted run keeps the points already done)."""
+    from auditor.pipeline import audit
+
+    cache_dir = scan_options.cache_dir
+    private = None
+    if cache_dir is None:          # --no-cache: a private cache for this run, so unchanged files scan once
+        private = Path(tempfile.mkdtemp(prefix="rocm-audit-history-cache-"))
+        scan_options = replace(scan_options, cache_dir=private)
+    shown = not settings.quiet and sys.stderr.isatty()
+    points: list[RunRecord] = []
+    try:
+        with open_store(settings.history.db) as store, \
+                gitobjects.TreeWriter(top, scan_options.max_file_size) as writer:
+            for number, commit in enumerate(chosen, 1):
+                known = store.run_for(key, commit.id, digest)
+                if known is not None:
+                    points.append(known)
+                    continue
+                started = time.perf_counter()
+                problems = writer.show(commit.id)
+                root = writer.root / prefix if prefix else writer.root
+                root.mkdir(parents=True, exist_ok=True)
+                report = audit([root], rulebook, scan_options, shown_root=label, root=root)
+                where = Where(key, label, commit.id, commit.committed_at, commit.author)
+                run = run_record(report, where, digest, source="history")
+                if problems:
+                    run = replace(run, complete=False)
+                store.record(run)
+                points.append(run)
+                if shown:
+                    print(f"rocm-audit: history {number}/{len(chosen)} {commit.id[:9]} "
+                          f"({time.perf_counter() - started:.1f} s)", file=sys.stderr)
+    except vcs.GitError as err:
+        raise ToolError(f"history: {err}") from None
+    finally:
+        if private is not None:
+            shutil.rmtree(private, ignore_errors=True)
+    return points

@@ -1,0 +1,187 @@
+"""Past states of a repository read straight from git objects (`git ls-tree`, `git cat-file --batch`), never
+checked out: no filter, hook or fsmonitor of the scanned repository runs (auditor/vcs.py's neutralised git).
+A commit's tree is written into a private temporary directory, kept across commits and changed only where
+the blobs differ, so the content-keyed result cache (auditor/cache.py) rescans only what changed."""
+from __future__ import annotations
+
+import os
+import shutil
+import tempfile
+from dataclasses import dataclass
+from pathlib import Path, PurePosixPath
+
+from auditor import vcs
+
+REGULAR_MODES = (b"100644", b"100755")
+BATCH_BYTES = 64 * 1024 * 1024        # blobs read per `cat-file --batch` call, at most (vcs caps one answer)
+
+
+@dataclass(frozen=True, slots=True)
+class Commit:
+    id: str
+    committed_at: str                 # ISO 8601, UTC
+    author: str
+    subject: str
+
+
+@dataclass(frozen=True, slots=True)
+class Blob:
+    oid: str
+    size: int
+
+
+def repo_key(top: Path) -> str:
+    """What identifies the repository across clones: its first root commit; in a shallow clone (whose root is not
+    here) the remote's URL, else the oldest commit present."""
+    if is_shallow(top):
+        remote = vcs.git(top, "config", "--get", "remote.origin.url", check=False).strip()
+        if remote:
+            return remote
+    roots = vcs.git(top, "rev-list", "--max-parents=0", "HEAD", check=False).split()
+    return sorted(roots)[0] if roots else ""
+
+
+def is_shallow(top: Path) -> bool:
+    return vcs.git(top, "rev-parse", "--is-shallow-repository", check=False).strip() == "true"
+
+
+def resolve(top: Path, rev: str) -> str:
+    found = vcs.git(top, "rev-parse", "--verify", "--quiet", "--end-of-options", f"{rev}^{{commit}}",
+                    check=False).strip()
+    if not found:
+        raise vcs.GitError(f"{rev}: no such commit here")
+    return found
+
+
+def first_parent(top: Path, until: str) -> list[Commit]:
+    """The first-parent history of `until`, oldest first."""
+    out = vcs.git(top, "log", "--first-parent", "--reverse", "--no-show-signature", "--date=iso-strict",
+                  "--format=%H%x1f%ct%x1f%an%x1f%s%x1e", "--end-of-options", until, "--")
+    commits = []
+    for record in out.split("\x1e"):
+        fields = record.strip("\n").split("\x1f")
+        if len(fields) == 4:
+            commits.append(Commit(fields[0], iso_utc(int(fields[1])), fields[2], fields[3]))
+    return commits
+
+
+def commit_info(top: Path, rev: str) -> Commit:
+    out = vcs.git(top, "log", "-1", "--no-show-signature", "--format=%H%x1f%ct%x1f%an%x1f%s", "--end-of-options",
+                  rev, "--").strip("\n").split("\x1f")
+    return Commit(out[0], iso_utc(int(out[1])), out[2], out[3])
+
+
+def tagged(top: Path) -> dict[str, str]:
+    """Commit id -> tag name, for every tag that names a commit (annotated ones peeled)."""
+    out = vcs.git(top, "for-each-ref", "--format=%(objectname)%00%(*objectname)%00%(refname:short)", "refs/tags",
+                  check=False)
+    found: dict[str, str] = {}
+    for line in out.splitlines():
+        direct, peeled, name = (line.split("\0") + ["", "", ""])[:3]
+        found.setdefault(peeled or direct, name)
+    return found
+
+
+def iso_utc(seconds: int) -> str:
+    from datetime import datetime, timezone
+
+    return datetime.fromtimestamp(seconds, timezone.utc).isoformat()
+
+
+def tree(top: Path, commit: str) -> dict[str, Blob]:
+    """Every regular file of the commit's tree: path (from the repository root) -> blob. Links and submodules
+    are left out, as a scan of a checkout leaves them."""
+    listing = vcs.git_bytes(top, "ls-tree", "-r", "-l", "-z", "--full-tree", "--end-of-options", commit)
+    files: dict[str, Blob] = {}
+    for record in listing.split(b"\0"):
+        meta, _, raw = record.partition(b"\t")
+        parts = meta.split()
+        if len(parts) == 4 and parts[0] in REGULAR_MODES and parts[1] == b"blob" and parts[3].isdigit():
+            files[raw.decode("utf-8", "surrogateescape")] = Blob(parts[2].decode(), int(parts[3]))
+    return files
+
+
+def read_blobs(top: Path, oids: list[str]) -> dict[str, bytes]:
+    """The blobs' bytes, by id; a blob git does not have (a partial clone) is absent."""
+    out: dict[str, bytes] = {}
+    for start in range(0, len(oids), 2000):
+        request = "".join(f"{oid}\n" for oid in oids[start:start + 2000]).encode()
+        answer = vcs.git_bytes(top, "cat-file", "--batch", stdin=request)
+        position = 0
+        while position < len(answer):
+            end = answer.index(b"\n", position)
+            header = answer[position:end].split()
+            position = end + 1
+            if len(header) != 3:      # "<oid> missing"
+                continue
+            size = int(header[2])
+            out[header[0].decode()] = answer[position:position + size]
+            position += size + 1
+    return out
+
+
+class TreeWriter:
+    """A private directory that holds one commit's tree at a time."""
+
+    def __init__(self, top: Path, max_file_size: int):
+        self.top = top
+        self.max_file_size = max_file_size
+        self.root = Path(tempfile.mkdtemp(prefix=f"{vcs.TEMP_PREFIX}{os.getpid()}-history-"))
+        self._written: dict[str, str] = {}       # path -> blob id now on disk
+
+    def __enter__(self) -> TreeWriter:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        shutil.rmtree(self.root, ignore_errors=True)
+
+    def show(self, commit: str) -> list[str]:
+        """Make the directory hold `commit`'s tree; the paths that could not be written (unsafe names, blobs git
+        lacks), which make the point partial. Blobs over the size limit are left out: the scanner would skip
+        them too."""
+        wanted = tree(self.top, commit)
+        problems: list[str] = []
+        for path in [p for p, oid in self._written.items() if wanted.get(p, Blob("", 0)).oid != oid]:
+            target = _inside(self.root, path)
+            if target is not None:
+                target.unlink(missing_ok=True)
+            del self._written[path]
+        todo = {p: b for p, b in wanted.items() if p not in self._written and b.size <= self.max_file_size}
+        batch: list[tuple[str, Blob]] = []
+        size = 0
+        for path, blob in sorted(todo.items()):
+            batch.append((path, blob))
+            size += blob.size
+            if size >= BATCH_BYTES:
+                problems += self._write(batch)
+                batch, size = [], 0
+        problems += self._write(batch)
+        return problems
+
+    def _write(self, batch: list[tuple[str, Blob]]) -> list[str]:
+        if not batch:
+            return []
+        contents = read_blobs(self.top, sorted({b.oid for _, b in batch}))
+        problems = []
+        for path, blob in batch:
+            target = _inside(self.root, path)
+            data = contents.get(blob.oid)
+            if target is None or data is None:
+                problems.append(path)
+                continue
+            try:
+                target.parent.mkdir(parents=True, exist_ok=True)
+                target.write_bytes(data)
+            except OSError:
+                problems.append(path)
+                continue
+            self._written[path] = blob.oid
+        return problems
+
+
+def _inside(root: Path, path: str) -> Path | None:
+    """root/path, or None for a name that could leave root (a crafted tree may hold `..` or absolute names)."""
+    parts = PurePosixPath(path).parts
+    if not parts or PurePosixPath(path).is_absolute() or any(p in ("", ".", "..", ".git") for p in parts):
+        return None
+    return root.joinpath(*parts)
