@@ -137,8 +137,8 @@ class TreeWriter:
 
     def show(self, commit: str) -> list[str]:
         """Make the directory hold `commit`'s tree; the paths that could not be written (unsafe names, blobs git
-        lacks), which make the point partial. Blobs over the size limit are left out: the scanner would skip
-        them too."""
+        lacks), which make the point partial. A blob over the size limit is not read: a sparse file of its size
+        stands in, which the scanner reports as skipped, as it would in a checkout (the point is then partial)."""
         wanted = tree(self.top, commit)
         problems: list[str] = []
         for path in [p for p, oid in self._written.items() if wanted.get(p, Blob("", 0)).oid != oid]:
@@ -147,6 +147,9 @@ class TreeWriter:
                 target.unlink(missing_ok=True)
             del self._written[path]
         todo = {p: b for p, b in wanted.items() if p not in self._written and b.size <= self.max_file_size}
+        for path, blob in wanted.items():
+            if path not in self._written and blob.size > self.max_file_size:
+                problems += self._stand_in(path, blob)
         batch: list[tuple[str, Blob]] = []
         size = 0
         for path, blob in sorted(todo.items()):
@@ -157,6 +160,19 @@ class TreeWriter:
                 batch, size = [], 0
         problems += self._write(batch)
         return problems
+
+    def _stand_in(self, path: str, blob: Blob) -> list[str]:
+        target = _inside(self.root, path)
+        if target is None:
+            return [path]
+        try:
+            target.parent.mkdir(parents=True, exist_ok=True)
+            with open(target, "wb") as handle:
+                handle.truncate(blob.size)
+        except OSError:
+            return [path]
+        self._written[path] = blob.oid
+        return []
 
     def _write(self, batch: list[tuple[str, Blob]]) -> list[str]:
         if not batch:

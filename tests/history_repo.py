@@ -1,0 +1,59 @@
+"""A small CUDA project's history in a real git repository, for the history tests: dependencies that come and
+go, a Hopper kernel added on a branch and merged, a tag. Commit times are fixed, so points are exact."""
+from __future__ import annotations
+
+import subprocess
+from pathlib import Path
+
+from tests.conftest import write_tree
+from tests.gitrepo import GIT_ENV
+
+
+def git(root: Path, *args: str, date: str | None = None) -> str:
+    env = dict(GIT_ENV)
+    if date:
+        env.update(GIT_AUTHOR_DATE=date, GIT_COMMITTER_DATE=date)
+    done = subprocess.run(["git", *args], cwd=root, env=env, capture_output=True, text=True, check=False)
+    assert done.returncode == 0, f"git {' '.join(args)}: {done.stderr}"
+    return done.stdout
+
+
+def commit(root: Path, files: dict[str, str | None], message: str, date: str, author: str = "Test Author") -> str:
+    for path, content in files.items():
+        if content is None:
+            (root / path).unlink()
+        else:
+            write_tree(root, {path: content})
+    git(root, "add", "-A")
+    git(root, "commit", "-q", "-m", message, f"--author={author} <{author.split()[0].lower()}@example.com>",
+        date=date)
+    return git(root, "rev-parse", "HEAD").strip()
+
+
+KERNEL = """#include <cuda_runtime.h>
+__global__ void fence(float* x) {
+    asm volatile("wgmma.fence.sync.aligned;" ::: "memory");
+    x[threadIdx.x] = 0.0f;
+}
+"""
+
+
+def build(root: Path) -> dict[str, str]:
+    """The repository; its first-parent commits by name: start, deps (tagged v0.1), merge, cleanup."""
+    root.mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    ids = {}
+    ids["start"] = commit(root, {"requirements.txt": "torch\n", "app.py": "import torch\n"}, "start",
+                          "2026-01-01T00:00:00Z")
+    ids["deps"] = commit(root, {"requirements.txt": "torch\npynvml\n",
+                                "app.py": "import torch\nimport tensorrt_llm\n"}, "CUDA-only dependencies",
+                         "2026-02-01T00:00:00Z", author="Ada Lovelace")
+    git(root, "tag", "v0.1")
+    git(root, "checkout", "-q", "-b", "kernel")
+    ids["branch"] = commit(root, {"csrc/fence.cu": KERNEL}, "a Hopper kernel", "2026-02-15T00:00:00Z")
+    git(root, "checkout", "-q", "main")
+    git(root, "merge", "-q", "--no-ff", "-m", "merge the kernel", "kernel", date="2026-03-01T00:00:00Z")
+    ids["merge"] = git(root, "rev-parse", "HEAD").strip()
+    ids["cleanup"] = commit(root, {"requirements.txt": "torch\n", "app.py": "import torch\n"},
+                            "drop pynvml and TensorRT-LLM", "2026-04-01T00:00:00Z", author="Grace Hopper")
+    return ids
