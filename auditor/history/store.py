@@ -63,7 +63,7 @@ def default_path() -> Path:
 def open_store(path: Path | None = None, readonly: bool = False) -> Store:
     """The store at `path` (None: the user's default database). Read-only: nothing is created or written, and a
     database that does not exist reads as empty."""
-    where = path or default_path()
+    where = Path(path) if path is not None else default_path()
     if readonly:
         return Store(where, None if not where.exists() else _connect(where, readonly=True))
     try:
