@@ -102,7 +102,8 @@ def progress_view(repository: str, points: Sequence[PointData], events: Sequence
         xs = [left + (right - left) * (t - min(times)) / span for t in times]
     else:
         xs = [left + (right - left) * (i / (n - 1) if n > 1 else 0.5) for i in range(n)]
-    live_top = _nice(max((p.live for p in points), default=0))
+    most = max((p.live for p in points), default=0)
+    live_top = _nice(most) if most > 10 * TICKS else max(1, -(-most // TICKS)) * TICKS   # whole-number ticks
     days_top = _nice(max((p.effort_high_days for p in points), default=0.0))
 
     def y_live(v: float) -> float:

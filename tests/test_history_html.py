@@ -1,0 +1,65 @@
+"""The burn-down chart in headless Chromium: it renders with no console error and no request, as a standalone
+page (`history --format html`) and as the report's Progress section, and its points are the JSON's."""
+from __future__ import annotations
+
+import json
+
+import pytest
+
+from auditor.cli import main
+from tests.history_repo import build
+from tests.test_html_report import _Page, browser  # noqa: F401  (the module's browser fixture)
+
+
+@pytest.fixture(scope="module")
+def recorded(tmp_path_factory):
+    where = tmp_path_factory.mktemp("chart")
+    root = where / "project"
+    build(root)
+    db = where / "h.db"
+    assert main(["history", str(root), "--db", str(db), "--format", "json", "-o", str(where / "h.json"),
+                 "-j", "1"]) == 0
+    return root, db, json.loads((where / "h.json").read_text())
+
+
+def chart_points(view: _Page) -> list[dict]:
+    return view.page.eval_on_selector_all(
+        "#burndown circle.point",
+        "els => els.map(e => ({commit: e.dataset.commit, live: +e.dataset.live, low: +e.dataset.low, "
+        "high: +e.dataset.high, verdict: e.dataset.verdict, title: e.querySelector('title').textContent, "
+        "cy: +e.getAttribute('cy'), cx: +e.getAttribute('cx')}))")
+
+
+def test_standalone_page_draws_the_json_points(browser, recorded, tmp_path):  # noqa: F811
+    root, db, data = recorded
+    page = tmp_path / "history.html"
+    assert main(["history", str(root), "--db", str(db), "--format", "html", "-o", str(page)]) == 0
+    view = _Page(browser, page)
+    drawn = chart_points(view)
+    assert [(p["commit"], p["live"], p["low"], p["high"], p["verdict"]) for p in drawn] == [
+        (p["commit"], p["live"], p["effort_low_days"], p["effort_high_days"], p["verdict"]) for p in data["points"]]
+    assert all(p["title"].startswith(p["commit"][:10]) for p in drawn)
+    assert [p["cx"] for p in drawn] == sorted(p["cx"] for p in drawn)
+    lives = [p["live"] for p in drawn]
+    top = drawn[lives.index(max(lives))]["cy"]
+    assert all(p["cy"] >= top for p in drawn) and drawn[0]["cy"] > top          # more live findings draw higher
+    spans = view.page.eval_on_selector_all("#burndown rect.verdict-span", "els => els.map(e => e.dataset.verdict)")
+    assert spans == [p["verdict"] for p in data["points"]]
+    assert view.page.locator("#burndown polygon.effort-band").count() == 1
+    box = view.page.locator("#burndown").bounding_box()
+    assert box is not None and box["width"] > 300 and box["height"] > 100
+    events = view.page.locator(".progress-events li").all_inner_texts()
+    assert events[0].startswith("tensorrt-llm removed in") and any("new CUDA-only dependency pynvml" in e for e in events)
+    assert view.console == [] and view.requests == [page.as_uri()]
+
+
+def test_report_progress_section_renders_in_chromium(browser, recorded, tmp_path):  # noqa: F811
+    root, db, data = recorded
+    page = tmp_path / "report.html"
+    assert main([str(root), "--db", str(db), "--html", str(page), "--format", "json", "-o",
+                 str(tmp_path / "r.json"), "-j", "1"]) == 1
+    view = _Page(browser, page)
+    assert view.page.locator("#progress h2").inner_text() == "Progress"
+    assert [p["commit"] for p in chart_points(view)] == [p["commit"] for p in data["points"]]
+    assert view.page.locator("#findings tbody tr.group").count() > 0     # the rest of the page still works
+    assert view.console == [] and view.requests == [page.as_uri()]
