@@ -83,7 +83,8 @@ def now() -> str:
 
 def run_record(report: Report, where: Where, rules_digest: str = "", complete: bool | None = None,
                source: str = "check") -> RunRecord:
-    """The record of one audit. `complete`: None means what the report says (no file failed or partial)."""
+    """The record of one audit. `complete`: None means what the report says: every file was read and scanned
+    (a file whose syntax tree-sitter recovered from only in part counts as scanned, as in the report)."""
     counts = Counter((f.rule_id, f.disposition, f.severity.label) for f in report.findings if not f.guarded)
     live = sum(1 for f in report.findings if not f.guarded and f.disposition in WORK and f.severity > Severity.INFO)
     hours: dict[str, list[float]] = {}
@@ -93,7 +94,7 @@ def run_record(report: Report, where: Where, rules_digest: str = "", complete: b
         spent[1] += f.hours[1]
     per_day = report.effort.hours_per_day or 8.0
     if complete is None:
-        complete = not report.errors and not any(r.partial or r.error for r in report.results)
+        complete = not report.errors and not any(r.error for r in report.results)
     return RunRecord(
         where=where, recorded_at=now(), tool_version=__version__, rules_digest=rules_digest,
         verdict=report.verdict, live=live, effort_low_days=report.effort.low_days,

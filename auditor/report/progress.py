@@ -89,6 +89,16 @@ def _nice(top: float) -> float:
     return 10.0 * magnitude
 
 
+def _whole_step(most: int) -> int:
+    """The smallest of 1, 2, 5, 10, 20, 50, … that reaches `most` in TICKS steps."""
+    magnitude = 1
+    while True:
+        for step in (1, 2, 5):
+            if step * magnitude * TICKS >= most:
+                return step * magnitude
+        magnitude *= 10
+
+
 def progress_view(repository: str, points: Sequence[PointData], events: Sequence[str], summary: str) -> ProgressView:
     """The chart's geometry: x by commit time (by position when the times do not differ), live findings on the
     left axis, effort days on the right."""
@@ -102,8 +112,7 @@ def progress_view(repository: str, points: Sequence[PointData], events: Sequence
         xs = [left + (right - left) * (t - min(times)) / span for t in times]
     else:
         xs = [left + (right - left) * (i / (n - 1) if n > 1 else 0.5) for i in range(n)]
-    most = max((p.live for p in points), default=0)
-    live_top = _nice(most) if most > 10 * TICKS else max(1, -(-most // TICKS)) * TICKS   # whole-number ticks
+    live_top = _whole_step(max((p.live for p in points), default=0)) * TICKS    # whole numbers at every tick
     days_top = _nice(max((p.effort_high_days for p in points), default=0.0))
 
     def y_live(v: float) -> float:

@@ -1,0 +1,88 @@
+"""Benchmark `rocm-audit history` against one cold scan (issue 26): 40 points of a real repository's
+first-parent history should cost at most 3x one scan of its newest commit with an empty cache.
+
+    .venv/bin/python scripts/bench_history.py PATH            # PATH: a full clone (not shallow) of a repository
+    .venv/bin/python scripts/bench_history.py PATH --points 40 --jobs 2 --repeat 3
+
+Each run is the console script in a subprocess, as a user runs it, with an empty cache directory and database
+of its own (in a temporary directory, deleted afterwards): the cold scan is `rocm-audit check PATH` of the
+checkout; the history is `rocm-audit history PATH --max-points N`, which reads every point's tree from git
+objects. A second history run shows the cost when every point is already recorded. Wall times are medians.
+"""
+from __future__ import annotations
+
+import argparse
+import json
+import os
+import shutil
+import statistics
+import subprocess
+import sys
+import tempfile
+import time
+from pathlib import Path
+
+REPO = Path(__file__).resolve().parent.parent
+
+
+def rocm_audit() -> list[str]:
+    script = Path(sys.executable).parent / "rocm-audit"
+    return [str(script)] if script.exists() else [sys.executable, "-m", "auditor"]
+
+
+def timed(args: list[str], env: dict[str, str]) -> tuple[float, int]:
+    started = time.perf_counter()
+    done = subprocess.run([*rocm_audit(), *args], env=env, capture_output=True, check=False)
+    elapsed = time.perf_counter() - started
+    if done.returncode not in (0, 1):
+        raise SystemExit(f"rocm-audit {' '.join(args)}: exit {done.returncode}\n{done.stderr.decode()}")
+    return elapsed, done.returncode
+
+
+def run_once(path: Path, points: int, jobs: int) -> dict[str, float]:
+    work = Path(tempfile.mkdtemp(prefix="rocm-audit-bench-history-"))
+    try:
+        env = {**os.environ, "ROCM_AUDIT_CACHE_DIR": str(work / "cache-cold")}
+        common = ["--no-progress", "-j", str(jobs)]
+        cold, _ = timed(["check", str(path), "--format", "json", "-o", str(work / "cold.json"), "--no-html",
+                         *common], env)
+        env["ROCM_AUDIT_CACHE_DIR"] = str(work / "cache-history")
+        history_args = ["history", str(path), "--db", str(work / "h.db"), "--max-points", str(points),
+                        "--format", "json", "-o", str(work / "history.json"), *common]
+        history, _ = timed(history_args, env)
+        reused, _ = timed(history_args, env)
+        data = json.loads((work / "history.json").read_text())
+        return {"cold": cold, "history": history, "reused": reused, "points": len(data["points"]),
+                "partial": sum(1 for p in data["points"] if not p["complete"])}
+    finally:
+        shutil.rmtree(work, ignore_errors=True)
+
+
+def tree_files(path: Path) -> int:
+    out = subprocess.run(["git", "-C", str(path), "ls-tree", "-r", "--name-only", "HEAD"], capture_output=True,
+                         text=True, check=True).stdout
+    return len(out.splitlines())
+
+
+def main() -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("path", type=Path)
+    parser.add_argument("--points", type=int, default=40)
+    parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
+    parser.add_argument("--repeat", type=int, default=1)
+    args = parser.parse_args()
+    runs = [run_once(args.path, args.points, args.jobs) for _ in range(args.repeat)]
+    median = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
+    commits = subprocess.run(["git", "-C", str(args.path), "rev-list", "--count", "--first-parent", "HEAD"],
+                             capture_output=True, text=True, check=True).stdout.strip()
+    print(f"{args.path.name}: {tree_files(args.path)} files at HEAD, {commits} first-parent commits, "
+          f"-j {args.jobs}, median of {args.repeat}")
+    print(f"  one cold scan of HEAD:           {median['cold']:7.1f} s")
+    print(f"  history, {int(median['points'])} points (cold cache):  {median['history']:7.1f} s  "
+          f"= {median['history'] / median['cold']:.2f}x the cold scan ({int(median['partial'])} partial)")
+    print(f"  history again (points reused):   {median['reused']:7.1f} s")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())
