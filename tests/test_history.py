@@ -198,3 +198,29 @@ def test_history_flags_go_with_history(tmp_path, capsys):
     assert "--since goes with" in capsys.readouterr().err
     assert main([str(tmp_path), "--format", "csv"]) == 2
     assert "--format csv goes with" in capsys.readouterr().err
+
+
+def test_an_authors_name_is_shown_never_obeyed(tmp_path, capsys):
+    root = tmp_path / "repo"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    commit(root, {"app.py": "import torch\n"}, "one", "2026-01-01T00:00:00Z")
+    commit(root, {"requirements.txt": "pynvml\n"}, "two", "2026-01-02T00:00:00Z",
+           author="Eve & \"Mallory\" \x1b[2J")   # git itself keeps < and > out of a name
+    db = tmp_path / "h.db"
+    code, page, _ = history(capsys, root, "--db", db, "--format", "html")
+    assert code == 0
+    assert 'Eve & "Mallory"' not in page and "Eve &amp; &#34;Mallory&#34;" in page
+    assert "<script" not in page                           # the history page has no script at all
+    code, text, _ = history(capsys, root, "--db", db)
+    assert "\x1b" not in text
+    code, table, _ = history(capsys, root, "--db", db, "--format", "csv")
+    assert list(csv.reader(io.StringIO(table)))[2][2].startswith("Eve")
+
+
+def test_a_range_without_commits_has_no_points(project, recorded, capsys):
+    root, _ = project
+    data = as_json(capsys, root, "--db", recorded, "--since", "2030-01-01")
+    assert data["points"] == [] and data["events"] == [] and data["delta"] is None
+    code, page, _ = history(capsys, root, "--db", recorded, "--since", "2030-01-01", "--format", "html")
+    assert code == 0 and "No recorded point in this range." in page

@@ -120,7 +120,8 @@ def _cell(text: str) -> str:
 def progress(label: str, points: Sequence[RunRecord]) -> ProgressView:
     found = headline_events(events(points))
     d = delta(points)
-    summary = delta_sentence(d) if d is not None and len(points) > 1 else "one recorded point so far"
+    summary = (delta_sentence(d) if d is not None and len(points) > 1
+               else "one recorded point so far" if points else "no recorded point")
     return progress_view(label, [PointData(p.where.commit, p.where.committed_at, p.where.author, p.verdict, p.live,
                                            p.effort_low_days, p.effort_high_days, p.complete) for p in points],
                          [event_sentence(e) for e in reversed(found)], summary)
