@@ -41,6 +41,8 @@ class ScanOptions:
     cache_dir: Path | None = None               # where results are cached (auditor/cache.py); None: no cache
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()   # config policy (auditor/policy.py)
     optional_dirs: tuple[str, ...] = ()
+    whole_run_cache: bool = True                # also cache the whole report by the stat of every file read
+                                                # (`history` does not: each point's tree is new, its store reuses)
 
 
 @contextmanager
@@ -77,7 +79,8 @@ def audit(
     with _timed(timings, "build pre-pass"):
         pulled_in = pulled_in_build_files(found.files, root, found.vendored)
     context = scan_context(rulebook, options.max_file_size) if store else ""
-    key = _run_key(context, found, pulled_in, options, shown_root, paths, root, only) if store else None
+    key = _run_key(context, found, pulled_in, options, shown_root, paths, root, only) \
+        if store and options.whole_run_cache else None
     if store and key and (reused := load_report(store, key, rulebook.by_id())) is not None:
         return reused
     index = FileIndex.open(store, str(root.resolve())) if store else None
@@ -114,7 +117,7 @@ def _run_key(context, found, pulled_in, options: ScanOptions, shown_root, paths,
         if source.kind == "manifest":
             listing += _includes(Path(source.abspath), root.resolve(), options.max_file_size, depth=0)
     settings = {name: getattr(options, name) for name in ScanOptions.__dataclass_fields__
-                if name not in ("jobs", "cache_dir")}
+                if name not in ("jobs", "cache_dir", "whole_run_cache")}
     extra = [settings, shown_root, [str(p.absolute()) for p in paths], str(root.absolute()),
              sorted(only) if only is not None else None, found.errors, found.vendored]
     return run_key(context, listing, extra)

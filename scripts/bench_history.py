@@ -39,7 +39,7 @@ def timed(args: list[str], env: dict[str, str]) -> tuple[float, int]:
     return elapsed, done.returncode
 
 
-def run_once(path: Path, points: int, jobs: int) -> dict[str, float]:
+def run_once(path: Path, points: int, jobs: int, since: str | None) -> dict[str, float]:
     work = Path(tempfile.mkdtemp(prefix="rocm-audit-bench-history-"))
     try:
         env = {**os.environ, "ROCM_AUDIT_CACHE_DIR": str(work / "cache-cold")}
@@ -48,14 +48,26 @@ def run_once(path: Path, points: int, jobs: int) -> dict[str, float]:
                          *common], env)
         env["ROCM_AUDIT_CACHE_DIR"] = str(work / "cache-history")
         history_args = ["history", str(path), "--db", str(work / "h.db"), "--max-points", str(points),
-                        "--format", "json", "-o", str(work / "history.json"), *common]
+                        "--format", "json", "-o", str(work / "history.json"), *common,
+                        *(["--since", since] if since else [])]
         history, _ = timed(history_args, env)
         reused, _ = timed(history_args, env)
         data = json.loads((work / "history.json").read_text())
-        return {"cold": cold, "history": history, "reused": reused, "points": len(data["points"]),
-                "partial": sum(1 for p in data["points"] if not p["complete"])}
+        commits = [p["commit"] for p in data["points"]]
+        return {"cold": cold, "history": history, "reused": reused, "points": len(commits),
+                "partial": sum(1 for p in data["points"] if not p["complete"]), "changed": changed(path, commits)}
     finally:
         shutil.rmtree(work, ignore_errors=True)
+
+
+def changed(path: Path, commits: list[str]) -> int:
+    """Files added or modified from each point to the next: what the history has to scan besides the first."""
+    total = 0
+    for old, new in zip(commits, commits[1:]):
+        out = subprocess.run(["git", "-C", str(path), "diff", "--name-only", "--diff-filter=AMR", old, new],
+                             capture_output=True, text=True, check=True).stdout
+        total += len(out.splitlines())
+    return total
 
 
 def tree_files(path: Path) -> int:
@@ -70,17 +82,20 @@ def main() -> int:
     parser.add_argument("--points", type=int, default=40)
     parser.add_argument("--jobs", type=int, default=os.cpu_count() or 1)
     parser.add_argument("--repeat", type=int, default=1)
+    parser.add_argument("--since", help="history --since DATE|REV (default: the whole history)")
     args = parser.parse_args()
-    runs = [run_once(args.path, args.points, args.jobs) for _ in range(args.repeat)]
+    runs = [run_once(args.path, args.points, args.jobs, args.since) for _ in range(args.repeat)]
     median = {key: statistics.median(r[key] for r in runs) for key in runs[0]}
     commits = subprocess.run(["git", "-C", str(args.path), "rev-list", "--count", "--first-parent", "HEAD"],
                              capture_output=True, text=True, check=True).stdout.strip()
-    print(f"{args.path.name}: {tree_files(args.path)} files at HEAD, {commits} first-parent commits, "
-          f"-j {args.jobs}, median of {args.repeat}")
+    print(f"{args.path.name}: {tree_files(args.path)} files at HEAD, {commits} first-parent commits"
+          f"{f', since {args.since}' if args.since else ''}, -j {args.jobs}, median of {args.repeat}")
     print(f"  one cold scan of HEAD:           {median['cold']:7.1f} s")
     print(f"  history, {int(median['points'])} points (cold cache):  {median['history']:7.1f} s  "
           f"= {median['history'] / median['cold']:.2f}x the cold scan ({int(median['partial'])} partial)")
     print(f"  history again (points reused):   {median['reused']:7.1f} s")
+    print(f"  files added or changed between the points: {int(median['changed'])} "
+          f"({median['changed'] / max(tree_files(args.path), 1):.1f}x the files at HEAD)")
     return 0
 
 
