@@ -148,7 +148,7 @@ class MemoryRecorder:
         runs = self.runs.get(repo_key)
         return runs[-1][0] if runs else None
 
-    def record(self, report, repo_key, commit):
+    def record(self, report, repo_key, commit, run=None):
         self.runs.setdefault(repo_key, []).append((commit, report["summary"]["verdict"]))
 
 
@@ -176,7 +176,7 @@ def test_resume_skips_repositories_whose_head_is_unchanged(tmp_path):
                                                            "trt": "unchanged"}
     assert second["trt"]["verdict"] == "blocked" and (out / "reports/trt.json").stat().st_mtime_ns == kept
     assert second["portable"]["commit"] == portable.git("rev-parse", "HEAD").strip() != first["portable"]["commit"]
-    assert len([k for k in recorder.runs if k.startswith("git:")]) == 2
+    assert len([k for k in recorder.runs if not k.startswith("path:")]) == 2   # the git ones, by root commit
     assert sum(len(v) for v in recorder.runs.values()) == 5   # trt recorded once; it was not scanned again
 
 
@@ -186,9 +186,46 @@ def test_a_source_file_is_not_a_list_of_repositories(tmp_path, capsys):
     assert "fleet takes repositories or a list of them, not a source file" in capsys.readouterr().err
 
 
-def test_db_says_the_store_is_not_in_this_build(tmp_path, capsys):
-    assert run_cli("fleet", tmp_path, "--db", tmp_path / "h.sqlite", "--out", tmp_path / "out")[0] == 2
-    assert "run history store is not available in this build" in capsys.readouterr().err
+def test_db_records_each_run_in_the_history_store_and_resumes_from_it(tmp_path, capsys):
+    from auditor.history.command import repository
+    from auditor.history.store import open_store
+
+    org = tmp_path / "org"
+    portable = GitRepo(org / "portable", PORTABLE)
+    trt = GitRepo(org / "trt", TRT)
+    db, out = tmp_path / "h.sqlite", tmp_path / "out"
+
+    def run() -> dict:
+        code, _ = run_cli("fleet", org, "--db", db, "--out", out, "--format", "json", "-q")
+        assert code == 0
+        return {r["name"]: r["status"] for r in json.loads((out / "portfolio.json").read_text())["repositories"]}
+
+    assert run() == {"portable": "scanned", "trt": "scanned"}
+    with open_store(db, readonly=True) as store:
+        recorded = {name: store.points(repository(repo.root)[2]) for name, repo in (("portable", portable),
+                                                                                      ("trt", trt))}
+    assert {n: [(p.where.commit, p.verdict, p.source) for p in ps] for n, ps in recorded.items()} == {
+        "portable": [(portable.git("rev-parse", "HEAD").strip(), "ready", "fleet")],
+        "trt": [(trt.git("rev-parse", "HEAD").strip(), "blocked", "fleet")],
+    }
+    assert recorded["trt"][0].live_dependencies().keys() == {"tensorrt-llm"}
+    trt.commit({"serve/extra.py": "import pynvml\n"}, "monitor")
+    assert run() == {"portable": "unchanged", "trt": "scanned"}   # the same key `check --record` and `history` use
+    with open_store(db, readonly=True) as store:
+        assert len(store.points(repository(trt.root)[2])) == 2
+        assert len(store.points(repository(portable.root)[2])) == 1
+
+
+def test_db_that_a_newer_rocm_audit_wrote_is_refused_before_any_scan(tmp_path, capsys):
+    import sqlite3
+
+    db = tmp_path / "h.sqlite"
+    with sqlite3.connect(db) as connection:
+        connection.execute("PRAGMA user_version = 999")
+    before = db.read_bytes()
+    write_tree(tmp_path / "org" / "a", PORTABLE)
+    assert run_cli("fleet", tmp_path / "org", "--db", db, "--out", tmp_path / "out")[0] == 2
+    assert db.read_bytes() == before and not (tmp_path / "out").exists()
 
 
 def test_sources_expand_lists_parents_urls_and_names(tmp_path):

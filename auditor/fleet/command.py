@@ -22,7 +22,8 @@ FAIL_ON = ("blocked", "needs-port", "never")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from auditor.settings import _Parser, _positive_int, _seconds, default_jobs
+    from auditor.commandline.parser import _Parser, _positive_int, _seconds
+    from auditor.settings import default_jobs
 
     parser = _Parser(prog="rocm-audit fleet", allow_abbrev=False,
                      description="Audit many repositories (as `rocm-audit check` would each) and write the "
@@ -97,7 +98,7 @@ def fleet_command(argv: Sequence[str], recorder: Recorder | None = None) -> int:
     if recorder is not None:
         for outcome in done:
             if outcome.status != FAILED and outcome.report is not None:
-                recorder.record(outcome.report, outcome.repo_key, outcome.commit)
+                recorder.record(outcome.report, outcome.repo_key, outcome.commit, outcome.record)
     _print(portfolio, args.format)
     if not any(o.status != FAILED for o in outcomes):
         print(f"rocm-audit: error: none of the {len(outcomes)} repositories could be scanned", file=sys.stderr)
@@ -140,7 +141,7 @@ def _unchanged(sources: Sequence[Source], recorder: Recorder | None, reports: Pa
     that run (a repository without one is scanned again)."""
     import json
 
-    from auditor.fleet.gitsource import BrokenRepository, head_commit, repo_key
+    from auditor.fleet.gitsource import BrokenRepository, head_commit
 
     if recorder is None:
         return {}
@@ -153,8 +154,10 @@ def _unchanged(sources: Sequence[Source], recorder: Recorder | None, reports: Pa
             commit = head_commit(path)
         except BrokenRepository:
             continue   # its scan says why
-        key = repo_key(path, commit)
-        if commit is None or recorder.last_commit(key) != commit:
+        if commit is None:
+            continue
+        key = _store_key(path)
+        if key is None or recorder.last_commit(key) != commit:
             continue
         try:
             report = json.loads((reports / f"{source.name}.json").read_text(encoding="utf-8"))
@@ -164,6 +167,17 @@ def _unchanged(sources: Sequence[Source], recorder: Recorder | None, reports: Pa
             kept[source.name] = Outcome(source.name, source.location, UNCHANGED, commit=commit, repo_key=key,
                                         report=report)
     return kept
+
+
+def _store_key(path: Path) -> str | None:
+    """The key the history store keeps this repository's runs under (None: git cannot tell)."""
+    from auditor.history.command import repository
+    from auditor.vcs import GitError
+
+    try:
+        return repository(path)[2]
+    except (GitError, ValueError):
+        return None
 
 
 def _check_args(args: argparse.Namespace) -> tuple[str, ...]:

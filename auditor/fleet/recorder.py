@@ -1,22 +1,46 @@
-"""Where a fleet run is recorded and resumed from (`--db`): the one place the run-history store plugs in. A
-repository whose HEAD is the commit last recorded for it is not rescanned; its previous report is reused."""
+"""Where a fleet run is recorded and resumed from (`--db`): the run-history store (auditor/history/store.py),
+the one `check --record` and `history` use, under the same repository keys. A repository whose HEAD is the commit
+last recorded for it is not rescanned; its previous report is reused."""
 from __future__ import annotations
 
 from pathlib import Path
 from typing import Protocol
-
-from auditor.errors import ToolError
 
 
 class Recorder(Protocol):
     def last_commit(self, repo_key: str) -> str | None:
         """The commit of the last run recorded for this repository, or None."""
 
-    def record(self, report: dict, repo_key: str, commit: str | None) -> None:
-        """One repository's run: its `check --format json` report and the commit it was scanned at."""
+    def record(self, report: dict, repo_key: str, commit: str | None, run: dict | None = None) -> None:
+        """One repository's run: its `check --format json` report, the commit it was scanned at, and the run as
+        the history store keeps it (history.record.RunRecord as a dict; None outside git)."""
+
+
+class HistoryRecorder:
+    """The history store at `path` (created when missing; a newer or damaged one is refused, exit 2)."""
+
+    def __init__(self, path: Path) -> None:
+        from auditor.history.store import open_store
+
+        self.path = path
+        open_store(path).close()   # refuse a newer or damaged database before any repository is scanned
+
+    def last_commit(self, repo_key: str) -> str | None:
+        from auditor.history.store import open_store
+
+        with open_store(self.path, readonly=True) as store:
+            last = store.last_run(repo_key)
+        return last.where.commit if last else None
+
+    def record(self, report: dict, repo_key: str, commit: str | None, run: dict | None = None) -> None:
+        from auditor.history.record import run_record_from_dict
+        from auditor.history.store import open_store
+
+        if run is None:
+            return
+        with open_store(self.path) as store:
+            store.record(run_record_from_dict(run))
 
 
 def open_recorder(path: Path) -> Recorder:
-    """The history store at `path`. Not part of this build yet: `--db` says so rather than ignoring it."""
-    raise ToolError(f"--db {path}: the run history store is not available in this build of rocm-audit "
-                    "(resume and trends need it); run without --db")
+    return HistoryRecorder(path)

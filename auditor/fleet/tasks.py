@@ -43,6 +43,7 @@ class Outcome:
     repo_key: str = ""             # what its runs are recorded under
     seconds: float = 0.0
     report: dict | None = None     # the `check --format json` report
+    record: dict | None = None     # the run as the history store keeps it (history.record.RunRecord as a dict)
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -114,23 +115,45 @@ def audit_repository(task: RepoTask) -> Outcome:
             return failed(task, "path does not exist (or is not a directory)")
         if task.kind == "git":
             bare, fetched = fetch_shallow(task.location, Path(task.clone_dir))
+            where = _where_fetched(bare, fetched, task)
             with tree_of(bare, fetched, MAX_FILE_BYTES) as files:
-                report = check_report(files, task.check_args, shown_root=task.name)
-            return Outcome(task.name, task.location, SCANNED, commit=fetched, repo_key=url_key(task.location),
-                           report=report)
+                report, record = check_report(files, task.check_args, shown_root=task.name, where=where)
+            return Outcome(task.name, task.location, SCANNED, commit=fetched, repo_key=where.repo,
+                           report=report, record=record)
         path = Path(task.location)
         commit = head_commit(path)
-        report = check_report(path, task.check_args)
-        return Outcome(task.name, task.location, SCANNED, commit=commit, repo_key=repo_key(path, commit),
-                       report=report)
+        where = _where_local(path) if commit is not None else None
+        report, record = check_report(path, task.check_args, where=where)
+        return Outcome(task.name, task.location, SCANNED, commit=commit,
+                       repo_key=where.repo if where else repo_key(path, commit), report=report, record=record)
     except (BrokenRepository, ToolError, GitError, UsageError, ConfigError, UnsafeRead, OSError) as err:
         return failed(task, str(err))
     except Exception as err:  # noqa: BLE001 - a repository that breaks the tool is its own row, not the fleet's end
         return failed(task, f"internal error: {type(err).__name__}: {err}")
 
 
-def check_report(path: Path, check_args: tuple[str, ...], shown_root: str | None = None) -> dict:
-    """What `rocm-audit check PATH --format json` reports, built the way `check` builds it."""
+def _where_local(path: Path):
+    """The repository key and commit a local repository's runs are recorded under: the history store's own
+    (its root commit, plus the subdirectory), so `check --record`, `history` and `fleet` share its points."""
+    from auditor.history.command import repository, where_of
+
+    top, prefix, key = repository(path)
+    return where_of(top, prefix, key)
+
+
+def _where_fetched(bare: Path, commit: str, task: RepoTask):
+    """A fetched URL is a shallow clone: recorded under its URL, as `history` records a shallow clone."""
+    from auditor.history.gitobjects import commit_info
+    from auditor.history.record import Where
+
+    info = commit_info(bare, commit)
+    return Where(url_key(task.location), task.name, info.id, info.committed_at, info.author)
+
+
+def check_report(path: Path, check_args: tuple[str, ...], shown_root: str | None = None,
+                 where=None) -> tuple[dict, dict | None]:
+    """What `rocm-audit check PATH --format json` reports, built the way `check` builds it, and with `where`
+    (history.record.Where) the run as the history store keeps it."""
     from auditor.cache import evict
     from auditor.errors import ToolError
     from auditor.pipeline import audit
@@ -141,8 +164,17 @@ def check_report(path: Path, check_args: tuple[str, ...], shown_root: str | None
     settings = parse_settings(["check", str(path), "--format", "json", "--no-html", "--no-progress", "-j", "1",
                                *check_args])
     options = scan_options(settings)
-    report = audit(settings.paths, rulebook_for(settings), options, shown_root=shown_root)
+    rulebook = rulebook_for(settings)
+    report = audit(settings.paths, rulebook, options, shown_root=shown_root)
     if not report.results and not report.errors:
         raise ToolError("nothing to scan: no CUDA, C/C++, Python or manifest files")
     evict(options.cache_dir)
-    return report_dict(report)
+    record = None
+    if where is not None:
+        from dataclasses import asdict
+
+        from auditor.history.command import rules_digest
+        from auditor.history.record import run_record
+
+        record = asdict(run_record(report, where, rules_digest(settings, rulebook), source="fleet"))
+    return report_dict(report), record

@@ -30,7 +30,7 @@ def rules_digest(settings, rulebook) -> str:
     return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
 
 
-def _repository(path: Path) -> tuple[Path, str, str]:
+def repository(path: Path) -> tuple[Path, str, str]:
     """(top, prefix of `path` in it ("" for the top), repository key: root commit or remote, plus the prefix)."""
     top = vcs.toplevel(path)
     directory = path if path.is_dir() else path.parent
@@ -42,7 +42,7 @@ def _repository(path: Path) -> tuple[Path, str, str]:
     return top, prefix, key + (f":{prefix}" if prefix else "")
 
 
-def _where(top: Path, prefix: str, key: str, rev: str = "HEAD") -> Where:
+def where_of(top: Path, prefix: str, key: str, rev: str = "HEAD") -> Where:
     commit = gitobjects.commit_info(top, rev)
     label = top.name + (f"/{prefix}" if prefix else "")
     return Where(key, label, commit.id, commit.committed_at, commit.author)
@@ -58,13 +58,13 @@ def record_and_progress(settings, report, root: Path, rulebook):
     if not options.record and not wants_html:
         return None
     try:
-        top, prefix, key = _repository(root)
+        top, prefix, key = repository(root)
     except (vcs.GitError, ValueError) as err:
         if options.record:
             raise ToolError(f"--record needs a git repository: {err}") from None
         return None
     if options.record:
-        where = _where(top, prefix, key)
+        where = where_of(top, prefix, key)
         with open_store(options.db) as store:
             store.record(run_record(report, where, rules_digest(settings, rulebook), source="check"))
     if not wants_html:
@@ -90,7 +90,7 @@ def history_command(settings) -> int:
     if not path.exists():
         raise ToolError(f"path does not exist: {path}")
     try:
-        top, prefix, key = _repository(path)
+        top, prefix, key = repository(path)
         vcs.clean_stale(top)
         until = gitobjects.resolve(top, options.until or "HEAD")
         commits = gitobjects.first_parent(top, until)

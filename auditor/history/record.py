@@ -106,3 +106,12 @@ def run_record(report: Report, where: Where, rules_digest: str = "", complete: b
                                       round(hours.get(c.path, [0, 0])[1] / per_day, 2)) for c in report.components),
         source=source,
     )
+
+
+def run_record_from_dict(data: dict) -> RunRecord:
+    """The RunRecord `dataclasses.asdict` made (a fleet task sends it from its own process as JSON)."""
+    fields = {**data, "where": Where(**data["where"]),
+              "counts": tuple(RuleCount(**c) for c in data.get("counts", ())),
+              "dependencies": tuple(DependencyRow(**d) for d in data.get("dependencies", ())),
+              "components": tuple(ComponentRow(**c) for c in data.get("components", ()))}
+    return RunRecord(**fields)
