@@ -67,7 +67,8 @@ def _path_text(rocm: RocmPath | None) -> str:
 
 def _label(rocm: RocmPath | None) -> str:   # only asked of a verified path
     pure_python = rocm is not None and rocm.recipe.startswith("pip install . (pure")
-    return "Runs on ROCm PyTorch" if pure_python else "ROCm build in tree"
+    manifest = rocm is not None and rocm.recipe.startswith(("pip install -r", 'pip install ".['))  # no GPU build
+    return "Runs on ROCm PyTorch" if pure_python or manifest else "ROCm build in tree"
 
 
 def component_verdict(
@@ -169,7 +170,7 @@ def verdicts(
 
 def _recipe_text(recipe: str) -> str:
     """The commands in backticks, what they assume after them: `pip install .` on ROCm PyTorch."""
-    for context in (" (pure Python", " on ROCm PyTorch"):
+    for context in (" (pure Python", " on ROCm PyTorch", " (with "):
         command, found, rest = recipe.partition(context)
         if found:
             return f"`{command}`{found}{rest}"

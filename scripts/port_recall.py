@@ -10,8 +10,8 @@ classification:
 
 - port work: a C/C++/CUDA/Python source or a build file (setup.py, CMake, Make, pyproject, requirements) that
   existed at the merge-base, outside docs/, tests and CI and not already ROCm code (a `hip/` or `hip_*`
-  directory, a `*_hip` or `*_rocm` file), whose diff (ignoring whitespace and comment lines) adds a line naming ROCm, HIP, AMD, a gfx
-  target, wavefronts or a ROCm library;
+  directory, a `*_hip` or `*_rocm` file), whose diff (ignoring whitespace and comment lines) adds a line
+  naming ROCm, HIP, AMD, a gfx target, wavefronts or a ROCm library;
 - not port work: docs, CI, tests, files the fork added (nothing to report on upstream), and changes that name
   none of those (upstream merges, unrelated fixes).
 

@@ -55,3 +55,39 @@ def test_the_same_provider_list_decides_when_the_default_install_requires_onnxru
     assert provider_row(report)["disposition"] == "live"
     assert report["summary"]["verdict"] == "needs-port"
     assert "outside the main path" not in report["summary"]["verdict_reason"]
+
+
+def scan_tree(tmp_path, files: dict[str, str]) -> dict:
+    repo = tmp_path / "repo"
+    for name, text in files.items():
+        (repo / name).parent.mkdir(parents=True, exist_ok=True)
+        (repo / name).write_text(text)
+    out = tmp_path / "report.json"
+    assert main([str(repo), "--format", "json", "-o", str(out), "--fail-on", "never", "-j", "1", "--no-progress",
+                 "--no-cache"]) == 0
+    return json.loads(out.read_text())
+
+
+def test_a_requirements_rocm_file_is_the_rocm_install_and_gives_the_recipe(tmp_path):
+    report = scan_tree(tmp_path, {
+        "pyproject.toml": PYPROJECT.format(deps='"torch>=2.1"'),
+        "imaging/__init__.py": "import torch\n",
+        "requirements-rocm.txt": "--extra-index-url https://download.pytorch.org/whl/rocm6.2\ntorch\n",
+    })
+    reason = report["summary"]["verdict_reason"]
+    assert report["summary"]["verdict"] == "ready"
+    assert reason.startswith("ready: Runs on ROCm PyTorch: requirements-rocm.txt:1 lists ROCm requirements")
+    assert "Install: `pip install -r requirements-rocm.txt .`" in reason
+
+
+def test_a_hip_extra_in_an_alternative_pyproject_is_the_rocm_install(tmp_path):
+    """A JAX-style layout: pyproject.toml's extras are the CUDA install, pyproject_hip.toml's the ROCm one."""
+    alt = PYPROJECT.format(deps='"numpy"') + '\n[project.optional-dependencies]\njax_hip = ["jax-rocm7-plugin"]\n'
+    report = scan_tree(tmp_path, {
+        "pyproject.toml": PYPROJECT.format(deps='"numpy"'),
+        "pyproject_hip.toml": alt,
+        "imaging/__init__.py": "import numpy\n",
+    })
+    reason = report["summary"]["verdict_reason"]
+    assert reason.startswith("ready: Runs on ROCm PyTorch: pyproject_hip.toml:7 declares a ROCm extra `jax_hip`")
+    assert 'Install: `pip install ".[jax_hip]"` (with pyproject_hip.toml as the pyproject.toml)' in reason

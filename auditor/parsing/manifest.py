@@ -285,7 +285,7 @@ READERS = {
 def manifest_flavour(path: str) -> str | None:
     name = PurePosixPath(path).name.lower()
     parent = PurePosixPath(path).parent.name.lower()
-    if name == "pyproject.toml":
+    if name == "pyproject.toml" or re.match(r"pyproject[-_][\w-]+\.toml$", name):   # pyproject_hip.toml variants
         return "pyproject"
     if name == "pipfile":
         return "pipfile"

@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 from auditor.boundedio import UnsafeRead, read_text_bounded
 from auditor.parsing.preproc import PreprocFacts
 from auditor.rocmpath.deps import hard_dependencies
+from auditor.rocmpath.rocmmanifests import PYPROJECTS, manifest_recipe, rocm_extras, rocm_requirements
 from auditor.rocmpath.cmakebuild import CBuild, read_cmake, read_makefile
 from auditor.rocmpath.model import Evidence, ProjectBuild, RocmPath
 from auditor.rocmpath.pybuild import PyBuild, read_python_build
@@ -39,7 +40,6 @@ ROCM_CI = re.compile(r"(?i)\brocm/[\w.-]+:|--offload-arch|PYTORCH_ROCM_ARCH"
 ROCM_RUNNER = {re.compile(r"(?i)runs-on:"): re.compile(r"(?i)\b(?:mi\d{3}\w*|rocm|amd)"),
                re.compile(r"(?i)agents:"): re.compile(r"(?i)\b(?:mi\d{3}\w*|amd)")}
 REPO_AUTOMATION = re.compile(r"(?i)label|triage|stale|issue|welcome|greet|pr[-_]title|assign")
-ROCM_EXTRA = re.compile(r"(?i)^(?:amd|rocm\w*|hip)$")
 ROCM_DISPATCH = re.compile(r"torch\.version\.hip|\bis_hip\(\)|gcnArchName|\bamdsmi\b|IS_HIP_EXTENSION")
 
 
@@ -155,11 +155,14 @@ def read_project(
 
     # 1. components from real manifests
     comps: dict[str, list[str]] = {}
-    extras: dict[str, list[tuple[str, int]]] = {}
+    extras: dict[str, list[tuple[str, int, str]]] = {}
     dist_names: set[str] = set()
     for f in own_files:
         name = PurePosixPath(f.path).name
         directory = parent_dir(f.path)
+        if PYPROJECTS.match(name):
+            for extra, line in rocm_extras(f.path, text_of(f.path)):
+                extras.setdefault(directory, []).append((f.path, line, extra))
         if name == "setup.py" and _calls_setup(text_of(f.path), tree_of(f.path)):
             comps.setdefault(directory, []).append(f.path)
             dist_names |= _setup_names(text_of(f.path)) | _extension_names(text_of(f.path))
@@ -170,9 +173,6 @@ def read_project(
                 name_value = (data.get("project") or {}).get("name")
                 if isinstance(name_value, str):
                     dist_names.add(name_value)
-                for extra in (data.get("project", {}).get("optional-dependencies", {}) or {}):
-                    if ROCM_EXTRA.match(extra):
-                        extras.setdefault(directory, []).append((f.path, _line_of(text_of(f.path), extra)))
         elif name == "CMakeLists.txt" \
                 and re.search(r"^[ \t]*project[ \t]*\(", text_of(f.path), re.MULTILINE | re.IGNORECASE):
             comps.setdefault(directory, []).append(f.path)
@@ -352,12 +352,11 @@ def _rocm_path(comp, mine, pybuilds, cbuilds, shims, extras, text_of) -> RocmPat
             evidence.append(Evidence("P1", f"{b.path}:{line}", f"builds for HIP (`{what[:70]}`)"))
     for shim in sorted(shims)[:1]:
         evidence.append(Evidence("P2", f"{shim}:1", "maps CUDA names to HIP for the HIP build (a shim)"))
-    for path, line in extras:
-        evidence.append(Evidence("P6", f"{path}:{line}", "declares a ROCm extra"))
-    for f in mine:
-        name = PurePosixPath(f.path).name.lower()
-        if f.kind == "manifest" and "rocm" in name:
-            evidence.append(Evidence("P6", f"{f.path}:1", "lists ROCm requirements"))
+    for path, line, extra in extras:
+        evidence.append(Evidence("P6", f"{path}:{line}", f"declares a ROCm extra `{extra}`"))
+    rocm_reqs = [f.path for f in mine if f.kind == "manifest" and rocm_requirements(f.path)]
+    for path in rocm_reqs:
+        evidence.append(Evidence("P6", f"{path}:1", "lists ROCm requirements"))
     ci = tuple(sorted(f.path for f in mine if f.kind == "ci" and not REPO_AUTOMATION.search(PurePosixPath(f.path).name)
                       and _rocm_ci(text_of(f.path))))
     dispatch = next(((f.path, m) for f in mine if f.kind == "python" and PurePosixPath(f.path).name != "setup.py"
@@ -371,11 +370,12 @@ def _rocm_path(comp, mine, pybuilds, cbuilds, shims, extras, text_of) -> RocmPat
     # GPU sources only a JIT `load()` compiles are hipified by ROCm PyTorch at load time
     gpu = sum(1 for f in mine if f.path.endswith(GPU_SUFFIXES)) if compiles_gpu else 0
     verified = any(e.pattern in ("P1", "P2", "P3", "P4") for e in evidence) or (
-        not compiles_gpu and any(e.pattern == "P5" for e in evidence))
+        not compiles_gpu and any(e.pattern in ("P5", "P6") for e in evidence))
     setup = next((b for b in pybuilds if PurePosixPath(b.path).name == "setup.py"), None)
     recipe = ""
     if verified and not compiles_gpu:
-        recipe = "pip install . (pure Python: it runs on ROCm PyTorch)"
+        recipe = manifest_recipe(rocm_reqs, [(path, extra) for path, _, extra in extras]) \
+            or "pip install . (pure Python: it runs on ROCm PyTorch)"
     elif verified and setup is not None and (not any(b.builds_on_rocm for b in cbuilds)
                                              or re.search(r"(?i)\bcmake", text_of(setup.path))):
         # (a setup.py that runs CMake itself, as vLLM's does, is still installed with pip)

@@ -8,6 +8,8 @@ from auditor.engines.python.guards import _dotted
 from auditor.parsing.python import PythonTree
 from auditor.types import Rule
 
+# calls that declare a command-line option of the program itself (argparse, optparse, click)
+OPTION_DECLARATIONS = frozenset({"add_argument", "add_option", "option"})
 LOG_CALL = re.compile(r"^(?:print|warnings\.warn|(?:\w+\.)*(?:log(?:ger|ging)?|_?LOG(?:GER)?)\."
                       r"(?:debug|info|warning|warn|error|critical|exception|log)"
                       r"|(?:\w+\.)*(?:print_rank_0|log_dist|print0))$")
@@ -80,6 +82,9 @@ class SyntacticContexts:
             return False
         if "compare" not in contexts and isinstance(parent, ast.Compare):
             return False   # `"CUDA_PATH" in os.environ`: a presence test, which guards what it tests
+        if isinstance(parent, ast.Call) and node in parent.args \
+                and self._call_name(parent).split(".")[-1] in OPTION_DECLARATIONS:
+            return False   # `parser.add_argument("--threads", ...)`: the program's own option, not a tool's flag
         return "log" in contexts or not (self._in_log_call(node) or self._only_messages_follow(node, text_tests=True))
 
     def _in_set(self, node: ast.AST, parent: ast.AST | None) -> bool:
