@@ -24,10 +24,11 @@ _SPECIFIER = re.compile(
     rb"(?m)^[ \t]*(?:(?:static|inline|extern)[ \t]+)*([A-Z][A-Z0-9_]{2,}(?:[ \t]*\([^()\n]*\))?)[ \t]+"
     rb"(?=(?:static|inline|void|const|constexpr|template|extern|__\w+__|[A-Za-z_][\w:<>,]*[ \t]*[*&]*[ \t]+[*&]*"
     rb"[A-Za-z_]\w*[ \t]*\())")
-_BETWEEN_TYPE_AND_NAME = re.compile(rb"(?<![#\w])(?!define\b|return\b|else\b)(?:void|int|float|auto|[a-z_][\w:]*)[ \t]+([A-Z][A-Z0-9_]{2,}[ \t]*\([^()\n]*\))"
-                                    rb"[ \t]+(?=[A-Za-z_]\w*[ \t]*\()")
+_BETWEEN_TYPE_AND_NAME = re.compile(rb"(?<![#\w])(?!define\b|return\b|else\b)(?:void|int|float|auto|[a-z_][\w:]*)"
+                                    rb"[ \t]+([A-Z][A-Z0-9_]{2,}[ \t]*\([^()\n]*\))[ \t]+(?=[A-Za-z_]\w*[ \t]*\()")
 _QUALIFIER = re.compile(rb"\*[ \t]*([A-Z][A-Z0-9_]{2,})[ \t]+(?=[A-Za-z_]\w*[ \t]*[,;=)\[])")
-_TYPE_ARGUMENT = re.compile(rb"(?m)^[ \t]*([A-Z][A-Z0-9_]{2,})[ \t]*\([ \t]*(?:const[ \t]+)?(?:unsigned[ \t]+|signed[ \t]+)?"
+_TYPE_ARGUMENT = re.compile(rb"(?m)^[ \t]*([A-Z][A-Z0-9_]{2,})[ \t]*\([ \t]*(?:const[ \t]+)?"
+                            rb"(?:unsigned[ \t]+|signed[ \t]+)?"
                             rb"(?:int|float|double|char|short|long|bool|void|half|\w+_t)\b[ \t*]*,")
 # words other toolchains define that the grammar does not know: SYCL's dpct, AltiVec's `vector`, `extern` before
 # a macro that declares (`extern DECL_FATTN_CASE(512, 8);`)

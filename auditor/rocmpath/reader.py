@@ -266,9 +266,8 @@ def _setup_names(text: str) -> set[str]:
 
 VENDOR_NAME = re.compile(r"(?i)^(?:nvidia|cuda|cu\d+|cutlass|sycl|xpu|intel|npu|tpu|mps|metal|cann|musa|neuron)$")
 ROCM_NAME = re.compile(r"(?i)^(?:rocm|hip|amd|amdgpu|aiter)$")
-
-
-EXTENSION_NAME = re.compile(r"""\b(?:CUDAExtension|CppExtension|Extension)\s*\(\s*(?:name\s*=\s*)?["']([A-Za-z_][\w.]*)["']""")
+EXTENSION_NAME = re.compile(r"""\b(?:CUDAExtension|CppExtension|Extension)\s*\(\s*(?:name\s*=\s*)?"""
+                            r"""["']([A-Za-z_][\w.]*)["']""")
 
 
 def _extension_names(text: str) -> set[str]:
