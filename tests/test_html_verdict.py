@@ -3,7 +3,7 @@ the findings list opens with live work (never with a note), components of tests,
 under one line, and long component names stay inside their cell."""
 import re
 
-from tests.conftest import FIXTURES, write_tree
+from tests.conftest import write_tree
 from tests.test_html_report import _Page, _write_reports, browser, page_data  # noqa: F401  (browser: a fixture)
 
 LONG = "an_optional_plugin_with_a_component_name_much_longer_than_its_cell_could_ever_hold_on_one_line"

@@ -37,6 +37,16 @@ SHAPES = {
         "struct It {\n  CUTLASS_HOST_DEVICE\n  void add(int i) {\n    CUTLASS_PRAGMA_UNROLL\n"
         "    for (int c = 0; c < 4; ++c) { i += c; }\n  }\n};\n"
         f"CUTLASS_DEVICE\nfloat h(float v) {{ return {SHUFFLE}; }}\n"),
+    "qualifier macro in a declarator": (
+        "float dot(int n, const float * GGML_RESTRICT x, float v) {\n"
+        f"  const float * GGML_RESTRICT y = x; return y[0] + {SHUFFLE};\n}}\n"),
+    "statement macro whose first argument is a type": (
+        f"float locals(float v) {{\n  GGML_TENSOR_LOCALS(int32_t, ne0, op->src[0], ne);\n  return {SHUFFLE};\n}}\n"),
+    "comma expression in a parenthesized argument": (
+        f"float cl(float v) {{\n  CL_CHECK((k = clCreateKernel(p, \"k\", &err), err));\n  return {SHUFFLE};\n}}\n"),
+    "words of other toolchains (SYCL's dpct, AltiVec, extern before a declaring macro)": (
+        "extern DECL_FATTN_CASE(512, 8);\nstatic __dpct_inline__ float q(float v) { return v; }\n"
+        f"static NOINLINE float r(float v) {{ return {SHUFFLE}; }}\n"),
 }
 
 
