@@ -6,6 +6,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
+from auditor.commandline.pipes import ClosedPipeQuiet
 from auditor.errors import ToolError, safe_text  # ToolError re-exported: the tests use it
 from auditor.runsetup import exit_code as _exit_code
 from auditor.runsetup import files_root as _files_root
@@ -24,49 +25,13 @@ def main(argv: Sequence[str] | None = None) -> int:
     debug = "--debug" in argv
     _show_file_errors(debug)
     stdout = sys.stdout
-    sys.stdout = _ClosedPipeQuiet(stdout)   # `rocm-audit rules | head -2`: the rest is dropped, the code is kept
+    sys.stdout = ClosedPipeQuiet(stdout)   # `rocm-audit rules | head -2`: the rest is dropped, the code is kept
     try:
         if argv[:1] == ["fleet"]:
             return _fleet(argv[1:], debug)
         return _guarded(lambda: _run(parse_settings(argv)), debug)
     finally:
         sys.stdout = stdout
-
-
-class _ClosedPipeQuiet:
-    """Standard output that, once the reader has gone (a closed pipe), drops what is written instead of failing:
-    the run finishes and exits with its own code, as `ruff … | head` does."""
-
-    def __init__(self, stream) -> None:
-        self._stream = stream
-        self._gone = False
-
-    def write(self, text: str) -> int:
-        if not self._gone:
-            try:
-                return self._stream.write(text)
-            except BrokenPipeError:
-                self._reader_gone()
-        return len(text)
-
-    def flush(self) -> None:
-        if not self._gone:
-            try:
-                self._stream.flush()
-            except BrokenPipeError:
-                self._reader_gone()
-
-    def _reader_gone(self) -> None:
-        self._gone = True
-        try:   # what is still buffered goes nowhere, and the interpreter's last flush does not fail either
-            devnull = os.open(os.devnull, os.O_WRONLY)
-            os.dup2(devnull, self._stream.fileno())
-            os.close(devnull)
-        except (OSError, ValueError, AttributeError):
-            pass
-
-    def __getattr__(self, name: str):
-        return getattr(self._stream, name)
 
 
 def _show_file_errors(debug: bool) -> None:

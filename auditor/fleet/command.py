@@ -193,7 +193,7 @@ def _check_args(args: argparse.Namespace) -> tuple[str, ...]:
 
 def _clone_dir(args: argparse.Namespace) -> Path:
     from auditor.cache import default_directory
-    from auditor.settings import CACHE_ENV
+    from auditor.commandline.parser import CACHE_ENV
 
     base = args.cache_dir or (Path(os.environ[CACHE_ENV]) if os.environ.get(CACHE_ENV) else default_directory())
     return base.absolute() / "fleet-clones"

@@ -14,14 +14,8 @@ from dataclasses import dataclass, field
 
 from auditor.parsing.python import flatten
 from auditor.rocmpath.pymacros import macro_edits
+from auditor.rocmpath.pytruth import Truth, dotted
 
-ROCM_ATOM = re.compile(
-    r"(?i)(?:^|[._])(?:is_)?(?:hip|rocm|amd|hip_extension|use_rocm|on_rocm|using_rocm|build_rocm)"
-    r"(?:_available|_build|_platform|_pytorch|_torch|_backend|_extension|_version|_home|_path)?$"
-)
-ROCM_CALL = re.compile(r"(?i)(?:^|[._])(?:is_rocm_pytorch|is_hip|is_rocm|check_if_rocm_pytorch|rocm_enabled)$")
-CUDA_ATOM = re.compile(r"(?:^|\.)(?:torch\.version\.cuda|is_cuda|is_nvidia)$")
-ROCM_STRINGS = re.compile(r'^(?:rocm|hip|amd)$', re.IGNORECASE)
 EVIDENCE = re.compile(
     r"--offload-arch|-amdgpu|hipify|composable_kernel|__HIP_PLATFORM_AMD__|-DUSE_ROCM|"
     r"-D__HIP|\bhip_fmha\b|\.hip$|\bck_tile\b|/ck/|\baiter\b", re.IGNORECASE
@@ -33,8 +27,6 @@ EXIT_CALLS = re.compile(r"(?:^|\.)(?:exit|abort|warn|warning|print)$")
 EXTENSIONS = re.compile(r"(?:^|\.)(?:CUDAExtension|CppExtension|Extension|HIPExtension)$")
 
 ROCM, CUDA = "rocm", "cuda"
-MAX_TEST_DEPTH = 50     # `not not … x`, nested and/or: deeper is unknown (and no Python recursion limit is met)
-
 
 @dataclass
 class PyBuild:
@@ -65,92 +57,13 @@ class PyBuild:
         return {name for name, where in self.artifacts.items() if where & {ROCM, "both"}}
 
 
-def _dotted(node: ast.AST) -> str:
-    """`a.b.c` of a name, an attribute chain or a call of one; "" for anything else, or for a chain over
-    MAX_TEST_DEPTH links. A loop, not recursion: a chain thousands of links long (`a.b.b.b…`) is valid Python."""
-    attributes: list[str] = []
-    for _ in range(MAX_TEST_DEPTH):
-        if isinstance(node, ast.Attribute):
-            attributes.append(node.attr)
-            node = node.value
-        elif isinstance(node, ast.Call):      # `f().x` is `f.x`
-            node = node.func
-        else:
-            break
-    else:
-        return ""           # longer than any name a build script tests (and not walked again for each link)
-    head = node.id if isinstance(node, ast.Name) else ""
-    return ".".join(([head] if head else []) + attributes[::-1])
-
-
-class _Truth:
-    def __init__(self, rocm_names: set[str]):
-        self.rocm_names = rocm_names
-
-    def atom(self, node: ast.AST) -> bool | None:
-        name = _dotted(node)
-        if isinstance(node, ast.Call):
-            if ROCM_CALL.search(name) or ROCM_ATOM.search(name):
-                return True
-            return False if CUDA_ATOM.search(name) else None
-        if not name:
-            return None
-        if CUDA_ATOM.search(name):
-            return False
-        if name in self.rocm_names or name == "torch.version.hip" or ROCM_ATOM.search(name):
-            return True
-        return None
-
-    def of(self, node: ast.AST, depth: int = 0) -> bool | None:
-        """Truth on ROCm, or None (also for a test nested over MAX_TEST_DEPTH levels)."""
-        if depth > MAX_TEST_DEPTH:
-            return None
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            inner = self.of(node.operand, depth + 1)
-            return None if inner is None else not inner
-        if isinstance(node, ast.BoolOp):
-            values = [self.of(v, depth + 1) for v in node.values]
-            if isinstance(node.op, ast.And):
-                return False if False in values else (True if all(v is True for v in values) else None)
-            return True if True in values else (False if all(v is False for v in values) else None)
-        if isinstance(node, ast.Compare) and len(node.ops) == 1:
-            right, op = node.comparators[0], node.ops[0]
-            if isinstance(op, (ast.In, ast.NotIn)) and isinstance(node.left, ast.Constant) \
-                    and isinstance(node.left.value, str) and _dotted(right).endswith("__version__"):
-                # `'cu' in torch.__version__`: ROCm PyTorch's version carries `+rocm6.2`, never `cu`
-                word = node.left.value.strip().lower()
-                inside = True if word in ("rocm", "hip") else False if word in ("cu", "cuda") else None
-                return None if inside is None else inside == isinstance(op, ast.In)
-            if isinstance(right, ast.Constant) and right.value is None and isinstance(op, (ast.Is, ast.IsNot)):
-                value = self.of(node.left, depth + 1)
-                return None if value is None else ((not value) if isinstance(op, ast.Is) else value)
-            if isinstance(right, ast.Constant) and isinstance(right.value, str) and isinstance(op, (ast.Eq, ast.NotEq)):
-                # BUILD_TARGET == "rocm": the ROCm backend option on; == "cuda": off
-                word = right.value.strip().lower()
-                if ROCM_STRINGS.match(word):
-                    return isinstance(op, ast.Eq)
-                if word in ("cuda", "nvidia"):
-                    return not isinstance(op, ast.Eq)
-            return None
-        return self.atom(node)
-
-    def implies_rocm(self, node: ast.AST) -> bool:
-        """A ROCm atom, possibly and-ed with unknowns."""
-        if self.of(node) is True:
-            return True
-        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
-            values = [self.of(v) for v in node.values]
-            return True in values and False not in values
-        return False
-
-
 def _strings(nodes: Iterable[ast.AST]) -> list[tuple[int, str]]:
     """String constants among the nodes, with `os.path.join("a", "b")` and `Path("a") / "b"` joined."""
     out: list[tuple[int, str]] = []
     for sub in nodes:
         if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
             out.append((sub.lineno, sub.value))
-        elif isinstance(sub, ast.Call) and _dotted(sub.func).endswith("path.join"):
+        elif isinstance(sub, ast.Call) and dotted(sub.func).endswith("path.join"):
             parts = [a.value for a in sub.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
             if len(parts) > 1:
                 out.append((sub.lineno, "/".join(parts)))
@@ -169,18 +82,18 @@ def _only_refuses(body: list[ast.stmt]) -> bool:
         if isinstance(stmt, ast.Raise):
             continue
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
-                and EXIT_CALLS.search(_dotted(stmt.value.func)):
+                and EXIT_CALLS.search(dotted(stmt.value.func)):
             continue
         return False
     last = body[-1]
     return isinstance(last, ast.Raise) or (
         isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
-        and _dotted(last.value.func).endswith(("exit", "abort"))
+        and dotted(last.value.func).endswith(("exit", "abort"))
     )
 
 
 def _builds_extension(node: ast.AST) -> bool:
-    return any(isinstance(sub, ast.Call) and EXTENSIONS.search(_dotted(sub.func)) for sub in ast.walk(node))
+    return any(isinstance(sub, ast.Call) and EXTENSIONS.search(dotted(sub.func)) for sub in ast.walk(node))
 
 
 class _Reader:
@@ -188,7 +101,7 @@ class _Reader:
         self.build = PyBuild(path)
         self.tree = tree
         self.nodes = flatten(tree)   # every node, once: the passes below each go over all of them
-        self.truth = _Truth(self._derived_rocm_names(self.nodes))
+        self.truth = Truth(self._derived_rocm_names(self.nodes))
         self.regions: list[tuple[int, int, str]] = []   # (first, last line, configuration)
         self._by_line: list[str] = []
         self._painted_regions = -1
@@ -197,7 +110,7 @@ class _Reader:
     def _derived_rocm_names(nodes: list[ast.AST]) -> set[str]:
         """Names assigned a ROCm test (`IS_ROCM = torch.version.hip is not None`) are ROCm atoms."""
         names: set[str] = set()
-        base = _Truth(set())
+        base = Truth(set())
         for node in nodes:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 if base.of(node.value) is True:
@@ -302,11 +215,11 @@ class _Reader:
             if config == CUDA:
                 build.cuda_lines.update(range(first, last + 1))
         for node in self.nodes:
-            if isinstance(node, (ast.Name, ast.Attribute)) and _dotted(node).split(".")[-1] == "CUDAExtension" or \
+            if isinstance(node, (ast.Name, ast.Attribute)) and dotted(node).split(".")[-1] == "CUDAExtension" or \
                     isinstance(node, ast.ImportFrom) and any(a.name == "CUDAExtension" for a in node.names):
                 build.uses_cuda_extension = True
             if isinstance(node, ast.Call):
-                name = _dotted(node.func)
+                name = dotted(node.func)
                 if name.endswith("setup") and name.split(".")[-1] == "setup":
                     build.calls_setup = True
                 if "hipify" in name.lower():
@@ -362,8 +275,8 @@ class _Reader:
                 added = [node.value]
             elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr == "extend":
                 added = list(node.args)
-            elif isinstance(node, ast.Call) and (EXTENSIONS.search(_dotted(node.func))
-                                                 or _dotted(node.func).lower().endswith("extension")):
+            elif isinstance(node, ast.Call) and (EXTENSIONS.search(dotted(node.func))
+                                                 or dotted(node.func).lower().endswith("extension")):
                 added = [k.value for k in node.keywords if k.arg == "sources"] + node.args[1:2]
             for value in added:
                 for sub in ast.walk(value):

@@ -6,22 +6,16 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator
 
-
-def _dotted(node: ast.AST) -> str:
-    if isinstance(node, ast.Name):
-        return node.id
-    if isinstance(node, ast.Attribute):
-        return f"{_dotted(node.value)}.{node.attr}"
-    return ""
+from auditor.rocmpath.pytruth import dotted
 
 
 def _edit(node: ast.AST) -> tuple[str, list[ast.expr]] | None:
     """("define" | "undef", the values added) for an edit of a macro list, else None."""
     if isinstance(node, (ast.Assign, ast.AugAssign)):
         targets = node.targets if isinstance(node, ast.Assign) else [node.target]
-        names, values = [_dotted(t) for t in targets], [node.value]
+        names, values = [dotted(t) for t in targets], [node.value]
     elif isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in ("append", "extend"):
-        names, values = [_dotted(node.func.value)], list(node.args)
+        names, values = [dotted(node.func.value)], list(node.args)
     else:
         return None
     for name in names:

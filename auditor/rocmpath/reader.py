@@ -14,6 +14,7 @@ from auditor.parsing.preproc import PreprocFacts
 from auditor.rocmpath.deps import hard_dependencies
 from auditor.rocmpath.rocmmanifests import PYPROJECTS, manifest_recipe, rocm_extras, rocm_requirements
 from auditor.rocmpath.cmakebuild import CBuild, read_cmake, read_makefile
+from auditor.rocmpath.ownnames import extension_names, setup_names
 from auditor.rocmpath.model import Evidence, ProjectBuild, RocmPath
 from auditor.rocmpath.pybuild import PyBuild, read_python_build
 from auditor.rocmpath.provenance import (
@@ -165,7 +166,7 @@ def read_project(
                 extras.setdefault(directory, []).append((f.path, line, extra))
         if name == "setup.py" and _calls_setup(text_of(f.path), tree_of(f.path)):
             comps.setdefault(directory, []).append(f.path)
-            dist_names |= _setup_names(text_of(f.path)) | _extension_names(text_of(f.path))
+            dist_names |= setup_names(text_of(f.path)) | extension_names(text_of(f.path))
         elif name == "pyproject.toml":
             is_dist, data = _pyproject_is_distribution(text_of(f.path))
             if is_dist:
@@ -279,37 +280,6 @@ def read_project(
         | frozenset(dist_names)
     project.dependencies = hard_dependencies(own_files, text_of)
     return project
-
-
-SETUP_NAME = re.compile(r"""\bname\s*=\s*(?:["']([A-Za-z0-9_.-]+)["']|([A-Za-z_]\w*)\s*[,)\n])""")
-
-
-ASSIGNED_NAME = re.compile(r"""^([A-Za-z_]\w*)\s*=\s*["']([A-Za-z0-9_.-]+)["']""", re.MULTILINE)
-
-
-def _setup_names(text: str) -> set[str]:
-    """The distribution name setup.py gives: `name="x"`, or `name=PACKAGE_NAME` with `PACKAGE_NAME = "x"` in it."""
-    assigned: dict[str, str] | None = None     # read once, when a `name=VARIABLE` needs it
-    for m in SETUP_NAME.finditer(text):
-        if m.group(1):
-            return {m.group(1)}
-        if assigned is None:
-            assigned = {}
-            for a in ASSIGNED_NAME.finditer(text):
-                assigned.setdefault(a.group(1), a.group(2))
-        if m.group(2) in assigned:
-            return {assigned[m.group(2)]}
-    return set()
-
-
-# The project's own extension modules: `CUDAExtension(name="amp_C", …)`, `CppExtension("x", …)`.
-EXTENSION_NAME = re.compile(
-    r"""\b(?:CUDAExtension|CppExtension|Extension)\s*\(\s*(?:name\s*=\s*)?["']([A-Za-z_][\w.]*)["']""")
-
-
-def _extension_names(text: str) -> set[str]:
-    """The project's own extension modules (`CUDAExtension(name="amp_C", …)`): its own package when imported."""
-    return {m.group(1).split(".")[0] for m in EXTENSION_NAME.finditer(text)}
 
 
 def _line_of(text: str, word: str) -> int:

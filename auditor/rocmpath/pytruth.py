@@ -1,0 +1,96 @@
+"""Whether a Python test is true when a ROCm user builds: ROCm PyTorch installed (`torch.version.hip` truthy,
+`torch.version.cuda` None), environment variables at their defaults. Three-valued: True, False, None (unknown)."""
+from __future__ import annotations
+
+import ast
+import re
+
+ROCM_ATOM = re.compile(
+    r"(?i)(?:^|[._])(?:is_)?(?:hip|rocm|amd|hip_extension|use_rocm|on_rocm|using_rocm|build_rocm)"
+    r"(?:_available|_build|_platform|_pytorch|_torch|_backend|_extension|_version|_home|_path)?$"
+)
+ROCM_CALL = re.compile(r"(?i)(?:^|[._])(?:is_rocm_pytorch|is_hip|is_rocm|check_if_rocm_pytorch|rocm_enabled)$")
+CUDA_ATOM = re.compile(r"(?:^|\.)(?:torch\.version\.cuda|is_cuda|is_nvidia)$")
+ROCM_STRINGS = re.compile(r'^(?:rocm|hip|amd)$', re.IGNORECASE)
+MAX_TEST_DEPTH = 50     # `not not … x`, nested and/or: deeper is unknown (and no Python recursion limit is met)
+
+
+def dotted(node: ast.AST) -> str:
+    """`a.b.c` of a name, an attribute chain or a call of one; "" for anything else, or for a chain over
+    MAX_TEST_DEPTH links. A loop, not recursion: a chain thousands of links long (`a.b.b.b…`) is valid Python."""
+    attributes: list[str] = []
+    for _ in range(MAX_TEST_DEPTH):
+        if isinstance(node, ast.Attribute):
+            attributes.append(node.attr)
+            node = node.value
+        elif isinstance(node, ast.Call):      # `f().x` is `f.x`
+            node = node.func
+        else:
+            break
+    else:
+        return ""           # longer than any name a build script tests (and not walked again for each link)
+    head = node.id if isinstance(node, ast.Name) else ""
+    return ".".join(([head] if head else []) + attributes[::-1])
+
+
+class Truth:
+    """The truth of a Python test in the ROCm configuration: True, False, or None (unknown)."""
+
+    def __init__(self, rocm_names: set[str]):
+        self.rocm_names = rocm_names
+
+    def atom(self, node: ast.AST) -> bool | None:
+        name = dotted(node)
+        if isinstance(node, ast.Call):
+            if ROCM_CALL.search(name) or ROCM_ATOM.search(name):
+                return True
+            return False if CUDA_ATOM.search(name) else None
+        if not name:
+            return None
+        if CUDA_ATOM.search(name):
+            return False
+        if name in self.rocm_names or name == "torch.version.hip" or ROCM_ATOM.search(name):
+            return True
+        return None
+
+    def of(self, node: ast.AST, depth: int = 0) -> bool | None:
+        """Truth on ROCm, or None (also for a test nested over MAX_TEST_DEPTH levels)."""
+        if depth > MAX_TEST_DEPTH:
+            return None
+        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+            inner = self.of(node.operand, depth + 1)
+            return None if inner is None else not inner
+        if isinstance(node, ast.BoolOp):
+            values = [self.of(v, depth + 1) for v in node.values]
+            if isinstance(node.op, ast.And):
+                return False if False in values else (True if all(v is True for v in values) else None)
+            return True if True in values else (False if all(v is False for v in values) else None)
+        if isinstance(node, ast.Compare) and len(node.ops) == 1:
+            right, op = node.comparators[0], node.ops[0]
+            if isinstance(op, (ast.In, ast.NotIn)) and isinstance(node.left, ast.Constant) \
+                    and isinstance(node.left.value, str) and dotted(right).endswith("__version__"):
+                # `'cu' in torch.__version__`: ROCm PyTorch's version carries `+rocm6.2`, never `cu`
+                word = node.left.value.strip().lower()
+                inside = True if word in ("rocm", "hip") else False if word in ("cu", "cuda") else None
+                return None if inside is None else inside == isinstance(op, ast.In)
+            if isinstance(right, ast.Constant) and right.value is None and isinstance(op, (ast.Is, ast.IsNot)):
+                value = self.of(node.left, depth + 1)
+                return None if value is None else ((not value) if isinstance(op, ast.Is) else value)
+            if isinstance(right, ast.Constant) and isinstance(right.value, str) and isinstance(op, (ast.Eq, ast.NotEq)):
+                # BUILD_TARGET == "rocm": the ROCm backend option on; == "cuda": off
+                word = right.value.strip().lower()
+                if ROCM_STRINGS.match(word):
+                    return isinstance(op, ast.Eq)
+                if word in ("cuda", "nvidia"):
+                    return not isinstance(op, ast.Eq)
+            return None
+        return self.atom(node)
+
+    def implies_rocm(self, node: ast.AST) -> bool:
+        """A ROCm atom, possibly and-ed with unknowns."""
+        if self.of(node) is True:
+            return True
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
+            values = [self.of(v) for v in node.values]
+            return True in values and False not in values
+        return False
