@@ -20,13 +20,20 @@ from auditor.verdict import verdicts
 
 def build_report(
     root: str, results: Sequence[FileResult], rulebook: Rulebook, errors=(), vendored: Sequence[str] = (),
-    project: ProjectBuild | None = None,
+    project: ProjectBuild | None = None, unvendored: Sequence[str] = (),
 ) -> Report:
     """`project`: what the tree's build files say (auditor.rocmpath.reader.read_project); without it every
-    finding is judged as if the tree had one component and no ROCm build."""
+    finding is judged as if the tree had one component and no ROCm build. `unvendored`: directories named like
+    vendored code that a change adds (--diff-base): scanned, and never optional by their name (fail closed)."""
     rules = rulebook.by_id()
     project = project or ProjectBuild(components={".": "primary"})
     model = load_model()
+
+    def optional_by_name(path: str, within: str = "") -> bool:
+        if any(path == d or path.startswith(d + "/") for d in unvendored):
+            return False
+        return in_optional_dir(path, model, within)
+
     findings: list[Finding] = [
         f for result in results for f in result.findings
         if not own_package_finding(f, rules.get(f.rule_id), project)
@@ -34,7 +41,7 @@ def build_report(
     kinds = {r.path: r.kind for r in results}
     comps = sorted(project.components) or ["."]
     findings = assign(findings, kinds, rules, project,
-                      lambda path, comp: in_optional_dir(path, model, "" if comp == "." else comp), comps,
+                      lambda path, comp: optional_by_name(path, "" if comp == "." else comp), comps,
                       {r.path: r.facts.imports for r in results if r.kind == "python"})
     findings.sort(key=Finding.sort_key)
     verified = [c for c, rocm in project.paths.items() if rocm.verified]
@@ -43,7 +50,7 @@ def build_report(
     hipified = frozenset(r.path for r in results if owner(r.path, comps) in verified)
     effort, hours = estimate(findings, rules, results, elsewhere, hipified, comps)
     comps_out, verdict, reason = verdicts(findings, project, rules)
-    rows = [replace(f, hours=h, in_optional_dir=in_optional_dir(f.path, model),
+    rows = [replace(f, hours=h, in_optional_dir=optional_by_name(f.path),
                     component=component_of(comps_out, f.path)) for f, h in zip(findings, hours)]
     groups = group_findings(rows)
     for number, group in enumerate(groups):

@@ -109,7 +109,7 @@ def audit(
     results = apply_path_policy(results, rulebook, options.per_file_ignores, options.optional_dirs)
     with _timed(timings, "report"):
         errors = (*found.errors, *sorted(project.unread.items()))   # build files the pre-pass could not read fully
-        report = build_report(shown_root, results, rulebook, errors, found.vendored, project)
+        report = build_report(shown_root, results, rulebook, errors, found.vendored, project, options.scan_dirs)
     if store and index:
         index.save()
         if key:

@@ -17,5 +17,5 @@ def test_trailing_and_own_line_and_file_ignore():
 
 
 def test_unknown_ids_are_reported():
-    s = read_suppressions("x = 1  # rocm-audit: ignore[RA999, RA101]\n", known_ids=frozenset({"RA101"}))
+    s = read_suppressions("x = 1  # rocm-audit: ignore[RA999, RA101]\n", known={"RA101": "RA101"})
     assert s.unknown_ids == ((1, "RA999"),)

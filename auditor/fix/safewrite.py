@@ -12,11 +12,13 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
+from auditor.errors import AuditorError
+
 TEMP_SUFFIX = ".rocm-audit-fix"
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)
 
 
-class WriteRefused(Exception):
+class WriteRefused(AuditorError):
     """The file was not written; the message says why (nothing was changed)."""
 
 

@@ -9,6 +9,7 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
+from auditor.errors import AuditorError
 from auditor.fleet.sources import display_name
 from auditor.vcs import GitError, base_tree, git, git_bytes
 
@@ -16,7 +17,7 @@ from auditor.vcs import GitError, base_tree, git, git_bytes
 TRANSPORTS = ("https", "http", "ssh", "git", "file")
 
 
-class BrokenRepository(Exception):
+class BrokenRepository(AuditorError):
     """A `.git` that git cannot read, or a URL that cannot be fetched: the repository's row says why."""
 
 

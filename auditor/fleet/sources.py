@@ -7,6 +7,8 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
+from auditor.errors import ToolError
+
 URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:)", re.IGNORECASE)   # scheme://… or git@host:path
 COMMENT = re.compile(r"(?:^|\s)#.*$")   # a `#` at the start or after a space (a URL may hold `#`)
 NAME_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
@@ -18,7 +20,7 @@ MAX_LIST_LINES = 100_000
 MAX_LIST_BYTES = 16 * 1024 * 1024
 
 
-class SourceError(ValueError):
+class SourceError(ToolError, ValueError):
     """A SOURCES argument that cannot be read at all (an unreadable list file): exit 2."""
 
 
