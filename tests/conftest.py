@@ -47,3 +47,17 @@ def run_json(capsys):
         return code, json.loads(out) if out.strip() else {}
 
     return run
+
+
+def run_in_repo(capfd, repo, *args):
+    """The CLI in the repository, as CI runs it; (exit code, stdout, stderr), with no traceback anywhere
+    (capfd also catches what forked children write)."""
+    cwd = os.getcwd()
+    os.chdir(repo.root)
+    try:
+        code = main(list(args))
+    finally:
+        os.chdir(cwd)
+    out, err = capfd.readouterr()
+    assert "Traceback" not in out + err, out + err
+    return code, out, err

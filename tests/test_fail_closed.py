@@ -6,25 +6,14 @@ import os
 
 import pytest
 
-from auditor.cli import main
+from tests.conftest import run_in_repo
 from tests.gitrepo import GitRepo
 
 CI = ("check", ".", "--diff-base", "main", "--format", "github", "--no-progress", "-j", "1")
 BASE = {"app/serve.py": "import torch\n", "README.md": "a project\n"}
 
 
-def run(capfd, repo, *args):
-    """The CLI in the repository, as CI runs it; (exit code, stdout, stderr), with no traceback anywhere
-    (capfd also catches what forked children write)."""
-    cwd = os.getcwd()
-    os.chdir(repo.root)
-    try:
-        code = main(list(args))
-    finally:
-        os.chdir(cwd)
-    out, err = capfd.readouterr()
-    assert "Traceback" not in out + err, out + err
-    return code, out, err
+run = run_in_repo
 
 
 def pull_request(tmp_path, files, base=BASE):

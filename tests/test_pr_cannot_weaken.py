@@ -1,13 +1,11 @@
 """What a change cannot hide (issue 22 item 2): a pull request on a temporary git repository tries to weaken
 the README's CI command, the `--baseline` gate and the pre-commit hooks, and fails."""
-import os
 import shlex
 from pathlib import Path
 
 import pytest
 
-from auditor.cli import main
-from tests.conftest import REPO
+from tests.conftest import REPO, run_in_repo
 from tests.gitrepo import GitRepo
 
 CI = ("check", ".", "--diff-base", "main", "--format", "github", "--no-progress", "-j", "1")
@@ -15,16 +13,7 @@ BASELINE = ".rocm-audit-baseline.json"
 CRITICAL = "import tensorrt_llm\n"
 
 
-def run(capfd, repo, *args):
-    cwd = os.getcwd()
-    os.chdir(repo.root)
-    try:
-        code = main(list(args))
-    finally:
-        os.chdir(cwd)
-    out, err = capfd.readouterr()
-    assert "Traceback" not in out + err, out + err
-    return code, out, err
+run = run_in_repo
 
 
 def branch(repo: GitRepo, files: dict[str, str]) -> GitRepo:

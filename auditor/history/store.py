@@ -90,9 +90,9 @@ def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
                              f"{SCHEMA_VERSION}): upgrade rocm-audit, or use another database with --db")
         connection.execute(f"PRAGMA busy_timeout = {BUSY_TIMEOUT_MS}")
         if not readonly:
-            connection.execute("PRAGMA journal_mode = WAL")
+            _while_locked(lambda: connection.execute("PRAGMA journal_mode = WAL"))
             connection.execute("PRAGMA synchronous = NORMAL")
-            _migrate(connection, path)
+            _while_locked(lambda: _migrate(connection, path))
         connection.execute("PRAGMA foreign_keys = ON")
     except sqlite3.Error as err:
         connection.close()
@@ -101,6 +101,21 @@ def _connect(path: Path, readonly: bool) -> sqlite3.Connection:
         connection.close()
         raise
     return connection
+
+
+def _while_locked(step):
+    """`step()`, tried again while another process holds the lock it needs: SQLite's busy handler does not cover
+    every step (switching a new database to WAL answers "locked" at once), so two first records would collide."""
+    import time
+
+    deadline = time.monotonic() + BUSY_TIMEOUT_MS / 1000
+    while True:
+        try:
+            return step()
+        except sqlite3.OperationalError as err:
+            if not any(word in str(err) for word in ("locked", "busy")) or time.monotonic() > deadline:
+                raise
+            time.sleep(0.05)
 
 
 def _read_version(connection: sqlite3.Connection, path: Path) -> int:
