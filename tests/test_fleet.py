@@ -212,8 +212,18 @@ def test_db_records_each_run_in_the_history_store_and_resumes_from_it(tmp_path, 
     trt.commit({"serve/extra.py": "import pynvml\n"}, "monitor")
     assert run() == {"portable": "unchanged", "trt": "scanned"}   # the same key `check --record` and `history` use
     with open_store(db, readonly=True) as store:
-        assert len(store.points(repository(trt.root)[2])) == 2
-        assert len(store.points(repository(portable.root)[2])) == 1
+        trt_points = store.points(repository(trt.root)[2])
+        portable_points = store.points(repository(portable.root)[2])
+    assert len(trt_points) == 2 and len(portable_points) == 1
+    # the portfolio shows each repository's recorded runs and the organisation's burn-down
+    data = json.loads((out / "portfolio.json").read_text())
+    trends = {r["name"]: [p["live"] for p in r["trend"]] for r in data["repositories"]}
+    assert trends == {"trt": [p.live for p in trt_points], "portable": [p.live for p in portable_points]}
+    assert trends["trt"][-1] > trends["trt"][0] > 0          # the new pynvml import is one more live finding
+    assert data["totals"]["burndown"][-1]["live"] == trends["trt"][-1] + trends["portable"][-1]
+    page = (out / "portfolio.html").read_text()
+    assert page.count('<svg class="trend"') == 3             # two repositories and the burn-down
+    assert f'data-live="{trends["trt"][-1]}"' in page
 
 
 def test_db_that_a_newer_rocm_audit_wrote_is_refused_before_any_scan(tmp_path, capsys):

@@ -94,11 +94,13 @@ def fleet_command(argv: Sequence[str], recorder: Recorder | None = None) -> int:
         done = run_local(todo, args.jobs, progress)
     by_name = {o.name: o for o in [*kept.values(), *done]}
     outcomes = [by_name[task.name] for task in tasks]
-    portfolio = write_outputs(outcomes, args.out)
     if recorder is not None:
         for outcome in done:
             if outcome.status != FAILED and outcome.report is not None:
                 recorder.record(outcome.report, outcome.repo_key, outcome.commit, outcome.record)
+    trend = getattr(recorder, "trend", None)   # the history store's; a recorder may keep no history
+    trends = {o.name: trend(o.repo_key) for o in outcomes if trend and o.repo_key and o.status != FAILED}
+    portfolio = write_outputs(outcomes, args.out, trends)
     _print(portfolio, args.format)
     if not any(o.status != FAILED for o in outcomes):
         print(f"rocm-audit: error: none of the {len(outcomes)} repositories could be scanned", file=sys.stderr)
@@ -106,7 +108,8 @@ def fleet_command(argv: Sequence[str], recorder: Recorder | None = None) -> int:
     return EXIT_REACHED if reached(portfolio, None if args.fail_on == "never" else args.fail_on) else EXIT_CLEAN
 
 
-def write_outputs(outcomes: Sequence[Outcome], out: Path) -> Portfolio:
+def write_outputs(outcomes: Sequence[Outcome], out: Path,
+                  trends: dict[str, tuple[tuple[str, int], ...]] | None = None) -> Portfolio:
     """reports/NAME.json for each repository scanned, then portfolio.json and portfolio.html."""
     import json
 
@@ -122,7 +125,7 @@ def write_outputs(outcomes: Sequence[Outcome], out: Path) -> Portfolio:
             if outcome.status != UNCHANGED:
                 write_atomic(out / relative, json.dumps(outcome.report, indent=2, ensure_ascii=False) + "\n")
             paths[outcome.name] = relative
-    portfolio = build_portfolio(outcomes, paths)
+    portfolio = build_portfolio(outcomes, paths, trends)
     write_atomic(out / "portfolio.json", render_json(portfolio))
     write_atomic(out / "portfolio.html", render_html(portfolio))
     return portfolio

@@ -52,10 +52,11 @@ def render_html(portfolio: Portfolio) -> str:
 <h2 id="repositories">Repositories</h2>
 <table class="fleet" id="repository-table">
 <thead><tr><th>repository</th><th>verdict</th><th>effort (days)</th><th>top blocker</th><th>ROCm path confidence</th>
-<th>report</th></tr></thead>
+<th>report</th><th>live findings over time</th></tr></thead>
 <tbody>
 {"".join(_row(r) for r in portfolio.repositories)}</tbody>
 </table>
+{_burndown(portfolio.burndown)}
 {_blockers("by-effort", "What blocks the most work", portfolio.blockers[:SHOWN_BLOCKERS])}
 {_blockers("by-reach", "What touches the most repositories", portfolio.widest(SHOWN_BLOCKERS))}
 <p class="note">Effort is each repository's own estimate (rocm-audit check); a blocker's effort is the hours of its
@@ -78,7 +79,33 @@ def _row(r: RepoRow) -> str:
             f'{unchanged}</td>'
             f'<td class="num"><span data-field="effort_low_days">{r.effort_low_days:g}</span>-'
             f'<span data-field="effort_high_days">{r.effort_high_days:g}</span></td>'
-            f'<td>{escape(r.top_blocker)}</td><td>{escape(r.confidence)}</td><td>{link}</td></tr>\n')
+            f'<td>{escape(r.top_blocker)}</td><td>{escape(r.confidence)}</td><td>{link}</td>'
+            f'<td>{sparkline(r.trend, 120, 28)}</td></tr>\n')
+
+
+def sparkline(points: tuple[tuple[str, int], ...], width: int, height: int) -> str:
+    """Live findings by day as an inline SVG line, each point titled with its day and count ("" without points)."""
+    if not points:
+        return ""
+    top = max(live for _, live in points) or 1
+    step = width / max(len(points) - 1, 1)
+    xy = [(round(i * step, 1), round(height - 2 - (height - 4) * live / top, 1)) for i, (_, live) in enumerate(points)]
+    dots = "".join(f'<circle cx="{x}" cy="{y}" r="2" data-live="{live}" data-day="{escape(day)}"><title>'
+                   f'{escape(day)}: {live} live</title></circle>' for (x, y), (day, live) in zip(xy, points))
+    line = " ".join(f"{x},{y}" for x, y in xy)
+    return (f'<svg class="trend" width="{width}" height="{height}" viewBox="0 0 {width} {height}" role="img" '
+            f'aria-label="live findings over time"><polyline points="{line}" fill="none" stroke="currentColor" '
+            f'stroke-width="1.5"/>{dots}</svg>')
+
+
+def _burndown(points: tuple[tuple[str, int], ...]) -> str:
+    if not points:
+        return ""
+    last_day, last = points[-1]
+    return (f'<h2 id="burndown">Live findings across the repositories</h2>\n<div class="burndown">'
+            f'{sparkline(points, 640, 120)}</div>\n<p class="note">Each day a run was recorded (--db), every '
+            f'repository counted with its latest run up to that day: {points[0][1]} on {escape(points[0][0])}, '
+            f'{last} on {escape(last_day)}.</p>')
 
 
 def _blockers(anchor: str, title: str, blockers: tuple[Blocker, ...]) -> str:

@@ -5,8 +5,8 @@ from __future__ import annotations
 
 import re
 from collections import defaultdict
-from collections.abc import Sequence
-from dataclasses import dataclass
+from collections.abc import Iterable, Sequence
+from dataclasses import dataclass, replace
 
 from auditor.fleet.tasks import FAILED, Outcome
 
@@ -31,6 +31,7 @@ class RepoRow:
     report: str | None           # its own report, relative to the output directory
     lines: int                   # lines scanned
     commit: str | None
+    trend: tuple[tuple[str, int], ...] = ()   # with --db: (day, live findings) of each recorded run, oldest first
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,15 +66,30 @@ class Portfolio:
     repositories: tuple[RepoRow, ...]
     blockers: tuple[Blocker, ...]        # by effort caused, then repositories touched
     totals: Totals
+    burndown: tuple[tuple[str, int], ...] = ()   # with --db: (day, live findings summed over the repositories)
 
     def widest(self, count: int) -> tuple[Blocker, ...]:
         """The blockers that touch the most repositories."""
         return tuple(sorted(self.blockers, key=lambda b: (-len(b.repositories), -b.effort_high_days, b.key))[:count])
 
 
-def build_portfolio(outcomes: Sequence[Outcome], report_paths: dict[str, str]) -> Portfolio:
-    rows = tuple(_row(o, report_paths.get(o.name)) for o in outcomes)
-    return Portfolio(rows, _blockers(outcomes), _totals(rows))
+def build_portfolio(outcomes: Sequence[Outcome], report_paths: dict[str, str],
+                    trends: dict[str, tuple[tuple[str, int], ...]] | None = None) -> Portfolio:
+    """`trends`: each repository's recorded runs by name (the history store, with --db)."""
+    trends = trends or {}
+    rows = tuple(replace(_row(o, report_paths.get(o.name)), trend=trends.get(o.name, ())) for o in outcomes)
+    return Portfolio(rows, _blockers(outcomes), _totals(rows), burndown(trends.values()))
+
+
+def burndown(trends: Iterable[tuple[tuple[str, int], ...]]) -> tuple[tuple[str, int], ...]:
+    """The organisation's live findings by day: on each day a run was recorded, every repository counts with its
+    latest run up to that day (none yet: 0)."""
+    series = [dict(trend) for trend in trends if trend]
+    days = sorted({day for s in series for day in s})
+    out = []
+    for day in days:
+        out.append((day, sum(s[max(d for d in s if d <= day)] for s in series if any(d <= day for d in s))))
+    return tuple(out)
 
 
 def _row(outcome: Outcome, report_path: str | None) -> RepoRow:
@@ -171,7 +187,7 @@ def portfolio_dict(portfolio: Portfolio) -> dict:
             {"name": r.name, "source": r.source, "verdict": r.verdict, "effort_low_days": r.effort_low_days,
              "effort_high_days": r.effort_high_days, "status": r.status, "report": r.report, "reason": r.reason,
              "top_blocker": r.top_blocker, "rocm_path_confidence": r.confidence or None, "lines_scanned": r.lines,
-             "commit": r.commit}
+             "commit": r.commit, "trend": [{"day": day, "live": live} for day, live in r.trend]}
             for r in portfolio.repositories],
         "blockers": [
             {"key": b.key, "kind": b.kind, "repositories": list(b.repositories), "effort_low_days": b.effort_low_days,
@@ -181,5 +197,6 @@ def portfolio_dict(portfolio: Portfolio) -> dict:
             "repositories": t.repositories, "scanned": t.scanned, "failed": t.failed, "ready": t.ready,
             "needs-port": t.needs_port, "blocked": t.blocked, "lines_scanned": t.lines, "lines_ready": t.ready_lines,
             "ready_share_percent": t.ready_share, "effort_low_days": t.effort_low_days,
-            "effort_high_days": t.effort_high_days},
+            "effort_high_days": t.effort_high_days,
+            "burndown": [{"day": day, "live": live} for day, live in portfolio.burndown]},
     }

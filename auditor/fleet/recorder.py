@@ -32,6 +32,14 @@ class HistoryRecorder:
             last = store.last_run(repo_key)
         return last.where.commit if last else None
 
+    def trend(self, repo_key: str) -> tuple[tuple[str, int], ...]:
+        """(day, live findings) of each run recorded for the repository, oldest first: the day of its commit."""
+        from auditor.history.store import open_store
+
+        with open_store(self.path, readonly=True) as store:
+            points = store.points(repo_key)
+        return tuple(((p.where.committed_at or p.recorded_at)[:10], p.live) for p in points)
+
     def record(self, report: dict, repo_key: str, commit: str | None, run: dict | None = None) -> None:
         from auditor.history.record import run_record_from_dict
         from auditor.history.store import open_store
