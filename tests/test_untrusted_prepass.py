@@ -1,6 +1,8 @@
 """The build pre-pass stays in its tree and under its budget: a build file cannot make it walk or read outside the
-scanned root, every reader is linear in its input (2 MB adversarial build files), deep nesting makes one file
-partial rather than failing the run, and the pre-pass stops at its deadline, saying which files it did not read."""
+scanned root, every reader finishes on 2 MB adversarial build files (their seconds are measured by
+scripts/bench_prepass.py, not here: a quadratic reader shows as a test that never ends), deep nesting makes one
+file partial rather than failing the run, and the pre-pass stops at its deadline, saying which files it did not
+read."""
 from __future__ import annotations
 
 import json
@@ -13,15 +15,15 @@ from pathlib import Path
 import pytest
 
 from auditor.discover import discover
-from auditor.rocmpath import pulled
+from auditor.rocmpath import deps, pulled
 from auditor.rocmpath.cmakebuild import read_cmake, read_makefile
 from auditor.rocmpath.pulled import pulled_in_build_files
 from auditor.rocmpath.reader import read_project
 from tests.conftest import write_tree
 
+REAL_PARSE = deps.ast.parse
 SENTINEL = "SENTINEL_OUTSIDE_93b1"
 TWO_MB = 2 * 1024 * 1024 - 1024      # just under the 2 MB a build file is read up to
-GENEROUS_SECONDS = 10.0    # the issue asks for under 2 s; measured numbers are in scripts/bench_prepass.py
 
 
 def _cli(*args: str, cwd: Path | None = None) -> subprocess.CompletedProcess:
@@ -70,12 +72,6 @@ def test_a_build_that_points_out_of_the_tree_reads_nothing_there(tmp_path):
     assert report["components"][0]["rocm_build"] is False    # outside's enable_language(HIP) was not read
 
 
-def _timed(function, *args):
-    start = time.perf_counter()
-    result = function(*args)
-    return result, time.perf_counter() - start
-
-
 ADVERSARIAL_CMAKE = {
     "path characters": "project(x)\nset(S " + "a/" * (TWO_MB // 2) + ")\n",          # a quadratic SOURCE findall
     "dots": "project(x)\nset(S " + "a." * (TWO_MB // 2) + ")\n",
@@ -87,16 +83,14 @@ ADVERSARIAL_CMAKE = {
 
 
 @pytest.mark.parametrize("case", sorted(ADVERSARIAL_CMAKE))
-def test_the_cmake_reader_is_linear_on_2mb(case):
-    build, seconds = _timed(read_cmake, "CMakeLists.txt", ADVERSARIAL_CMAKE[case])
-    assert seconds < GENEROUS_SECONDS, f"{case}: {seconds:.1f} s"
-    assert build.path == "CMakeLists.txt"
+def test_the_cmake_reader_finishes_on_2mb(case):
+    build = read_cmake("CMakeLists.txt", ADVERSARIAL_CMAKE[case])
+    assert build.path == "CMakeLists.txt" and not build.compiles_cu
 
 
-def test_the_makefile_reader_is_linear_on_2mb():
+def test_the_makefile_reader_finishes_on_2mb():
     text = "all:\n\tnvcc " + "-D" * (TWO_MB // 2) + "\n" + " " * (TWO_MB // 2) + "x\n"
-    build, seconds = _timed(read_makefile, "Makefile", text)
-    assert seconds < GENEROUS_SECONDS and build.compiles_cu
+    assert read_makefile("Makefile", text).compiles_cu
 
 
 def test_deep_cmake_and_makefile_nesting_is_one_partial_file():
@@ -105,10 +99,16 @@ def test_deep_cmake_and_makefile_nesting_is_one_partial_file():
     assert "nested over 64 levels" in cmake.partial and "nested over 64 levels" in make.partial
 
 
+def _refuse_to_parse(text, *args, **kwargs):
+    if len(text) > deps.MAX_PYTHON_BUILD_CHARS:
+        raise AssertionError("a build script over the cap was parsed")
+    return REAL_PARSE(text, *args, **kwargs)
+
+
 def _project(tmp_path: Path, files: dict[str, str], deadline: float | None = None):
     write_tree(tmp_path, files)
     sources = discover([tmp_path], tmp_path).files
-    return _timed(lambda: read_project(sources, deadline=deadline))
+    return read_project(sources, deadline=deadline)
 
 
 @pytest.mark.parametrize("name, text", [
@@ -118,9 +118,9 @@ def _project(tmp_path: Path, files: dict[str, str], deadline: float | None = Non
     ("op_builder/fused.py", "import torch\nclass B:\n    def is_compatible(self):\n"
      + "        if torch.version.hip:\n            return False\n" * (TWO_MB // 60)),
 ])
-def test_a_2mb_python_build_script_is_refused_quickly(tmp_path, name, text):
-    project, seconds = _project(tmp_path, {name: text})
-    assert seconds < GENEROUS_SECONDS
+def test_a_2mb_python_build_script_is_refused_unparsed(tmp_path, name, text, monkeypatch):
+    monkeypatch.setattr(deps.ast, "parse", _refuse_to_parse)
+    project = _project(tmp_path, {name: text})
     assert project.unread == {name: "not read as a build script: over 256 KB"}
 
 
@@ -128,9 +128,9 @@ def test_a_2mb_python_build_script_is_refused_quickly(tmp_path, name, text):
     "from setuptools import setup\nimport torch\n" + "if torch.version.hip:\n    x = 'a/b.cu'\n" * 6000,
     "from setuptools import setup\n" + "name=x,\n" * 30_000 + "setup()\n",
 ])
-def test_a_large_python_build_script_under_the_cap_is_read_in_linear_time(tmp_path, text):
-    project, seconds = _project(tmp_path, {"setup.py": text})
-    assert seconds < GENEROUS_SECONDS and not project.unread
+def test_a_large_python_build_script_under_the_cap_is_read(tmp_path, text):
+    project = _project(tmp_path, {"setup.py": text})
+    assert not project.unread
 
 
 @pytest.mark.parametrize("chain", ["a" + ".b" * 2500, "a" + "()" * 2500, "a" + ".b()" * 1200])
@@ -150,12 +150,12 @@ def test_a_deep_chain_in_setup_py_does_not_fail_the_run(tmp_path, chain):
 
 
 def test_a_build_file_over_2mb_is_named_as_not_read(tmp_path):
-    project, _ = _project(tmp_path, {"CMakeLists.txt": "#" * (3 * 1024 * 1024)})
+    project = _project(tmp_path, {"CMakeLists.txt": "#" * (3 * 1024 * 1024)})
     assert project.unread == {"CMakeLists.txt": "not read: over 2 MB or not a regular file"}
 
 
 def test_the_pre_pass_stops_at_its_deadline_and_says_so(tmp_path):
-    project, _ = _project(tmp_path, {"CMakeLists.txt": "project(x LANGUAGES HIP)\n", "setup.py": "setup()\n"},
+    project = _project(tmp_path, {"CMakeLists.txt": "project(x LANGUAGES HIP)\n", "setup.py": "setup()\n"},
                           deadline=time.monotonic() - 1)
     assert project.unread == {"CMakeLists.txt": "not read: the build pre-pass ran out of its time budget",
                               "setup.py": "not read: the build pre-pass ran out of its time budget"}

@@ -12,6 +12,9 @@ from auditor.parsing.manifest import ManifestError, pyproject_toml, requirements
 from auditor.types import SourceFile
 
 NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
+# a setup.py or op builder larger than this is not a real one (vLLM's is 30 KB): parsing megabytes of Python with
+# `ast` alone takes seconds
+MAX_PYTHON_BUILD_CHARS = 256 * 1024
 
 
 def normalized(requirement: str) -> str:
@@ -20,6 +23,8 @@ def normalized(requirement: str) -> str:
 
 
 def _install_requires(text: str) -> list[str]:
+    if len(text) > MAX_PYTHON_BUILD_CHARS:      # the reader names it as not read
+        return []
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):

@@ -11,7 +11,7 @@ from pathlib import Path, PurePosixPath
 
 from auditor.boundedio import UnsafeRead, read_text_bounded
 from auditor.parsing.preproc import PreprocFacts
-from auditor.rocmpath.deps import hard_dependencies
+from auditor.rocmpath.deps import MAX_PYTHON_BUILD_CHARS, hard_dependencies
 from auditor.rocmpath.rocmmanifests import PYPROJECTS, manifest_recipe, rocm_extras, rocm_requirements
 from auditor.rocmpath.cmakebuild import CBuild, read_cmake, read_makefile
 from auditor.rocmpath.ownnames import extension_names, setup_names
@@ -26,9 +26,6 @@ from auditor.rocmpath.reqsets import unread_requirement_files
 from auditor.types import SourceFile
 
 MAX_BUILD_BYTES = 2 * 1024 * 1024
-# a setup.py or op builder larger than this is not a real one (vLLM's is 30 KB): parsing megabytes of Python with
-# `ast` alone takes seconds
-MAX_PYTHON_BUILD_CHARS = 256 * 1024
 BUILD_NAMES = frozenset({"setup.py", "pyproject.toml", "CMakeLists.txt", "Makefile", "makefile", "GNUmakefile"})
 GPU_SUFFIXES = (".cu", ".cuh", ".hip")
 SHIM_LINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(?:cu|CU)\w+[ \t]+(?:hip|HIP)\w+", re.MULTILINE)
