@@ -109,7 +109,7 @@ def dispose(
     if path in project.fenced and verified:
         return OPTIONAL_FEATURE, f"the op is fenced off on ROCm ({project.fenced[path]})"
     if finding.span.line in project.optional_lines.get(path, ()):
-        return OPTIONAL_FEATURE, "behind a macro only an opt-in build option defines"
+        return OPTIONAL_FEATURE, "behind a macro the default build leaves undefined (an opt-in or debug switch)"
     role = project.provenance.get(path)
     if verified and role == "cuda" and path in project.cuda_only_artifact_files:
         return LIVE, (f"only the CUDA build compiles this file, and the ROCm build has no counterpart for "

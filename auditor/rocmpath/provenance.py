@@ -177,6 +177,9 @@ def behind_macros(text: str, macros: frozenset[str]) -> frozenset[int]:
         m = re.match(r"\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)", line)
         if m:
             word, rest = m.group(1), m.group(2)
+            # a directive inside the block is behind it too (a finding on `#if defined(__CUDA_ARCH__)` there)
+            if any(stack if word in ("if", "ifdef", "ifndef") else stack[:-1]):
+                out.add(number)
             if word in ("if", "ifdef", "ifndef") and len(stack) >= MAX_NESTING:
                 break
             if word in ("if", "ifdef"):

@@ -6,11 +6,12 @@ import ast
 import re
 import time
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 
 from auditor.boundedio import UnsafeRead, read_text_bounded
 from auditor.parsing.preproc import PreprocFacts
+from auditor.rocmpath.debugswitch import tested_switches, undefined_switches
 from auditor.rocmpath.deps import MAX_PYTHON_BUILD_CHARS, hard_dependencies
 from auditor.rocmpath.rocmmanifests import PYPROJECTS, manifest_recipe, rocm_extras, rocm_requirements
 from auditor.rocmpath.cmakebuild import CBuild, read_cmake, read_makefile
@@ -262,7 +263,7 @@ def read_project(
         unread |= unread_requirement_files([f.path for f in mine if f.path in known], text_of)
     project.rocm_macros = frozenset(rocm_macros)
     project.cuda_macros = frozenset(cuda_macros - rocm_macros)
-    project.optional_macros = frozenset(optional_macros - rocm_macros)
+    project.optional_macros = frozenset(optional_macros - rocm_macros) | _debug_switches(files, text_of)
     if project.optional_macros:
         for f in files:
             if f.kind in C_KINDS:
@@ -277,6 +278,16 @@ def read_project(
         | frozenset(dist_names)
     project.dependencies = hard_dependencies(own_files, text_of)
     return project
+
+
+def _debug_switches(files: Sequence[SourceFile], text_of: Callable[[str], str]) -> frozenset[str]:
+    tested = tested_switches(text_of(f.path) for f in files if f.kind in C_KINDS)
+    if not tested:
+        return frozenset()
+    build_kinds = ("build", "manifest", "bazel", "conda", "container", "ci", "shell")
+    builds = (text_of(f.path) for f in files if f.kind in build_kinds or PurePosixPath(f.path).name == "setup.py"
+              or (f.kind == "python" and "op_builder" in PurePosixPath(f.path).parts))
+    return undefined_switches(tested, builds)
 
 
 def _line_of(text: str, word: str) -> int:
