@@ -5,7 +5,8 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
+from typing import Any
 
 from auditor.parsing.python import PythonTree
 
@@ -68,8 +69,8 @@ class _Guards:
     """Where a ROCm run never goes: branches of `if torch.version.hip:`-style tests, and what follows
     an early `return` under such a test; plus `try: import X / except ImportError:` fallbacks."""
 
-    def __init__(self, tree: PythonTree, guards: dict):
-        section = guards.get("python", {})
+    def __init__(self, tree: PythonTree, section: Mapping[str, Any]):
+        """`section`: the [python] guards (auditor/rulebook/context.py's Guards.python)."""
         self.names = tree.names
         self.rocm_names = set(section.get("rocm_true_names", ()))
         self.rocm_pattern = re.compile(section.get("rocm_true_pattern", r"(?!)"))
