@@ -11,8 +11,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from types import MappingProxyType
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, Any, TypeVar
 
 from auditor.parsing.preproc import PreprocFacts
 from auditor.types import Rule
@@ -24,37 +23,44 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-def _read_only(value: object) -> object:
-    if isinstance(value, Mapping):
-        return MappingProxyType({key: _read_only(item) for key, item in value.items()})
-    if isinstance(value, list):
-        return tuple(_read_only(item) for item in value)
-    return value
+@dataclass(frozen=True, slots=True)
+class PythonGuards:
+    """guards.toml's [python]: what a Python test's truth on ROCm is read from (auditor/engines/python/guards.py)."""
 
+    rocm_true_names: frozenset[str] = frozenset()     # qualified names true on ROCm (`torch.version.hip`)
+    rocm_true_pattern: str = "(?!)"                   # a called or referenced name true on ROCm
+    cuda_only_names: frozenset[str] = frozenset()     # qualified names false (None) on ROCm
+    cuda_only_call_pattern: str = "(?!)"              # a called name false on ROCm (`is_cuda`)
+    cuda_only_env: frozenset[str] = frozenset()       # environment variables only a CUDA install sets
 
-def _plain(value: object) -> object:
-    if isinstance(value, Mapping):
-        return {key: _plain(item) for key, item in value.items()}
-    if isinstance(value, tuple):
-        return [_plain(item) for item in value]
-    return value
+    @classmethod
+    def of(cls, section: Mapping[str, Any]) -> "PythonGuards":
+        return cls(frozenset(section.get("rocm_true_names", ())), str(section.get("rocm_true_pattern", "(?!)")),
+                   frozenset(section.get("cuda_only_names", ())), str(section.get("cuda_only_call_pattern", "(?!)")),
+                   frozenset(section.get("cuda_only_env", ())))
+
+    def as_data(self) -> dict:
+        return {"rocm_true_names": sorted(self.rocm_true_names), "rocm_true_pattern": self.rocm_true_pattern,
+                "cuda_only_names": sorted(self.cuda_only_names),
+                "cuda_only_call_pattern": self.cuda_only_call_pattern, "cuda_only_env": sorted(self.cuda_only_env)}
 
 
 @dataclass(frozen=True)
 class Guards:
     """The validated guards.toml (auditor/rulebook/schema.py checks every key at load) with the scanned project's
     preprocessor facts: `preprocessor` is what the C/C++ engine and the macro pre-pass evaluate `#if` with,
-    `python` the Python engine's guard names (read-only), `rocm_condition` the build files' ROCm-branch regex."""
+    `python` what the Python engine reads a test's truth on ROCm from, `rocm_condition` the build files'
+    ROCm-branch regex."""
 
     preprocessor: PreprocFacts
-    python: Mapping[str, object]
+    python: PythonGuards
     rocm_condition: str
 
     @classmethod
     def of(cls, table: Mapping[str, Mapping[str, object]]) -> "Guards":
         """The guards of a rulebook, before any project fact."""
         build = table.get("build", {})
-        return cls(PreprocFacts.from_guards(dict(table)), _read_only(table.get("python", {})),  # type: ignore[arg-type]
+        return cls(PreprocFacts.from_guards(dict(table)), PythonGuards.of(table.get("python", {})),
                    str(build.get("rocm_condition_pattern", "(?!)")))
 
     def with_project_macros(self, rocm: frozenset[str], cuda_only: frozenset[str]) -> "Guards":
@@ -85,7 +91,7 @@ class Guards:
                                  "rocm_version_macros": sorted(pre.rocm_version_macros),
                                  "cuda_only_defined": sorted(pre.cuda_only_defined),
                                  "rocm_values": dict(pre.rocm_values)},
-                "python": _plain(self.python), "build": {"rocm_condition_pattern": self.rocm_condition}}
+                "python": self.python.as_data(), "build": {"rocm_condition_pattern": self.rocm_condition}}
 
 
 class Memo:
