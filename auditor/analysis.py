@@ -13,13 +13,14 @@ from auditor.rocmpath.disposition import assign, own_package_finding
 from auditor.rocmpath.model import ProjectBuild
 from auditor.rocmpath.reader import owner
 from auditor.rulebook import Rulebook
+from auditor.rulebook.context import ScanContext
 from auditor.suppress import unknown_suppression_message, unknown_suppressions
 from auditor.types import Component, FileResult, Finding, Report
 from auditor.verdict import verdicts
 
 
 def build_report(
-    root: str, results: Sequence[FileResult], rulebook: Rulebook, errors=(), vendored: Sequence[str] = (),
+    root: str, results: Sequence[FileResult], rulebook: Rulebook | ScanContext, errors=(), vendored: Sequence[str] = (),
     project: ProjectBuild | None = None, unvendored: Sequence[str] = (),
 ) -> Report:
     """`project`: what the tree's build files say (auditor.rocmpath.reader.read_project); without it every

@@ -18,7 +18,6 @@ from __future__ import annotations
 
 import hashlib
 import hmac
-import itertools
 import json
 import os
 import re
@@ -56,6 +55,24 @@ def _no_secret() -> bytes:
     return cache_secret() or b""
 
 
+class _Checked:
+    """Directories one store has created or found, those it checked (real, and this user's), and the serial of
+    its temporary files: held by the store, so no check outlives the run that made it."""
+
+    __slots__ = ("made", "trusted", "serial")
+
+    def __init__(self) -> None:
+        self.made: set[Path] = set()
+        self.trusted: set[str] = set()
+        self.serial = 0
+
+    def next_name(self) -> str:
+        """Unique among the processes and stores sharing the directory (creating files is what costs: no mkstemp
+        retries)."""
+        self.serial += 1
+        return f".tmp-{_HOST}-{os.getpid()}-{id(self):x}-{self.serial}"
+
+
 @dataclass(frozen=True, slots=True)
 class EntryStore:
     """Authenticated entries in a private directory. Reads never raise, writes never fail a scan. Without the
@@ -63,6 +80,7 @@ class EntryStore:
 
     directory: Path
     secret: bytes = field(default_factory=_no_secret, repr=False)
+    checked: _Checked = field(default_factory=_Checked, repr=False, compare=False)
 
     def checksum(self, payload: bytes) -> bytes:
         return hmac.digest(self.secret, FORMAT + payload, "sha256")[:CHECKSUM_BYTES]
@@ -74,7 +92,9 @@ class EntryStore:
         folder = f"{self.directory}/{namespace}"
         if not self.secret:
             return None
-        if not (_trusted_dir(str(self.directory)) and _trusted_dir(folder) and _trusted_dir(f"{folder}/{key[:2]}")):
+        trusted = self.checked.trusted
+        if not (_trusted_dir(str(self.directory), trusted) and _trusted_dir(folder, trusted)
+                and _trusted_dir(f"{folder}/{key[:2]}", trusted)):
             return None
         try:
             fd = os.open(f"{folder}/{key[:2]}/{key[2:]}", _READ_FLAGS)
@@ -102,8 +122,7 @@ class EntryStore:
             return
         target = self._path(namespace, key)
         checksum = self.checksum(payload)
-        # unique among the processes sharing the directory (creating files is what costs: no mkstemp retries)
-        temporary = target.parent / f".tmp-{_HOST}-{os.getpid()}-{next(_SERIAL)}"
+        temporary = target.parent / self.checked.next_name()
         try:
             fd = self._create(temporary)
         except OSError:
@@ -116,30 +135,32 @@ class EntryStore:
             temporary.unlink(missing_ok=True)
 
     def _create(self, path: Path) -> int:
-        if path.parent in _MADE:
+        made = self.checked.made
+        if path.parent in made:
             try:
                 return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
             except FileNotFoundError:   # removed meanwhile
-                _MADE.discard(path.parent)
+                made.discard(path.parent)
         for directory in (self.directory, path.parent.parent, path.parent):
-            _make_private(str(directory))
-        _MADE.add(path.parent)
+            _make_private(str(directory), self.checked.trusted)
+        made.add(path.parent)
         return os.open(path, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o600)
 
 
-def _make_private(directory: str) -> None:
+def _make_private(directory: str, trusted: set[str]) -> None:
     """Create the directory 0700 (parents too), or check that an existing one is ours and not a link."""
     try:
         os.makedirs(directory, mode=0o700, exist_ok=True)
     except FileExistsError:
         pass
-    if not _trusted_dir(directory, fresh=True):
+    if not _trusted_dir(directory, trusted, fresh=True):
         raise PermissionError(f"{directory}: not a private directory of this user")
 
 
-def _trusted_dir(directory: str, fresh: bool = False) -> bool:
-    """A real directory this user owns (not a link, not another user's): only then are its entries read."""
-    if not fresh and directory in _TRUSTED:
+def _trusted_dir(directory: str, trusted: set[str], fresh: bool = False) -> bool:
+    """A real directory this user owns (not a link, not another user's): only then are its entries read.
+    `trusted`: the directories found so already (added to)."""
+    if not fresh and directory in trusted:
         return True
     try:
         info = os.lstat(directory)
@@ -147,21 +168,18 @@ def _trusted_dir(directory: str, fresh: bool = False) -> bool:
         return False
     ok = stat.S_ISDIR(info.st_mode) and _mine(info)
     if ok:
-        _TRUSTED.add(directory)
+        trusted.add(directory)
     return ok
 
 
 _HOST = socket.gethostname().replace("/", "_")
-_SERIAL = itertools.count()
-_MADE: set[Path] = set()      # directories this process has created or found
-_TRUSTED: set[str] = set()    # directories checked: real, and this user's
 _READ_FLAGS = os.O_RDONLY | getattr(os, "O_NOFOLLOW", 0) | getattr(os, "O_NONBLOCK", 0)
 
 
 def evict(directory: Path | None, cap: int = DEFAULT_SIZE_CAP, now: float | None = None) -> int:
     """Keep the cache under `cap` bytes: the oldest entries (by when they were written) are removed first, down
     to 90% of the cap. Walks the directory at most every EVICT_EVERY_SECONDS. Returns the bytes removed."""
-    if directory is None or not _trusted_dir(str(directory)):
+    if directory is None or not _trusted_dir(str(directory), set()):
         return 0
     now = time.time() if now is None else now
     marker = directory / EVICTION_MARKER
@@ -251,16 +269,22 @@ def result_cache(directory: Path, rulebook, max_file_size: int) -> ResultCache:
 
 
 def scan_context(rulebook, max_file_size: int) -> str:
+    """The digest of what a file's result depends on besides the file: rocm-audit, the rules in force, the guards
+    with the project's facts (a run's ScanContext; a rulebook alone: its own guards), the API table, the size
+    limit."""
+    from auditor.rulebook.context import ScanContext
     from auditor.rulebook.schema import as_dict
 
+    context = ScanContext.of(rulebook)
     h = hashlib.blake2b(digest_size=20)
     h.update(tool_digest().encode())
-    for rule in rulebook.rules:
+    for rule in context.rules:
         fields = (rule.id, rule.name, rule.category, rule.severity.label, rule.message, rule.rocm_alternative,
                   rule.effort, rule.matcher, as_dict(rule.spec))
         h.update(json.dumps(fields, sort_keys=True, default=str).encode())
-    h.update(json.dumps(rulebook.guards, sort_keys=True, default=str).encode())   # with the CUDA-only macros
-    h.update((rulebook.api_table.digest if rulebook.api_table is not None else "shipped").encode())
+    h.update(json.dumps(context.guards.as_data(), sort_keys=True, default=str).encode())   # with the project's macros
+    table = context.rulebook.api_table
+    h.update((table.digest if table is not None else "shipped").encode())
     h.update(f"max_file_size={max_file_size}".encode())
     return h.hexdigest()
 
@@ -285,8 +309,7 @@ def tool_digest() -> str:
 
 def cached_rulebook(directory: Path | None):
     """The rulebook, read from the cache when the rule files and rocm-audit are unchanged (parsing and
-    validating the TOML costs ~15 times more), with the needles derived from its rules."""
-    from auditor.prefilter import derived_needles, remember
+    validating the TOML costs ~15 times more)."""
     from auditor.rulebook import load_rulebook
 
     if directory is None:
@@ -296,14 +319,12 @@ def cached_rulebook(directory: Path | None):
     payload = store.load("rulebook", key)
     if payload is not None:
         try:
-            rulebook, needles = _rulebook_from(json.loads(payload))
-            remember(needles)
-            return rulebook
+            return _rulebook_from(json.loads(payload))
         except (ValueError, TypeError, KeyError, RecursionError, DecodeError):
             pass
     rulebook = load_rulebook()
     try:
-        payload = json.dumps(_rulebook_data(rulebook, derived_needles(rulebook)), separators=(",", ":")).encode()
+        payload = json.dumps(_rulebook_data(rulebook), separators=(",", ":")).encode()
     except (TypeError, ValueError):
         return rulebook
     store.store("rulebook", key, payload)
@@ -314,7 +335,7 @@ RULE_FIELDS = ("id", "name", "category", "severity", "message", "rocm_alternativ
                "match", "flag", "ok", "example_kind", "source_file")
 
 
-def _rulebook_data(rulebook, needles: dict) -> dict:
+def _rulebook_data(rulebook) -> dict:
     from auditor.rulebook.schema import as_dict
 
     if rulebook.api_table is not None:
@@ -327,29 +348,7 @@ def _rulebook_data(rulebook, needles: dict) -> dict:
         item["flag"] = [[e.file, e.code] for e in rule.flag]
         item["ok"] = [[e.file, e.code] for e in rule.ok]
         rules.append(item)
-    return {"rules": rules, "digest": rulebook.digest, "guards": rulebook.guards,
-            "needles": [[kind, text, _needle_data(value)] for (kind, text), value in needles.items()]}
-
-
-def _needle_data(value: object) -> object:
-    """frozenset[str] | None (a rule's needles) or tuple[frozenset[str], ...] (a query's clauses)."""
-    if value is None:
-        return None
-    if isinstance(value, frozenset) and all(isinstance(v, str) for v in value):
-        return {"set": sorted(value)}
-    if isinstance(value, tuple) and all(isinstance(v, frozenset) for v in value):
-        return {"clauses": [sorted(v) for v in value]}
-    raise TypeError("unknown needle shape")
-
-
-def _needle_from(data: object) -> object:
-    if data is None:
-        return None
-    if isinstance(data, dict) and set(data) == {"set"}:
-        return frozenset(decode(tuple[str, ...], data["set"]))
-    if isinstance(data, dict) and set(data) == {"clauses"}:
-        return tuple(frozenset(decode(tuple[str, ...], c)) for c in decode(tuple[object, ...], data["clauses"]))
-    raise DecodeError("unknown needle shape")
+    return {"rules": rules, "digest": rulebook.digest, "guards": rulebook.guards}
 
 
 def _rulebook_from(data: object):
@@ -376,9 +375,4 @@ def _rulebook_from(data: object):
         except RuleError as err:
             raise DecodeError(str(err)) from None
         rules.append(Rule(**{**fields, "spec": spec, "severity": Severity(decode(int, item["severity"])), **examples}))
-    needles = {}
-    for entry in decode(tuple[object, ...], data.get("needles", [])):
-        kind, text, value = decode(tuple[str, str, object], entry)
-        needles[(kind, text)] = _needle_from(value)
-    rulebook = Rulebook(tuple(rules), decode(str, data["digest"]), data["guards"], None)
-    return rulebook, needles
+    return Rulebook(tuple(rules), decode(str, data["digest"]), data["guards"], None)

@@ -9,6 +9,7 @@ from dataclasses import replace
 import pathspec
 
 from auditor.rulebook import Rulebook, _id_matches
+from auditor.rulebook.context import ScanContext
 from auditor.types import FileResult
 
 
@@ -20,7 +21,7 @@ def unknown_selectors(rulebook: Rulebook, per_file_ignores: Sequence[tuple[str, 
 
 def apply_path_policy(
     results: Sequence[FileResult],
-    rulebook: Rulebook,
+    rulebook: Rulebook | ScanContext,
     per_file_ignores: Sequence[tuple[str, tuple[str, ...]]] = (),
     optional_dirs: Sequence[str] = (),
 ) -> list[FileResult]:

@@ -8,14 +8,12 @@ from __future__ import annotations
 
 import functools
 import itertools
-import json
 import re
 from collections.abc import Iterable
 
 import ahocorasick
 
 from auditor.regex_literals import MIN_NEEDLE, regex_needles
-from auditor.rulebook.schema import as_dict
 
 
 class Word(str):
@@ -100,38 +98,17 @@ class Needles:
         return not self.words.isdisjoint(haystack.words)
 
 
-# Needles derived from the rules' text (the regex parser and the query reader take ~50 ms for all of them),
-# memoised by that text; the rulebook cache keeps them with the rulebook (derived_needles, remember).
-_DERIVED: dict[tuple[str, str], object] = {}
-
-
-def _derived(kind: str, text: str, derive):
-    key = (kind, text)
-    if key not in _DERIVED:
-        _DERIVED[key] = derive()
-    return _DERIVED[key]
-
-
-def derived_needles(rulebook) -> dict:
-    """Every needle the rulebook's rules give, to be stored with it."""
-    for rule in rulebook.rules:
-        if getattr(rule.spec, "query", None) is not None:
-            query_needles(rule.spec.query)
-        elif rule.matcher == "python" or getattr(rule.spec, "imports", ()):
-            rule_needles(rule)
-    return dict(_DERIVED)
-
-
-def remember(derived: dict) -> None:
-    _DERIVED.update(derived)
-
-
 def rule_needles(rule) -> "Clauses | None":
     """What a Python file must contain (lower-cased) for this python rule or import rule to match it: one needle
     of every clause; None when no needle can be derived (the rule always runs)."""
-    spec = rule.spec
-    key = json.dumps([spec.family, as_dict(spec)], sort_keys=True, default=str)
-    return _derived("rule", key, lambda: _rule_needles(spec))
+    return _spec_needles(rule.spec)
+
+
+# The regex parser and the query reader take ~50 ms for all the rules: each rule's needles are derived once per
+# process. A pure function of a frozen rule spec (or of a query's text), so the memo can never be stale.
+@functools.cache
+def _spec_needles(spec) -> "Clauses | None":
+    return _rule_needles(spec)
 
 
 def _second_needle(pattern: str) -> str | None:
@@ -223,19 +200,17 @@ class PythonGate:
         return bool(rules_present(self.rules, haystack)) or self.also.may_match(haystack)
 
 
-_CACHE: dict[tuple, PythonGate] = {}
-
-
-def python_gate(rulebook, also_calls: Iterable[str] = ()) -> PythonGate:
-    """What a Python file must contain for a python or import rule, or one of `also_calls` (the engine's calls
-    that carry embedded CUDA), to apply."""
+def python_gate(context, also_calls: Iterable[str] = ()) -> PythonGate:
+    """What a Python file must contain for a python or import rule in force (of the run's scan context), or one of
+    `also_calls` (the engine's calls that carry embedded CUDA), to apply."""
     also_calls = tuple(sorted(also_calls))
-    key = (rulebook.digest, "python", also_calls)
-    if key not in _CACHE:
-        rules = tuple(rule for rule in rulebook.family("dependency") + rulebook.family("python")
+
+    def make() -> PythonGate:
+        rules = tuple(rule for rule in context.family("dependency") + context.family("python")
                       if rule.matcher == "python" or getattr(rule.spec, "imports", ()))
-        _CACHE[key] = PythonGate(rules, Needles(name_needle(call) for call in also_calls))
-    return _CACHE[key]
+        return PythonGate(rules, Needles(name_needle(call) for call in also_calls))
+
+    return context.derived(("python-gate", also_calls), make)
 
 
 # --- tree-sitter queries ---------------------------------------------------------------------------
@@ -356,9 +331,10 @@ def _any_of(alternatives: list[Clauses]) -> Clauses:
     return tuple(dict.fromkeys(out))
 
 
+@functools.cache
 def query_needles(source: str) -> Clauses:
     """Clauses of lower-cased needles; a file can match the query only if every clause has one present."""
-    return _derived("query", source, lambda: _query_needles(source))
+    return _query_needles(source)
 
 
 def _query_needles(source: str) -> Clauses:

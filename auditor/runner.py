@@ -11,6 +11,7 @@ from auditor.cache import ResultCache, cacheable, content_digest
 from auditor.isolate import Watchdog, file_size, fork_available, over_budget, scan_in_children
 from auditor.progress import ScanProgress, Watcher
 from auditor.rulebook import Rulebook
+from auditor.rulebook.context import ScanContext
 from auditor.runcache import FileIndex, file_stat
 from auditor.scan import MAX_FILE_BYTES, InputError, read_bytes, scan_file
 from auditor.types import FileResult, SourceFile
@@ -29,7 +30,7 @@ class _OverBudget(BaseException):  # not an Exception: scan_file's own error han
 
 
 def scan_with_budget(
-    source: SourceFile, rulebook: Rulebook, max_bytes: int, budget: float, data: bytes | None = None
+    source: SourceFile, rulebook: ScanContext, max_bytes: int, budget: float, data: bytes | None = None
 ) -> FileResult:
     """scan_file, stopped after `budget` seconds (a pathological file must not stall the whole scan). In a
     worker or child process the watchdog (auditor/isolate.py) also ends a scan stuck inside C code."""
@@ -65,7 +66,7 @@ def with_budget(source: SourceFile, budget: float, scan: Callable[[], FileResult
 
 
 def _scan_and_save(
-    source: SourceFile, rulebook: Rulebook, max_bytes: int, budget: float, cache: ResultCache | None
+    source: SourceFile, rulebook: ScanContext, max_bytes: int, budget: float, cache: ResultCache | None
 ) -> FileResult:
     """Scan the bytes the cache key is made from, so a file edited meanwhile is never saved under an old key."""
     if cache is None:
@@ -98,14 +99,14 @@ def _cached(source: SourceFile, cache: ResultCache, max_bytes: int, index: FileI
 class _Worker:
     """What each worker process holds for the whole scan."""
 
-    rulebook: Rulebook
+    rulebook: ScanContext
     max_bytes = MAX_FILE_BYTES
     budget = 0.0
     cache: ResultCache | None = None
     events = None                    # multiprocessing queue of (pid, path or None, size) for the progress bar
 
 
-def _init_worker(rulebook: Rulebook, max_bytes: int, budget: float, cache: ResultCache | None, events) -> None:
+def _init_worker(rulebook: ScanContext, max_bytes: int, budget: float, cache: ResultCache | None, events) -> None:
     _Worker.rulebook, _Worker.max_bytes, _Worker.budget, _Worker.cache = rulebook, max_bytes, budget, cache
     _Worker.events = events
     Watchdog.start()
@@ -128,24 +129,25 @@ def _c_sources(sources: Sequence[SourceFile]) -> list[SourceFile]:
     return [source for source in sources if source.kind in ("cuda", "cpp")]
 
 
-def _plan_queries(sources: Sequence[SourceFile], rulebook: Rulebook, max_bytes: int, every_query: bool) -> None:
+def _plan_queries(sources: Sequence[SourceFile], rulebook: ScanContext, max_bytes: int, every_query: bool) -> None:
     """Tell this process which tree-sitter queries these files will need, so that they are compiled together
     (one group of N queries compiles three times faster than N groups): every query when the scan has many
     C/C++ files, which need most of them anyway; else what the text of these files asks for."""
     c_files = _c_sources(sources)
     if not c_files:
         return
-    from auditor.engines.cuda import plan_queries, queries_needed
+    from auditor.engines.cuda import queries_needed, query_groups
 
+    groups = query_groups(rulebook)
     if every_query:
-        plan_queries(rule for rule in rulebook.family("cuda") if getattr(rule.spec, "query", None) is not None)
+        groups.plan(rule for rule in rulebook.family("cuda") if getattr(rule.spec, "query", None) is not None)
         return
     for source in c_files:
         try:
             text = read_bytes(source, max_bytes).decode("utf-8", "replace")
         except InputError:
             continue
-        plan_queries(queries_needed(rulebook, source.kind, text))
+        groups.plan(queries_needed(rulebook, source.kind, text))
 
 
 def _cost(source: SourceFile) -> int:
@@ -197,7 +199,7 @@ def _work_split(sources: Sequence[SourceFile], jobs: int) -> list[list[SourceFil
 
 def scan_all(
     sources: Sequence[SourceFile],
-    rulebook: Rulebook,
+    rulebook: Rulebook | ScanContext,
     jobs: int,
     progress: ScanProgress | None = None,
     max_bytes: int = MAX_FILE_BYTES,
@@ -205,7 +207,9 @@ def scan_all(
     cache: ResultCache | None = None,
     index: FileIndex | None = None,
 ) -> list[FileResult]:
-    """`index`: the stat of each file with the digest of its bytes, to find cached results without reading."""
+    """`rulebook`: the run's scan context (a rulebook alone: its own, without project facts). `index`: the stat of
+    each file with the digest of its bytes, to find cached results without reading."""
+    rulebook = ScanContext.of(rulebook)
     results: list[FileResult] = []
     todo = list(sources)
     if cache is not None:

@@ -16,6 +16,7 @@ from auditor.parsing.manifest import (
     READERS, ManifestContent, ManifestError, manifest_flavour, pip_install_commands, resolve_include,
 )
 from auditor.rulebook import Rulebook
+from auditor.rulebook.context import ScanContext
 from auditor.suppress import read_suppressions
 from auditor.types import FileFacts, FileResult, Finding, SourceFile, Span
 
@@ -62,15 +63,17 @@ def read_source(source: SourceFile, max_bytes: int = MAX_FILE_BYTES) -> tuple[st
 
 
 def scan_file(
-    source: SourceFile, rulebook: Rulebook, max_bytes: int = MAX_FILE_BYTES, data: bytes | None = None
+    source: SourceFile, ctx: Rulebook | ScanContext, max_bytes: int = MAX_FILE_BYTES, data: bytes | None = None
 ) -> FileResult:
-    """`data`: the file's bytes when the caller has read them already (read_bytes)."""
+    """`data`: the file's bytes when the caller has read them already (read_bytes). `ctx`: the run's scan context
+    (a rulebook alone scans with its own guards and no project facts)."""
+    ctx = ScanContext.of(ctx)
     try:
         text, encoding_note = read_source(source, max_bytes) if data is None else decode(data)
     except InputError as err:
         return FileResult(source.path, source.kind, error=str(err))
     try:
-        return scan_text_as(source.path, source.kind, text, rulebook, Path(source.abspath), encoding_note)
+        return scan_text_as(source.path, source.kind, text, ctx, Path(source.abspath), encoding_note)
     except RecursionError:
         return FileResult(source.path, source.kind, error="cannot parse: nesting too deep")
     except Exception as err:  # noqa: BLE001 - the isolation boundary: a bug in one rule must not hide other files' results
@@ -82,22 +85,23 @@ def scan_text_as(
     path: str,
     kind: str,
     text: str,
-    rulebook: Rulebook,
+    ctx: Rulebook | ScanContext,
     abspath: Path | None = None,
     encoding_note: str | None = None,
 ) -> FileResult:
     """Scan text as a file of the given kind (also used for rule examples)."""
+    ctx = ScanContext.of(ctx)
     lines = text.splitlines()
     partial_reason = encoding_note
     try:
-        outcome = _ENGINES[kind](path, text, lines, rulebook, abspath)
+        outcome = _ENGINES[kind](path, text, lines, ctx, abspath)
     except (ManifestError, _ParseFailure) as err:
         return FileResult(path, kind, error=str(err))
     found, engine_facts, parse_note = outcome[:3]
     file_coverage = outcome[3] if len(outcome) > 3 else None   # cuda and cpp files count CUDA references
     partial_reason = partial_reason or parse_note
     incomplete = parse_note if isinstance(parse_note, Incomplete) else None
-    suppressions = read_suppressions(text, rulebook.derived(("suppression-ids",), rulebook.suppression_ids))
+    suppressions = read_suppressions(text, ctx.derived(("suppression-ids",), ctx.suppression_ids))
     kept = [f for f in found if not suppressions.covers(f.rule_id, f.span.line)]
     facts = FileFacts(
         lines=len(lines),
@@ -128,7 +132,7 @@ class Incomplete(str):
     "Threat model"): its findings are kept, and the file is reported as not scanned, which fails the gate."""
 
 
-def _python(path, text, lines, rulebook, abspath):
+def _python(path, text, lines, ctx, abspath):
     from auditor.engines.python import EMBEDDED_CUDA_CALLS, scan_python
     from auditor.parsing.pyimports import unguarded_imports
     from auditor.parsing.python import PythonParseError, parse
@@ -146,18 +150,18 @@ def _python(path, text, lines, rulebook, abspath):
         note = recovered.note if recovered.whole else Incomplete(recovered.note)
     imports = unguarded_imports(tree.module)
     lowered = Haystack(text.lower())
-    gate = python_gate(rulebook, EMBEDDED_CUDA_CALLS)
+    gate = python_gate(ctx, EMBEDDED_CUDA_CALLS)
     if PurePosixPath(path).name != "setup.py" and not gate.may_match(lowered):
         return [], FileFacts(imports=imports), note
-    scan = scan_python(tree, rulebook, path, lines, lowered)
+    scan = scan_python(tree, ctx, path, lines, lowered)
     found = list(scan.findings)
-    found.extend(requirement_findings(rulebook.family("dependency"), scan.declared, path, lines))
+    found.extend(requirement_findings(ctx.family("dependency"), scan.declared, path, lines))
     for embedded in scan.embedded:
         from auditor.engines.cuda import scan_cuda   # tree-sitter only when there is CUDA to parse
         from auditor.parsing import cuda as ts_cuda
 
         sub_tree = ts_cuda.parse(embedded.code.encode())
-        hits = scan_cuda(sub_tree, rulebook, path, "cuda", lines, line_offset=embedded.first_line - 1)
+        hits = scan_cuda(sub_tree, ctx, path, "cuda", lines, line_offset=embedded.first_line - 1)
         found.extend(_guard_with(hits, scan.guarded))
     return found, FileFacts(cpp_extension=scan.uses_cpp_extension, imports=imports), note
 
@@ -171,7 +175,7 @@ def _guard_with(findings: list[Finding], guarded_line) -> list[Finding]:
     ]
 
 
-def _notebook(path, text, lines, rulebook, abspath):
+def _notebook(path, text, lines, ctx, abspath):
     from dataclasses import replace
 
     from auditor.parsing.python import PythonParseError, notebook_code
@@ -181,12 +185,12 @@ def _notebook(path, text, lines, rulebook, abspath):
     except PythonParseError as err:
         raise _ParseFailure(f"cannot parse: {err}") from None
     code_lines = code.source.splitlines()
-    found, facts, note = _python(path, code.source, code_lines, rulebook, abspath)
+    found, facts, note = _python(path, code.source, code_lines, ctx, abspath)
     command_lines = [""] * len(code_lines)
     for number, command in code.shell_lines:
         command_lines[number - 1] = command
     content = pip_install_commands("\n".join(command_lines))
-    found += list(requirement_findings(rulebook.family("dependency"), content.declared, path, code_lines))
+    found += list(requirement_findings(ctx.family("dependency"), content.declared, path, code_lines))
     out = []
     for f in found:
         line = f.span.line
@@ -197,45 +201,45 @@ def _notebook(path, text, lines, rulebook, abspath):
     return out, facts, note
 
 
-def _cuda(path, text, lines, rulebook, abspath, kind="cuda"):
+def _cuda(path, text, lines, ctx, abspath, kind="cuda"):
     """One parse, one inventory: the rules' matches and the HIPIFY reference count share them."""
     from auditor.engines.cuda import scan_cuda
     from auditor.engines.hipify import unsupported_findings
     from auditor.parsing import cuda as ts_cuda
-    from auditor.parsing.preproc import PreprocFacts, line_states
+    from auditor.parsing.preproc import line_states
     from auditor.references import HAZARD_CATEGORIES, HAZARD_RULES, file_coverage, find_references, function_spans
 
     tree = ts_cuda.parse(text.encode("utf-8", "replace"))
     inventory = ts_cuda.inventory(tree)
-    states = line_states(text, PreprocFacts.from_guards(rulebook.guards))
-    found = scan_cuda(tree, rulebook, path, kind, lines, states=states, inventory=inventory)
-    references = find_references(inventory, rulebook.table, states.dead)
-    cuda_rules = rulebook.family("cuda")
-    hipify_rules = rulebook.derived(("hipify-statuses", kind), lambda: tuple(
+    states = line_states(text, ctx.guards.preprocessor)
+    found = scan_cuda(tree, ctx, path, kind, lines, states=states, inventory=inventory)
+    references = find_references(inventory, ctx.table, states.dead)
+    cuda_rules = ctx.family("cuda")
+    hipify_rules = ctx.derived(("hipify-statuses", kind), lambda: tuple(
         r for r in cuda_rules if r.spec.hipify_status is not None and kind in r.spec.files))
     found += unsupported_findings(references, hipify_rules, found, states, path, lines, cuda_rules)
-    categories = rulebook.derived(("categories",), lambda: {r.id: r.category for r in rulebook.rules})
+    categories = ctx.derived(("categories",), lambda: {r.id: r.category for r in ctx.rules})
     hazards = {f.span.line for f in found if not f.guarded and f.span.line
                and (categories.get(f.rule_id) in HAZARD_CATEGORIES or f.rule_id in HAZARD_RULES)}
     coverage = file_coverage(references, hazards, function_spans(inventory))
     return found, [], tree.lost_text() or None, coverage
 
 
-def _cpp(path, text, lines, rulebook, abspath):
-    return _cuda(path, text, lines, rulebook, abspath, kind="cpp")
+def _cpp(path, text, lines, ctx, abspath):
+    return _cuda(path, text, lines, ctx, abspath, kind="cpp")
 
 
-def _manifest(path, text, lines, rulebook, abspath):
+def _manifest(path, text, lines, ctx, abspath):
     flavour = manifest_flavour(path)
     content: ManifestContent = READERS[flavour](text) if flavour else ManifestContent()
-    rules = rulebook.family("dependency")
+    rules = ctx.family("dependency")
     found = list(requirement_findings(rules, content.declared, path, lines))
     found += url_findings(rules, content.urls, path, lines)
-    found += _included(path, content, rulebook, abspath, seen={path})
+    found += _included(path, content, ctx, abspath, seen={path})
     return found, [], None
 
 
-def _included(path, content, rulebook, abspath, seen: set[str]) -> list[Finding]:
+def _included(path, content, ctx, abspath, seen: set[str]) -> list[Finding]:
     """Follow `-r`/`-c` includes that discovery would not scan on its own: inside the scanned root only, regular
     files of bounded size only (an include of /dev/zero, /proc or ../../ outside the tree is not read)."""
     from auditor.boundedio import SMALL_CAP, UnsafeRead, read_bounded
@@ -265,34 +269,34 @@ def _included(path, content, rulebook, abspath, seen: set[str]) -> list[Finding]
             continue
         inner = READERS["requirements"](text)
         lines = text.splitlines()
-        rules = rulebook.family("dependency")
+        rules = ctx.family("dependency")
         found += requirement_findings(rules, inner.declared, relative, lines)
         found += url_findings(rules, inner.urls, relative, lines)
-        found += _included(relative, inner, rulebook, include_path, seen)
+        found += _included(relative, inner, ctx, include_path, seen)
     return found
 
 
-def _textual(path, text, lines, rulebook, abspath, *, kind):
-    found = scan_text(text, rulebook, path, kind, lines)
+def _textual(path, text, lines, ctx, abspath, *, kind):
+    found = scan_text(text, ctx, path, kind, lines)
     content = pip_install_commands(text)
-    rules = rulebook.family("dependency")
+    rules = ctx.family("dependency")
     found += requirement_findings(rules, content.declared, path, lines)
     found += url_findings(rules, content.urls, path, lines)
     return found, [], None
 
 
-def _cython(path, text, lines, rulebook, abspath):
+def _cython(path, text, lines, ctx, abspath):
     """The extern declarations through the CUDA engine (as C), the rest of the file through the text rules."""
     from auditor.parsing.cython import as_c
 
-    found, _facts, _note, coverage = _cuda(path, as_c(text), lines, rulebook, abspath, kind="cpp")
-    found = list(found) + scan_text(text, rulebook, path, "cython", lines)
+    found, _facts, _note, coverage = _cuda(path, as_c(text), lines, ctx, abspath, kind="cpp")
+    found = list(found) + scan_text(text, ctx, path, "cython", lines)
     # Cython spellings C lacks (`vector[int]`, `cppclass`) leave syntax errors in the rewritten text: the C
     # parse is best effort by design, so it does not mark the file partial
     return found, [], None, coverage
 
 
-def _conda(path, text, lines, rulebook, abspath):
+def _conda(path, text, lines, ctx, abspath):
     """A conda recipe: its requirements through the dependency rules, its Jinja and selectors through the text
     rules. A line rendered only for a CUDA build variant (a `# [cuda_compiler_version != "None"]` selector or
     `{% if cuda_compiler_version != "None" %}` block) is optional: the recipe also builds without CUDA."""
@@ -300,17 +304,17 @@ def _conda(path, text, lines, rulebook, abspath):
 
     from auditor.parsing.conda_recipe import cuda_variant_lines, recipe_requirements
 
-    found = scan_text(text, rulebook, path, "conda", lines)
-    found += requirement_findings(rulebook.family("dependency"), recipe_requirements(text), path, lines)
+    found = scan_text(text, ctx, path, "conda", lines)
+    found += requirement_findings(ctx.family("dependency"), recipe_requirements(text), path, lines)
     variant_only = cuda_variant_lines(text)
     return [replace(f, optional=True) if f.span.line in variant_only else f for f in found], [], None
 
 
-def _yaml(path, text, lines, rulebook, abspath):
+def _yaml(path, text, lines, ctx, abspath):
     """A YAML file discovery did not place (a rule example, or a file named on the command line)."""
     from auditor.yamlkind import looks_like_k8s
 
-    return _textual(path, text, lines, rulebook, abspath, kind="k8s") if looks_like_k8s(text) else ([], [], None)
+    return _textual(path, text, lines, ctx, abspath, kind="k8s") if looks_like_k8s(text) else ([], [], None)
 
 
 _ENGINES = {

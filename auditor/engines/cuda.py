@@ -5,13 +5,13 @@ import fnmatch
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
-from functools import cache
 
 from auditor.engines import make_finding, snippet_of
 from auditor.parsing import cuda as ts_cuda
-from auditor.parsing.preproc import LineStates, PreprocFacts, line_states
+from auditor.parsing.preproc import LineStates, line_states
 from auditor.prefilter import active_queries
 from auditor.rulebook import Rulebook
+from auditor.rulebook.context import ScanContext
 from auditor.types import Finding, Rule, Span
 
 # An instruction with at least one modifier (`ld.global.nc.v4.u32`), not a `.reg` declaration or register.
@@ -28,6 +28,7 @@ HIP_LOW_PRECISION_TYPE = re.compile(r"\b__hip_fp[468]|\bhip_fp8\b")
 class _Index:
     """The cuda rules of a rulebook, indexed for one pass over a tree's inventory."""
 
+    rules: tuple[Rule, ...]
     exact_ids: dict[str, tuple[Rule, ...]]
     glob_ids: tuple[tuple[re.Pattern, Rule], ...]
     qualified: tuple[tuple[str, Rule], ...]
@@ -80,7 +81,6 @@ class _Index:
         return found
 
 
-@cache
 def _index(rules: tuple[Rule, ...]) -> _Index:
     exact: dict[str, list[Rule]] = {}
     globs: list[tuple[re.Pattern, Rule]] = []
@@ -109,7 +109,7 @@ def _index(rules: tuple[Rule, ...]) -> _Index:
         elif m.query is not None:
             queries.append(rule)
     return _Index(
-        {k: tuple(v) for k, v in exact.items()}, tuple(globs), tuple(qualified), tuple(includes),
+        rules, {k: tuple(v) for k, v in exact.items()}, tuple(globs), tuple(qualified), tuple(includes),
         tuple(asm), tuple(queries), tuple(calls), call_regexes,
     )
 
@@ -141,7 +141,7 @@ def _asm_subject(template: str, match: re.Match) -> str:
 
 def scan_cuda(
     tree: ts_cuda.CudaTree,
-    rulebook: Rulebook,
+    rulebook: Rulebook | ScanContext,
     path: str,
     kind: str,
     lines: list[str],
@@ -151,13 +151,13 @@ def scan_cuda(
 ) -> list[Finding]:
     """`inventory` is the tree's ts_cuda.inventory() when the caller has it already (scan shares it with
     the HIPIFY reference count: the inventory query runs once per file)."""
-    rules = rulebook.derived(("cuda-matchers", kind), lambda: tuple(
-        r for r in rulebook.family("cuda") if kind in r.cuda.files and r.cuda.hipify_status is None))
-    if not rules:
+    ctx = ScanContext.of(rulebook)
+    index = ctx.derived(("cuda-index", kind), lambda: _index(tuple(
+        r for r in ctx.family("cuda") if kind in r.cuda.files and r.cuda.hipify_status is None)))
+    if not index.rules:
         return []
-    index = _index(rules)
     if states is None:
-        states = line_states(tree.source.decode("utf-8", "replace"), PreprocFacts.from_guards(rulebook.guards))
+        states = line_states(tree.source.decode("utf-8", "replace"), ctx.guards.preprocessor)
     raw: list[tuple[Rule, int, int | None, int, str]] = []
 
     def hit(rule: Rule, node, subject: str, at: tuple[int, int] | None = None) -> None:
@@ -210,7 +210,7 @@ def scan_cuda(
             if regex.search(called):
                 query_hit(rule, node)
     active = {key: rule for key, rule in present.items() if key not in index.call_regexes}
-    for group, members in _query_groups(list(active.values())):
+    for group, members in query_groups(ctx).needed(list(active.values())):
         for owner, node in ts_cuda.group_hits(group, tree):
             matched = active.get(_rule_key(members[owner]))
             if matched is not None:   # groups are shared across kinds and selections
@@ -291,43 +291,50 @@ def _queries_present(rules: tuple[Rule, ...], lowered: str) -> tuple[Rule, ...]:
     return tuple(rule for rule in rules if rule.cuda.query in sources)
 
 
-def queries_needed(rulebook: Rulebook, kind: str, text: str) -> tuple[Rule, ...]:
+def queries_needed(rulebook: Rulebook | ScanContext, kind: str, text: str) -> tuple[Rule, ...]:
     """The query rules a file of this kind and text makes a scan compile."""
-    rules = tuple(rule for rule in rulebook.family("cuda")
+    rules = tuple(rule for rule in ScanContext.of(rulebook).family("cuda")
                   if rule.cuda.query is not None and kind in rule.cuda.files)
     return _queries_present(rules, text.lower()) if rules else ()
 
 
-# Query groups compiled in this process, and the group each rule's query lives in. A rule is compiled the
-# first time a file may match it (compiling is what costs: ~20 ms a query, ~8 ms in a group; tree-sitter holds
-# the GIL meanwhile), together with the other rules first needed by the same file and with every rule planned
-# for this process.
-_GROUPS: list[tuple[ts_cuda.QueryGroup, tuple[Rule, ...]]] = []
-_GROUP_OF: dict[str, int] = {}
-_PLANNED: dict[str, Rule] = {}
+class QueryGroups:
+    """The query groups compiled in this process, and the group each rule's query lives in. A rule is compiled the
+    first time a file may match it (compiling is what costs: ~20 ms a query, ~8 ms in a group; tree-sitter holds
+    the GIL meanwhile), together with the other rules first needed by the same file and with every rule planned
+    for this process. Kept with the rulebook (a query's compiled form depends on its text alone), so every run
+    with the same rulebook in this process shares them."""
+
+    def __init__(self) -> None:
+        self.groups: list[tuple[ts_cuda.QueryGroup, tuple[Rule, ...]]] = []
+        self.group_of: dict[str, int] = {}
+        self.planned: dict[str, Rule] = {}
+
+    def plan(self, rules: Iterable[Rule]) -> None:
+        """Rules this process will need: they are compiled as one group when the first of them is needed (one
+        group of N queries compiles about three times faster than N groups)."""
+        for rule in rules:
+            query = rule.cuda.query
+            if query is not None and _rule_key(rule) not in self.group_of and ts_cuda.call_regex(query) is None:
+                self.planned[_rule_key(rule)] = rule
+
+    def needed(self, rules: list[Rule]) -> list[tuple[ts_cuda.QueryGroup, tuple[Rule, ...]]]:
+        missing = tuple(rule for rule in rules if self.group_of.get(_rule_key(rule)) is None)
+        if missing and any(_rule_key(rule) in self.planned for rule in missing):
+            missing = tuple({_rule_key(rule): rule for rule in (*missing, *self.planned.values())}.values())
+            self.planned.clear()
+        if missing:
+            group = ts_cuda.compile_group(tuple(rule.cuda.query or "" for rule in missing))
+            for rule in missing:
+                self.group_of[_rule_key(rule)] = len(self.groups)
+            self.groups.append((group, missing))
+        used = sorted({self.group_of[_rule_key(rule)] for rule in rules})
+        return [self.groups[i] for i in used]
 
 
-def plan_queries(rules: Iterable[Rule]) -> None:
-    """Rules this process will need: they are compiled as one group when the first of them is needed (one
-    group of N queries compiles about three times faster than N groups)."""
-    for rule in rules:
-        query = rule.cuda.query
-        if query is not None and _rule_key(rule) not in _GROUP_OF and ts_cuda.call_regex(query) is None:
-            _PLANNED[_rule_key(rule)] = rule
-
-
-def _query_groups(rules: list[Rule]) -> list[tuple[ts_cuda.QueryGroup, tuple[Rule, ...]]]:
-    missing = tuple(rule for rule in rules if _GROUP_OF.get(_rule_key(rule)) is None)
-    if missing and any(_rule_key(rule) in _PLANNED for rule in missing):
-        missing = tuple({_rule_key(rule): rule for rule in (*missing, *_PLANNED.values())}.values())
-        _PLANNED.clear()
-    if missing:
-        group = ts_cuda.compile_group(tuple(rule.cuda.query or "" for rule in missing))
-        for rule in missing:
-            _GROUP_OF[_rule_key(rule)] = len(_GROUPS)
-        _GROUPS.append((group, missing))
-    used = sorted({_GROUP_OF[_rule_key(rule)] for rule in rules})
-    return [_GROUPS[i] for i in used]
+def query_groups(rulebook: Rulebook | ScanContext) -> QueryGroups:
+    """This process's compiled query groups of the rulebook (of a run's context, or of a rulebook alone)."""
+    return ScanContext.of(rulebook).compiled(("cuda-query-groups",), QueryGroups)
 
 
 def _rule_key(rule: Rule) -> str:

@@ -6,6 +6,7 @@ from functools import cache
 
 from auditor.engines import make_finding, snippet_of
 from auditor.rulebook import Rulebook
+from auditor.rulebook.context import ScanContext
 from auditor.types import Finding, Rule, Span
 
 HASH_COMMENT = re.compile(r"(?:^|\s)#.*$")
@@ -30,8 +31,9 @@ def code_lines(text: str, kind: str) -> list[str]:
     return out
 
 
-def scan_text(text: str, rulebook: Rulebook, path: str, kind: str, lines: list[str]) -> list[Finding]:
-    rules: list[Rule] = [r for r in rulebook.family("text") if kind in r.text.files]
+def scan_text(text: str, rulebook: Rulebook | ScanContext, path: str, kind: str, lines: list[str]) -> list[Finding]:
+    ctx = ScanContext.of(rulebook)
+    rules: list[Rule] = [r for r in ctx.family("text") if kind in r.text.files]
     if not rules:
         return []
     findings: list[Finding] = []
@@ -39,7 +41,7 @@ def scan_text(text: str, rulebook: Rulebook, path: str, kind: str, lines: list[s
     if kind == "build":
         from auditor.parsing.buildblocks import excluded_lines
 
-        excluded = excluded_lines(path, text, rulebook.guards.get("build", {}).get("rocm_condition_pattern", "(?!)"))
+        excluded = excluded_lines(path, text, ctx.guards.rocm_condition)
     code = code_lines(text, kind)
     # `guarded_by`: the file itself has the ROCm counterpart (Bazel's if_rocm beside if_cuda)
     joined = "\n".join(code) if any(r.text.guarded_by is not None for r in rules) else ""

@@ -20,9 +20,9 @@ from auditor.fix.safewrite import Identity, WriteRefused, identity, write_within
 from auditor.fix.text_fixes import fix_text
 from auditor.fix.treecheck import Candidate, check_tree
 from auditor.macros import cuda_only_macros
-from auditor.parsing.preproc import PreprocFacts
 from auditor.pipeline import ScanOptions, audit
 from auditor.rulebook import Rulebook
+from auditor.rulebook.context import ScanContext
 from auditor.scan import InputError, read_bytes, scan_text_as
 from auditor.types import FileResult, Finding, Report
 
@@ -68,8 +68,9 @@ def run_fix(paths: Sequence[Path], rulebook: Rulebook, specs: dict[str, FixSpec]
     root = root or common_root(paths)
     report = audit(paths, rulebook, options, shown_root=shown_root, root=root)
     found = discover(paths, root, options.exclude, options.force_exclude, include_vendored=options.include_vendored)
-    facts = PreprocFacts.from_guards(rulebook.guards)
-    scanning = rulebook.with_cuda_only_macros(cuda_only_macros(found.files, facts, options.max_file_size))
+    own = rulebook.own_context
+    scanning = own.with_guards(own.guards.with_cuda_only_macros(
+        cuda_only_macros(found.files, own.guards.preprocessor, options.max_file_size)))
     sources = {s.path: s for s in found.files}
     roots = [Path(os.path.realpath(p)) for p in paths]
     # the report's findings carry their disposition against the ROCm path; the per-file results do not
@@ -108,7 +109,7 @@ def _offsets(source, at: list[tuple[int, int]]) -> list[int]:
     return [starts[line - 1] + column - 1 for line, column in at if 0 < line <= len(starts)]
 
 
-def _fix_file(planned: FilePlan, specs: dict[str, FixSpec], rulebook: Rulebook, max_bytes: int,
+def _fix_file(planned: FilePlan, specs: dict[str, FixSpec], rulebook: ScanContext, max_bytes: int,
               context: FixContext) -> FileOutcome:
     source = planned.source
     planned_as = identity(source.abspath)

@@ -68,6 +68,7 @@ def _package_name(subject: str) -> str:
 def dispose(
     finding: Finding, kind: str, rule: Rule | None, project: ProjectBuild, comp: str, optional_dir: bool,
     hard_deps: frozenset[str] = frozenset(),   # rule ids
+    optional_modules: frozenset[str] = frozenset(),   # shipped files `import <package>` never loads (pyreach)
 ) -> tuple[str, str]:
     """(disposition, note) for one finding of a file of this kind in this component."""
     path = finding.path
@@ -82,7 +83,7 @@ def dispose(
     if finding.optional or optional_dir or project.components.get(comp) in ("secondary", "optional"):
         return OPTIONAL, "a declared extra, an optional directory or a separate distribution" \
             if project.components.get(comp) != "secondary" else f"{comp}/ is a separate distribution"
-    if path in (project.optional_modules or ()) and rule is not None and rule.category == "cuda_only_python_package" \
+    if path in optional_modules and rule is not None and rule.category == "cuda_only_python_package" \
             and finding.rule_id not in hard_deps:
         return OPTIONAL, INTEGRATION_NOTE
     integration = getattr(rule.spec, "integration", None) if rule is not None else None
@@ -148,15 +149,16 @@ def assign(
         and rules[f.rule_id].category == "cuda_only_python_package"
         and not _ops(f.path, kinds.get(f.path, ""))
         and not any(f.path == v or f.path.startswith(v + "/") for v in project.vendor_backends))
-    if project.optional_modules is None and any(
-            kinds.get(f.path) == "python" and rules.get(f.rule_id) is not None
-            and rules[f.rule_id].category == "cuda_only_python_package" for f in findings):
-        project.optional_modules = optional_modules_of(project, scanned_imports)
+    # computed from the project build model, never written into it (it parses every shipped module: only when a
+    # finding needs it)
+    optional_modules = optional_modules_of(project, scanned_imports) if any(
+        kinds.get(f.path) == "python" and rules.get(f.rule_id) is not None
+        and rules[f.rule_id].category == "cuda_only_python_package" for f in findings) else frozenset()
     out = []
     for f in findings:
         comp = owner(f.path, comps)
         disposition, note = dispose(f, kinds.get(f.path, ""), rules.get(f.rule_id), project, comp,
-                                    optional_dir(f.path, comp), hard_deps)
+                                    optional_dir(f.path, comp), hard_deps, optional_modules)
         # `guarded` the flag and `guarded` the disposition are one thing (code written for ROCm too)
         out.append(replace(f, disposition=disposition, disposition_note=note, guarded=disposition == GUARDED))
     return _within_optional_integrations(out, kinds)

@@ -3,7 +3,9 @@ artifacts built in each configuration, the install recipe, the confidence, the p
 configuration compiles each source file."""
 from __future__ import annotations
 
-from dataclasses import dataclass, field
+from dataclasses import FrozenInstanceError, dataclass, field, fields
+from types import MappingProxyType
+from typing import Any
 
 from auditor.types import SourceFile
 
@@ -84,10 +86,27 @@ class ProjectBuild:
     dependencies: frozenset[str] = frozenset()                     # what the default install requires (normalized)
     cuda_only_artifact_files: dict[str, str] = field(default_factory=dict)  # file -> CUDA-only artifact it builds
     optional_lines: dict[str, frozenset[int]] = field(default_factory=dict)  # file -> lines behind opt-in macros
-    # shipped files `import <package>` never loads: None until a finding needs it (it parses every shipped module)
-    optional_modules: frozenset[str] | None = None
     python_packages: tuple[tuple[frozenset[str], tuple[SourceFile, ...]], ...] = ()   # per component: packages, files
     unread_requirements: frozenset[str] = frozenset()              # requirement files the packaging never reads
     vendor_backends: frozenset[str] = frozenset()                  # `nvidia/` beside `amd/`, cuda.txt beside rocm.txt
     collection: bool = False                                       # a collection of independent programs
     unread: dict[str, str] = field(default_factory=dict)           # build file -> why the pre-pass did not read it all
+
+    def sealed(self) -> "ProjectBuild":
+        """This model as a run keeps it once the build pre-pass has read it (auditor/pipeline/context.py): no field
+        can be set and no mapping changed; the analysis computes from it (dispositions), never writes into it."""
+        values: dict[str, Any] = {f.name: _read_only(getattr(self, f.name)) for f in fields(self)}
+        copy = ProjectBuild(**values)
+        object.__setattr__(copy, "_sealed", True)
+        return copy
+
+    def __setattr__(self, name: str, value: object) -> None:
+        if getattr(self, "_sealed", False):
+            raise FrozenInstanceError(f"cannot assign to field {name!r}: the project build model is sealed")
+        object.__setattr__(self, name, value)
+
+
+def _read_only(value: object) -> object:
+    if isinstance(value, dict):
+        return MappingProxyType({key: _read_only(item) for key, item in value.items()})
+    return value

@@ -6,11 +6,11 @@ import hashlib
 import importlib.resources
 import re
 import tomllib
-from collections.abc import Callable, Iterable, Sequence
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
 from functools import cached_property
 from pathlib import Path, PurePosixPath
-from typing import TypeVar
+from typing import TYPE_CHECKING
 
 from auditor.apitable import ApiTable, shipped_table
 from auditor.types import CATEGORIES, EFFORT_CLASSES, Rule, Severity
@@ -40,7 +40,8 @@ DEFAULT_EXAMPLE_FILE = {
 ID_PATTERN = re.compile(r"^RA\d{3}$")
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
-T = TypeVar("T")
+if TYPE_CHECKING:
+    from auditor.rulebook.context import ScanContext
 
 
 @dataclass(frozen=True, slots=True)
@@ -170,17 +171,12 @@ class Rulebook:
     def family(self, name: str) -> tuple[Rule, ...]:
         return self._families.get(name, ())
 
-    def derived(self, key: tuple, make: Callable[[], T]) -> T:
-        """A value an engine derives from these rules (the rules of one file kind, their categories), made once
-        per rulebook rather than once per file."""
-        values = self._derived_values
-        if key not in values:
-            values[key] = make()
-        return values[key]
-
     @cached_property
-    def _derived_values(self) -> dict:
-        return {}
+    def own_context(self) -> "ScanContext":
+        """These rules with their own guards and no project facts (a rule example, a test, a single file)."""
+        from auditor.rulebook.context import Guards, ScanContext
+
+        return ScanContext(self, Guards.of(self.guards))
 
     @cached_property
     def _families(self) -> dict[str, tuple[Rule, ...]]:
@@ -188,43 +184,6 @@ class Rulebook:
         for rule in self.rules:
             grouped.setdefault(rule.matcher, []).append(rule)
         return {k: tuple(v) for k, v in grouped.items()}
-
-    def with_cuda_only_macros(self, names: frozenset[str]) -> "Rulebook":
-        """This rulebook, with macros the scanned repository defines only on CUDA-only branches."""
-        if not names:
-            return self
-        pre = dict(self.guards.get("preprocessor", {}))
-        pre["cuda_only_defined"] = sorted(set(pre.get("cuda_only_defined", ())) | names)
-        guards = {**self.guards, "preprocessor": pre}
-        return replace(self, digest=self._with_table(_digest(self.rules, guards)), guards=guards)
-
-    def with_rocm_values(self, values: dict[str, int]) -> "Rulebook":
-        """This rulebook, with macro values the repository derives on ROCm (`#define BNB_HIP 1`)."""
-        if not values:
-            return self
-        pre = dict(self.guards.get("preprocessor", {}))
-        pre["rocm_values"] = {**dict(pre.get("rocm_values", {})), **values}
-        pre["cuda_only_defined"] = sorted(set(pre.get("cuda_only_defined", ())) - set(values))
-        guards = {**self.guards, "preprocessor": pre}
-        return replace(self, digest=self._with_table(_digest(self.rules, guards)), guards=guards)
-
-    def with_project_macros(self, rocm: frozenset[str], cuda_only: frozenset[str]) -> "Rulebook":
-        """This rulebook, with macros the scanned project's build defines on ROCm (`GGML_USE_HIP`) and those
-        it defines only for CUDA or only behind an opt-in (README.md, The ROCm path)."""
-        if not rocm and not cuda_only:
-            return self
-        pre = dict(self.guards.get("preprocessor", {}))
-        pre["rocm_defined"] = sorted(set(pre.get("rocm_defined", ())) | rocm)
-        pre["cuda_only_defined"] = sorted(set(pre.get("cuda_only_defined", ())) | (cuda_only - rocm))
-        guards = {**self.guards, "preprocessor": pre}
-        return replace(self, digest=self._with_table(_digest(self.rules, guards)), guards=guards)
-
-    def without(self, rule_ids: frozenset[str]) -> "Rulebook":
-        """This rulebook without these rules (by exact id)."""
-        if not rule_ids:
-            return self
-        kept = tuple(rule for rule in self.rules if rule.id not in rule_ids)
-        return replace(self, rules=kept, digest=self._with_table(_digest(kept, self.guards)))
 
     def select(self, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> "Rulebook":
         def chosen(rule: Rule) -> bool:

@@ -18,6 +18,7 @@ from auditor.engines.python.names import _attribute_names, _compiled, _pattern_m
 from auditor.parsing.python import PythonTree
 from auditor.prefilter import rules_present
 from auditor.rulebook import Rulebook
+from auditor.rulebook.context import ScanContext
 from auditor.types import Finding, Rule, Span
 
 # Calls whose string argument is CUDA source compiled at run time: (keyword, position) of that argument.
@@ -61,7 +62,7 @@ class PythonScan:
 
 
 class _Engine(SyntacticContexts):
-    def __init__(self, tree: PythonTree, rulebook: Rulebook, path: str, lines: list[str], lowered: str | None):
+    def __init__(self, tree: PythonTree, rulebook: ScanContext, path: str, lines: list[str], lowered: str | None):
         self.tree = tree
         self.path = path
         self.lines = lines
@@ -78,7 +79,7 @@ class _Engine(SyntacticContexts):
         self.string_rules = [r for r in python_rules if r.python.strings is not None]
         self.name_attrs = _attribute_names(self.name_rules)
         self.bare_name_hits: dict[str, tuple[tuple[Rule, str], ...]] = {}
-        self.guards = _Guards(tree, rulebook.guards)
+        self.guards = _Guards(tree, rulebook.guards.python)
         self.raw: list[tuple[Rule, ast.AST, str, str, int | None]] = []  # rule, node, subject, kind, line
         self.module_strings: dict[str, ast.AST] = {}
         self.scan = PythonScan()
@@ -387,7 +388,7 @@ _GUARD_READERS: dict[type[ast.AST], Callable[[_Engine, Any], None]] = {
 
 
 def scan_python(
-    tree: PythonTree, rulebook: Rulebook, path: str, lines: list[str], lowered: str | None = None
+    tree: PythonTree, rulebook: Rulebook | ScanContext, path: str, lines: list[str], lowered: str | None = None
 ) -> PythonScan:
     """`lowered` (the file's text in lower case) lets rules whose needles it lacks be skipped."""
-    return _Engine(tree, rulebook, path, lines, lowered).run()
+    return _Engine(tree, ScanContext.of(rulebook), path, lines, lowered).run()

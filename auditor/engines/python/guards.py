@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 
 from auditor.parsing.python import PythonTree
+from auditor.rulebook.context import PythonGuards
 
 IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
 # what a failed library load or tool probe raises where the CUDA toolkit is absent (issue 25, item 4)
@@ -68,14 +69,14 @@ class _Guards:
     """Where a ROCm run never goes: branches of `if torch.version.hip:`-style tests, and what follows
     an early `return` under such a test; plus `try: import X / except ImportError:` fallbacks."""
 
-    def __init__(self, tree: PythonTree, guards: dict):
-        section = guards.get("python", {})
+    def __init__(self, tree: PythonTree, section: PythonGuards):
+        """`section`: guards.toml's [python], typed (auditor/rulebook/context.py)."""
         self.names = tree.names
-        self.rocm_names = set(section.get("rocm_true_names", ()))
-        self.rocm_pattern = re.compile(section.get("rocm_true_pattern", r"(?!)"))
-        self.cuda_names = set(section.get("cuda_only_names", ()))
-        self.cuda_call = re.compile(section.get("cuda_only_call_pattern", r"(?!)"))
-        self.cuda_env = frozenset(section.get("cuda_only_env", ()))
+        self.rocm_names = set(section.rocm_true_names)
+        self.rocm_pattern = re.compile(section.rocm_true_pattern)
+        self.cuda_names = set(section.cuda_only_names)
+        self.cuda_call = re.compile(section.cuda_only_call_pattern)
+        self.cuda_env = section.cuda_only_env
         self.regions: list[tuple[Pos, Pos]] = []
         self.import_regions: list[tuple[Pos, Pos]] = []
         self.optional_regions: list[tuple[Pos, Pos]] = []   # TYPE_CHECKING blocks, availability-checked code
