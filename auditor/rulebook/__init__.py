@@ -214,6 +214,9 @@ class Rulebook:
         if not rocm and not cuda_only:
             return self
         pre = dict(self.guards.get("preprocessor", {}))
+        known = set(pre.get("rocm_defined", ())) | set(pre.get("cuda_only_defined", ())) \
+            | set(pre.get("rocm_version_macros", ()))
+        pre["project_macros"] = sorted(set(pre.get("project_macros", ())) | ((rocm | cuda_only) - known))
         pre["rocm_defined"] = sorted(set(pre.get("rocm_defined", ())) | rocm)
         pre["cuda_only_defined"] = sorted(set(pre.get("cuda_only_defined", ())) | (cuda_only - rocm))
         guards = {**self.guards, "preprocessor": pre}
