@@ -54,8 +54,11 @@ def blank_lines(source: bytes, spans: Spans, keep: bool = False) -> bytes:
     """`source` with the lines of `spans` blanked (or, with keep, every other line), newlines and length kept."""
     lines = source.split(b"\n")
     wanted = {n for a, b in spans for n in range(a, b + 1)}
-    return b"\n".join(line if ((n in wanted) == keep) else re.sub(rb"[^\r]", b" ", line)
+    return b"\n".join(line if ((n in wanted) == keep) else line.translate(_TO_SPACE)
                       for n, line in enumerate(lines, 1))
+
+
+_TO_SPACE = bytes(0x0D if b == 0x0D else 0x20 for b in range(256))   # every byte but \r becomes a space
 
 
 def _score(spans: Spans) -> tuple[int, int]:
@@ -90,12 +93,22 @@ def read_across(source: bytes, lost: Callable[[bytes], Spans]) -> Reading:
     if spans:
         around = {g for g in groups if g in taken or any(g.near(a, b) for a, b in spans)}
         one_branch = _one_branch_each(source, tuple(sorted(around, key=lambda g: g.directives)))
-        if _score(tuple(span for text in one_branch.texts for span in lost(text)) + one_branch.unread) \
-                < _score(spans):
+        if _fewer_lost(one_branch, spans, lost):
             return one_branch
     if not taken:
         return Reading((source,))
     return Reading((best, blank_lines(source, _directives(taken), keep=True)))
+
+
+def _fewer_lost(reading: Reading, spans: Spans, lost: Callable[[bytes], Spans]) -> bool:
+    """Whether the reading's texts together lose fewer lines than `spans`; parsing stops once they lose as many."""
+    score = _score(reading.unread)
+    for text in reading.texts:
+        more = _score(lost(text))
+        score = (score[0] + more[0], score[1] + more[1])
+        if score >= _score(spans):
+            return False
+    return True
 
 
 def _directives(groups) -> Spans:

@@ -62,6 +62,9 @@ class CudaTree:
                "the code there was not scanned"
 
 
+READ_ACROSS_BYTES = 4_000_000   # reading across conditionals parses the file again, up to 10 more times
+
+
 def _lost(root: ts.Node) -> tuple[tuple[int, int], ...]:
     if not root.has_error:
         return ()
@@ -82,7 +85,7 @@ def parse(source: bytes) -> CudaTree:
     parser = ts.Parser(CUDA)
     readable = blank_macro_shapes(source)
     tree = parser.parse(readable)
-    if not tree.root_node.has_error or b"#" not in readable:
+    if not tree.root_node.has_error or b"#" not in readable or len(readable) > READ_ACROSS_BYTES:
         return CudaTree(tree, readable)
     trees = {readable: tree}
 
@@ -117,8 +120,9 @@ def captures(query_source: str, tree: CudaTree) -> dict[str, list[ts.Node]]:
     return found
 
 
-def _where(node: ts.Node) -> tuple[int, int, str]:
-    return node.start_byte, node.end_byte, node.type
+def _where(node: ts.Node) -> tuple[int, int]:
+    """Where a node is: two trees may read the same code as different kinds (a name as a type in one)."""
+    return node.start_byte, node.end_byte
 
 
 @dataclass(frozen=True)
@@ -147,7 +151,7 @@ def compile_group(sources: tuple[str, ...]) -> QueryGroup:
 
 def group_hits(group: QueryGroup, tree: CudaTree, capture: str = "hit") -> Iterator[tuple[int, ts.Node]]:
     """(index of the source, captured node) for every match of the group."""
-    seen: set[tuple[int, tuple[int, int, str]]] = set()
+    seen: set[tuple[int, tuple[int, int]]] = set()
     for root in tree.roots:
         for pattern, found in ts.QueryCursor(group.query).matches(root):
             for node in found.get(capture, ()):
