@@ -134,7 +134,7 @@ def _one_branch_each(source: bytes, groups: tuple[Group, ...]) -> Reading:
             if g.directives[0][0] in blanked:
                 continue   # inside a branch left out
             spans = branches[g]
-            kept = next((j for j, (a, b) in enumerate(spans) if unread & set(range(a, b + 1))), 0)
+            kept = next((j for j, (a, b) in enumerate(spans) if any(n in unread for n in range(a, b + 1))), 0)
             blanked.update(n for j, (a, b) in enumerate(spans) if j != kept for n in range(a, b + 1))
         kept_now = {n for n in unread if n not in blanked}
         if not kept_now:
