@@ -6,6 +6,7 @@ import logging
 import os
 import re
 import traceback
+from dataclasses import replace
 from pathlib import Path, PurePosixPath
 
 from auditor.engines.dependency import requirement_findings, url_findings
@@ -18,7 +19,7 @@ from auditor.parsing.manifest import (
 from auditor.rulebook import Rulebook
 from auditor.rulebook.context import ScanContext
 from auditor.suppress import read_suppressions
-from auditor.types import FileFacts, FileResult, Finding, SourceFile, Span
+from auditor.types import PROJECT_MACRO, FileFacts, FileResult, Finding, SourceFile, Span
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
 ROCM_BUILD = re.compile(
@@ -176,8 +177,6 @@ def _guard_with(findings: list[Finding], guarded_line) -> list[Finding]:
 
 
 def _notebook(path, text, lines, ctx, abspath):
-    from dataclasses import replace
-
     from auditor.parsing.python import PythonParseError, notebook_code
 
     try:
@@ -206,6 +205,8 @@ def _cuda(path, text, lines, ctx, abspath, kind="cuda"):
     from auditor.engines.cuda import scan_cuda
     from auditor.engines.hipify import unsupported_findings
     from auditor.parsing import cuda as ts_cuda
+    from auditor.parsing.guardmacros import NOTE as MACRO_NOTE
+    from auditor.parsing.guardmacros import lines_guarded_by_project_macros
     from auditor.parsing.preproc import line_states
     from auditor.references import HAZARD_CATEGORIES, HAZARD_RULES, file_coverage, find_references, function_spans
 
@@ -213,6 +214,9 @@ def _cuda(path, text, lines, ctx, abspath, kind="cuda"):
     inventory = ts_cuda.inventory(tree)
     states = line_states(text, ctx.guards.preprocessor)
     found = scan_cuda(tree, ctx, path, kind, lines, states=states, inventory=inventory)
+    if by_macro := lines_guarded_by_project_macros(text, ctx.guards.preprocessor, states):
+        found = [replace(f, disposition=PROJECT_MACRO, disposition_note=MACRO_NOTE)
+                 if f.guarded and f.span.line in by_macro else f for f in found]
     references = find_references(inventory, ctx.table, states.dead)
     cuda_rules = ctx.family("cuda")
     hipify_rules = ctx.derived(("hipify-statuses", kind), lambda: tuple(
@@ -300,8 +304,6 @@ def _conda(path, text, lines, ctx, abspath):
     """A conda recipe: its requirements through the dependency rules, its Jinja and selectors through the text
     rules. A line rendered only for a CUDA build variant (a `# [cuda_compiler_version != "None"]` selector or
     `{% if cuda_compiler_version != "None" %}` block) is optional: the recipe also builds without CUDA."""
-    from dataclasses import replace
-
     from auditor.parsing.conda_recipe import cuda_variant_lines, recipe_requirements
 
     found = scan_text(text, ctx, path, "conda", lines)

@@ -115,6 +115,7 @@ def fingerprint(rule_id: str, path: str, subject: str) -> str:
 
 LIVE = "live"                        # the dispositions the gate weighs (auditor/rocmpath/disposition.py has all)
 VERIFY = "verify on hardware"
+PROJECT_MACRO = "guarded by a project macro"   # the scan sets it on a guarded finding (auditor/scan.py)
 
 
 @dataclass(frozen=True, slots=True)

@@ -51,7 +51,8 @@ PINNED = {
     # a CUDA-only CMake project: a HIP architectures line would not make it build for HIP (and would turn the
     # verdict into "ROCm build in tree, but broken"), so RA603's fix is not offered
     ("cmake_cuda_lib", True): (set(), {}, 85, 85),
-    ("coverage", True): (set(), {}, 10, 10),                        # graph_step.cu parses only in part: not touched
+    # graph_step.cu parses whole now (`__has_include(<cudnn.h>)` is read): its full-width shuffle mask is fixed
+    ("coverage", True): ({"graph_step.cu"}, {"RA200": 1}, 10, 9),
 }
 
 

@@ -2,13 +2,16 @@
 break on a project the verdict calls READY). On fixtures that between them have every kind of disposition, the
 exit code, the `-q` line, the terminal summary, JSON, SARIF levels and GitHub annotations all count the same
 findings: those with disposition `live` (and `verify on hardware` with --fail-on-verify)."""
+import collections
 import json
 import re
+import shutil
 
 import pytest
 
 from auditor.cli import main
-from tests.conftest import FIXTURES
+from auditor.rocmpath.disposition import DISPOSITIONS
+from tests.conftest import FIXTURES, write_tree
 
 TREES = ["llm_serving", "cmake_cuda_lib", "rocm_paths/p1_backend_switch", "rocm_paths/p2_cmake_shim",
          "rocm_paths/p3_op_builders", "rocm_paths/p3_torch_extension_redefinitions",
@@ -36,9 +39,76 @@ def test_the_fixtures_cover_every_common_disposition(capsys):
                     "CUDA branch of a build script", "cuda-only source, ROCm builds an alternative"}
 
 
+# A ggml-shaped project: the HIP build compiles the CUDA sources with GGML_USE_HIP defined; a SYCL backend beside
+# it; a kernel no build lists; CI for both vendors.
+GGML_SHAPED = {
+    "CMakeLists.txt": "cmake_minimum_required(VERSION 3.21)\nproject(g LANGUAGES C CXX)\n"
+                      "if(GGML_HIP)\n  add_compile_definitions(GGML_USE_HIP)\n  add_subdirectory(src/ggml-hip)\n"
+                      "elseif(GGML_CUDA)\n  add_subdirectory(src/ggml-cuda)\nendif()\n"
+                      "if(GGML_SYCL)\n  add_subdirectory(src/ggml-sycl)\nendif()\n",
+    "src/ggml-hip/CMakeLists.txt": "enable_language(HIP)\nfile(GLOB SRCS \"../ggml-cuda/*.cu\")\n"
+                                   "add_library(ggml-hip ${SRCS})\n",
+    "src/ggml-cuda/CMakeLists.txt": "enable_language(CUDA)\nfile(GLOB SRCS \"*.cu\")\nadd_library(ggml-cuda ${SRCS})\n",
+    "src/ggml-cuda/common.cu": "__device__ float reduce(float v) {\n#ifndef GGML_USE_HIP\n"
+                               "    return __shfl_xor_sync(0xffffffff, v, 1);\n#else\n    return __shfl_xor(v, 1);\n"
+                               "#endif\n}\n",
+    "src/ggml-sycl/CMakeLists.txt": "add_library(ggml-sycl s.cpp)\n",
+    "src/ggml-sycl/s.cpp": "float f(float v) { return __shfl_xor_sync(0xffffffff, v, 1) + warpSize; }\n",
+    "src/unused/old.cu": "__global__ void old(float *p) { p[0] = __shfl_xor_sync(0xffffffff, p[1], 1); }\n",
+    ".github/workflows/ci.yml": "name: ci\non: [push]\njobs:\n  rocm:\n    runs-on: ubuntu-latest\n"
+                                "    container: rocm/dev-ubuntu-22.04:6.2\n    steps:\n"
+                                "      - run: cmake -B b -DGGML_HIP=ON && cmake --build b\n",
+}
+
+
+@pytest.fixture(scope="module")
+def every_disposition(tmp_path_factory):
+    """One tree with a finding of every disposition: the ROCm-path fixtures side by side, the serving fixture
+    with a developer script outside its package, and the ggml-shaped project above."""
+    root = tmp_path_factory.mktemp("every") / "repo"
+    for tree in TREES[2:-1] + ["llm_serving"]:
+        shutil.copytree(FIXTURES / tree, root / tree.rsplit("/", 1)[-1])
+    write_tree(root, {"llm_serving/profile_gpu.py": "import pynvml\npynvml.nvmlInit()\n"})
+    write_tree(root / "ggml_shaped", GGML_SHAPED)
+    return root
+
+
+def test_one_tree_has_every_disposition(every_disposition, capsys):
+    _, out = _run(capsys, every_disposition, "--format", "json")
+    data = json.loads(out)
+    assert set(data["summary"]["by_disposition"]) == set(DISPOSITIONS)
+    where = {(f["path"], f["line"]): f["disposition"] for f in data["findings"]}
+    assert where[("ggml_shaped/src/ggml-cuda/common.cu", 3)] == "guarded by a project macro"
+    assert where[("ggml_shaped/src/unused/old.cu", 1)] == "not built"
+    assert where[("ggml_shaped/src/ggml-sycl/s.cpp", 1)] == "other-vendor-backend"
+    assert where[("llm_serving/profile_gpu.py", 1)] == "repo tooling"
+
+
+def test_every_disposition_agrees_everywhere_and_on_the_page(every_disposition, capsys, tmp_path):
+    data = _agree(capsys, every_disposition)
+    live = [f for f in data["findings"] if f["disposition"] == "live"]
+    html = tmp_path / "report.html"
+    main([str(every_disposition), "--html", str(html), "--format", "json", "-o", str(tmp_path / "r.json"),
+          "--no-progress", "-j", "1"])
+    page = html.read_text(encoding="utf-8")
+    assert f'data-verdict="{data["summary"]["verdict"]}"' in page
+    chips = re.findall(r'class="sev sev-(\w+)" title="\w+, would break on ROCm \(live\)">(\d+) ', page)
+    assert sum(int(n) for _, n in chips) == len(live) == data["summary"]["would_break"]
+    assert f"{len(live)} would break on ROCm" in page
+    shown = page.split('<script type="application/json" id="report-data">', 1)[1].split("</script>", 1)[0]
+    per_disposition: collections.Counter = collections.Counter()
+    for group in json.loads(shown)["groups"]:
+        per_disposition[group["disp"]] += group["n"]
+    assert per_disposition == collections.Counter(data["summary"]["by_disposition"])
+
+
 @pytest.mark.parametrize("tree", TREES)
 def test_exit_code_quiet_line_summary_json_sarif_and_annotations_agree(tree, capsys):
-    path = FIXTURES / tree
+    _agree(capsys, FIXTURES / tree)
+
+
+def _agree(capsys, path) -> dict:
+    """The exit code, `-q`, the terminal summary, JSON, SARIF and GitHub annotations count the same findings."""
     code, out = _run(capsys, path, "--format", "json")
     data = json.loads(out)
     findings = data["findings"]
@@ -83,6 +153,7 @@ def test_exit_code_quiet_line_summary_json_sarif_and_annotations_agree(tree, cap
     warnings = [line for line in github.splitlines() if line.startswith("::warning ") and "rocm-audit RA" in line]
     assert len(errors) == min(len(failing), 10)
     assert len(warnings) == min(len([f for f in live if f not in failing and f["severity"] != "info"]), 10)
+    return data
 
 
 def test_fail_on_verify_counts_findings_to_verify_on_hardware(capsys):

@@ -57,9 +57,10 @@ def test_p2_cmake_hip_backend_with_a_shim_and_a_project_macro(reports):
     assert "src/compat.cuh:1 maps CUDA names to HIP" in reason
     assert "Install: `cmake -B build -DGRID_HIP=ON && cmake --build build`" in reason
     assert {"P1", "P2"} <= set(patterns(r))
-    # GRID_USE_HIP is defined by the HIP branch of CMake: the PTX in its #else is guarded
+    # GRID_USE_HIP is defined by the HIP branch of CMake: the PTX in its #else is guarded by that project macro
     f = next(f for f in r["findings"] if f["path"] == "src/reduce.cu" and f["line"] == 14)
-    assert f["guarded"] and f["disposition"] == "guarded"
+    assert f["disposition"] == "guarded by a project macro" and not f["would_break"] and f["severity"] == "info"
+    assert "the project's own build defines" in f["disposition_note"]
     # `if(GRID_CUDA) … elseif(GRID_HIP)`: the first arm is the CUDA branch
     assert disposition(r, "CMakeLists.txt", 11, "RA603") == "CUDA branch of a build script"
 
@@ -498,7 +499,7 @@ def test_p3_define_macros_on_the_rocm_branch_make_the_project_macro_a_rocm_guard
     rows = {(f["path"], f["line"]): f for f in r["findings"]}
     # the legacy maskless shuffle written under #ifdef WITH_HIP is the ROCm code: nothing to report
     assert ("csrc/cuda/segment.cu", 16) not in rows
-    # the 32-bit mask in its #else is the CUDA build's
-    assert rows[("csrc/cuda/segment.cu", 18)]["guarded"] is True
+    # the 32-bit mask in its #else is the CUDA build's: WITH_HIP, the project's macro, guards it
+    assert rows[("csrc/cuda/segment.cu", 18)]["disposition"] == "guarded by a project macro"
     # `CUDA_HOME is not None or torch.version.hip` is true on ROCm
     assert rows[("setup.py", 8)]["guarded"] is True

@@ -9,6 +9,7 @@ from functools import cache
 import tree_sitter as ts
 import tree_sitter_cuda
 
+from auditor.parsing.conditionals import read_across
 from auditor.parsing.macroshapes import blank_macro_shapes
 
 CUDA = ts.Language(tree_sitter_cuda.language())
@@ -33,6 +34,12 @@ INVENTORY_QUERY = """
 class CudaTree:
     tree: ts.Tree
     source: bytes
+    others: tuple[ts.Tree, ...] = ()    # what `tree` left out, read across conditional directives (conditionals.py)
+    unread: tuple[tuple[int, int], ...] = ()   # lines no tree holds
+
+    @property
+    def roots(self) -> tuple[ts.Node, ...]:
+        return (self.tree.root_node, *(other.root_node for other in self.others))
 
     @property
     def partial(self) -> bool:
@@ -42,17 +49,7 @@ class CudaTree:
 
     def lost_lines(self) -> tuple[tuple[int, int], ...]:
         """1-based (first, last) lines of each stretch of code the parser could not read."""
-        if not self.tree.root_node.has_error:
-            return ()
-        spans: list[tuple[int, int]] = []
-        stack = [self.tree.root_node]
-        while stack:
-            node = stack.pop()
-            if node.is_error:
-                spans.append((node.start_point[0] + 1, node.end_point[0] + 1))
-            elif node.has_error:
-                stack.extend(node.children)
-        return tuple(sorted(spans))
+        return tuple(sorted({span for root in self.roots for span in _lost(root)} | set(self.unread)))
 
     def lost_text(self) -> str:
         """"syntax errors on lines 12-14, 40: scanned what parsed", or "" when nothing was lost."""
@@ -65,10 +62,41 @@ class CudaTree:
                "the code there was not scanned"
 
 
+READ_ACROSS_BYTES = 4_000_000   # reading across conditionals parses the file again, up to 10 more times
+
+
+def _lost(root: ts.Node) -> tuple[tuple[int, int], ...]:
+    if not root.has_error:
+        return ()
+    spans: list[tuple[int, int]] = []
+    stack = [root]
+    while stack:
+        node = stack.pop()
+        if node.is_error:
+            spans.append((node.start_point[0] + 1, node.end_point[0] + 1))
+        elif node.has_error:
+            stack.extend(node.children)
+    return tuple(sorted(spans))
+
+
 def parse(source: bytes) -> CudaTree:
-    """The tree of `source`, read after the macro shapes the grammar cannot read are blanked (same positions)."""
+    """The tree of `source`, read after the macro shapes the grammar cannot read are blanked (same positions),
+    and across the conditional directives that split a construct (conditionals.py)."""
+    parser = ts.Parser(CUDA)
     readable = blank_macro_shapes(source)
-    return CudaTree(ts.Parser(CUDA).parse(readable), readable)
+    tree = parser.parse(readable)
+    if not tree.root_node.has_error or b"#" not in readable or len(readable) > READ_ACROSS_BYTES:
+        return CudaTree(tree, readable)
+    trees = {readable: tree}
+
+    def lost(text: bytes) -> tuple[tuple[int, int], ...]:
+        if text not in trees:
+            trees[text] = parser.parse(text)
+        return _lost(trees[text].root_node)
+
+    reading = read_across(readable, lost)
+    read = [trees.get(text) or parser.parse(text) for text in reading.texts]
+    return CudaTree(read[0], readable, tuple(read[1:]), reading.unread)
 
 
 @cache
@@ -77,7 +105,24 @@ def compile_query(source: str) -> ts.Query:
 
 
 def captures(query_source: str, tree: CudaTree) -> dict[str, list[ts.Node]]:
-    return ts.QueryCursor(compile_query(query_source)).captures(tree.tree.root_node)
+    """The captures of every tree of the file; a node the trees share (the same code read twice) once."""
+    first = ts.QueryCursor(compile_query(query_source)).captures(tree.tree.root_node)
+    if not tree.others:
+        return first
+    found = {name: list(nodes) for name, nodes in first.items()}
+    seen = {(name, _where(node)) for name, nodes in first.items() for node in nodes}
+    for other in tree.others:
+        for name, nodes in ts.QueryCursor(compile_query(query_source)).captures(other.root_node).items():
+            for node in nodes:
+                if (name, _where(node)) not in seen:
+                    seen.add((name, _where(node)))
+                    found.setdefault(name, []).append(node)
+    return found
+
+
+def _where(node: ts.Node) -> tuple[int, int]:
+    """Where a node is: two trees may read the same code as different kinds (a name as a type in one)."""
+    return node.start_byte, node.end_byte
 
 
 @dataclass(frozen=True)
@@ -106,9 +151,16 @@ def compile_group(sources: tuple[str, ...]) -> QueryGroup:
 
 def group_hits(group: QueryGroup, tree: CudaTree, capture: str = "hit") -> Iterator[tuple[int, ts.Node]]:
     """(index of the source, captured node) for every match of the group."""
-    for pattern, found in ts.QueryCursor(group.query).matches(tree.tree.root_node):
-        for node in found.get(capture, ()):
-            yield group.owner[pattern], node
+    seen: set[tuple[int, tuple[int, int]]] = set()
+    for root in tree.roots:
+        for pattern, found in ts.QueryCursor(group.query).matches(root):
+            for node in found.get(capture, ()):
+                if tree.others:
+                    key = (group.owner[pattern], _where(node))
+                    if key in seen:
+                        continue
+                    seen.add(key)
+                yield group.owner[pattern], node
 
 
 def inventory(tree: CudaTree) -> dict[str, list[ts.Node]]:

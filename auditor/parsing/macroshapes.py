@@ -14,6 +14,17 @@ line and column stays where it was). Only a project's own upper-case macros are 
   `CUTLASS_PRAGMA_UNROLL` above `for (...)`.
 - An attribute macro after `[[...]]` or before a declarator: `[[maybe_unused]] __align__(16) float x[4];`
   is read by the grammar; `__align__` is not upper-case and is left alone.
+- A format macro joined to string literals: `"size %" PRIu64 "\n"`, `"init " GGML_CUDA_NAME ": %s"` becomes a
+  literal of the same length (`"    "`), which the grammar joins.
+- An export macro before `struct`/`enum` or between `class` and its name: `GGML_API struct ggml_tensor * f(...)`,
+  `class OPENVINO_API Op : public Base`.
+- An attribute after an array declarator or as an alias's type, `float x[32] __attribute__((aligned(128)));`,
+  `using half8 = __attribute__((ext_vector_type(8))) _Float16;`, and `__builtin_align__(16)` after `struct`.
+- A member macro without its `;` in a class body: `OPENVINO_RTTI("Attribute", "0", Base)` (one holding a string
+  and no call: a declaration the rules have no interest in).
+- An alignment macro in a field, `atomic_int GGML_CACHE_ALIGN n_barrier;`, and the `__device__` of an extended
+  lambda, `[&] __device__ (int i) {...}` (the grammar reads no specifier there; no rule matches it).
+- `__has_include(<sycl/bfloat16.hpp>)` in a directive: read as `__has_include(_sycl_bfloat16_hpp_)`.
 """
 from __future__ import annotations
 
@@ -21,8 +32,9 @@ import re
 
 _MACRO_CALL = re.compile(rb"\b([A-Z][A-Z0-9_]{2,})\s*\(")
 _SPECIFIER = re.compile(
-    rb"(?m)^[ \t]*(?:(?:static|inline|extern)[ \t]+)*([A-Z][A-Z0-9_]{2,}(?:[ \t]*\([^()\n]*\))?)[ \t]+"
-    rb"(?=(?:static|inline|void|const|constexpr|template|extern|__\w+__|[A-Za-z_][\w:<>,]*[ \t]*[*&]*[ \t]+[*&]*"
+    rb"(?m)^[ \t]*(?:(?:static|inline|extern(?:[ \t]+\"C\")?)[ \t]+)*([A-Z][A-Z0-9_]{2,}(?:[ \t]*\([^()\n]*\))?)[ \t]+"
+    rb"(?=(?:static|inline|void|const|constexpr|template|extern|__\w+__|(?:(?:struct|enum|union)[ \t]+)?"
+    rb"[A-Za-z_][\w:<>,]*[ \t]*[*&]*[ \t]+[*&]*"
     rb"[A-Za-z_]\w*[ \t]*\())")
 _BETWEEN_TYPE_AND_NAME = re.compile(rb"(?<![#\w])(?!define\b|return\b|else\b)(?:void|int|float|auto|[a-z_][\w:]*)"
                                     rb"[ \t]+([A-Z][A-Z0-9_]{2,}[ \t]*\([^()\n]*\))[ \t]+(?=[A-Za-z_]\w*[ \t]*\()")
@@ -35,9 +47,17 @@ _TYPE_ARGUMENT = re.compile(rb"(?m)^[ \t]*([A-Z][A-Z0-9_]{2,})[ \t]*\([ \t]*(?:c
 _FOREIGN_WORDS = re.compile(rb"\b__dpct_inline__\b|\b__dpct_align__[ \t]*\([^()\n]*\)"
                             rb"|\bvector(?=[ \t]+(?:signed|unsigned|float|double|bool|int|short|char|long|__\w+)\b)"
                             rb"|(?m:^[ \t]*extern(?=[ \t]+[A-Z][A-Z0-9_]{2,}[ \t]*\())")
-_ALONE_ON_ITS_LINE = re.compile(rb"(?m)^[ \t]*([A-Z][A-Z0-9_]{2,})[ \t]*$(?=\s*[A-Za-z_#\[])")
+_ALONE_ON_ITS_LINE = re.compile(rb"(?m)^[ \t]*([A-Z][A-Z0-9_]{2,})[ \t]*$(?=(?:\s*//[^\n]*)*\s*[A-Za-z_#\[])")
+_MEMBER_MACRO = re.compile(rb'(?m)^[ \t]*([A-Z][A-Z0-9_]{2,}[ \t]*\([^()\n]*"[^()\n]*\))[ \t]*$(?=\s*[A-Za-z_~#}])')
+_FIELD_ATTRIBUTE = re.compile(rb"(?m)(?:^[ \t]*|(?<=[\w>])[ \t]+)([A-Z][A-Z0-9_]*_ALIGN(?:ED)?)(?=[ \t]+[A-Za-z_])")
+_DEVICE_LAMBDA = re.compile(rb"\][ \t]*((?:__host__[ \t]+)?__device__(?:[ \t]+__host__)?)[ \t]*(?=\()")
 _SKIPPED = re.compile(rb'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\''
                       rb'|(?m:^[ \t]*#(?:\\\r?\n|[^\n])*)', re.S)   # and preprocessor lines, continued ones too
+_NEXT_TO_STRING = re.compile(rb"\b(?:PRI|SCN)[diouxXa-z]\w*\b|\b[A-Z_][A-Z0-9_]{2,}\b")
+_CLASS_MACRO = re.compile(rb"\b(?:class|struct)[ \t]+([A-Z][A-Z0-9_]{2,})[ \t]+(?=[A-Za-z_]\w*[ \t]*(?:[:{]|final\b))")
+_ATTRIBUTE = re.compile(rb"\b(__attribute__|__builtin_align__)[ \t]*\(")
+_ALIAS_OF = re.compile(rb"\busing[ \t]+\w+[ \t]*=[ \t]*$")
+_HAS_INCLUDE = re.compile(rb"\b__has_include[ \t]*\([ \t]*([<\"][^<>\"\n()]*[>\"])")
 PASSES = 4   # a dispatch macro inside another is read once the inner one is blanked
 
 
@@ -61,9 +81,22 @@ def blank_macro_shapes(source: bytes) -> bytes:
     for m in _ALONE_ON_ITS_LINE.finditer(source):
         if code[m.start(1)]:
             _blank(out, m.start(1), m.end(1))
+    for pattern in (_MEMBER_MACRO, _FIELD_ATTRIBUTE, _DEVICE_LAMBDA):
+        for m in pattern.finditer(source):
+            if code[m.start(1)]:
+                _blank(out, m.start(1), m.end(1))
     for m in _BETWEEN_TYPE_AND_NAME.finditer(source):
         if code[m.start(1)]:
             _blank(out, m.start(1), m.end(1))
+    _joined_to_strings(source, code, out)
+    for m in _CLASS_MACRO.finditer(source):
+        if code[m.start(1)]:
+            _blank(out, m.start(1), m.end(1))
+    for m in _ATTRIBUTE.finditer(source):
+        if code[m.start()] and _attribute_out_of_place(source, m):
+            _blank_call(source, code, m.start(), m.end() - 1, out)
+    for m in _HAS_INCLUDE.finditer(source):   # directives are not code: no mask test
+        out[m.start(1):m.end(1)] = re.sub(rb"\W", b"_", m.group(1))   # the grammar reads only a name there
     for _ in range(PASSES):
         before = bytes(out)
         for m in _MACRO_CALL.finditer(before):
@@ -105,6 +138,36 @@ def _comma_in_parentheses(source: bytes, code: bytearray, out: bytearray) -> Non
         elif ch in b"[]{};" and stack:
             stack[-1] = (stack[-1][0], False)   # braces or statements inside: not a plain expression
         previous = ch
+
+
+def _joined_to_strings(source: bytes, code: bytearray, out: bytearray) -> None:
+    """A macro between string literals (or after one, before `,` or `)`) becomes a blank literal of its length."""
+    for m in _NEXT_TO_STRING.finditer(source):
+        start, end = m.start(), m.end()
+        if not code[start]:
+            continue
+        before, after = start - 1, end
+        while before >= 0 and source[before] in b" \t\r\n":
+            before -= 1
+        while after < len(source) and source[after] in b" \t\r\n":
+            after += 1
+        string_before = before >= 0 and source[before] == 0x22 and not code[before] \
+            and not source[max(0, before - 7):before + 1].endswith((b'"C"', b'"C++"'))
+        string_after = after < len(source) and source[after] == 0x22 and not code[after] and after > end
+        if (string_before and (string_after or source[after:after + 1] in (b",", b")", b";"))) \
+                or (string_after and before >= 0 and source[before] in b"(,"):
+            out[start:end] = b'"' + b" " * (end - start - 2) + b'"'
+
+
+def _attribute_out_of_place(source: bytes, m: re.Match) -> bool:
+    """`__attribute__((...))` after an array declarator or as an alias's type; `__builtin_align__` after `struct`."""
+    before = m.start() - 1
+    while before >= 0 and source[before] in b" \t\r\n":
+        before -= 1
+    if m.group(1) == b"__builtin_align__":
+        return source[max(0, before - 5):before + 1] == b"struct"
+    line_start = source.rfind(b"\n", 0, m.start()) + 1
+    return (before >= 0 and source[before] == 0x5D) or bool(_ALIAS_OF.search(source[line_start:m.start()]))
 
 
 def _blank_call(source: bytes, code: bytearray, start: int, open_at: int, out: bytearray) -> None:

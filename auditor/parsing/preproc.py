@@ -7,7 +7,7 @@ from __future__ import annotations
 
 import operator
 import re
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 
 DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define)\b(.*)$")
 TOKEN = re.compile(
@@ -33,6 +33,7 @@ class PreprocFacts:
     rocm_version_macros: frozenset[str]
     cuda_only_defined: frozenset[str]
     rocm_values: tuple[tuple[str, int], ...] = ()   # derived: `#define BNB_HIP 1` on a branch true on ROCm
+    project_macros: frozenset[str] = frozenset()      # the project's own build macros among the names above
 
     @classmethod
     def from_guards(cls, guards: dict) -> "PreprocFacts":
@@ -42,13 +43,14 @@ class PreprocFacts:
             frozenset(section.get("rocm_version_macros", ())),
             frozenset(section.get("cuda_only_defined", ())),
             tuple(sorted(dict(section.get("rocm_values", {})).items())),
+            frozenset(section.get("project_macros", ())),
         )
 
     def with_value(self, name: str, value: int) -> "PreprocFacts":
         values = dict(self.rocm_values)
         values[name] = value
-        return PreprocFacts(self.rocm_defined, self.rocm_version_macros, self.cuda_only_defined - {name},
-                            tuple(sorted(values.items())))
+        return replace(self, cuda_only_defined=self.cuda_only_defined - {name},
+                       rocm_values=tuple(sorted(values.items())))
 
     def defined(self, name: str) -> Tri:
         if name in self.rocm_defined or name in self.rocm_version_macros or any(n == name for n, _ in self.rocm_values):
@@ -74,7 +76,7 @@ class PreprocFacts:
     def with_cuda_only(self, names: frozenset[str]) -> "PreprocFacts":
         """These facts plus macros the scanned code itself defines only on CUDA-only branches."""
         extra = names - self.rocm_defined - self.rocm_version_macros
-        return PreprocFacts(self.rocm_defined, self.rocm_version_macros, self.cuda_only_defined | extra)
+        return replace(self, cuda_only_defined=self.cuda_only_defined | extra)
 
 
 class _Expr:

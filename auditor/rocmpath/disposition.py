@@ -22,7 +22,7 @@ OPS = "ops"
 OPTIONAL = "optional"
 SHIM = "shim-mapping"
 OTHER_VENDOR = "other-vendor-backend"
-PROJECT_MACRO = "guarded by a project macro"
+PROJECT_MACRO = types.PROJECT_MACRO
 OPTIONAL_FEATURE = "optional feature"
 ALTERNATIVE = "cuda-only source, ROCm builds an alternative"
 NOT_BUILT = "not built"
@@ -75,6 +75,8 @@ def dispose(
     rocm = project.paths.get(comp)
     verified = rocm is not None and rocm.verified
     if finding.guarded:
+        if finding.disposition == PROJECT_MACRO:   # set by the scan (auditor/parsing/guardmacros.py)
+            return PROJECT_MACRO, finding.disposition_note
         return GUARDED, ""
     if _ops(path, kind) or (rule is not None and rule.category == "container"):
         return OPS, "CI, container or developer script"

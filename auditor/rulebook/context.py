@@ -67,8 +67,10 @@ class Guards:
         """Macros the project's build defines on ROCm (`GGML_USE_HIP`), and those it defines only for CUDA or
         behind an opt-in (README.md, The ROCm path)."""
         pre = self.preprocessor
+        known = pre.rocm_defined | pre.cuda_only_defined | pre.rocm_version_macros
         return replace(self, preprocessor=replace(
-            pre, rocm_defined=pre.rocm_defined | rocm, cuda_only_defined=pre.cuda_only_defined | (cuda_only - rocm)))
+            pre, rocm_defined=pre.rocm_defined | rocm, cuda_only_defined=pre.cuda_only_defined | (cuda_only - rocm),
+            project_macros=pre.project_macros | ((rocm | cuda_only) - known)))
 
     def with_cuda_only_macros(self, names: frozenset[str]) -> "Guards":
         """Macros the project's sources define only on CUDA-only branches (auditor/macros.py)."""
@@ -90,7 +92,8 @@ class Guards:
         return {"preprocessor": {"rocm_defined": sorted(pre.rocm_defined),
                                  "rocm_version_macros": sorted(pre.rocm_version_macros),
                                  "cuda_only_defined": sorted(pre.cuda_only_defined),
-                                 "rocm_values": dict(pre.rocm_values)},
+                                 "rocm_values": dict(pre.rocm_values),
+                                 "project_macros": sorted(pre.project_macros)},
                 "python": self.python.as_data(), "build": {"rocm_condition_pattern": self.rocm_condition}}
 
 
