@@ -23,8 +23,8 @@ from auditor.progress import ScanProgress
 from auditor.isolate import file_size
 from auditor.runcache import FileIndex, file_stat, load_report, run_key, save_report
 from auditor.runner import DEFAULT_TIME_BUDGET, scan_all
-from auditor.scan import MAX_FILE_BYTES
-from auditor.types import Report
+from auditor.scan import MAX_FILE_BYTES, InputError, read_source
+from auditor.types import Report, SourceFile
 
 
 INCLUDED = re.compile(rb"(?:^|\s)(?:-r|-c|--requirement|--constraint)(?:\s+|=)(\S+)")
@@ -109,12 +109,26 @@ def audit(
     results = apply_path_policy(results, rulebook, options.per_file_ignores, options.optional_dirs)
     with _timed(timings, "report"):
         errors = (*found.errors, *sorted(project.unread.items()))   # build files the pre-pass could not read fully
-        report = build_report(shown_root, results, rulebook, errors, found.vendored, project, options.scan_dirs)
+        report = build_report(shown_root, results, rulebook, errors, found.vendored, project, options.scan_dirs,
+                              _reader(found.files, options.max_file_size))
     if store and index:
         index.save()
         if key:
             save_report(store, key, report)
     return report
+
+
+def _reader(files: Sequence[SourceFile], max_bytes: int) -> Callable[[str], str | None]:
+    """A scanned file's text by its path, read as the scan read it (bounded, never outside the tree)."""
+    by_path = {f.path: f for f in files}
+
+    def read(path: str) -> str | None:
+        source = by_path.get(path)
+        try:
+            return read_source(source, max_bytes)[0] if source else None
+        except InputError:
+            return None
+    return read
 
 
 def _run_key(context, found, pulled_in, options: ScanOptions, shown_root, paths, root, only) -> str | None:
