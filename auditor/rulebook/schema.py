@@ -88,6 +88,7 @@ class ExtensionMatch:
     family: ClassVar[str] = "extension"
     primary: ClassVar[frozenset[str]] = frozenset({"implemented_with"})
     implemented_with: Strings = ()     # categories of the C/C++ findings that make an op CUDA-only
+    library_severity: str = "medium"   # at least this severity (a library HIPIFY maps, NVTX, is not a reroute)
 
 
 Match = Union[DependencyMatch, PythonMatch, CudaMatch, TextMatch, ExtensionMatch]
@@ -164,6 +165,12 @@ def validate(match: Match, where: str, check_regexes: bool = True) -> None:
 
         if not match.implemented_with or not set(match.implemented_with) <= set(CATEGORIES):
             raise RuleError(f"{where}: implemented_with is a list of finding categories {list(CATEGORIES)}")
+        from auditor.types import Severity
+
+        try:
+            Severity.parse(match.library_severity)
+        except ValueError as err:
+            raise RuleError(f"{where}: library_severity: {err}") from None
     elif match.versions is not None:
         from packaging.specifiers import InvalidSpecifier, SpecifierSet
 

@@ -5,7 +5,8 @@ by a quoted path."""
 from __future__ import annotations
 
 import re
-from collections.abc import Iterable, Mapping, Sequence
+from bisect import bisect_left, bisect_right
+from collections.abc import Mapping, Sequence
 
 # the registration blocks: the macro, the module (or operator namespace) it names and the variable of the block
 BLOCK = re.compile(r"\b(PYBIND11_MODULE|TORCH_LIBRARY(?:_FRAGMENT)?|TORCH_LIBRARY_IMPL)\s*\(\s*(\w+)\s*,"
@@ -45,21 +46,41 @@ def _module(macro: str, name: str) -> str:
     return name if macro == "PYBIND11_MODULE" else f"torch.ops.{name}"
 
 
-def defined_functions(nodes: Iterable, text_of) -> tuple[str, ...]:
-    """The last name component of each function a file defines (`ns::fwd` -> `fwd`), from the function
-    definitions of the scan's inventory; `text_of` is the parser's node-to-text."""
-    names: list[str] = []
-    for node in nodes:
-        declarator = node.child_by_field_name("declarator")
-        for _ in range(8):   # through pointer and reference declarators to the function's own
-            if declarator is None or declarator.type == "function_declarator":
-                break
-            declarator = declarator.child_by_field_name("declarator")
-        if declarator is not None and declarator.type == "function_declarator":
-            inner = declarator.child_by_field_name("declarator")
-            if inner is not None:
-                names.append(text_of(inner).split("::")[-1].strip())
-    return tuple(sorted({n for n in names if n.isidentifier()}))
+Function = tuple[str, int, int, tuple[str, ...]]   # (name, first line, last line, the names it calls)
+
+
+def defined_functions(functions: Sequence, calls: Sequence, text_of) -> tuple[Function, ...]:
+    """Each function the file defines, by the last component of its name (`ns::fwd` -> `fwd`), with its lines
+    and the names it calls (`fwd_cuda<at::Half>(…)` -> `fwd_cuda`): the inventory's definitions and calls."""
+    starts = sorted((node.start_byte, _called(text_of(node))) for node in calls)
+    keys = [start for start, _ in starts]
+    out: list[Function] = []
+    for node in functions:
+        name = _name(node, text_of)
+        if not name:
+            continue
+        first, last = bisect_left(keys, node.start_byte), bisect_right(keys, node.end_byte)
+        callees = tuple(sorted({c for _, c in starts[first:last] if c and c != name}))
+        out.append((name, node.start_point[0] + 1, node.end_point[0] + 1, callees))
+    return tuple(sorted(out))
+
+
+def _name(node, text_of) -> str:
+    declarator = node.child_by_field_name("declarator")
+    for _ in range(8):   # through pointer and reference declarators to the function's own
+        if declarator is None or declarator.type == "function_declarator":
+            break
+        declarator = declarator.child_by_field_name("declarator")
+    if declarator is None or declarator.type != "function_declarator":
+        return ""
+    inner = declarator.child_by_field_name("declarator")
+    name = text_of(inner).split("::")[-1].strip() if inner is not None else ""
+    return name if name.isidentifier() else ""
+
+
+def _called(text: str) -> str:
+    name = text.split("<", 1)[0].replace("->", ".").split(".")[-1].split("::")[-1].strip()
+    return name if name.isidentifier() else ""
 
 
 def quoted_includes(inventory: Mapping[str, Sequence], text_of) -> tuple[str, ...]:

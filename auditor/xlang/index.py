@@ -6,12 +6,15 @@ import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from auditor.types import FileResult, Finding, Rule, Severity
+from auditor.types import LIVE, FileResult, Finding, Rule, Severity
 from auditor.xlang.builds import Extension, names_file
 
 MAX_HEADER_DEPTH = 4      # includes followed from a translation unit
 MAX_HEADERS = 200         # files reached from one unit
+MAX_CALL_DEPTH = 5        # calls followed from a bound function to the unit that uses a library
+MAX_FUNCTIONS = 500       # names followed for one op
 CPP_KINDS = ("cuda", "cpp")
+Definition = tuple[str, tuple[int, int], tuple[str, ...]]   # (file, its lines, the names it calls)
 
 
 @dataclass(frozen=True, slots=True)
@@ -22,13 +25,17 @@ class Library:
     severity: Severity
     disposition: str    # of that finding: a call of an op of an optional extension is as optional
 
+    @property
+    def line(self) -> int:
+        return int(self.where.rsplit(":", 1)[1])
+
 
 @dataclass(frozen=True, slots=True)
 class Op:
     modules: tuple[str, ...]        # the Python names of the module it is an attribute of (`pkg._C`, `torch.ops.ns`)
     name: str
     binding: str                    # path:line of its registration
-    units: tuple[str, ...]          # the files that define its function (the binding file when none is known)
+    units: tuple[str, ...]          # the files with the library use: its function's, or a callee's a few calls deep
     libraries: tuple[Library, ...]
 
     @property
@@ -52,56 +59,106 @@ def build_index(results: Sequence[FileResult], findings: Sequence[Finding], rule
     bindings = [(r.path, e) for r in cpp.values() for e in r.facts.exports]
     if not bindings:
         return ()
-    libraries: dict[str, dict[str, Library]] = {}
+    libraries: dict[str, dict[str, list[Library]]] = {}
     for f in findings:
         rule = rules.get(f.rule_id)
-        if rule is not None and rule.category in categories and f.path in cpp and f.disposition in carried:
-            libraries.setdefault(f.path, {}).setdefault(rule.name, Library(
+        if rule is not None and rule.category in categories and f.path in cpp and f.disposition in carried \
+                and not f.snippet.lstrip().startswith("#"):   # a library used, not only included
+            libraries.setdefault(f.path, {}).setdefault(rule.name, []).append(Library(
                 rule.id, rule.name, f"{f.path}:{f.span.line or 0}", f.severity, f.disposition))
     if not libraries:
         return ()
-    defined: dict[str, list[str]] = {}
+    defined: dict[str, list[Definition]] = {}
     for path, result in cpp.items():
-        for name in result.facts.functions:
-            defined.setdefault(name, []).append(path)
+        for name, first, last, callees in result.facts.functions:
+            defined.setdefault(name, []).append((path, (first, last), callees))
     literals = {module for _, (module, _, _, _) in bindings if module and not module.startswith("torch.ops.")}
     claimed = {e.name for script, e in extensions
                if e.name in literals or e.name.rsplit(".", 1)[-1] in literals
-               or any(names_file(s, path, posixpath.dirname(script)) for path in cpp for s in e.sources
-                      if cpp[path].facts.exports)}
+               or any(_lists(e, script, path) for path, _ in bindings)}
     unclaimed = tuple(sorted({e.name for _, e in extensions} - claimed))
     merged: dict[tuple[tuple[str, ...], str], tuple[str, set[str], set[str]]] = {}
     for path, (module, op, function, line) in bindings:
         modules = _modules(module, path, extensions, unclaimed)
         entry = merged.setdefault((modules, op), (f"{path}:{line}", set(), set()))
-        entry[1].update(_units(function, path, defined, extensions) or {path})
-        entry[2].update(p for script, e in extensions if _lists(e, script, path) for p in cpp if _lists(e, script, p))
+        if function:
+            entry[1].add(function)
+        entry[2].add(path)
     out = []
-    for (modules, op), (binding, units, listed) in sorted(merged.items()):
+    for (modules, op), (binding, functions, bound_in) in sorted(merged.items()):
         if not modules:
             continue
-        # the units that define the bound function; when none of them uses a library, the extension's other
-        # listed sources, which a thin wrapper calls into (`fwd` -> `fwd_cuda` in the extension's .cu)
-        for candidates in (units, listed):
-            found = _libraries(candidates, cpp, libraries)
-            if found:
-                out.append(Op(modules, op, binding, tuple(sorted({lib.where.rsplit(":", 1)[0] for lib in found})),
-                              tuple(found)))
-                break
+        scope = _scope(bound_in, cpp, extensions)
+        found = _traced(functions, scope, defined, cpp, libraries) if functions else {}
+        if not functions:   # a schema with no implementation in view: the registering file itself
+            found = {p: libs for p in bound_in if (libs := _libraries({p}, cpp, libraries))}
+        if found:
+            units = tuple(sorted(found))
+            named = {lib.name: lib for unit in units for lib in found[unit]}
+            out.append(Op(modules, op, binding, units, tuple(named.values())))
     return tuple(out)
+
+
+def _scope(bound_in: set[str], cpp: Mapping[str, FileResult],
+           extensions: Sequence[tuple[str, Extension]]) -> frozenset[str]:
+    """Where an op's implementation may be: the sources the build lists for the registering file's extension,
+    and the files under the registering file's directory."""
+    listed = {p for script, e in extensions if any(_lists(e, script, b) for b in bound_in)
+              for p in cpp if _lists(e, script, p)}
+    folders = {posixpath.dirname(b) for b in bound_in}
+    return frozenset(listed | {p for p in cpp if any(not f or p.startswith(f + "/") for f in folders)})
+
+
+Uses = Mapping[str, Mapping[str, list[Library]]]   # file -> library name -> its uses there
+
+
+def _traced(functions: set[str], scope: frozenset[str], defined: Mapping[str, list[Definition]],
+            cpp: Mapping[str, FileResult], libraries: Uses) -> dict[str, list[Library]]:
+    """The units with a library use that define the bound functions or what they call, a few calls deep
+    (a binding's thin wrapper `fwd` calls `fwd_cuda` in the extension's .cu, or `nvte_fwd` in the project's core
+    library): a unit whose library use is found is not followed further."""
+    found: dict[str, list[Library]] = {}
+    seen = set(functions)
+    frontier = sorted(functions)
+    for depth in range(MAX_CALL_DEPTH):
+        following: list[str] = []
+        for name in frontier:
+            definitions = defined.get(name, ())
+            for path, lines, callees in definitions:
+                # a callee outside the extension (a C API of the project's core library) only when its name
+                # is defined once in the tree
+                if path not in scope and (depth == 0 or len(definitions) != 1):
+                    continue
+                libs = _libraries({path}, cpp, libraries, lines)
+                if path not in scope:   # outside the extension, only code the default build compiles
+                    libs = [lib for lib in libs if lib.disposition == LIVE]
+                if libs:
+                    found.setdefault(path, libs)
+                    continue
+                for callee in callees:
+                    if callee not in seen and len(seen) < MAX_FUNCTIONS:
+                        seen.add(callee)
+                        following.append(callee)
+        frontier = following
+    return found
 
 
 def _lists(extension: Extension, script: str, path: str) -> bool:
     return any(names_file(s, path, posixpath.dirname(script)) for s in extension.sources)
 
 
-def _libraries(units: set[str], cpp: Mapping[str, FileResult],
-               libraries: Mapping[str, Mapping[str, Library]]) -> list[Library]:
+def _libraries(units: set[str], cpp: Mapping[str, FileResult], libraries: Uses,
+               lines: tuple[int, int] | None = None) -> list[Library]:
+    """The libraries the units use, with the headers they include; within a unit, only inside `lines` (the
+    function followed) when given: a library another function of the same file uses is not this one's."""
     found: dict[str, Library] = {}
     for unit in sorted(units):
         for reached in _reach(unit, cpp):
-            for name, library in libraries.get(reached, {}).items():
-                found.setdefault(name, library)
+            for name, uses in libraries.get(reached, {}).items():
+                for library in uses:
+                    if reached != unit or lines is None or lines[0] <= library.line <= lines[1]:
+                        found.setdefault(name, library)
+                        break
     return list(found.values())
 
 

@@ -37,7 +37,8 @@ def link_ops(results: Sequence[FileResult], findings: Sequence[Finding], ruleboo
         spec = rule.spec
         if not isinstance(spec, ExtensionMatch):
             continue
-        ops = build_index(results, findings, by_id, frozenset(spec.implemented_with), extensions, carried)
+        wanted = [f for f in findings if f.severity >= Severity.parse(spec.library_severity)]
+        ops = build_index(results, wanted, by_id, frozenset(spec.implemented_with), extensions, carried)
         if ops:
             out += _call_sites(rule, ops, texts, rulebook)
     return out
