@@ -222,8 +222,8 @@ def _cuda(path, text, lines, rulebook, abspath, kind="cuda"):
     hazards = {f.span.line for f in found if not f.guarded and f.span.line
                and (categories.get(f.rule_id) in HAZARD_CATEGORIES or f.rule_id in HAZARD_RULES)}
     coverage = file_coverage(references, hazards, function_spans(inventory))
-    linked = FileFacts(exports=exports(text), includes=quoted_includes(inventory, ts_cuda.text),
-                       functions=defined_functions(inventory.get("function", ()), inventory.get("call", ()), ts_cuda.text))
+    functions = defined_functions(inventory.get("function", ()), inventory.get("call", ()), ts_cuda.text)
+    linked = FileFacts(exports=exports(text), includes=quoted_includes(inventory, ts_cuda.text), functions=functions)
     return found, linked, tree.lost_text() or None, coverage
 
 

@@ -72,14 +72,16 @@ def build_index(results: Sequence[FileResult], findings: Sequence[Finding], rule
     for path, result in cpp.items():
         for name, first, last, callees in result.facts.functions:
             defined.setdefault(name, []).append((path, (first, last), callees))
+    listed = _listed(extensions, cpp)
+    memo: dict[str, list[str]] = {}   # each unit's reach through includes
     literals = {module for _, (module, _, _, _) in bindings if module and not module.startswith("torch.ops.")}
-    claimed = {e.name for script, e in extensions
-               if e.name in literals or e.name.rsplit(".", 1)[-1] in literals
-               or any(_lists(e, script, path) for path, _ in bindings)}
+    bound_files = {path for path, _ in bindings}
+    claimed = {e.name for (_, e), files in zip(extensions, listed)
+               if e.name in literals or e.name.rsplit(".", 1)[-1] in literals or files & bound_files}
     unclaimed = tuple(sorted({e.name for _, e in extensions} - claimed))
     merged: dict[tuple[tuple[str, ...], str], tuple[str, set[str], set[str]]] = {}
     for path, (module, op, function, line) in bindings:
-        modules = _modules(module, path, extensions, unclaimed)
+        modules = _modules(module, path, extensions, listed, unclaimed)
         entry = merged.setdefault((modules, op), (f"{path}:{line}", set(), set()))
         if function:
             entry[1].add(function)
@@ -88,10 +90,10 @@ def build_index(results: Sequence[FileResult], findings: Sequence[Finding], rule
     for (modules, op), (binding, functions, bound_in) in sorted(merged.items()):
         if not modules:
             continue
-        scope = _scope(bound_in, cpp, extensions)
-        found = _traced(functions, scope, defined, cpp, libraries) if functions else {}
+        scope = _scope(frozenset(bound_in), cpp, listed)
+        found = _traced(functions, scope, defined, cpp, libraries, memo) if functions else {}
         if not functions:   # a schema with no implementation in view: the registering file itself
-            found = {p: libs for p in bound_in if (libs := _libraries({p}, cpp, libraries))}
+            found = {p: libs for p in bound_in if (libs := _libraries({p}, cpp, libraries, memo))}
         if found:
             units = tuple(sorted(found))
             named = {lib.name: lib for unit in units for lib in found[unit]}
@@ -99,21 +101,28 @@ def build_index(results: Sequence[FileResult], findings: Sequence[Finding], rule
     return tuple(out)
 
 
-def _scope(bound_in: set[str], cpp: Mapping[str, FileResult],
-           extensions: Sequence[tuple[str, Extension]]) -> frozenset[str]:
+def _listed(extensions: Sequence[tuple[str, Extension]], cpp: Mapping[str, FileResult]) -> list[frozenset[str]]:
+    """The scanned files each declared extension lists as its sources (looked up by file name first)."""
+    by_name: dict[str, list[str]] = {}
+    for path in cpp:
+        by_name.setdefault(posixpath.basename(path), []).append(path)
+    return [frozenset(p for s in e.sources for p in by_name.get(posixpath.basename(s), ())
+                      if names_file(s, p, posixpath.dirname(script))) for script, e in extensions]
+
+
+def _scope(bound_in: frozenset[str], cpp: Mapping[str, FileResult], listed: Sequence[frozenset[str]]) -> frozenset[str]:
     """Where an op's implementation may be: the sources the build lists for the registering file's extension,
     and the files under the registering file's directory."""
-    listed = {p for script, e in extensions if any(_lists(e, script, b) for b in bound_in)
-              for p in cpp if _lists(e, script, p)}
+    sources = {p for files in listed if files & bound_in for p in files}
     folders = {posixpath.dirname(b) for b in bound_in}
-    return frozenset(listed | {p for p in cpp if any(not f or p.startswith(f + "/") for f in folders)})
+    return frozenset(sources | {p for p in cpp if any(not f or p.startswith(f + "/") for f in folders)})
 
 
 Uses = Mapping[str, Mapping[str, list[Library]]]   # file -> library name -> its uses there
 
 
 def _traced(functions: set[str], scope: frozenset[str], defined: Mapping[str, list[Definition]],
-            cpp: Mapping[str, FileResult], libraries: Uses) -> dict[str, list[Library]]:
+            cpp: Mapping[str, FileResult], libraries: Uses, memo: dict[str, list[str]]) -> dict[str, list[Library]]:
     """The units with a library use that define the bound functions or what they call, a few calls deep
     (a binding's thin wrapper `fwd` calls `fwd_cuda` in the extension's .cu, or `nvte_fwd` in the project's core
     library): a unit whose library use is found is not followed further."""
@@ -129,7 +138,7 @@ def _traced(functions: set[str], scope: frozenset[str], defined: Mapping[str, li
                 # is defined once in the tree
                 if path not in scope and (depth == 0 or len(definitions) != 1):
                     continue
-                libs = _libraries({path}, cpp, libraries, lines)
+                libs = _libraries({path}, cpp, libraries, memo, lines)
                 if path not in scope:   # outside the extension, only code the default build compiles
                     libs = [lib for lib in libs if lib.disposition == LIVE]
                 if libs:
@@ -143,17 +152,13 @@ def _traced(functions: set[str], scope: frozenset[str], defined: Mapping[str, li
     return found
 
 
-def _lists(extension: Extension, script: str, path: str) -> bool:
-    return any(names_file(s, path, posixpath.dirname(script)) for s in extension.sources)
-
-
-def _libraries(units: set[str], cpp: Mapping[str, FileResult], libraries: Uses,
+def _libraries(units: set[str], cpp: Mapping[str, FileResult], libraries: Uses, memo: dict[str, list[str]],
                lines: tuple[int, int] | None = None) -> list[Library]:
     """The libraries the units use, with the headers they include; within a unit, only inside `lines` (the
     function followed) when given: a library another function of the same file uses is not this one's."""
     found: dict[str, Library] = {}
     for unit in sorted(units):
-        for reached in _reach(unit, cpp):
+        for reached in _reach(unit, cpp, memo):
             for name, uses in libraries.get(reached, {}).items():
                 for library in uses:
                     if reached != unit or lines is None or lines[0] <= library.line <= lines[1]:
@@ -162,7 +167,7 @@ def _libraries(units: set[str], cpp: Mapping[str, FileResult], libraries: Uses,
     return list(found.values())
 
 
-def _modules(module: str, path: str, extensions: Sequence[tuple[str, Extension]],
+def _modules(module: str, path: str, extensions: Sequence[tuple[str, Extension]], listed: Sequence[frozenset[str]],
              unclaimed: tuple[str, ...]) -> tuple[str, ...]:
     """The Python names a registration block's module goes by: the extension whose sources name the file, a
     literal name (or a declared extension it is the last part of), else each extension the build declares
@@ -171,8 +176,7 @@ def _modules(module: str, path: str, extensions: Sequence[tuple[str, Extension]]
     literal = module.removeprefix("torch.ops.")
     if ops_prefix and literal:
         return (module,)
-    named = [e.name for script, e in extensions
-             if any(names_file(s, path, posixpath.dirname(script)) for s in e.sources)]
+    named = [e.name for (_, e), files in zip(extensions, listed) if path in files]
     if literal:
         named += [e.name for _, e in extensions if e.name == literal or e.name.endswith("." + literal)]
         named = named or [literal]
@@ -180,22 +184,16 @@ def _modules(module: str, path: str, extensions: Sequence[tuple[str, Extension]]
     return tuple(ops_prefix + (n.rsplit(".", 1)[-1] if ops_prefix else n) for n in names)
 
 
-def _units(function: str, binding: str, defined: Mapping[str, list[str]],
-           extensions: Sequence[tuple[str, Extension]]) -> set[str]:
-    """The files that define the bound function: among the sources of the binding's extension when the build
-    lists them, else under the binding file's directory."""
-    where = defined.get(function, []) if function else []
-    sources = [e for script, e in extensions
-               if any(names_file(s, binding, posixpath.dirname(script)) for s in e.sources)]
-    listed = {p for p in where if any(names_file(s, p, posixpath.dirname(script))
-                                      for script, e in extensions if e in sources for s in e.sources)}
-    folder = posixpath.dirname(binding)
-    return listed or {p for p in where if not folder or p.startswith(folder + "/")}
-
-
-def _reach(unit: str, cpp: Mapping[str, FileResult]) -> list[str]:
+def _reach(unit: str, cpp: Mapping[str, FileResult], memo: dict[str, list[str]]) -> list[str]:
     """The unit and the project headers it includes, followed a few levels: an include is looked up beside the
-    including file, then in each directory above it (where a build's include directory usually is)."""
+    including file, then in each directory above it (where a build's include directory usually is); `memo`
+    keeps each unit's for one index."""
+    if unit not in memo:
+        memo[unit] = _reached(unit, cpp)
+    return memo[unit]
+
+
+def _reached(unit: str, cpp: Mapping[str, FileResult]) -> list[str]:
     seen = [unit]
     frontier = [unit]
     for _ in range(MAX_HEADER_DEPTH):

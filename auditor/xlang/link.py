@@ -49,12 +49,12 @@ def _call_sites(rule: Rule, ops: Sequence[Op], texts: Mapping[str, str], ruleboo
     derived = replace(rule, spec=PythonMatch(calls=calls))
     single = replace(rulebook, rules=(derived,))
     names = {op.name for op in ops}
-    roots = {c.split(".")[0] for c in calls}
+    # a call spells its module's last component (`tex` aliases `import fusedte_torch as tex`, which spells it)
+    modules = {module.rsplit(".", 1)[-1] for op in ops for module in op.modules}
     by_call = sorted(((c.removesuffix(".*"), op) for op in ops for c in op.calls), key=lambda p: -len(p[0]))
     out = []
     for path, text in sorted(texts.items()):
-        words = set(WORD.findall(text))
-        if words.isdisjoint(names) or words.isdisjoint(roots | {"ops"}):
+        if not any(module in text for module in modules) or set(WORD.findall(text)).isdisjoint(names):
             continue
         try:
             tree = parse(text)
