@@ -3,29 +3,37 @@ effort; then each finding becomes a self-contained report row (its hours, compon
 only format."""
 from __future__ import annotations
 
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from dataclasses import replace
 
 from auditor.coverage import coverage
 from auditor.effort import estimate, in_optional_dir, load_model
 from auditor.groups import group_findings
-from auditor.rocmpath.disposition import assign, own_package_finding
+from auditor.rocmpath.disposition import OPTIONAL, OPTIONAL_FEATURE, assign, own_package_finding
 from auditor.rocmpath.model import ProjectBuild
 from auditor.rocmpath.reader import owner
 from auditor.rulebook import Rulebook
 from auditor.rulebook.context import ScanContext
 from auditor.suppress import unknown_suppression_message, unknown_suppressions
-from auditor.types import Component, FileResult, Finding, Report
+from auditor.types import LIVE, VERIFY, Component, FileResult, Finding, Report
 from auditor.verdict import verdicts
+from auditor.xlang.link import link_ops, settled
+
+# the dispositions of a library finding that make an extension op CUDA-only (auditor/xlang): not one the ROCm
+# build does not compile, compiles another source for, or guards
+CARRIED = frozenset({LIVE, VERIFY, OPTIONAL, OPTIONAL_FEATURE})
 
 
 def build_report(
     root: str, results: Sequence[FileResult], rulebook: Rulebook | ScanContext, errors=(), vendored: Sequence[str] = (),
     project: ProjectBuild | None = None, unvendored: Sequence[str] = (),
+    read: Callable[[str], str | None] | None = None,
 ) -> Report:
     """`project`: what the tree's build files say (auditor.rocmpath.reader.read_project); without it every
     finding is judged as if the tree had one component and no ROCm build. `unvendored`: directories named like
-    vendored code that a change adds (--diff-base): scanned, and never optional by their name (fail closed)."""
+    vendored code that a change adds (--diff-base): scanned, and never optional by their name (fail closed).
+    `read`: a scanned file's text by its path, for the cross-language link (auditor/xlang), which reads the
+    Python files only when a C++ file registers ops."""
     rules = rulebook.by_id()
     project = project or ProjectBuild(components={".": "primary"})
     model = load_model()
@@ -41,9 +49,16 @@ def build_report(
     ]
     kinds = {r.path: r.kind for r in results}
     comps = sorted(project.components) or ["."]
-    findings = assign(findings, kinds, rules, project,
-                      lambda path, comp: optional_by_name(path, "" if comp == "." else comp), comps,
-                      {r.path: r.facts.imports for r in results if r.kind == "python"})
+    imports = {r.path: r.facts.imports for r in results if r.kind == "python"}
+
+    def placed(found: list[Finding]) -> list[Finding]:
+        return assign(found, kinds, rules, project,
+                      lambda path, comp: optional_by_name(path, "" if comp == "." else comp), comps, imports)
+
+    findings = placed(findings)
+    if read is not None:
+        linked = link_ops(results, findings, rulebook, read, CARRIED)
+        findings += [settled(p, f) for p, f in zip(placed(linked), linked)]
     findings.sort(key=Finding.sort_key)
     verified = [c for c, rocm in project.paths.items() if rocm.verified]
     elsewhere = frozenset(p for p, role in project.provenance.items()

@@ -29,7 +29,27 @@ def example_problem(rulebook: Rulebook, rule: Rule, example: Example, flag: bool
     kind = classify(example.file)
     if not kind:
         return f"example file {example.file!r} is not a file kind rocm-audit reads"
-    return judged(scan_text_as(example.file, kind, example.code, rulebook), rule, example, flag)
+    result = scan_text_as(example.file, kind, example.code, rulebook)
+    if example.tree:
+        result = _with_tree(result, example, rulebook)
+    return judged(result, rule, example, flag)
+
+
+def _with_tree(result: FileResult, example: Example, rulebook: Rulebook) -> FileResult:
+    """The example's file with the findings a cross-file analysis (auditor/xlang) makes of it and the other
+    files of its tree, scanned beside it."""
+    from dataclasses import replace
+
+    from auditor.xlang.link import link_ops
+
+    files = dict(example.tree)
+    files[example.file] = example.code
+    others = [scan_text_as(path, kind, code, rulebook) for path, code in example.tree
+              if (kind := classify(path)) and path != example.file]
+    results = [result, *others]
+    found = [f for r in results for f in r.findings]
+    linked = [f for f in link_ops(results, found, rulebook, files.get) if f.path == example.file]
+    return replace(result, findings=(*result.findings, *linked))
 
 
 def judged(result: FileResult, rule: Rule, example: Example, flag: bool) -> str | None:
@@ -78,6 +98,8 @@ def check_pack(directory: Path, packs: Sequence[Path] = (), budget: float = DEFA
         if result.error == timed_out:
             raise RuleError(f"{where}: scanning it took over the {budget:g} s per-file time budget "
                             "(a pattern that backtracks?)")
+        if example.tree:
+            result = _with_tree(result, example, rulebook)
         problem = judged(result, by_id[rule.id], example, flag)
         if problem:
             problems.append(f"{where}: {problem}")

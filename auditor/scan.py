@@ -112,6 +112,9 @@ def scan_text_as(
         partial_reason=partial_reason or "",
         unknown_suppressions=tuple(suppressions.unknown_ids),
         imports=engine_facts.imports if engine_facts else (),
+        exports=engine_facts.exports if engine_facts else (),
+        functions=engine_facts.functions if engine_facts else (),
+        includes=engine_facts.includes if engine_facts else (),
     )
     return FileResult(
         path, kind,
@@ -209,6 +212,7 @@ def _cuda(path, text, lines, ctx, abspath, kind="cuda"):
     from auditor.parsing.guardmacros import lines_guarded_by_project_macros
     from auditor.parsing.preproc import line_states
     from auditor.references import HAZARD_CATEGORIES, HAZARD_RULES, file_coverage, find_references, function_spans
+    from auditor.xlang.exports import defined_functions, exports, quoted_includes
 
     tree = ts_cuda.parse(text.encode("utf-8", "replace"))
     inventory = ts_cuda.inventory(tree)
@@ -226,7 +230,9 @@ def _cuda(path, text, lines, ctx, abspath, kind="cuda"):
     hazards = {f.span.line for f in found if not f.guarded and f.span.line
                and (categories.get(f.rule_id) in HAZARD_CATEGORIES or f.rule_id in HAZARD_RULES)}
     coverage = file_coverage(references, hazards, function_spans(inventory))
-    return found, [], tree.lost_text() or None, coverage
+    functions = defined_functions(inventory.get("function", ()), inventory.get("call", ()), ts_cuda.text)
+    linked = FileFacts(exports=exports(text), includes=quoted_includes(inventory, ts_cuda.text), functions=functions)
+    return found, linked, tree.lost_text() or None, coverage
 
 
 def _cpp(path, text, lines, ctx, abspath):

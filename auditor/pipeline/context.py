@@ -30,6 +30,7 @@ from auditor.rulebook import Rulebook
 from auditor.rulebook.context import ScanContext
 from auditor.runcache import FileIndex
 from auditor import runner
+from auditor.scan import InputError, read_source
 from auditor.types import FileResult, Report, SourceFile
 
 
@@ -139,4 +140,18 @@ def analyse(ctx: RunContext, results: Sequence[FileResult], timings: dict[str, f
         found = ctx.discovered.found
         errors = (*found.errors, *sorted(ctx.project.unread.items()))   # build files the pre-pass could not read
         return build_report(ctx.shown_root, results, ctx.scan, errors, found.vendored, ctx.project,
-                            options.scan_dirs)
+                            options.scan_dirs, _reader(ctx.files, options.max_file_size))
+
+
+def _reader(files: Sequence[SourceFile], max_bytes: int) -> Callable[[str], str | None]:
+    """A scanned file's text by its path, read as the scan read it (bounded, never outside the tree): the
+    cross-language link reads the Python files that spell an op's module."""
+    by_path = {f.path: f for f in files}
+
+    def read(path: str) -> str | None:
+        source = by_path.get(path)
+        try:
+            return read_source(source, max_bytes)[0] if source else None
+        except InputError:
+            return None
+    return read

@@ -32,6 +32,7 @@ DEFAULT_EXAMPLE_FILE = {
     "container": "Dockerfile",
     "ci": ".github/workflows/ci.yml",
     "shell": "run.sh",
+    "extension": "example.py",
     "k8s": "deploy/worker.yaml",
     "bazel": "BUILD.bazel",
     "conda": "recipe/meta.yaml",
@@ -50,6 +51,7 @@ class Example:
     code: str
     line: int | None = None     # the line the finding must be reported on (1-based), when pinned
     more_lines: tuple[int, ...] = ()   # further marked lines that must be reported too
+    tree: tuple[tuple[str, str], ...] = ()   # other files scanned with it, (path, code): a cross-file rule's
 
     @property
     def lines(self) -> tuple[int, ...]:
@@ -68,8 +70,12 @@ FLAG_MARKER = re.compile(r"[ \t]*(?:#|//)[ \t]*flag[ \t]*$", re.MULTILINE)
 def _example(item: object, default_file: str, where: str, flag: bool = False) -> Example:
     if isinstance(item, str):
         item = {"code": item}
-    if not (isinstance(item, dict) and "code" in item and set(item) <= {"file", "code", "line"}):
-        raise RuleError(f"{where}: an example is a string or {{code = ..., file = ..., line = N}}, got {item!r}")
+    if not (isinstance(item, dict) and "code" in item and set(item) <= {"file", "code", "line", "tree"}):
+        raise RuleError(f"{where}: an example is a string or {{code = ..., file = ..., line = N, tree = {{...}}}}, "
+                        f"got {item!r}")
+    tree = item.get("tree", {})
+    if not (isinstance(tree, dict) and all(isinstance(k, str) and isinstance(v, str) for k, v in tree.items())):
+        raise RuleError(f"{where}: an example's tree is a table of file path = code")
     line = item.get("line")
     if line is not None and (not isinstance(line, int) or isinstance(line, bool) or line < 1):
         raise RuleError(f"{where}: an example's line is a 1-based line number, got {line!r}")
@@ -83,7 +89,7 @@ def _example(item: object, default_file: str, where: str, flag: bool = False) ->
         code, line = FLAG_MARKER.sub("", code), marked[0]
     if flag and line is None and len(code.strip("\n").splitlines()) == 1:
         line = code[:len(code) - len(code.lstrip("\n"))].count("\n") + 1
-    return Example(str(item.get("file", default_file)), code, line, tuple(marked[1:]))
+    return Example(str(item.get("file", default_file)), code, line, tuple(marked[1:]), tuple(sorted(tree.items())))
 
 
 def _check_query(match: Match, where: str) -> None:

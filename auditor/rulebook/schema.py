@@ -80,9 +80,21 @@ class TextMatch:
     guarded_by: str | None = None      # regex: a file that also matches this has the ROCm counterpart
 
 
-Match = Union[DependencyMatch, PythonMatch, CudaMatch, TextMatch]
-MatchType = type[DependencyMatch] | type[PythonMatch] | type[CudaMatch] | type[TextMatch]
-MATCH_TYPES: dict[str, MatchType] = {t.family: t for t in (DependencyMatch, PythonMatch, CudaMatch, TextMatch)}
+@dataclass(frozen=True, slots=True)
+class ExtensionMatch:
+    """A Python call of an op a C++ extension registers (pybind11 `m.def`, `TORCH_LIBRARY`) whose translation
+    unit has a finding of one of these categories (auditor/xlang): no engine runs it, the report's link does."""
+
+    family: ClassVar[str] = "extension"
+    primary: ClassVar[frozenset[str]] = frozenset({"implemented_with"})
+    implemented_with: Strings = ()     # categories of the C/C++ findings that make an op CUDA-only
+    library_severity: str = "medium"   # at least this severity (a library HIPIFY maps, NVTX, is not a reroute)
+
+
+Match = Union[DependencyMatch, PythonMatch, CudaMatch, TextMatch, ExtensionMatch]
+MatchType = type[DependencyMatch] | type[PythonMatch] | type[CudaMatch] | type[TextMatch] | type[ExtensionMatch]
+MATCH_TYPES: dict[str, MatchType] = {t.family: t for t in (DependencyMatch, PythonMatch, CudaMatch, TextMatch,
+                                                            ExtensionMatch)}
 PYTHON_CONTEXTS = {"compare", "argument", "attribute", "call", "test", "format", "log", "member", "other"}
 TEXT_KINDS = {"build", "container", "ci", "shell", "k8s", "bazel", "conda", "cython"}
 HIPIFY_STATUSES = {"unsupported"}   # what HIPIFY cannot translate; the API table says which names
@@ -148,6 +160,17 @@ def validate(match: Match, where: str, check_regexes: bool = True) -> None:
             raise RuleError(f"{where}: a text rule needs lines and files = a subset of {sorted(TEXT_KINDS)}")
     elif isinstance(match, CudaMatch):
         _validate_cuda(match, where)
+    elif isinstance(match, ExtensionMatch):
+        from auditor.types import CATEGORIES
+
+        if not match.implemented_with or not set(match.implemented_with) <= set(CATEGORIES):
+            raise RuleError(f"{where}: implemented_with is a list of finding categories {list(CATEGORIES)}")
+        from auditor.types import Severity
+
+        try:
+            Severity.parse(match.library_severity)
+        except ValueError as err:
+            raise RuleError(f"{where}: library_severity: {err}") from None
     elif match.versions is not None:
         from packaging.specifiers import InvalidSpecifier, SpecifierSet
 

@@ -1,0 +1,92 @@
+"""The Python call sites of the ops the index names, found by the Python engine with a rule made from the
+index (imports, aliases, `torch.ops` chains and ROCm guards are read as for any call rule), each reported with
+the op and the library behind it."""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Mapping, Sequence
+from dataclasses import replace
+
+from auditor.engines.python import scan_python
+from auditor.parsing.python import PythonParseError, parse
+from auditor.rulebook import Rulebook
+from auditor.rulebook.context import ScanContext
+from auditor.rulebook.schema import ExtensionMatch, PythonMatch
+from auditor.types import LIVE, FileResult, Finding, Rule, Severity
+from auditor.xlang.builds import declared_extensions
+from auditor.xlang.index import Op, build_index
+
+WORD = re.compile(r"[A-Za-z_]\w*")
+Reader = Callable[[str], "str | None"]     # a scanned file's text by its path (None: unreadable)
+
+
+def link_ops(results: Sequence[FileResult], findings: Sequence[Finding], rules_in_force: Rulebook | ScanContext,
+             read: Reader, carried: frozenset[str] = frozenset({LIVE})) -> list[Finding]:
+    """The findings of each `extension` rule: Python calls of ops whose implementation has a finding of one of
+    the rule's categories, with a disposition in `carried`. `findings` carry their dispositions; `read` gives a
+    Python file's text. A call of an op whose libraries are all optional (an opt-in extension) is as optional:
+    `settled` keeps that once the call's own disposition is assigned."""
+    rulebook = ScanContext.of(rules_in_force)
+    rules = rulebook.family("extension")
+    if not rules or not any(r.facts.exports for r in results):
+        return []
+    python = [r.path for r in results if r.kind == "python"]
+    texts = {path: text for path in python if (text := read(path)) is not None}
+    extensions = [(path, e) for path, text in texts.items() for e in declared_extensions(text)]
+    by_id = rulebook.by_id()
+    out: list[Finding] = []
+    for rule in rules:
+        spec = rule.spec
+        if not isinstance(spec, ExtensionMatch):
+            continue
+        wanted = [f for f in findings if f.severity >= Severity.parse(spec.library_severity)]
+        ops = build_index(results, wanted, by_id, frozenset(spec.implemented_with), extensions, carried)
+        if ops:
+            out += _call_sites(rule, ops, texts, rulebook)
+    return out
+
+
+def _call_sites(rule: Rule, ops: Sequence[Op], texts: Mapping[str, str], rulebook: ScanContext) -> list[Finding]:
+    calls = tuple(sorted({c for op in ops for c in op.calls}))
+    derived = replace(rule, spec=PythonMatch(calls=calls))
+    single = replace(rulebook.rulebook, rules=(derived,))     # a rulebook of the one rule made from the index
+    names = {op.name for op in ops}
+    # a call spells its module's last component (`tex` aliases `import fusedte_torch as tex`, which spells it)
+    modules = {module.rsplit(".", 1)[-1] for op in ops for module in op.modules}
+    by_call = sorted(((c.removesuffix(".*"), op) for op in ops for c in op.calls), key=lambda p: -len(p[0]))
+    out = []
+    for path, text in sorted(texts.items()):
+        if not any(module in text for module in modules) or set(WORD.findall(text)).isdisjoint(names):
+            continue
+        try:
+            tree = parse(text)
+        except PythonParseError:
+            continue
+        for f in scan_python(tree, single, path, text.splitlines(), text.lower()).findings:
+            op = next((o for prefix, o in by_call if f.subject == prefix or f.subject.startswith(prefix + ".")),
+                      None)
+            if op is not None:
+                out.append(_described(f, op, rule))
+    return out
+
+
+def _described(finding: Finding, op: Op, rule: Rule) -> Finding:
+    libraries = ", ".join(f"{lib.name} ({lib.rule_id} at {lib.where})" for lib in op.libraries)
+    units = ", ".join(op.units)
+    strongest = max(lib.severity for lib in op.libraries)
+    severity = finding.severity if finding.guarded else min(rule.severity, strongest)
+    described = replace(finding, severity=Severity(severity),
+                        detail=f"calls op {op.name}, implemented with {libraries} in {units} "
+                               f"(registered at {op.binding})")
+    if not any(lib.disposition == LIVE for lib in op.libraries):
+        first = op.libraries[0]
+        described = replace(described, disposition=first.disposition,
+                            disposition_note=f"the op's implementation is {first.disposition} ({first.where})")
+    return described
+
+
+def settled(placed: Finding, linked: Finding) -> Finding:
+    """A call's disposition once assigned like any finding's, but never more live than the op behind it."""
+    if placed.disposition == LIVE and linked.disposition != LIVE:
+        return replace(placed, disposition=linked.disposition, disposition_note=linked.disposition_note)
+    return placed
