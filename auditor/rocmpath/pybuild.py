@@ -14,7 +14,8 @@ from dataclasses import dataclass, field
 
 from auditor.parsing.python import flatten
 from auditor.rocmpath.pymacros import macro_edits
-from auditor.rocmpath.pytruth import Truth, dotted
+from auditor.rocmpath.pynames import derived_truth, extension_classes, unset_on_rocm
+from auditor.rocmpath.pytruth import dotted
 
 EVIDENCE = re.compile(
     r"--offload-arch|-amdgpu|hipify|composable_kernel|__HIP_PLATFORM_AMD__|-DUSE_ROCM|"
@@ -27,6 +28,7 @@ EXIT_CALLS = re.compile(r"(?:^|\.)(?:exit|abort|warn|warning|print)$")
 EXTENSIONS = re.compile(r"(?:^|\.)(?:CUDAExtension|CppExtension|Extension|HIPExtension)$")
 
 ROCM, CUDA = "rocm", "cuda"
+MAX_REREADS = 3     # flags set only in CUDA branches of flags set only in CUDA branches…
 
 @dataclass
 class PyBuild:
@@ -97,25 +99,16 @@ def _builds_extension(node: ast.AST) -> bool:
 
 
 class _Reader:
-    def __init__(self, path: str, tree: ast.Module):
+    def __init__(self, path: str, tree: ast.Module, unset: frozenset[str] = frozenset()):
         self.build = PyBuild(path)
         self.tree = tree
         self.nodes = flatten(tree)   # every node, once: the passes below each go over all of them
-        self.truth = Truth(self._derived_rocm_names(self.nodes))
+        self.truth = derived_truth(self.nodes, unset)
+        self.extension_names = extension_classes(self.nodes, EXTENSIONS)
+        self.rocm_arms: list[ast.expr] = []    # the arms of `a if <test> else b` a ROCm build takes
         self.regions: list[tuple[int, int, str]] = []   # (first, last line, configuration)
         self._by_line: list[str] = []
         self._painted_regions = -1
-
-    @staticmethod
-    def _derived_rocm_names(nodes: list[ast.AST]) -> set[str]:
-        """Names assigned a ROCm test (`IS_ROCM = torch.version.hip is not None`) are ROCm atoms."""
-        names: set[str] = set()
-        base = Truth(set())
-        for node in nodes:
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                if base.of(node.value) is True:
-                    names.add(node.targets[0].id)
-        return names
 
     def mark(self, body: list[ast.stmt], config: str) -> None:
         if body:
@@ -126,6 +119,8 @@ class _Reader:
         for node in self.nodes:
             if isinstance(node, ast.If):
                 self._if(node)
+            elif isinstance(node, ast.IfExp):
+                self._ifexp(node)
             elif isinstance(node, (ast.FunctionDef, ast.Module)) or hasattr(node, "body"):
                 body = getattr(node, "body", None)
                 if isinstance(body, list):
@@ -158,12 +153,30 @@ class _Reader:
                     return
                 branch = branch[0].orelse
 
+    def _ifexp(self, node: ast.IfExp) -> None:
+        """`CUDAExtension if (use_cuda or use_rocm) else CppExtension`: the arm a ROCm build takes, when it names
+        an extension class or carries ROCm compile evidence, is a ROCm selection (an expression's arms share
+        lines, so they are kept as nodes, not line regions)."""
+        value = self.truth.of(node.test)
+        if value is None:
+            return
+        arm = node.body if value else node.orelse
+        names_class = isinstance(arm, (ast.Name, ast.Attribute)) and EXTENSIONS.search(dotted(arm)) is not None
+        if names_class or any(EVIDENCE.search(text) for _, text in _strings(ast.walk(arm))):
+            self.build.rocm_tests.append(node.lineno)
+            self.rocm_arms.append(arm)
+            if names_class and "CUDA" in dotted(arm):
+                # ROCm PyTorch hipifies and compiles a CUDAExtension: the project builds its extension for HIP
+                self.build.evidence.append((node.lineno, f"{dotted(arm)} if {ast.unparse(node.test)}"))
+
     def _early_exit(self, body: list[ast.stmt]) -> None:
         for index, stmt in enumerate(body[:-1]):
             if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body \
                     and isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
                 if self.truth.of(stmt.test) is True:
-                    self.mark(body[index + 1:], CUDA)
+                    if not _only_refuses(stmt.body):
+                        # (after a refusal, `if CUDA_HOME is None: raise`, comes what a port makes ROCm run)
+                        self.mark(body[index + 1:], CUDA)
                     return
                 if self.truth.of(stmt.test) is False:
                     self.mark(body[index + 1:], ROCM)
@@ -224,7 +237,7 @@ class _Reader:
                     build.calls_setup = True
                 if "hipify" in name.lower():
                     build.hipify.append(node.lineno)
-                if EXTENSIONS.search(name):
+                if EXTENSIONS.search(name) or name in self.extension_names:
                     build.uses_cuda_extension = build.uses_cuda_extension or "CUDA" in name
                     self._extension(node)
             elif isinstance(node, ast.FunctionDef) and node.name == "is_compatible":
@@ -244,6 +257,7 @@ class _Reader:
         self._macro_lists()
         self._variables()
         build.evidence.sort(key=lambda e: (not STRONG.search(e[1]), e[0]))
+        build.rocm_tests.sort()
         return build
 
     def _macro_lists(self) -> None:
@@ -323,4 +337,12 @@ def read_python_build(path: str, text: str, tree: ast.Module | None = None) -> P
             return None
     reader = _Reader(path, tree)
     reader.classify()
+    unset: set[str] = set()
+    for _ in range(MAX_REREADS):   # read again with those names false: their branches are CUDA's too
+        more = unset_on_rocm(reader.nodes, reader.config_at, reader.truth) - reader.truth.cuda_names
+        if not more:
+            break
+        unset |= more
+        reader = _Reader(path, tree, frozenset(unset))
+        reader.classify()
     return reader.collect()
