@@ -136,3 +136,16 @@ def test_a_build_that_refuses_without_torch_s_cuda_home_refuses_on_rocm_and_the_
     build = read_python_build("setup.py", text)
     assert build.refusals == [3]
     assert 5 not in build.cuda_lines       # past the refusal: what a port makes the ROCm build run
+
+
+def test_a_cuda_test_whose_skipped_branch_leaves_a_name_unbound_on_rocm_is_not_a_cuda_only_line():
+    """fast-hadamard-transform: `if CUDA_HOME is not None: _, bare_metal_version = …` then
+    `if bare_metal_version >= …`: on ROCm the version is unbound, so the test line is port work."""
+    text = ("from setuptools import setup\nfrom torch.utils.cpp_extension import CUDA_HOME, CUDAExtension\n"
+            "flags = []\nif CUDA_HOME is not None:\n    bare_metal_version = (12, 4)\n"
+            "if bare_metal_version >= (11, 8):\n    flags.append('-DSM90')\n"
+            "if CUDA_HOME is not None:\n    print(CUDA_HOME)\n"
+            "setup(name='x', ext_modules=[CUDAExtension('x._C', ['csrc/k.cu'])])\n")
+    build = read_python_build("setup.py", text)
+    assert 4 not in build.cuda_lines and 5 in build.cuda_lines
+    assert {8, 9} <= build.cuda_lines           # nothing after reads what the second one binds

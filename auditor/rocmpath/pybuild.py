@@ -12,6 +12,7 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from auditor.engines.python.guards import binds_what_follows_reads
 from auditor.parsing.python import flatten
 from auditor.rocmpath.pymacros import macro_edits
 from auditor.rocmpath.pynames import derived_truth, extension_classes, unset_on_rocm
@@ -105,7 +106,13 @@ class _Reader:
         self.nodes = flatten(tree)   # every node, once: the passes below each go over all of them
         self.truth = derived_truth(self.nodes, unset)
         self.extension_names = extension_classes(self.nodes, EXTENSIONS)
-        self.rocm_arms: list[ast.expr] = []    # the arms of `a if <test> else b` a ROCm build takes
+        self.around: dict[int, tuple[list[ast.stmt], int]] = {}   # id of an `if` -> its block and place in it
+        for node in self.nodes:
+            for block in (getattr(node, "body", None), getattr(node, "orelse", None)):
+                if isinstance(block, list):
+                    for index, stmt in enumerate(block):
+                        if isinstance(stmt, ast.If):
+                            self.around[id(stmt)] = (block, index)
         self.regions: list[tuple[int, int, str]] = []   # (first, last line, configuration)
         self._by_line: list[str] = []
         self._painted_regions = -1
@@ -138,8 +145,10 @@ class _Reader:
                 self.mark(node.orelse, CUDA)
         elif value is False:
             self.mark(node.body, CUDA)
-            # the CUDA test itself
-            self.regions.append((node.test.lineno, node.test.end_lineno or node.test.lineno, CUDA))
+            block, index = self.around.get(id(node), ([], 0))
+            if not binds_what_follows_reads(node.body, block[:index], block[index + 1:]):
+                # the CUDA test itself
+                self.regions.append((node.test.lineno, node.test.end_lineno or node.test.lineno, CUDA))
             if node.orelse and not (len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If)):
                 self.mark(node.orelse, ROCM)
                 self.build.rocm_tests.append(node.lineno)
@@ -155,8 +164,8 @@ class _Reader:
 
     def _ifexp(self, node: ast.IfExp) -> None:
         """`CUDAExtension if (use_cuda or use_rocm) else CppExtension`: the arm a ROCm build takes, when it names
-        an extension class or carries ROCm compile evidence, is a ROCm selection (an expression's arms share
-        lines, so they are kept as nodes, not line regions)."""
+        an extension class or carries ROCm compile evidence, is a ROCm selection (its test line is the evidence; an
+        expression's arms share lines, so they are not painted as line regions)."""
         value = self.truth.of(node.test)
         if value is None:
             return
@@ -164,7 +173,6 @@ class _Reader:
         names_class = isinstance(arm, (ast.Name, ast.Attribute)) and EXTENSIONS.search(dotted(arm)) is not None
         if names_class or any(EVIDENCE.search(text) for _, text in _strings(ast.walk(arm))):
             self.build.rocm_tests.append(node.lineno)
-            self.rocm_arms.append(arm)
             if names_class and "CUDA" in dotted(arm):
                 # ROCm PyTorch hipifies and compiles a CUDAExtension: the project builds its extension for HIP
                 self.build.evidence.append((node.lineno, f"{dotted(arm)} if {ast.unparse(node.test)}"))
