@@ -149,3 +149,12 @@ def test_a_cuda_test_whose_skipped_branch_leaves_a_name_unbound_on_rocm_is_not_a
     build = read_python_build("setup.py", text)
     assert 4 not in build.cuda_lines and 5 in build.cuda_lines
     assert {8, 9} <= build.cuda_lines           # nothing after reads what the second one binds
+
+
+def test_release_packaging_scripts_are_ops_not_the_main_path(tmp_path):
+    """torchao's packaging/env_var_script_linux.sh sets TORCH_CUDA_ARCH_LIST for its release wheels."""
+    repo = _torchao_like(tmp_path / "repo")
+    write_tree(repo, {"packaging/env_var_script_linux.sh": '#!/bin/bash\nexport TORCH_CUDA_ARCH_LIST="8.0;8.6"\n'})
+    report = _report(tmp_path, repo)
+    rows = [f for f in report["findings"] if f["path"] == "packaging/env_var_script_linux.sh"]
+    assert rows and {f["disposition"] for f in rows} == {"ops"}
