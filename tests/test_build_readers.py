@@ -158,3 +158,17 @@ def test_release_packaging_scripts_are_ops_not_the_main_path(tmp_path):
     report = _report(tmp_path, repo)
     rows = [f for f in report["findings"] if f["path"] == "packaging/env_var_script_linux.sh"]
     assert rows and {f["disposition"] for f in rows} == {"ops"}
+
+
+def test_a_cuda_test_that_drops_the_extension_on_rocm_stays_reported_at_the_test(tmp_path):
+    repo = write_tree(tmp_path / "repo", {
+        "setup.py": ("from setuptools import setup\nfrom torch.utils.cpp_extension import CUDA_HOME, CUDAExtension\n"
+                     "ext_modules = []\nif CUDA_HOME is not None:\n"
+                     "    ext_modules.append(CUDAExtension('ops._C', ['csrc/ops.cu'],\n"
+                     "                                     extra_compile_args={'nvcc': ['--use_fast_math']}))\n"
+                     "setup(name='ops', ext_modules=ext_modules)\n"),
+        "csrc/ops.cu": "__global__ void k(float* x) { x[threadIdx.x] = 0.f; }\n",
+    })
+    rows = {(f["path"], f["line"], f["rule"]): f for f in _report(tmp_path, repo)["findings"]}
+    assert rows[("setup.py", 4, "RA653")]["disposition"] == "live"     # ROCm silently builds no extension
+    assert rows[("setup.py", 6, "RA651")]["guarded"] is True           # a flag of the branch ROCm never enters

@@ -146,7 +146,8 @@ class _Reader:
         elif value is False:
             self.mark(node.body, CUDA)
             block, index = self.around.get(id(node), ([], 0))
-            if not binds_what_follows_reads(node.body, block[:index], block[index + 1:]):
+            drops_extension = not node.orelse and any(_builds_extension(stmt) for stmt in node.body)
+            if not drops_extension and not binds_what_follows_reads(node.body, block[:index], block[index + 1:]):
                 # the CUDA test itself
                 self.regions.append((node.test.lineno, node.test.end_lineno or node.test.lineno, CUDA))
             if node.orelse and not (len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If)):

@@ -15,6 +15,11 @@ LOG_CALL = re.compile(r"^(?:print|warnings\.warn|(?:\w+\.)*(?:log(?:ger|ging)?|_
                       r"|(?:\w+\.)*(?:print_rank_0|log_dist|print0))$")
 
 
+# a branch that builds or loads an extension: skipping it on ROCm drops the extension (`if CUDA_HOME is not None:
+# ext_modules.append(CUDAExtension(...))`), which is the port's problem, not a harmless test
+BUILDS = re.compile(r"(?:^|\.)(?:\w*Extension|setup|load|load_inline)$")
+
+
 class SyntacticContexts:
     """Mixed into the engine: reads only `self.tree` (the parent map is built on the first call)."""
 
@@ -46,7 +51,9 @@ class SyntacticContexts:
         if value is None:
             return False
         taken, skipped = (test.body, test.orelse) if value else (test.orelse, test.body)
-        return (not taken or self._messages(taken)) and not self._binds_what_follows_reads(test, skipped)
+        return (not taken or self._messages(taken)) and not self._binds_what_follows_reads(test, skipped) \
+            and not any(isinstance(n, ast.Call) and BUILDS.search(_dotted(n.func) or "")
+                        for stmt in skipped for n in ast.walk(stmt))
 
     def _binds_what_follows_reads(self, test: ast.If, skipped: list[ast.stmt]) -> bool:
         block = self.tree.parent(test)
