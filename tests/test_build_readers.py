@@ -172,3 +172,11 @@ def test_a_cuda_test_that_drops_the_extension_on_rocm_stays_reported_at_the_test
     rows = {(f["path"], f["line"], f["rule"]): f for f in _report(tmp_path, repo)["findings"]}
     assert rows[("setup.py", 4, "RA653")]["disposition"] == "live"     # ROCm silently builds no extension
     assert rows[("setup.py", 6, "RA651")]["guarded"] is True           # a flag of the branch ROCm never enters
+
+
+def test_a_cuda_test_guarding_an_early_return_decides_what_rocm_runs_next():
+    """apex: `if CUDA_HOME is not None: return` then `raise`: on ROCm the raise runs, so the test is no CUDA line."""
+    text = ("from torch.utils.cpp_extension import CUDA_HOME\n\n\ndef raise_if_cuda_home_none(option):\n"
+            "    if CUDA_HOME is not None:\n        return\n    raise RuntimeError(option)\n")
+    build = read_python_build("setup.py", text)
+    assert 5 not in build.cuda_lines and 6 in build.cuda_lines

@@ -147,7 +147,10 @@ class _Reader:
             self.mark(node.body, CUDA)
             block, index = self.around.get(id(node), ([], 0))
             drops_extension = not node.orelse and any(_builds_extension(stmt) for stmt in node.body)
-            if not drops_extension and not binds_what_follows_reads(node.body, block[:index], block[index + 1:]):
+            # `if CUDA_HOME is not None: return` decides whether ROCm goes on to what follows (apex: a raise)
+            decides_the_rest = isinstance(node.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+            if not (drops_extension or decides_the_rest) \
+                    and not binds_what_follows_reads(node.body, block[:index], block[index + 1:]):
                 # the CUDA test itself
                 self.regions.append((node.test.lineno, node.test.end_lineno or node.test.lineno, CUDA))
             if node.orelse and not (len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If)):

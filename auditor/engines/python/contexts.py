@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 import re
 
-from auditor.engines.python.guards import _dotted, _Guards, binds_what_follows_reads
+from auditor.engines.python.guards import EXITS, _dotted, _Guards, binds_what_follows_reads
 from auditor.parsing.python import PythonTree
 from auditor.types import Rule
 
@@ -51,9 +51,18 @@ class SyntacticContexts:
         if value is None:
             return False
         taken, skipped = (test.body, test.orelse) if value else (test.orelse, test.body)
+        if skipped and isinstance(skipped[-1], EXITS) and not self._messages(self._after(test)):
+            return False   # apex: `if CUDA_HOME is not None: return` then `raise`: ROCm goes on to the raise
         return (not taken or self._messages(taken)) and not self._binds_what_follows_reads(test, skipped) \
             and not any(isinstance(n, ast.Call) and BUILDS.search(_dotted(n.func) or "")
                         for stmt in skipped for n in ast.walk(stmt))
+
+    def _after(self, test: ast.If) -> list[ast.stmt]:
+        """The statements after the `if` in its block."""
+        block = self.tree.parent(test)
+        siblings = next((b for b in (getattr(block, "body", None), getattr(block, "orelse", None))
+                         if isinstance(b, list) and test in b), [])
+        return siblings[siblings.index(test) + 1:] if test in siblings else []
 
     def _binds_what_follows_reads(self, test: ast.If, skipped: list[ast.stmt]) -> bool:
         block = self.tree.parent(test)
