@@ -26,6 +26,7 @@ STRONG = re.compile(r"--offload-arch|-amdgpu|-D__HIP|__HIP_PLATFORM|-DUSE_ROCM|h
 SOURCE = re.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|hip|h|hpp)$|\*")
 DEFINE = re.compile(r"^-D([A-Za-z_]\w*)")
 EXIT_CALLS = re.compile(r"(?:^|\.)(?:exit|abort|warn|warning|print)$")
+CUDA_CONFIGURATION = re.compile(r"(?:^|\.)(?:torch\.version\.cuda|is_cuda|is_nvidia|__version__)$")
 EXTENSIONS = re.compile(r"(?:^|\.)(?:CUDAExtension|CppExtension|Extension|HIPExtension)$")
 
 ROCM, CUDA = "rocm", "cuda"
@@ -95,6 +96,12 @@ def _only_refuses(body: list[ast.stmt]) -> bool:
     )
 
 
+def _names_cuda_configuration(test: ast.AST) -> bool:
+    """`torch.version.cuda`, `is_cuda()`, `'cu' in torch.__version__`: not merely a toolkit probe (`CUDA_HOME`)."""
+    return any(isinstance(n, (ast.Name, ast.Attribute)) and CUDA_CONFIGURATION.search(dotted(n))
+               for n in ast.walk(test))
+
+
 def _builds_extension(node: ast.AST) -> bool:
     return any(isinstance(sub, ast.Call) and EXTENSIONS.search(dotted(sub.func)) for sub in ast.walk(node))
 
@@ -146,7 +153,9 @@ class _Reader:
         elif value is False:
             self.mark(node.body, CUDA)
             block, index = self.around.get(id(node), ([], 0))
-            drops_extension = not node.orelse and any(_builds_extension(stmt) for stmt in node.body)
+            # (a test naming the CUDA configuration itself, `'cu' in torch.__version__`, builds it for CUDA by intent)
+            drops_extension = not node.orelse and not _names_cuda_configuration(node.test) \
+                and any(_builds_extension(stmt) for stmt in node.body)
             # `if CUDA_HOME is not None: return` decides whether ROCm goes on to what follows (apex: a raise)
             decides_the_rest = isinstance(node.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
             if not (drops_extension or decides_the_rest) \
