@@ -1,4 +1,5 @@
-"""The CUDA engine on real-looking kernels: one finding per asm statement at its instruction's line, subjects."""
+"""The CUDA engine on real-looking kernels: one finding per asm statement, at the statement, showing its
+instruction's line; subjects."""
 from auditor.rulebook import load_rulebook
 from auditor.scan import scan_text_as
 
@@ -29,10 +30,14 @@ __device__ __forceinline__ unsigned lane_id() {
 '''
 
 
-def test_each_asm_statement_is_one_finding_at_the_line_of_the_instruction_it_classifies():
+def test_each_asm_statement_is_one_finding_at_the_statement_showing_the_instruction_it_classifies():
+    """A port wraps or replaces the whole statement, so it spans the statement (torchsparse's global_load<16>:
+    `asm volatile(` then the PTX lines); the snippet is the instruction that made it PTX."""
     result = scan_text_as("csrc/load.cuh", "cuda", KERNEL, RULEBOOK)
-    asm = [(f.span.line, f.rule_id, f.subject) for f in result.findings if f.rule_id.startswith("RA30")]
-    assert asm == [(9, "RA300", "setp.ne.b32"), (20, "RA302", "%laneid")]
+    asm = [(f.span.line, f.span.end_line, f.rule_id, f.subject, f.snippet.strip())
+           for f in result.findings if f.rule_id.startswith("RA30")]
+    assert asm == [(6, 14, "RA300", "setp.ne.b32", r'"\tsetp.ne.b32 p, %2, 0;\n"'),
+                   (20, 20, "RA302", "%laneid", 'asm("mov.u32 %0, %%laneid;" : "=r"(lane));')]
 
 
 def test_embedded_cuda_in_python_strings_is_scanned_at_the_string_line():

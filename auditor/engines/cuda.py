@@ -158,13 +158,13 @@ def scan_cuda(
         return []
     if states is None:
         states = line_states(tree.source.decode("utf-8", "replace"), ctx.guards.preprocessor)
-    raw: list[tuple[Rule, int, int | None, int, str]] = []
+    raw: list[tuple[Rule, int, int | None, int, str, int]] = []   # (rule, line, column, end line, subject, shown)
 
     def hit(rule: Rule, node, subject: str, at: tuple[int, int] | None = None) -> None:
+        """`at`: the line and column of what the node holds that the rule classifies (an asm statement's
+        instruction): the finding spans the node, and shows (and is guarded by the preprocessor state of) that line."""
         line, col, end = ts_cuda.position(node)
-        if at is not None:
-            line, col = at
-        raw.append((rule, line, None if line_offset else col, max(end, line), subject))
+        raw.append((rule, line, None if line_offset else col, max(end, line), subject, at[0] if at else line))
 
     if inventory is None:
         inventory = ts_cuda.inventory(tree)
@@ -194,7 +194,8 @@ def scan_cuda(
             if m and not (unless and unless.search(template)):
                 subject = _asm_subject(template, m)
                 start = template.find(subject, m.start()) if subject in template[m.start():] else m.start()
-                # reported on the line of the instruction it classifies (a multi-line asm spans many)
+                # reported at the statement (what a port wraps or replaces), showing the line of the instruction
+                # it classifies (a multi-line asm spans many)
                 hit(rule, node.parent or node, subject, _piece_position(pieces, start))
     lowered = tree.source.decode("utf-8", "replace").lower() if index.queries or index.calls else ""
 
@@ -342,7 +343,7 @@ def _rule_key(rule: Rule) -> str:
 
 
 def _findings(
-    raw: Iterable[tuple[Rule, int, int | None, int, str]],
+    raw: Iterable[tuple[Rule, int, int | None, int, str, int]],
     states: LineStates,
     path: str,
     lines: list[str],
@@ -350,22 +351,21 @@ def _findings(
 ) -> list[Finding]:
     seen: set[tuple[str, int, str]] = set()
     out: list[Finding] = []
-    for rule, line, col, end, subject in sorted(raw, key=lambda hit: (hit[1], hit[2] or 0, hit[0].id)):  # stable
-        if line in states.dead:
+    for rule, line, col, end, subject, shown in sorted(raw, key=lambda hit: (hit[1], hit[2] or 0, hit[0].id)):
+        if shown in states.dead:
             continue
-        if line in states.rocm_only and rule.category in HIP_BRANCH_CATEGORIES and "warpsize" not in rule.name:
+        if shown in states.rocm_only and rule.category in HIP_BRANCH_CATEGORIES and "warpsize" not in rule.name:
             continue   # written for ROCm (the #else of #ifndef USE_ROCM); the warpsize-as-constant rules are
                        # about HIP code itself and stay
         if rule.category == "hopper_only_feature" \
-                and HIP_LOW_PRECISION_TYPE.search(snippet_of(lines, line + line_offset)):
+                and HIP_LOW_PRECISION_TYPE.search(snippet_of(lines, shown + line_offset)):
             continue
         key = (rule.id, line, subject)
         if key in seen:
             continue
         seen.add(key)
-        file_line = line + line_offset
         out.append(make_finding(
-            rule, path, Span(file_line, col, end + line_offset), subject, snippet_of(lines, file_line),
-            guarded=line in states.excluded,
+            rule, path, Span(line + line_offset, col, end + line_offset), subject,
+            snippet_of(lines, shown + line_offset), guarded=shown in states.excluded,
         ))
     return out

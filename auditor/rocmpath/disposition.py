@@ -33,8 +33,9 @@ INTEGRATION_NOTE = "an optional integration: not a dependency, and `import` of t
 DISPOSITIONS = (LIVE, VERIFY, GUARDED, PROJECT_MACRO, OPTIONAL, OPTIONAL_FEATURE, ALTERNATIVE, NOT_BUILT,
                 CUDA_BRANCH, SHIM, OTHER_VENDOR, OPS, TOOLING)
 
+# (`packaging/`: release-wheel build scripts, as in torchao and torchvision; the default install never runs them)
 OPS_DIRS = {".github", ".gitlab", ".circleci", "docker", "dockerfiles", "ci", ".ci", "scripts", "tools", "dev",
-            ".buildkite", "jenkins", "devtools"}
+            ".buildkite", "jenkins", "devtools", "packaging"}
 SOFT_CATEGORIES = {"warp_size_assumption", "runtime_check"}
 VENDOR_DIRS = re.compile(r"(?i)^(?:nvidia|cuda|sycl|metal|vulkan|xpu|intel|npu|tpu|mps|cann|musa|opencl)$")
 ROCM_DIRS = re.compile(r"(?i)^(?:rocm|hip|amd|amdgpu)$|(?:^|_)rocm(?:_|$)|^hip_|_hip$")

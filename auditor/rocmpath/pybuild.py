@@ -12,9 +12,11 @@ import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
 
+from auditor.engines.python.guards import binds_what_follows_reads
 from auditor.parsing.python import flatten
 from auditor.rocmpath.pymacros import macro_edits
-from auditor.rocmpath.pytruth import Truth, dotted
+from auditor.rocmpath.pynames import derived_truth, extension_classes, unset_on_rocm
+from auditor.rocmpath.pytruth import dotted
 
 EVIDENCE = re.compile(
     r"--offload-arch|-amdgpu|hipify|composable_kernel|__HIP_PLATFORM_AMD__|-DUSE_ROCM|"
@@ -24,9 +26,11 @@ STRONG = re.compile(r"--offload-arch|-amdgpu|-D__HIP|__HIP_PLATFORM|-DUSE_ROCM|h
 SOURCE = re.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|hip|h|hpp)$|\*")
 DEFINE = re.compile(r"^-D([A-Za-z_]\w*)")
 EXIT_CALLS = re.compile(r"(?:^|\.)(?:exit|abort|warn|warning|print)$")
+CUDA_CONFIGURATION = re.compile(r"(?:^|\.)(?:torch\.version\.cuda|is_cuda|is_nvidia|__version__)$")
 EXTENSIONS = re.compile(r"(?:^|\.)(?:CUDAExtension|CppExtension|Extension|HIPExtension)$")
 
 ROCM, CUDA = "rocm", "cuda"
+MAX_REREADS = 3     # flags set only in CUDA branches of flags set only in CUDA branches…
 
 @dataclass
 class PyBuild:
@@ -92,30 +96,33 @@ def _only_refuses(body: list[ast.stmt]) -> bool:
     )
 
 
+def _names_cuda_configuration(test: ast.AST) -> bool:
+    """`torch.version.cuda`, `is_cuda()`, `'cu' in torch.__version__`: not merely a toolkit probe (`CUDA_HOME`)."""
+    return any(isinstance(n, (ast.Name, ast.Attribute)) and CUDA_CONFIGURATION.search(dotted(n))
+               for n in ast.walk(test))
+
+
 def _builds_extension(node: ast.AST) -> bool:
     return any(isinstance(sub, ast.Call) and EXTENSIONS.search(dotted(sub.func)) for sub in ast.walk(node))
 
 
 class _Reader:
-    def __init__(self, path: str, tree: ast.Module):
+    def __init__(self, path: str, tree: ast.Module, unset: frozenset[str] = frozenset()):
         self.build = PyBuild(path)
         self.tree = tree
         self.nodes = flatten(tree)   # every node, once: the passes below each go over all of them
-        self.truth = Truth(self._derived_rocm_names(self.nodes))
+        self.truth = derived_truth(self.nodes, unset)
+        self.extension_names = extension_classes(self.nodes, EXTENSIONS)
+        self.around: dict[int, tuple[list[ast.stmt], int]] = {}   # id of an `if` -> its block and place in it
+        for node in self.nodes:
+            for block in (getattr(node, "body", None), getattr(node, "orelse", None)):
+                if isinstance(block, list):
+                    for index, stmt in enumerate(block):
+                        if isinstance(stmt, ast.If):
+                            self.around[id(stmt)] = (block, index)
         self.regions: list[tuple[int, int, str]] = []   # (first, last line, configuration)
         self._by_line: list[str] = []
         self._painted_regions = -1
-
-    @staticmethod
-    def _derived_rocm_names(nodes: list[ast.AST]) -> set[str]:
-        """Names assigned a ROCm test (`IS_ROCM = torch.version.hip is not None`) are ROCm atoms."""
-        names: set[str] = set()
-        base = Truth(set())
-        for node in nodes:
-            if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
-                if base.of(node.value) is True:
-                    names.add(node.targets[0].id)
-        return names
 
     def mark(self, body: list[ast.stmt], config: str) -> None:
         if body:
@@ -126,6 +133,8 @@ class _Reader:
         for node in self.nodes:
             if isinstance(node, ast.If):
                 self._if(node)
+            elif isinstance(node, ast.IfExp):
+                self._ifexp(node)
             elif isinstance(node, (ast.FunctionDef, ast.Module)) or hasattr(node, "body"):
                 body = getattr(node, "body", None)
                 if isinstance(body, list):
@@ -143,8 +152,16 @@ class _Reader:
                 self.mark(node.orelse, CUDA)
         elif value is False:
             self.mark(node.body, CUDA)
-            # the CUDA test itself
-            self.regions.append((node.test.lineno, node.test.end_lineno or node.test.lineno, CUDA))
+            block, index = self.around.get(id(node), ([], 0))
+            # (a test naming the CUDA configuration itself, `'cu' in torch.__version__`, builds it for CUDA by intent)
+            drops_extension = not node.orelse and not _names_cuda_configuration(node.test) \
+                and any(_builds_extension(stmt) for stmt in node.body)
+            # `if CUDA_HOME is not None: return` decides whether ROCm goes on to what follows (apex: a raise)
+            decides_the_rest = isinstance(node.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
+            if not (drops_extension or decides_the_rest) \
+                    and not binds_what_follows_reads(node.body, block[:index], block[index + 1:]):
+                # the CUDA test itself
+                self.regions.append((node.test.lineno, node.test.end_lineno or node.test.lineno, CUDA))
             if node.orelse and not (len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If)):
                 self.mark(node.orelse, ROCM)
                 self.build.rocm_tests.append(node.lineno)
@@ -158,12 +175,29 @@ class _Reader:
                     return
                 branch = branch[0].orelse
 
+    def _ifexp(self, node: ast.IfExp) -> None:
+        """`CUDAExtension if (use_cuda or use_rocm) else CppExtension`: the arm a ROCm build takes, when it names
+        an extension class or carries ROCm compile evidence, is a ROCm selection (its test line is the evidence; an
+        expression's arms share lines, so they are not painted as line regions)."""
+        value = self.truth.of(node.test)
+        if value is None:
+            return
+        arm = node.body if value else node.orelse
+        names_class = isinstance(arm, (ast.Name, ast.Attribute)) and EXTENSIONS.search(dotted(arm)) is not None
+        if names_class or any(EVIDENCE.search(text) for _, text in _strings(ast.walk(arm))):
+            self.build.rocm_tests.append(node.lineno)
+            if names_class and "CUDA" in dotted(arm):
+                # ROCm PyTorch hipifies and compiles a CUDAExtension: the project builds its extension for HIP
+                self.build.evidence.append((node.lineno, f"{dotted(arm)} if {ast.unparse(node.test)}"))
+
     def _early_exit(self, body: list[ast.stmt]) -> None:
         for index, stmt in enumerate(body[:-1]):
             if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body \
                     and isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
                 if self.truth.of(stmt.test) is True:
-                    self.mark(body[index + 1:], CUDA)
+                    if not _only_refuses(stmt.body):
+                        # (after a refusal, `if CUDA_HOME is None: raise`, comes what a port makes ROCm run)
+                        self.mark(body[index + 1:], CUDA)
                     return
                 if self.truth.of(stmt.test) is False:
                     self.mark(body[index + 1:], ROCM)
@@ -224,7 +258,7 @@ class _Reader:
                     build.calls_setup = True
                 if "hipify" in name.lower():
                     build.hipify.append(node.lineno)
-                if EXTENSIONS.search(name):
+                if EXTENSIONS.search(name) or name in self.extension_names:
                     build.uses_cuda_extension = build.uses_cuda_extension or "CUDA" in name
                     self._extension(node)
             elif isinstance(node, ast.FunctionDef) and node.name == "is_compatible":
@@ -244,6 +278,7 @@ class _Reader:
         self._macro_lists()
         self._variables()
         build.evidence.sort(key=lambda e: (not STRONG.search(e[1]), e[0]))
+        build.rocm_tests.sort()
         return build
 
     def _macro_lists(self) -> None:
@@ -323,4 +358,12 @@ def read_python_build(path: str, text: str, tree: ast.Module | None = None) -> P
             return None
     reader = _Reader(path, tree)
     reader.classify()
+    unset: set[str] = set()
+    for _ in range(MAX_REREADS):   # read again with those names false: their branches are CUDA's too
+        more = unset_on_rocm(reader.nodes, reader.config_at, reader.truth) - reader.truth.cuda_names
+        if not more:
+            break
+        unset |= more
+        reader = _Reader(path, tree, frozenset(unset))
+        reader.classify()
     return reader.collect()

@@ -10,7 +10,12 @@ ROCM_ATOM = re.compile(
     r"(?:_available|_build|_platform|_pytorch|_torch|_backend|_extension|_version|_home|_path)?$"
 )
 ROCM_CALL = re.compile(r"(?i)(?:^|[._])(?:is_rocm_pytorch|is_hip|is_rocm|check_if_rocm_pytorch|rocm_enabled)$")
-CUDA_ATOM = re.compile(r"(?:^|\.)(?:torch\.version\.cuda|is_cuda|is_nvidia)$")
+CUDA_ATOM = re.compile(r"(?:^|\.)(?:torch\.version\.cuda|is_cuda|is_nvidia|cpp_extension\.CUDA_HOME)$")
+# what `from torch.utils.cpp_extension import …` binds: CUDA_HOME is None where no CUDA toolkit is installed (a ROCm
+# machine); ROCM_HOME and IS_HIP_EXTENSION are set by ROCm PyTorch
+TORCH_EXTENSION_MODULE = "torch.utils.cpp_extension"
+TORCH_CUDA_NAMES = frozenset({"CUDA_HOME"})
+TORCH_ROCM_NAMES = frozenset({"ROCM_HOME", "IS_HIP_EXTENSION"})
 ROCM_STRINGS = re.compile(r'^(?:rocm|hip|amd)$', re.IGNORECASE)
 MAX_TEST_DEPTH = 50     # `not not … x`, nested and/or: deeper is unknown (and no Python recursion limit is met)
 
@@ -36,8 +41,9 @@ def dotted(node: ast.AST) -> str:
 class Truth:
     """The truth of a Python test in the ROCm configuration: True, False, or None (unknown)."""
 
-    def __init__(self, rocm_names: set[str]):
+    def __init__(self, rocm_names: set[str], cuda_names: frozenset[str] = frozenset()):
         self.rocm_names = rocm_names
+        self.cuda_names = cuda_names      # false (None) on ROCm: `use_cuda = torch.version.cuda and …`, CUDA_HOME
 
     def atom(self, node: ast.AST) -> bool | None:
         name = dotted(node)
@@ -47,7 +53,7 @@ class Truth:
             return False if CUDA_ATOM.search(name) else None
         if not name:
             return None
-        if CUDA_ATOM.search(name):
+        if CUDA_ATOM.search(name) or name in self.cuda_names:
             return False
         if name in self.rocm_names or name == "torch.version.hip" or ROCM_ATOM.search(name):
             return True

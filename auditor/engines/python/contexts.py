@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 import re
 
-from auditor.engines.python.guards import _dotted
+from auditor.engines.python.guards import EXITS, _dotted, _Guards, binds_what_follows_reads
 from auditor.parsing.python import PythonTree
 from auditor.types import Rule
 
@@ -15,10 +15,16 @@ LOG_CALL = re.compile(r"^(?:print|warnings\.warn|(?:\w+\.)*(?:log(?:ger|ging)?|_
                       r"|(?:\w+\.)*(?:print_rank_0|log_dist|print0))$")
 
 
+# a branch that builds or loads an extension: skipping it on ROCm drops the extension (`if CUDA_HOME is not None:
+# ext_modules.append(CUDAExtension(...))`), which is the port's problem, not a harmless test
+BUILDS = re.compile(r"(?:^|\.)(?:\w*Extension|setup|load|load_inline)$")
+
+
 class SyntacticContexts:
     """Mixed into the engine: reads only `self.tree` (the parent map is built on the first call)."""
 
     tree: PythonTree
+    guards: _Guards
 
     def _context(self, node: ast.AST) -> str:
         context = self._syntactic_context(node)
@@ -30,12 +36,46 @@ class SyntacticContexts:
             return "test"
         if context in ("test", "compare") and self._only_messages_follow(node):
             return "log"   # `elif CUDA_HOME is None: warnings.warn(...)  else: warnings.warn(...)`: picks a message
+        if context in ("test", "compare") and self._rocm_takes_a_harmless_branch(node):
+            return "harmless-test"   # `if CUDA_HOME and os.path.isdir(...):` with no else: ROCm just skips it
         return context
 
-    def _only_messages_follow(self, node: ast.AST, text_tests: bool = False) -> bool:
-        """Compared or tested (not passed to a call, which may fail on ROCm: `parse(torch.version.cuda)`) in the
-        test of an `if` whose every branch (elif and else included) only prints, logs or warns. `text_tests`: a
-        string may also be what `startswith`/`endswith` look for (`name.startswith("NVIDIA A100")`)."""
+    def _rocm_takes_a_harmless_branch(self, node: ast.AST) -> bool:
+        """Tested (safely: for None, truth, equality) by an `if` whose outcome on ROCm is known and whose branch
+        taken there is empty or only prints, logs or warns: the test itself breaks nothing (a branch that raises,
+        returns or assigns is what a port must look at, and stays reported)."""
+        test = self._if_testing(node)
+        if test is None:
+            return False
+        value = self.guards.truth(test.test)
+        if value is None:
+            return False
+        taken, skipped = (test.body, test.orelse) if value else (test.orelse, test.body)
+        if skipped and isinstance(skipped[-1], EXITS) and not self._messages(self._after(test)):
+            return False   # apex: `if CUDA_HOME is not None: return` then `raise`: ROCm goes on to the raise
+        return (not taken or self._messages(taken)) and not self._binds_what_follows_reads(test, skipped) \
+            and not any(isinstance(n, ast.Call) and BUILDS.search(_dotted(n.func) or "")
+                        for stmt in skipped for n in ast.walk(stmt))
+
+    def _after(self, test: ast.If) -> list[ast.stmt]:
+        """The statements after the `if` in its block."""
+        block = self.tree.parent(test)
+        siblings = next((b for b in (getattr(block, "body", None), getattr(block, "orelse", None))
+                         if isinstance(b, list) and test in b), [])
+        return siblings[siblings.index(test) + 1:] if test in siblings else []
+
+    def _binds_what_follows_reads(self, test: ast.If, skipped: list[ast.stmt]) -> bool:
+        block = self.tree.parent(test)
+        siblings = next((b for b in (getattr(block, "body", None), getattr(block, "orelse", None))
+                         if isinstance(b, list) and test in b), [])
+        if test not in siblings:
+            return False
+        index = siblings.index(test)
+        return binds_what_follows_reads(skipped, siblings[:index], siblings[index + 1:])
+
+    def _if_testing(self, node: ast.AST, text_tests: bool = False) -> ast.If | None:
+        """The `if` whose test evaluates the node without any step that may fail on ROCm (a call such as
+        `parse(torch.version.cuda)` may: then None)."""
         def evaluates_safely(parent: ast.AST | None) -> bool:   # even where the value is None on ROCm
             if isinstance(parent, (ast.BoolOp, ast.UnaryOp)):
                 return True
@@ -48,16 +88,21 @@ class SyntacticContexts:
         parent = self.tree.parent(node)
         while parent is not None and evaluates_safely(parent):
             child, parent = parent, self.tree.parent(parent)
-        if not isinstance(parent, ast.If) or parent.test is not child:
-            return False
+        return parent if isinstance(parent, ast.If) and parent.test is child else None
 
-        def messages(body: list[ast.stmt]) -> bool:
-            if len(body) == 1 and isinstance(body[0], ast.If):
-                return messages(body[0].body) and messages(body[0].orelse)
-            return all(isinstance(stmt, ast.Pass) or isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
-                       and bool(LOG_CALL.match(self._call_name(stmt.value))) for stmt in body)
+    def _messages(self, body: list[ast.stmt]) -> bool:
+        """Every statement (of every branch of a nested `if`) only prints, logs or warns."""
+        if len(body) == 1 and isinstance(body[0], ast.If):
+            return self._messages(body[0].body) and self._messages(body[0].orelse)
+        return all(isinstance(stmt, ast.Pass) or isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+                   and bool(LOG_CALL.match(self._call_name(stmt.value))) for stmt in body)
 
-        return messages(parent.body) and messages(parent.orelse)
+    def _only_messages_follow(self, node: ast.AST, text_tests: bool = False) -> bool:
+        """Compared or tested in the test of an `if` whose every branch (elif and else included) only prints, logs
+        or warns. `text_tests`: a string may also be what `startswith`/`endswith` look for
+        (`name.startswith("NVIDIA A100")`)."""
+        test = self._if_testing(node, text_tests)
+        return test is not None and self._messages(test.body) and self._messages(test.orelse)
 
     def _in_record(self, node: ast.AST) -> bool:
         """A dict value, or an item of a tuple/list that is itself kept in a collection (not compared)."""

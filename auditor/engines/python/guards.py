@@ -65,6 +65,20 @@ def _bound(stmt: ast.stmt) -> list[tuple[str, str]]:
     return []
 
 
+def binds_what_follows_reads(skipped: Sequence[ast.stmt], before: Sequence[ast.stmt],
+                             after: Sequence[ast.stmt]) -> bool:
+    """A branch ROCm skips is the only binding (no default in the statements `before` it) of a name the statements
+    `after` its `if` read (fast-hadamard-transform: `if CUDA_HOME is not None: _, bare_metal_version = ...` then
+    `if bare_metal_version >= ...`): on ROCm that name is unbound, so the skipped test is where the port starts."""
+    def stored(statements: Sequence[ast.stmt]) -> set[str]:
+        return {n.id for stmt in statements for n in ast.walk(stmt)
+                if isinstance(n, ast.Name) and isinstance(n.ctx, ast.Store)}
+
+    unbound = stored(skipped) - stored(before) if skipped else set()
+    return bool(unbound) and any(isinstance(n, ast.Name) and isinstance(n.ctx, ast.Load) and n.id in unbound
+                                 for stmt in after for n in ast.walk(stmt))
+
+
 class _Guards:
     """Where a ROCm run never goes: branches of `if torch.version.hip:`-style tests, and what follows
     an early `return` under such a test; plus `try: import X / except ImportError:` fallbacks."""
@@ -204,13 +218,34 @@ class _Guards:
                 if region:
                     self.optional_regions.append(region)
                 break
+        local: set[str] = set()   # `cuda_home = jit._find_cuda_home()` then `if not cuda_home: return False`
         for index, stmt in enumerate(statements[:-1]):
+            if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name) \
+                    and self.truth(stmt.value) is False:
+                local.add(stmt.targets[0].id)
             if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body and isinstance(stmt.body[-1], EXITS) \
-                    and self.truth(stmt.test) is True:
+                    and self._truth_with(stmt.test, local) is True:
+                if isinstance(stmt.body[-1], ast.Raise) and not self._names_rocm(stmt.test):
+                    return   # `if CUDA_HOME is None: raise`: a refusal; what follows is what a port makes ROCm run
                 region = _region(statements[index + 1:])
                 if region:
                     self.regions.append(region)
                 return
+
+    def _truth_with(self, test: ast.AST, local_cuda_names: set[str]) -> bool | None:
+        """The test's truth with local names bound to a value None on ROCm counted as CUDA-only names."""
+        if not local_cuda_names:
+            return self.truth(test)
+        saved = self.cuda_names
+        self.cuda_names = saved | local_cuda_names
+        try:
+            return self.truth(test)
+        finally:
+            self.cuda_names = saved
+
+    def _names_rocm(self, test: ast.AST) -> bool:
+        """The test names something true on ROCm (`torch.version.hip`), not only the absence of a CUDA one."""
+        return any(self.truth(n) is True for n in ast.walk(test) if isinstance(n, (ast.Name, ast.Attribute, ast.Call)))
 
     def visit_try(self, node: ast.Try) -> None:
         for handler in node.handlers:

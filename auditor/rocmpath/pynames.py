@@ -1,0 +1,75 @@
+"""What the names a Python build script tests mean on ROCm (ROCm PyTorch installed, no CUDA toolkit): the flags
+it derives from a configuration test, what it imports from torch.utils.cpp_extension, the flags it leaves at
+a falsy default on ROCm, and the names bound to an extension class."""
+from __future__ import annotations
+
+import ast
+import re
+from collections.abc import Callable
+
+from auditor.rocmpath.pytruth import TORCH_CUDA_NAMES, TORCH_EXTENSION_MODULE, TORCH_ROCM_NAMES, Truth, dotted
+
+
+def derived_truth(nodes: list[ast.AST], unset: frozenset[str]) -> Truth:
+    """Names assigned a ROCm test (`IS_ROCM = torch.version.hip is not None`) are ROCm atoms; names every
+    assignment of which is false on ROCm (`use_cuda = torch.version.cuda and CUDA_HOME is not None`) are CUDA
+    atoms; and what the module imports from torch.utils.cpp_extension keeps its meaning under its local name.
+    Twice, for names derived from derived names (`build_cuda = use_cuda and not IS_WINDOWS`)."""
+    rocm: set[str] = set()
+    cuda: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.ImportFrom) and node.module == TORCH_EXTENSION_MODULE:
+            for alias in node.names:
+                if alias.name in TORCH_CUDA_NAMES:
+                    cuda.add(alias.asname or alias.name)
+                elif alias.name in TORCH_ROCM_NAMES:
+                    rocm.add(alias.asname or alias.name)
+    assigned = [(node.targets[0].id, node.value) for node in nodes if isinstance(node, ast.Assign)
+                and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)]
+    rebound = {name for name, _ in assigned}
+    cuda -= rebound        # a project's own `CUDA_HOME = os.environ.get(…, "/usr/local/cuda")` is no None
+    rocm -= rebound
+    cuda |= unset
+    truth = Truth(set(rocm), frozenset(cuda))
+    for _ in range(2):
+        values: dict[str, list[bool | None]] = {}
+        for name, value in assigned:
+            values.setdefault(name, []).append(truth.of(value))
+        truth = Truth(rocm | {n for n, v in values.items() if True in v},
+                      frozenset(cuda | {n for n, v in values.items() if all(x is False for x in v) and n not in unset}))
+    return truth
+
+
+def extension_classes(nodes: list[ast.AST], classes: re.Pattern[str]) -> set[str]:
+    """Names bound to an extension class, not an instance: `extension = CUDAExtension if use_gpu else
+    CppExtension` (torchao), then called as `extension("pkg._C", sources)`."""
+    names: set[str] = set()
+    for node in nodes:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) \
+                and isinstance(node.value, (ast.IfExp, ast.Name, ast.Attribute)):
+            arms = [node.value.body, node.value.orelse] if isinstance(node.value, ast.IfExp) else [node.value]
+            if any(isinstance(arm, (ast.Name, ast.Attribute)) and classes.search(dotted(arm)) for arm in arms):
+                names.add(node.targets[0].id)
+    return names
+
+
+def unset_on_rocm(nodes: list[ast.AST], config_at: Callable[[int], str], truth: Truth) -> set[str]:
+    """Names a ROCm build leaves at a falsy default: `use_cutlass = False` (or None), set otherwise only in
+    CUDA branches (`if use_cuda: use_cutlass = True`). Needs the branches classified first."""
+    stores: dict[str, int] = {}
+    for node in nodes:
+        if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Store):
+            stores[node.id] = stores.get(node.id, 0) + 1
+    unset: dict[str, bool] = {}     # every assignment is a falsy constant or in a CUDA branch
+    falsy: dict[str, int] = {}
+    assigned: dict[str, int] = {}
+    for node in nodes:
+        if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
+            name = node.targets[0].id
+            constant = isinstance(node.value, ast.Constant) and not node.value.value
+            falsy[name] = falsy.get(name, 0) + constant
+            assigned[name] = assigned.get(name, 0) + 1
+            unset[name] = unset.get(name, True) and (constant or config_at(node.lineno) == "cuda")
+    # a falsy default and a CUDA-branch assignment, and no other binding (loop target, argument, `+=`)
+    return {name for name, ok in unset.items()
+            if ok and 0 < falsy[name] < assigned[name] == stores.get(name) and name not in truth.rocm_names}
