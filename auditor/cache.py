@@ -35,6 +35,8 @@ from auditor.cachetrust import cache_secret
 from auditor.cachetrust.place import cache_directory, default_directory
 
 __all__ = ["cache_directory", "default_directory"]   # where: auditor/cachetrust/place.py
+from auditor.parsing.preproc import PreprocFacts
+from auditor.scan import preprocessor_part
 from auditor.types import FileResult, SourceFile
 
 FORMAT = b"rocm-audit cache 4 json\n"     # bump when the entry layout or the stored types change shape
@@ -210,14 +212,26 @@ class ResultCache:
 
     store: EntryStore
     context: str                   # digest of everything a result depends on besides the file itself
+    loose: str = ""                # the same without the preprocessor facts (the guards with the project's macros)
+    facts: PreprocFacts | None = None    # those facts; "" and None: no second key
+
+    @classmethod
+    def of(cls, store: EntryStore, rulebook, size: int) -> ResultCache:
+        facts = PreprocFacts.from_guards(rulebook.guards)
+        return cls(store, scan_context(rulebook, size), scan_context(rulebook, size, False), facts)
 
     def key(self, source: SourceFile, data: bytes) -> str:
         return self.key_for(source, content_digest(data))
 
-    def key_for(self, source: SourceFile, digest: str) -> str:
+    def key_for(self, source: SourceFile, digest: str, context: str | None = None) -> str:
         """The key from the digest of the file's bytes (auditor/runcache.py knows it without reading them)."""
-        text = f"{self.context}\0{source.path}\0{source.kind}\0{digest}"
+        text = f"{self.context if context is None else context}\0{source.path}\0{source.kind}\0{digest}"
         return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+
+    def key_within(self, source: SourceFile, digest: str, text: str) -> str | None:
+        """A key without the preprocessor facts but the part this file's scan reads (scan.preprocessor_part)."""
+        part = preprocessor_part(source.kind, text, self.facts) if self.loose and self.facts is not None else None
+        return None if part is None else self.key_for(source, digest, f"{self.loose}\0{part.as_key()}")
 
     def load(self, key: str) -> FileResult | None:
         payload = self.store.load("results", key)
@@ -228,13 +242,14 @@ class ResultCache:
         except (ValueError, TypeError, RecursionError, DecodeError):  # corrupt or another layout: scan again
             return None
 
-    def save(self, key: str, result: FileResult) -> None:
+    def save(self, key: str, result: FileResult, *also: str | None) -> None:
         if result.error is None:   # errors and time-budget stops are retried on the next run
             try:
                 payload = json.dumps(encode(result), separators=(",", ":")).encode("utf-8", "surrogatepass")
             except (TypeError, ValueError):
                 return
-            self.store.store("results", key, payload)
+            for each in {k for k in (key, *also) if k}:
+                self.store.store("results", each, payload)
 
 
 def content_digest(data: bytes) -> str:
@@ -247,10 +262,10 @@ def cacheable(source: SourceFile, data: bytes) -> bool:
 
 def result_cache(directory: Path, rulebook, max_file_size: int) -> ResultCache:
     """The result cache of these rules and this size limit, in `directory`."""
-    return ResultCache(EntryStore(directory), scan_context(rulebook, max_file_size))
+    return ResultCache.of(EntryStore(directory), rulebook, max_file_size)
 
 
-def scan_context(rulebook, max_file_size: int) -> str:
+def scan_context(rulebook, max_file_size: int, preprocessor: bool = True) -> str:
     from auditor.rulebook.schema import as_dict
 
     h = hashlib.blake2b(digest_size=20)
@@ -259,7 +274,8 @@ def scan_context(rulebook, max_file_size: int) -> str:
         fields = (rule.id, rule.name, rule.category, rule.severity.label, rule.message, rule.rocm_alternative,
                   rule.effort, rule.matcher, as_dict(rule.spec))
         h.update(json.dumps(fields, sort_keys=True, default=str).encode())
-    h.update(json.dumps(rulebook.guards, sort_keys=True, default=str).encode())   # with the CUDA-only macros
+    guards = rulebook.guards if preprocessor else {**rulebook.guards, "preprocessor": "(per file)"}
+    h.update(json.dumps(guards, sort_keys=True, default=str).encode())   # with the CUDA-only macros
     h.update((rulebook.api_table.digest if rulebook.api_table is not None else "shipped").encode())
     h.update(f"max_file_size={max_file_size}".encode())
     return h.hexdigest()

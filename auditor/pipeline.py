@@ -103,7 +103,7 @@ def audit(
     files = found.files if only is None else tuple(f for f in found.files if f.path in only)
     advance = progress(len(files), sum(file_size(f) for f in files)) if progress else None
     with _timed(timings, "scan"):
-        cache = ResultCache(store, scan_context(rulebook, options.max_file_size)) if store else None
+        cache = ResultCache.of(store, rulebook, options.max_file_size) if store else None
         results = scan_all(files, rulebook, options.jobs, advance, options.max_file_size, options.time_budget, cache,
                            index)
     results = apply_path_policy(results, rulebook, options.per_file_ignores, options.optional_dirs)

@@ -12,7 +12,7 @@ from auditor.isolate import Watchdog, file_size, fork_available, over_budget, sc
 from auditor.progress import ScanProgress, Watcher
 from auditor.rulebook import Rulebook
 from auditor.runcache import FileIndex, file_stat
-from auditor.scan import MAX_FILE_BYTES, InputError, read_bytes, scan_file
+from auditor.scan import MAX_FILE_BYTES, InputError, decode, read_bytes, scan_file
 from auditor.types import FileResult, SourceFile
 
 IN_PROCESS_BELOW = 24  # files; below this, starting workers costs more than it saves
@@ -76,23 +76,44 @@ def _scan_and_save(
         return FileResult(source.path, source.kind, error=str(err))
     result = scan_with_budget(source, rulebook, max_bytes, budget, data)
     if cacheable(source, data):
-        cache.save(cache.key(source, data), result)
+        digest = content_digest(data)
+        cache.save(cache.key_for(source, digest), result, _key_within(source, cache, data, digest))
     return result
 
 
+def _key_within(source: SourceFile, cache: ResultCache, data: bytes, digest: str) -> str | None:
+    """ResultCache.key_within of the file's text as the scan decodes it."""
+    try:
+        text, _ = decode(data)
+    except InputError:
+        return None
+    return cache.key_within(source, digest, text)
+
+
 def _cached(source: SourceFile, cache: ResultCache, max_bytes: int, index: FileIndex | None) -> FileResult | None:
-    """The cached result: found by the file's stat when the index knows it (no read, no hash), else by content."""
+    """The cached result: found by the file's stat when the index knows it (no read, no hash), else by content;
+    else saved under other preprocessor facts that this file's scan does not read (kept under this run's key)."""
     stat = file_stat(source.abspath)
     digest = index.digest(source, stat) if index is not None else None
-    if digest is None:
-        try:
+    data = None
+    try:
+        if digest is None:
             data = read_bytes(source, max_bytes)
-        except InputError:
-            return None  # the scan reports it
-        if not cacheable(source, data):
-            return None
-        digest = index.record(source, stat, data) if index is not None else content_digest(data)
-    return cache.load(cache.key_for(source, digest))
+            if not cacheable(source, data):
+                return None
+            digest = index.record(source, stat, data) if index is not None else content_digest(data)
+        found = cache.load(cache.key_for(source, digest))
+        if found is None and cache.loose:
+            data = read_bytes(source, max_bytes) if data is None else data
+            if content_digest(data) != digest or not cacheable(source, data):   # changed since its stat
+                return None
+            second = _key_within(source, cache, data, digest)
+            found = cache.load(second) if second is not None else None
+            if found is not None:
+                cache.save(cache.key_for(source, digest), found)
+    except InputError:
+        return None  # the scan reports it
+    return found
 
 
 class _Worker:

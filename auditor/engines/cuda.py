@@ -316,6 +316,13 @@ def plan_queries(rules: Iterable[Rule]) -> None:
             _PLANNED[_rule_key(rule)] = rule
 
 
+def compile_planned() -> None:
+    """Compile every planned query now, as one group: a process that forks scanning workers many times (each
+    point of `history`) compiles them once, and every worker inherits them."""
+    if _PLANNED:
+        _query_groups(list(_PLANNED.values()))
+
+
 def _query_groups(rules: list[Rule]) -> list[tuple[ts_cuda.QueryGroup, tuple[Rule, ...]]]:
     missing = tuple(rule for rule in rules if _GROUP_OF.get(_rule_key(rule)) is None)
     if missing and any(_rule_key(rule) in _PLANNED for rule in missing):
