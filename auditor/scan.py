@@ -316,15 +316,21 @@ def _yaml(path, text, lines, rulebook, abspath):
 
 # What a file's scan reads of the preprocessor facts (the rulebook's `preprocessor` guards, with the project's
 # macros): "none"; "text", only about names its decoded text contains (line_states over that text, see
-# PreprocFacts.within); any kind not listed, all of them (Python's embedded CUDA, a notebook's cells and
-# Cython's C are code derived from the text, not the text itself).
-PREPROCESSOR_READ = {"cuda": "text", "cpp": "text", **dict.fromkeys(
+# PreprocFacts.within); "embedded", all of them when the file may embed CUDA code (a Python call of
+# EMBEDDED_CUDA_CALLS, found by the same needles as _python's gate), else none; any kind not listed, all of them
+# (a notebook's cells and Cython's C are code derived from the text, not the text itself).
+PREPROCESSOR_READ = {"cuda": "text", "cpp": "text", "python": "embedded", **dict.fromkeys(
     ("manifest", "build", "container", "ci", "shell", "k8s", "bazel", "conda", "yaml"), "none")}
 
 
 def preprocessor_part(kind: str, text: str, facts: PreprocFacts) -> PreprocFacts | None:
     """The part of `facts` a scan of this kind of file with this text can read; None: any of them."""
     read = PREPROCESSOR_READ.get(kind, "all")
+    if read == "embedded":
+        from auditor.engines.python import EMBEDDED_CUDA_CALLS
+        from auditor.prefilter import Haystack, Needles, name_needle
+
+        read = "all" if Needles(map(name_needle, EMBEDDED_CUDA_CALLS)).may_match(Haystack(text.lower())) else "none"
     if read == "none":
         return PreprocFacts(frozenset(), frozenset(), frozenset())
     return facts.within(text) if read == "text" else None
