@@ -102,17 +102,34 @@ def _cached(source: SourceFile, cache: ResultCache, max_bytes: int, index: FileI
             if not cacheable(source, data):
                 return None
             digest = index.record(source, stat, data) if index is not None else content_digest(data)
-        found = cache.load(cache.key_for(source, digest))
+        found = _load(cache, cache.key_for(source, digest))
         if found is None and cache.loose:
             data = read_bytes(source, max_bytes) if data is None else data
             if content_digest(data) != digest or not cacheable(source, data):   # changed since its stat
                 return None
             second = _key_within(source, cache, data, digest)
-            found = cache.load(second) if second is not None else None
+            found = _load(cache, second) if second is not None else None
             if found is not None:
                 cache.save(cache.key_for(source, digest), found)
     except InputError:
         return None  # the scan reports it
+    return found
+
+
+# Results this process loaded, by cache directory and key: an entry is never rewritten under its key (the key is
+# everything the result depends on), so `history`, which looks up the same unchanged files at every point, reads
+# and decodes each one once.
+_LOADED: dict[tuple[str, str], FileResult] = {}
+MAX_LOADED = 50_000
+
+
+def _load(cache: ResultCache, key: str) -> FileResult | None:
+    where = (str(cache.store.directory), key)
+    found = _LOADED.get(where)
+    if found is None and (found := cache.load(key)) is not None:
+        if len(_LOADED) >= MAX_LOADED:
+            _LOADED.clear()
+        _LOADED[where] = found
     return found
 
 
