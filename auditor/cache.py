@@ -216,9 +216,9 @@ class ResultCache:
     facts: PreprocFacts | None = None    # those facts; "" and None: no second key
 
     @classmethod
-    def of(cls, store: EntryStore, rulebook, size: int) -> ResultCache:
-        facts = PreprocFacts.from_guards(rulebook.guards)
-        return cls(store, scan_context(rulebook, size), scan_context(rulebook, size, False), facts)
+    def of(cls, store: EntryStore, rulebook, size: int, second_key: bool = False) -> ResultCache:
+        facts = PreprocFacts.from_guards(rulebook.guards) if second_key else None
+        return cls(store, scan_context(rulebook, size), scan_context(rulebook, size, False) if facts else "", facts)
 
     def key(self, source: SourceFile, data: bytes) -> str:
         return self.key_for(source, content_digest(data))
@@ -260,9 +260,9 @@ def cacheable(source: SourceFile, data: bytes) -> bool:
     return source.kind != "manifest" or INCLUDE_OPTION.search(data) is None
 
 
-def result_cache(directory: Path, rulebook, max_file_size: int) -> ResultCache:
+def result_cache(directory: Path, rulebook, max_file_size: int, second_key: bool = False) -> ResultCache:
     """The result cache of these rules and this size limit, in `directory`."""
-    return ResultCache.of(EntryStore(directory), rulebook, max_file_size)
+    return ResultCache.of(EntryStore(directory), rulebook, max_file_size, second_key)
 
 
 def scan_context(rulebook, max_file_size: int, preprocessor: bool = True) -> str:

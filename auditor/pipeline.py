@@ -49,6 +49,8 @@ class ScanOptions:
     scan_dirs: tuple[str, ...] = ()             # vendored-looking directories new in the change (--diff-base)
     whole_run_cache: bool = True                # also cache the whole report by the stat of every file read
                                                 # (`history` does not: each point's tree is new, its store reuses)
+    across_macros: bool = False                 # also cache each result under a key that ignores the project's
+                                                # macros the file does not name (cache.ResultCache.key_within)
 
 
 @contextmanager
@@ -103,7 +105,7 @@ def audit(
     files = found.files if only is None else tuple(f for f in found.files if f.path in only)
     advance = progress(len(files), sum(file_size(f) for f in files)) if progress else None
     with _timed(timings, "scan"):
-        cache = ResultCache.of(store, rulebook, options.max_file_size) if store else None
+        cache = ResultCache.of(store, rulebook, options.max_file_size, options.across_macros) if store else None
         results = scan_all(files, rulebook, options.jobs, advance, options.max_file_size, options.time_budget, cache,
                            index)
     results = apply_path_policy(results, rulebook, options.per_file_ignores, options.optional_dirs)
@@ -125,7 +127,7 @@ def _run_key(context, found, pulled_in, options: ScanOptions, shown_root, paths,
         if source.kind == "manifest":
             listing += _includes(Path(source.abspath), root.resolve(), options.max_file_size, depth=0)
     settings = {name: getattr(options, name) for name in ScanOptions.__dataclass_fields__
-                if name not in ("jobs", "cache_dir", "whole_run_cache")}
+                if name not in ("jobs", "cache_dir", "whole_run_cache", "across_macros")}
     extra = [settings, shown_root, [str(p.absolute()) for p in paths], str(root.absolute()),
              sorted(only) if only is not None else None, found.errors, found.vendored]
     return run_key(context, listing, extra)

@@ -83,6 +83,8 @@ def _scan_and_save(
 
 def _key_within(source: SourceFile, cache: ResultCache, data: bytes, digest: str) -> str | None:
     """ResultCache.key_within of the file's text as the scan decodes it."""
+    if not cache.loose:
+        return None
     try:
         text, _ = decode(data)
     except InputError:

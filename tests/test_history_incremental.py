@@ -135,14 +135,14 @@ def test_a_file_is_scanned_again_only_when_it_names_a_macro_the_build_changed(tm
     real = runner.scan_with_budget
     monkeypatch.setattr(runner, "scan_with_budget", lambda source, *a, **k: scanned.append(source.path) or real(
         source, *a, **k))
-    scan_all(files, before, 1, cache=result_cache(tmp_path / "cache", before, 1 << 20), time_budget=0)
+    scan_all(files, before, 1, cache=result_cache(tmp_path / "cache", before, 1 << 20, True), time_budget=0)
     assert sorted(scanned) == ["app.py", "ext.py", "src/plain.cu", "src/reduce.cu"]
     scanned.clear()
-    cached = scan_all(files, after, 1, cache=result_cache(tmp_path / "cache", after, 1 << 20), time_budget=0)
+    cached = scan_all(files, after, 1, cache=result_cache(tmp_path / "cache", after, 1 << 20, True), time_budget=0)
     assert sorted(scanned) == ["ext.py", "src/reduce.cu"]
     assert cached == scan_all(files, after, 1, time_budget=0)
     assert [(r.path, f.rule_id, f.guarded) for r in cached for f in r.findings if f.rule_id == "RA300"] == [
         ("ext.py", "RA300", True), ("src/reduce.cu", "RA300", True)]
     scanned.clear()    # and back: each file's result under the first macros is still there
-    scan_all(files, before, 1, cache=result_cache(tmp_path / "cache", before, 1 << 20), time_budget=0)
+    scan_all(files, before, 1, cache=result_cache(tmp_path / "cache", before, 1 << 20, True), time_budget=0)
     assert scanned == []

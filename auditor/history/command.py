@@ -142,7 +142,7 @@ def _points(settings, top, prefix, key, label, chosen, rulebook, digest, scan_op
     git objects and recorded (one transaction each: an interrupted run keeps the points already done)."""
     from auditor.pipeline import audit
 
-    scan_options = replace(scan_options, whole_run_cache=False)
+    scan_options = replace(scan_options, whole_run_cache=False, across_macros=True)
     cache_dir = scan_options.cache_dir
     private = None
     if cache_dir is None:          # --no-cache: a private cache for this run, so unchanged files scan once
