@@ -34,6 +34,8 @@ from auditor.cachetrust import cache_secret
 from auditor.cachetrust.place import cache_directory, default_directory
 
 __all__ = ["cache_directory", "default_directory"]   # where: auditor/cachetrust/place.py
+from auditor.parsing.preproc import PreprocFacts
+from auditor.scan import preprocessor_part
 from auditor.types import FileResult, SourceFile
 
 FORMAT = b"rocm-audit cache 4 json\n"     # bump when the entry layout or the stored types change shape
@@ -228,14 +230,28 @@ class ResultCache:
 
     store: EntryStore
     context: str                   # digest of everything a result depends on besides the file itself
+    loose: str = ""                # the same without the preprocessor facts (the guards with the project's macros)
+    facts: PreprocFacts | None = None    # those facts; "" and None: no second key
+
+    @classmethod
+    def of(cls, store: EntryStore, rulebook, size: int, second_key: bool = False) -> ResultCache:
+        from auditor.rulebook.context import ScanContext
+
+        facts = ScanContext.of(rulebook).guards.preprocessor if second_key else None
+        return cls(store, scan_context(rulebook, size), scan_context(rulebook, size, False) if facts else "", facts)
 
     def key(self, source: SourceFile, data: bytes) -> str:
         return self.key_for(source, content_digest(data))
 
-    def key_for(self, source: SourceFile, digest: str) -> str:
+    def key_for(self, source: SourceFile, digest: str, context: str | None = None) -> str:
         """The key from the digest of the file's bytes (auditor/runcache.py knows it without reading them)."""
-        text = f"{self.context}\0{source.path}\0{source.kind}\0{digest}"
+        text = f"{self.context if context is None else context}\0{source.path}\0{source.kind}\0{digest}"
         return hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).hexdigest()
+
+    def key_within(self, source: SourceFile, digest: str, text: str) -> str | None:
+        """A key without the preprocessor facts but the part this file's scan reads (scan.preprocessor_part)."""
+        part = preprocessor_part(source.kind, text, self.facts) if self.loose and self.facts is not None else None
+        return None if part is None else self.key_for(source, digest, f"{self.loose}\0{part.as_key()}")
 
     def load(self, key: str) -> FileResult | None:
         payload = self.store.load("results", key)
@@ -246,13 +262,14 @@ class ResultCache:
         except (ValueError, TypeError, RecursionError, DecodeError):  # corrupt or another layout: scan again
             return None
 
-    def save(self, key: str, result: FileResult) -> None:
+    def save(self, key: str, result: FileResult, *also: str | None) -> None:
         if result.error is None:   # errors and time-budget stops are retried on the next run
             try:
                 payload = json.dumps(encode(result), separators=(",", ":")).encode("utf-8", "surrogatepass")
             except (TypeError, ValueError):
                 return
-            self.store.store("results", key, payload)
+            for each in {k for k in (key, *also) if k}:
+                self.store.store("results", each, payload)
 
 
 def content_digest(data: bytes) -> str:
@@ -263,15 +280,16 @@ def cacheable(source: SourceFile, data: bytes) -> bool:
     return source.kind != "manifest" or INCLUDE_OPTION.search(data) is None
 
 
-def result_cache(directory: Path, rulebook, max_file_size: int) -> ResultCache:
+def result_cache(directory: Path, rulebook, max_file_size: int, second_key: bool = False) -> ResultCache:
     """The result cache of these rules and this size limit, in `directory`."""
-    return ResultCache(EntryStore(directory), scan_context(rulebook, max_file_size))
+    return ResultCache.of(EntryStore(directory), rulebook, max_file_size, second_key)
 
 
-def scan_context(rulebook, max_file_size: int) -> str:
+def scan_context(rulebook, max_file_size: int, preprocessor: bool = True) -> str:
     """The digest of what a file's result depends on besides the file: rocm-audit, the rules in force, the guards
     with the project's facts (a run's ScanContext; a rulebook alone: its own guards), the API table, the size
-    limit."""
+    limit. Without `preprocessor`, the project's macros are left out (ResultCache.key_within adds back the part
+    a file's scan reads)."""
     from auditor.rulebook.context import ScanContext
     from auditor.rulebook.schema import as_dict
 
@@ -282,7 +300,10 @@ def scan_context(rulebook, max_file_size: int) -> str:
         fields = (rule.id, rule.name, rule.category, rule.severity.label, rule.message, rule.rocm_alternative,
                   rule.effort, rule.matcher, as_dict(rule.spec))
         h.update(json.dumps(fields, sort_keys=True, default=str).encode())
-    h.update(json.dumps(context.guards.as_data(), sort_keys=True, default=str).encode())   # with the project's macros
+    guards = context.guards.as_data()                     # with the project's macros
+    if not preprocessor:
+        guards["preprocessor"] = "(per file)"               # the second key: the part a file reads is added to it
+    h.update(json.dumps(guards, sort_keys=True, default=str).encode())
     table = context.rulebook.api_table
     h.update((table.digest if table is not None else "shipped").encode())
     h.update(f"max_file_size={max_file_size}".encode())

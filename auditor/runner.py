@@ -13,7 +13,7 @@ from auditor.progress import ScanProgress, Watcher
 from auditor.rulebook import Rulebook
 from auditor.rulebook.context import ScanContext
 from auditor.runcache import FileIndex, file_stat
-from auditor.scan import MAX_FILE_BYTES, InputError, read_bytes, scan_file
+from auditor.scan import MAX_FILE_BYTES, InputError, decode, read_bytes, scan_file
 from auditor.types import FileResult, SourceFile
 
 IN_PROCESS_BELOW = 24  # files; below this, starting workers costs more than it saves
@@ -77,23 +77,63 @@ def _scan_and_save(
         return FileResult(source.path, source.kind, error=str(err))
     result = scan_with_budget(source, rulebook, max_bytes, budget, data)
     if cacheable(source, data):
-        cache.save(cache.key(source, data), result)
+        digest = content_digest(data)
+        cache.save(cache.key_for(source, digest), result, _key_within(source, cache, data, digest))
     return result
 
 
+def _key_within(source: SourceFile, cache: ResultCache, data: bytes, digest: str) -> str | None:
+    """ResultCache.key_within of the file's text as the scan decodes it."""
+    if not cache.loose:
+        return None
+    try:
+        text, _ = decode(data)
+    except InputError:
+        return None
+    return cache.key_within(source, digest, text)
+
+
 def _cached(source: SourceFile, cache: ResultCache, max_bytes: int, index: FileIndex | None) -> FileResult | None:
-    """The cached result: found by the file's stat when the index knows it (no read, no hash), else by content."""
+    """The cached result: found by the file's stat when the index knows it (no read, no hash), else by content;
+    else saved under other preprocessor facts that this file's scan does not read (kept under this run's key)."""
     stat = file_stat(source.abspath)
     digest = index.digest(source, stat) if index is not None else None
-    if digest is None:
-        try:
+    data = None
+    try:
+        if digest is None:
             data = read_bytes(source, max_bytes)
-        except InputError:
-            return None  # the scan reports it
-        if not cacheable(source, data):
-            return None
-        digest = index.record(source, stat, data) if index is not None else content_digest(data)
-    return cache.load(cache.key_for(source, digest))
+            if not cacheable(source, data):
+                return None
+            digest = index.record(source, stat, data) if index is not None else content_digest(data)
+        found = _load(cache, cache.key_for(source, digest))
+        if found is None and cache.loose:
+            data = read_bytes(source, max_bytes) if data is None else data
+            if content_digest(data) != digest or not cacheable(source, data):   # changed since its stat
+                return None
+            second = _key_within(source, cache, data, digest)
+            found = _load(cache, second) if second is not None else None
+            if found is not None:
+                cache.save(cache.key_for(source, digest), found)
+    except InputError:
+        return None  # the scan reports it
+    return found
+
+
+# Results this process loaded, by cache directory and key: an entry is never rewritten under its key (the key is
+# everything the result depends on), so `history`, which looks up the same unchanged files at every point, reads
+# and decodes each one once.
+_LOADED: dict[tuple[str, str], FileResult] = {}
+MAX_LOADED = 50_000
+
+
+def _load(cache: ResultCache, key: str) -> FileResult | None:
+    where = (str(cache.store.directory), key)
+    found = _LOADED.get(where)
+    if found is None and (found := cache.load(key)) is not None:
+        if len(_LOADED) >= MAX_LOADED:
+            _LOADED.clear()
+        _LOADED[where] = found
+    return found
 
 
 class _Worker:

@@ -13,6 +13,7 @@ from auditor.engines.dependency import requirement_findings, url_findings
 from auditor.engines.text import scan_text
 from auditor.errors import ScannedFileError
 from auditor.escape import visible
+from auditor.parsing.preproc import PreprocFacts
 from auditor.parsing.manifest import (
     READERS, ManifestContent, ManifestError, manifest_flavour, pip_install_commands, resolve_include,
 )
@@ -323,6 +324,28 @@ def _yaml(path, text, lines, ctx, abspath):
     from auditor.yamlkind import looks_like_k8s
 
     return _textual(path, text, lines, ctx, abspath, kind="k8s") if looks_like_k8s(text) else ([], [], None)
+
+
+# What a file's scan reads of the preprocessor facts (the rulebook's `preprocessor` guards, with the project's
+# macros): "none"; "text", only about names its decoded text contains (line_states over that text, see
+# PreprocFacts.within); "embedded", all of them when the file may embed CUDA code (a Python call of
+# EMBEDDED_CUDA_CALLS, found by the same needles as _python's gate), else none; any kind not listed, all of them
+# (a notebook's cells and Cython's C are code derived from the text, not the text itself).
+PREPROCESSOR_READ = {"cuda": "text", "cpp": "text", "python": "embedded", **dict.fromkeys(
+    ("manifest", "build", "container", "ci", "shell", "k8s", "bazel", "conda", "yaml"), "none")}
+
+
+def preprocessor_part(kind: str, text: str, facts: PreprocFacts) -> PreprocFacts | None:
+    """The part of `facts` a scan of this kind of file with this text can read; None: any of them."""
+    read = PREPROCESSOR_READ.get(kind, "all")
+    if read == "embedded":
+        from auditor.engines.python import EMBEDDED_CUDA_CALLS
+        from auditor.prefilter import Haystack, Needles, name_needle
+
+        read = "all" if Needles(map(name_needle, EMBEDDED_CUDA_CALLS)).may_match(Haystack(text.lower())) else "none"
+    if read == "none":
+        return PreprocFacts(frozenset(), frozenset(), frozenset())
+    return facts.within(text) if read == "text" else None
 
 
 _ENGINES = {

@@ -7,7 +7,8 @@ first-parent history should cost at most 3x one scan of its newest commit with a
 Each run is the console script in a subprocess, as a user runs it, with an empty cache directory and database
 of its own (in a temporary directory, deleted afterwards): the cold scan is `rocm-audit check PATH` of the
 checkout; the history is `rocm-audit history PATH --max-points N`, which reads every point's tree from git
-objects. A second history run shows the cost when every point is already recorded. Wall times are medians.
+objects. A second history run shows the cost when every point is already recorded. Wall times are medians; the
+CPU time (every process of the run) is printed too, since on a shared machine the wall time follows the load.
 """
 from __future__ import annotations
 
@@ -30,13 +31,22 @@ def rocm_audit() -> list[str]:
     return [str(script)] if script.exists() else [sys.executable, "-m", "auditor"]
 
 
-def timed(args: list[str], env: dict[str, str]) -> tuple[float, int]:
-    started = time.perf_counter()
+def timed(args: list[str], env: dict[str, str]) -> tuple[float, float]:
+    """(wall seconds, CPU seconds of the run and every process it started): on a shared machine the wall time
+    follows the load, the CPU time much less."""
+    started, before = time.perf_counter(), _children_cpu()
     done = subprocess.run([*rocm_audit(), *args], env=env, capture_output=True, check=False)
     elapsed = time.perf_counter() - started
     if done.returncode not in (0, 1):
         raise SystemExit(f"rocm-audit {' '.join(args)}: exit {done.returncode}\n{done.stderr.decode()}")
-    return elapsed, done.returncode
+    return elapsed, _children_cpu() - before
+
+
+def _children_cpu() -> float:
+    import resource
+
+    used = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return used.ru_utime + used.ru_stime
 
 
 def run_once(path: Path, points: int, jobs: int, since: str | None) -> dict[str, float]:
@@ -44,17 +54,18 @@ def run_once(path: Path, points: int, jobs: int, since: str | None) -> dict[str,
     try:
         env = {**os.environ, "ROCM_AUDIT_CACHE_DIR": str(work / "cache-cold")}
         common = ["--no-progress", "-j", str(jobs)]
-        cold, _ = timed(["check", str(path), "--format", "json", "-o", str(work / "cold.json"), "--no-html",
-                         *common], env)
+        cold, cold_cpu = timed(["check", str(path), "--format", "json", "-o", str(work / "cold.json"), "--no-html",
+                                *common], env)
         env["ROCM_AUDIT_CACHE_DIR"] = str(work / "cache-history")
         history_args = ["history", str(path), "--db", str(work / "h.db"), "--max-points", str(points),
                         "--format", "json", "-o", str(work / "history.json"), *common,
                         *(["--since", since] if since else [])]
-        history, _ = timed(history_args, env)
+        history, history_cpu = timed(history_args, env)
         reused, _ = timed(history_args, env)
         data = json.loads((work / "history.json").read_text())
         commits = [p["commit"] for p in data["points"]]
         return {"cold": cold, "history": history, "reused": reused, "points": len(commits),
+                "cold_cpu": cold_cpu, "history_cpu": history_cpu,
                 "partial": sum(1 for p in data["points"] if not p["complete"]), "changed": changed(path, commits)}
     finally:
         shutil.rmtree(work, ignore_errors=True)
@@ -90,9 +101,11 @@ def main() -> int:
                              capture_output=True, text=True, check=True).stdout.strip()
     print(f"{args.path.name}: {tree_files(args.path)} files at HEAD, {commits} first-parent commits"
           f"{f', since {args.since}' if args.since else ''}, -j {args.jobs}, median of {args.repeat}")
-    print(f"  one cold scan of HEAD:           {median['cold']:7.1f} s")
+    print(f"  one cold scan of HEAD:           {median['cold']:7.1f} s   (CPU {median['cold_cpu']:.1f} s)")
     print(f"  history, {int(median['points'])} points (cold cache):  {median['history']:7.1f} s  "
           f"= {median['history'] / median['cold']:.2f}x the cold scan ({int(median['partial'])} partial)")
+    print(f"    in CPU time:                   {median['history_cpu']:7.1f} s  "
+          f"= {median['history_cpu'] / max(median['cold_cpu'], 1e-9):.2f}x the cold scan's")
     print(f"  history again (points reused):   {median['reused']:7.1f} s")
     print(f"  files added or changed between the points: {int(median['changed'])} "
           f"({median['changed'] / max(tree_files(args.path), 1):.1f}x the files at HEAD)")

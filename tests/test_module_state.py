@@ -26,6 +26,10 @@ PROCESS_STATE = {
     ("auditor/fleet/tasks.py", "_RUNNING"):
         "the scan processes this process started, which its interrupt handling must end (stop_all): a signal "
         "reaches the process, not a run",
+    ("auditor/runner.py", "_LOADED"):
+        "results this process read from the authenticated result cache, by cache directory and key: a key is "
+        "everything a result depends on and no entry is rewritten under it, so a hit is that entry (history reads "
+        "each unchanged file's result once for all its points); bounded by MAX_LOADED",
     ("auditor/parsing/python.py", "_CHILD_FIELDS"):
         "a memo of a pure function of Python's own ast node classes (their _fields): its input never changes",
 }

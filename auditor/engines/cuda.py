@@ -332,6 +332,12 @@ class QueryGroups:
         used = sorted({self.group_of[_rule_key(rule)] for rule in rules})
         return [self.groups[i] for i in used]
 
+    def compile_planned(self) -> None:
+        """Compile every planned query now, as one group: a process that forks scanning workers many times (each
+        point of `history`) compiles them once, and every worker inherits them."""
+        if self.planned:
+            self.needed(list(self.planned.values()))
+
 
 def query_groups(rulebook: Rulebook | ScanContext) -> QueryGroups:
     """This process's compiled query groups of the rulebook (of a run's context, or of a rulebook alone)."""

@@ -16,6 +16,7 @@ from auditor.errors import ToolError
 from auditor.history import gitobjects, render, sample
 from auditor.history.record import RunRecord, Where, run_record
 from auditor.history.store import StoreError, open_store
+from auditor.history.warm import warm_scanner
 from auditor.output import write_or_print
 
 
@@ -141,7 +142,7 @@ def _points(settings, top, prefix, key, label, chosen, rulebook, digest, scan_op
     git objects and recorded (one transaction each: an interrupted run keeps the points already done)."""
     from auditor.pipeline import audit
 
-    scan_options = replace(scan_options, whole_run_cache=False)
+    scan_options = replace(scan_options, whole_run_cache=False, across_macros=True)
     cache_dir = scan_options.cache_dir
     private = None
     if cache_dir is None:          # --no-cache: a private cache for this run, so unchanged files scan once
@@ -149,6 +150,7 @@ def _points(settings, top, prefix, key, label, chosen, rulebook, digest, scan_op
         scan_options = replace(scan_options, cache_dir=private)
     shown = not settings.quiet and sys.stderr.isatty()
     points: list[RunRecord] = []
+    warmed = False
     try:
         with open_store(settings.history.db) as store, \
                 gitobjects.TreeWriter(top, scan_options.max_file_size) as writer:
@@ -158,6 +160,9 @@ def _points(settings, top, prefix, key, label, chosen, rulebook, digest, scan_op
                     points.append(known)
                     continue
                 started = time.perf_counter()
+                if not warmed:
+                    warm_scanner(rulebook)
+                    warmed = True
                 problems = writer.show(commit.id)
                 root = writer.root / prefix if prefix else writer.root
                 root.mkdir(parents=True, exist_ok=True)

@@ -69,6 +69,20 @@ class PreprocFacts:
             return _UNDEFINED
         return None
 
+    def within(self, text: str) -> "PreprocFacts":
+        """These facts about the names `text` contains only. line_states(text, ·) asks about nothing else: every
+        name it looks up (or defines) is a run of characters of the text, so it gives the same states under both
+        (a result cache keys a C/C++ file by this: another project's macros the file never names change nothing)."""
+        return PreprocFacts(frozenset(n for n in self.rocm_defined if n in text),
+                            frozenset(n for n in self.rocm_version_macros if n in text),
+                            frozenset(n for n in self.cuda_only_defined if n in text),
+                            tuple((n, v) for n, v in self.rocm_values if n in text),
+                            frozenset(n for n in self.project_macros if n in text))
+
+    def as_key(self) -> str:
+        return repr((sorted(self.rocm_defined), sorted(self.rocm_version_macros), sorted(self.cuda_only_defined),
+                     sorted(self.rocm_values), sorted(self.project_macros)))
+
     def on_cuda(self) -> "PreprocFacts":
         """The same facts for a CUDA build: the ROCm macros are undefined there, the CUDA-only ones unknown."""
         return PreprocFacts(frozenset(), frozenset(), self.rocm_defined | self.rocm_version_macros)

@@ -64,7 +64,7 @@ def _run_key(context, discovered: Discovered, options: ScanOptions, shown_root, 
         if source.kind == "manifest":
             listing += _includes(Path(source.abspath), root.resolve(), options.max_file_size, depth=0)
     settings = {name: getattr(options, name) for name in ScanOptions.__dataclass_fields__
-                if name not in ("jobs", "cache_dir", "whole_run_cache")}
+                if name not in ("jobs", "cache_dir", "whole_run_cache", "across_macros")}
     extra = [settings, shown_root, [str(p.absolute()) for p in paths], str(root.absolute()),
              sorted(only) if only is not None else None, found.errors, found.vendored]
     return run_key(context, listing, extra)

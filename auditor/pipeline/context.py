@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from auditor.analysis import build_report
-from auditor.cache import EntryStore, ResultCache, scan_context
+from auditor.cache import EntryStore, ResultCache
 from auditor.discover import Discovery, common_root, discover
 from auditor.effort import load_model
 from auditor.isolate import file_size
@@ -126,7 +126,8 @@ def scan_all(ctx: RunContext, progress: Callable[[int, int], ScanProgress | None
     options = ctx.options
     advance = progress(len(files), sum(file_size(f) for f in files)) if progress else None
     with timed(timings, "scan"):
-        cache = ResultCache(ctx.store, scan_context(ctx.scan, options.max_file_size)) if ctx.store else None
+        cache = ResultCache.of(ctx.store, ctx.scan, options.max_file_size, options.across_macros) \
+            if ctx.store else None
         return runner.scan_all(files, ctx.scan, options.jobs, advance, options.max_file_size, options.time_budget,
                                cache, ctx.index)
 

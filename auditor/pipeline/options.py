@@ -25,5 +25,7 @@ class ScanOptions:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()   # config policy (auditor/policy.py)
     optional_dirs: tuple[str, ...] = ()
     scan_dirs: tuple[str, ...] = ()             # vendored-looking directories new in the change (--diff-base)
+    across_macros: bool = False                 # also cache each result under a key that ignores the project's
+                                                # macros the file does not name (cache.ResultCache.key_within)
     whole_run_cache: bool = True                # also cache the whole report by the stat of every file read
                                                 # (`history` does not: each point's tree is new, its store reuses)
