@@ -129,8 +129,8 @@ def test_a_file_is_scanned_again_only_when_it_names_a_macro_the_build_changed(tm
         (tmp_path / "tree" / name).parent.mkdir(parents=True, exist_ok=True)
         (tmp_path / "tree" / name).write_text(text)
     files = discover([tmp_path / "tree"], tmp_path / "tree").files
-    before = load_rulebook()
-    after = before.with_project_macros(frozenset({"GRID_USE_HIP"}), frozenset())
+    before = load_rulebook().own_context
+    after = before.with_guards(before.guards.with_project_macros(frozenset({"GRID_USE_HIP"}), frozenset()))
     scanned: list[str] = []
     real = runner.scan_with_budget
     monkeypatch.setattr(runner, "scan_with_budget", lambda source, *a, **k: scanned.append(source.path) or real(
