@@ -86,13 +86,20 @@ def test_gpus_all_stays_in_a_job_on_an_nvidia_runner(tmp_path, capsys):
     assert "RA703 a CI job: its runner and image are NVIDIA's" in capsys.readouterr().out
 
 
-def test_a_ci_jobs_nvidia_image_is_not_replaced(tmp_path, capsys):
+@pytest.mark.parametrize(("ubuntu", "suggested"), [
+    ("22.04", "image rocm/dev-ubuntu-22.04:6.4,"),
+    ("20.04", "image rocm/dev-ubuntu-22.04:6.4 or rocm/dev-ubuntu-24.04:6.4,"),   # ROCm 6.4 has no 20.04 image
+])
+def test_a_ci_jobs_nvidia_image_is_not_replaced_and_the_rocm_job_to_add_is_named(tmp_path, capsys, ubuntu, suggested):
     job = ("jobs:\n  build:\n    runs-on: ubuntu-latest\n    container:\n"
-           "      image: nvidia/cuda:12.4.1-devel-ubuntu22.04\n    steps:\n      - run: make\n")
+           f"      image: nvidia/cuda:12.4.1-devel-ubuntu{ubuntu}\n    steps:\n      - run: make\n")
     root = write_tree(tmp_path / "repo", {".github/workflows/ci.yml": job})
     _fix(root, "--unsafe")
     assert (root / ".github/workflows/ci.yml").read_text() == job
-    assert "a CI job's NVIDIA image" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert ".github/workflows/ci.yml:5: RA700 a CI job's NVIDIA image: the job would lose its GPU" in out
+    assert f"add a ROCm job beside it (for the ROCm job, on an AMD GPU runner: {suggested} docker flags " \
+           "--device=/dev/kfd --device=/dev/dri --group-add video)" in out
 
 
 @pytest.mark.parametrize(("base", "written"), [

@@ -8,6 +8,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.fix.data import FixSpec
+from auditor.fix.text_fixes import rocm_job_suggestion
 from auditor.rocmpath.disposition import LIVE, OPS, VERIFY
 from auditor.types import FileResult, Finding, SourceFile
 
@@ -64,7 +65,8 @@ def plan_fixes(results: Sequence[FileResult], sources: dict[str, SourceFile], sp
             if source.kind not in ENGINE_KINDS[spec.engine]:
                 continue          # e.g. CUDA source inside a Python string: reported, not fixed
             if source.kind in spec.never_in:
-                refused.append((finding, spec.never_in_why))
+                refused.append((finding, f"{spec.never_in_why} ({rocm_job_suggestion(finding.snippet)})"
+                                if source.kind == "ci" else spec.never_in_why))
                 continue
             if spec.safety == "unsafe" and not unsafe:
                 unsafe_left += 1
