@@ -88,7 +88,7 @@ def test_hip_device_check_replaces_an_old_hipcc_and_sees_the_mask_fixed(tmp_path
 
 @needs_device_check
 def test_hip_device_check_rolls_back_a_fix_that_breaks_the_hip_side(tmp_path, capsys, monkeypatch):
-    wrong = cuda_fixes.FULL_MASK_DEFINITION.replace("0xffffffffffffffffull", "rocm_audit_no_such_mask")
+    wrong = cuda_fixes.FULL_MASK_DEFINITION.replace("__activemask()", "rocm_audit_no_such_mask")
     monkeypatch.setattr(cuda_fixes, "FULL_MASK_DEFINITION", wrong)
     monkeypatch.setattr(compilers, "find_compilers", lambda: (None, None))
     root = write_tree(tmp_path / "repo", {"k.cu": KERNEL})

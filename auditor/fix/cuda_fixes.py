@@ -14,9 +14,9 @@ from auditor.types import Finding
 
 FULL_MASK = "ROCM_AUDIT_FULL_MASK"
 FULL_MASK_DEFINITION = f"""\
-#ifndef {FULL_MASK}  // rocm-audit fix: a full warp mask, 64-bit on AMD GPUs (wave64)
+#ifndef {FULL_MASK}  // rocm-audit fix: all lanes; on AMD the wavefront's (64, fewer in a smaller block)
 #if defined(__HIP_PLATFORM_AMD__)
-#define {FULL_MASK} 0xffffffffffffffffull
+#define {FULL_MASK} __activemask()
 #else
 #define {FULL_MASK} 0xffffffffu
 #endif
