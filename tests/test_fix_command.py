@@ -51,7 +51,8 @@ PINNED = {
     # a CUDA-only CMake project: a HIP architectures line would not make it build for HIP (and would turn the
     # verdict into "ROCm build in tree, but broken"), so RA603's fix is not offered
     ("cmake_cuda_lib", True): (set(), {}, 85, 85),
-    ("coverage", True): (set(), {}, 10, 10),                        # graph_step.cu parses only in part: not touched
+    # graph_step.cu's `#if __has_include(<cudnn.h>)` does not parse: a definition after it could land in that branch
+    ("coverage", True): (set(), {}, 10, 10),
 }
 
 
@@ -130,7 +131,7 @@ def test_never_touches_guarded_vendored_partial_or_linked_files(tmp_path, capsys
     assert _digests(root) == digests and _digests(outside) == outside_digests
     out = capsys.readouterr().out
     assert "Fixed 0 finding(s) in 0 file(s)." in out
-    assert "broken.cu:1: RA200 the file was scanned only in part" in out
+    assert "broken.cu:1: RA200 the file parsed only in part and the code around it did not parse" in out
 
 
 def test_keeps_mode_and_line_endings_and_leaves_no_temporary_file(tmp_path, capsys):

@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from auditor.errors import AuditorError
 from auditor.fix.data import FixSpec
 from auditor.fix.edits import Edit, FileFix, FixContext, NO_CONTEXT, apply_edits, line_starts
-from auditor.fix.lanes import lane_limit
+from auditor.fix.lanes import lane_limit, unparsed_limit, unparsed_regions
 from auditor.parsing.cuda import Node, parse
 from auditor.types import Finding
 
@@ -64,8 +64,9 @@ def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec],
              context: FixContext = NO_CONTEXT) -> FileFix:
     source = text.encode("utf-8")
     tree = parse(source)
-    if tree.partial:
-        return FileFix(text, skipped=tuple((f, "the file did not parse completely") for f in findings))
+    # In a file that parsed only in part, a mask is fixed where its function parsed completely and no unparsed
+    # code names it (auditor/fix/lanes.py); the other fixes need the whole file.
+    regions = unparsed_regions(tree.tree.root_node) if tree.partial else []
     starts = line_starts(source)
     edits: list[Edit[bytes]] = []
     skipped: list[tuple[Finding, str]] = []
@@ -75,14 +76,22 @@ def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec],
         try:
             if finding.span.line is None:
                 raise Skip("the finding has no line")
+            if regions and action is not _full_mask:
+                raise Skip("the file did not parse completely")
             offset = starts[finding.span.line - 1] + (finding.span.column or 1) - 1
+            if regions and (why := unparsed_limit(_at(tree.tree.root_node, offset), regions)):
+                raise Skip(f"the file parsed only in part and {why}")
             made, definition = action(tree.tree.root_node, offset, finding, context)
+            at = _file_scope_start(tree.tree.root_node, offset)
+            if regions and (before := [r for r in regions if r.start_byte < at]):
+                # an unreadable `#if` above may open a branch the definition would land in (graph_step.cu)
+                raise Skip(f"the file parsed only in part and the definition's place follows code that did not "
+                           f"parse (line {before[0].start_point[0] + 1}): its preprocessor context is not known")
         except (Skip, IndexError, TypeError) as err:
             skipped.append((finding, str(err) or "no node at the finding's position"))
             continue
         edits.extend(made)
         if definition and definition[0] not in text:
-            at = _file_scope_start(tree.tree.root_node, offset)
             definitions[definition[1]] = min(definitions.get(definition[1], at), at)
     newline = "\r\n" if b"\r\n" in source[: source.find(b"\n") + 1] else "\n"   # the file's own line ends
     for definition, at in definitions.items():
@@ -91,6 +100,13 @@ def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec],
     skipped += [(e.finding, "overlaps another fix") for e in dropped if e.finding]
     applied = tuple(dict.fromkeys(e.finding for e in kept if e.finding))
     return FileFix(new.decode("utf-8"), applied, tuple(skipped))
+
+
+def _at(root: Node, offset: int) -> Node:
+    node = root.descendant_for_byte_range(offset, offset)
+    if node is None:
+        raise Skip("no matching code at the finding's position")
+    return node
 
 
 def _node_at(root: Node, offset: int, types: set[str]) -> Node:

@@ -25,6 +25,7 @@ ENGINE_KINDS = {
 # vendor's backend: an edit there changes nothing on ROCm.
 FIXED_DISPOSITIONS = frozenset({LIVE, VERIFY, OPS})
 _NOT_LIVE = "{}: the ROCm build does not compile this code as it is, so a fix changes nothing there"
+PARTIAL = "the file was scanned only in part"
 UNPORTABLE_CATEGORIES = {"hopper_only_feature": "Hopper/Blackwell-only features"}   # inline PTX: per function
 
 
@@ -53,6 +54,11 @@ def plan_fixes(results: Sequence[FileResult], sources: dict[str, SourceFile], sp
         if not fixable:
             continue
         reason = _file_refusal(result, sources.get(result.path), roots) or _nvidia_only(result, categories or {})
+        if reason == PARTIAL and result.kind in ENGINE_KINDS["cuda"]:
+            # masks are judged per function (auditor/fix/cuda_fixes.py); the other fixes need the whole file
+            refused += [(f, reason) for f in fixable if specs[f.rule_id].action != "full-mask"]
+            fixable = [f for f in fixable if specs[f.rule_id].action == "full-mask"]
+            reason = _nvidia_only(result, categories or {})
         if reason:
             refused += [(f, reason) for f in fixable]
             continue
@@ -95,7 +101,7 @@ def _file_refusal(result: FileResult, source: SourceFile | None, roots: Sequence
     if result.error:
         return f"the file could not be scanned ({result.error})"
     if result.partial:
-        return "the file was scanned only in part"
+        return PARTIAL
     path = Path(source.abspath)
     if path.is_symlink():
         return "the file is a symbolic link"
