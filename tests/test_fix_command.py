@@ -88,14 +88,14 @@ def test_diff_prints_and_changes_nothing(tmp_path, capsys):
 
 
 def test_check_fix_is_an_alias(tmp_path, capsys):
-    root = write_tree(tmp_path / "repo", {"k.cu": "__device__ float f(float v) { return __shfl_sync(0xffffffff, v, 0); }\n"})
+    root = write_tree(tmp_path / "repo", {"k.cu": "__device__ float f(float v) { return __shfl_xor_sync(0xffffffff, v, 1); }\n"})
     assert main(["check", "--fix", str(root), "--no-progress"]) == 0
-    assert "__shfl_sync(ROCM_AUDIT_FULL_MASK, v, 0)" in (root / "k.cu").read_text()
+    assert "__shfl_xor_sync(ROCM_AUDIT_FULL_MASK, v, 1)" in (root / "k.cu").read_text()
     assert "Fixed 1 finding(s) in 1 file(s)." in capsys.readouterr().out
 
 
 def test_exit_code_counts_what_remains(tmp_path, capsys):
-    root = write_tree(tmp_path / "repo", {"k.cu": "__device__ float f(float v) { return __shfl_sync(0xffffffff, v, 0); }\n"})
+    root = write_tree(tmp_path / "repo", {"k.cu": "__device__ float f(float v) { return __shfl_xor_sync(0xffffffff, v, 1); }\n"})
     assert main(["fix", str(root), "--diff", "--no-progress"]) == 1     # nothing written: the finding is there
     assert main(["fix", str(root), "--no-progress"]) == 0               # written: nothing high remains
     assert main(["check", str(root), "--no-progress", "--format", "json"]) == 0
@@ -112,7 +112,7 @@ __device__ float bcast(float v) {
 #if defined(__HIP_PLATFORM_AMD__)
   return __shfl(v, 0);
 #else
-  return __shfl_sync(0xffffffff, v, 0);
+  return __shfl_xor_sync(0xffffffff, v, 1);
 #endif
 }
 """
@@ -122,8 +122,8 @@ def test_never_touches_guarded_vendored_partial_or_linked_files(tmp_path, capsys
     outside = write_tree(tmp_path / "outside", {"k.cu": "__device__ float g(float v) { return __shfl_sync(~0u, v, 0); }\n"})
     root = write_tree(tmp_path / "repo", {
         "guarded.cu": GUARDED,
-        "third_party/lib/k.cu": "__device__ float h(float v) { return __shfl_sync(0xffffffff, v, 0); }\n",
-        "broken.cu": "__device__ float b(float v) { return __shfl_sync(0xffffffff, v, 0) }}} (\n",
+        "third_party/lib/k.cu": "__device__ float h(float v) { return __shfl_xor_sync(0xffffffff, v, 1); }\n",
+        "broken.cu": "__device__ float b(float v) { return __shfl_xor_sync(0xffffffff, v, 1) }}} (\n",
     })
     (root / "linked.cu").symlink_to(outside / "k.cu")
     digests, outside_digests = _digests(root), _digests(outside)
@@ -191,7 +191,7 @@ def test_a_fix_that_adds_a_finding_is_rolled_back(tmp_path):
 
 def test_files_built_on_hopper_features_are_not_patched(tmp_path, capsys):
     root = write_tree(tmp_path / "repo", {"sm90.cu": (
-        "__device__ float f(float v) { return __shfl_sync(0xffffffff, v, 0); }\n"
+        "__device__ float f(float v) { return __shfl_xor_sync(0xffffffff, v, 1); }\n"
         '__device__ void fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }\n')})
     before = (root / "sm90.cu").read_text()
     main(["fix", str(root), "--no-progress", "--fail-on", "never"])

@@ -187,3 +187,23 @@ def test_doc_comment_stays_with_its_function_without_includes(tmp_path):
     text = (root / "k.cu").read_text()
     assert "/// Sums a warp.\n__device__ float warp_sum" in text
     assert text.index("#endif\n") < text.index("/// Sums a warp.")
+
+
+def test_a_shuffle_from_a_lane_without_a_width_is_not_fixed(tmp_path, capsys):
+    # TransformerEngine's top-k: 4 warps of 32 lanes, a token each; __shfl_sync(mask, v, 0) broadcasts lane 0 of
+    # each 32-lane warp on NVIDIA, but lane 0 of the 64-lane wavefront on AMD: the second token would get the first's
+    text = ("__global__ void topk(float* out) {\n  float v = out[threadIdx.x];\n"
+            "  out[threadIdx.x] = __shfl_sync(0xffffffff, v, 0);\n}\n")
+    root = write_tree(tmp_path / "repo", {"k.cu": text})
+    _fix(root)
+    assert (root / "k.cu").read_text() == text
+    assert "k.cu:3: RA200 a shuffle from lane N without a width: on AMD it reads lane N of the 64-lane wavefront" \
+        in capsys.readouterr().out
+
+
+def test_a_shuffle_from_a_lane_with_its_width_is_fixed(tmp_path, capsys):
+    text = ("__global__ void topk(float* out) {\n  float v = out[threadIdx.x];\n"
+            "  out[threadIdx.x] = __shfl_sync(0xffffffff, v, 0, 32);\n}\n")
+    root = write_tree(tmp_path / "repo", {"k.cu": text})
+    _fix(root)
+    assert "__shfl_sync(ROCM_AUDIT_FULL_MASK, v, 0, 32)" in (root / "k.cu").read_text()

@@ -137,6 +137,10 @@ def _full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
         if name in context.shims:
             raise Skip(f"the project's own HIP shim redefines {name} ({context.shims[name]}) and drops the mask: "
                        "nothing to fix")
+    if "__shfl_sync" in _warp_functions(node) and (node.type == "preproc_arg" or len(node.parent.named_children) < 4):
+        raise Skip("a shuffle from lane N without a width: on AMD it reads lane N of the 64-lane wavefront, on "
+                   "NVIDIA lane N of each 32-lane warp, so where the code works in 32-lane warps the upper half "
+                   "would read the lower half's value; give the width (32) or port the warp size; report only")
     limited = lane_limit(node, root, context.lane_limited)
     if limited:
         raise Skip(f"lane-limited code ({limited}): a full 64-bit mask would name lanes that are not active, which "
