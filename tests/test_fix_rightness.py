@@ -207,3 +207,15 @@ def test_a_shuffle_from_a_lane_with_its_width_is_fixed(tmp_path, capsys):
     root = write_tree(tmp_path / "repo", {"k.cu": text})
     _fix(root)
     assert "__shfl_sync(ROCM_AUDIT_FULL_MASK, v, 0, 32)" in (root / "k.cu").read_text()
+
+
+def test_a_vote_is_not_fixed(tmp_path, capsys):
+    # the torch_extension fixture's expert count: on AMD the ballot covers 64 lanes, the `unsigned` keeps the lower
+    # 32 and one lane per wavefront (threadIdx.x % warpSize == 0) adds them: half the votes would be lost
+    text = ("__global__ void count(const int* ids, int* counts, int e) {\n"
+            "  unsigned votes = __ballot_sync(0xffffffff, ids[threadIdx.x] == e);\n"
+            "  if (threadIdx.x % warpSize == 0) atomicAdd(counts, __popc(votes));\n}\n")
+    root = write_tree(tmp_path / "repo", {"k.cu": text})
+    _fix(root)
+    assert (root / "k.cu").read_text() == text
+    assert "k.cu:2: RA200 a vote (__ballot_sync) over the 64-lane wavefront" in capsys.readouterr().out

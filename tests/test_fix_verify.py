@@ -11,7 +11,8 @@ import auditor.fix.cuda_fixes as cuda_fixes
 from auditor.cli import main
 from auditor.fix.compilers import NVCC_FLAGS, Compiler, _comparable, _compile, find_compilers
 from auditor.fix.hipdevice import find_hip_device_check
-from tests.conftest import FIXTURES, write_tree
+from tests.conftest import write_tree
+from tests.test_fix_command import REDUCE_KERNEL
 
 NVCC = shutil.which("nvcc")
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc is not installed here: the CUDA output is not compared")
@@ -20,17 +21,15 @@ KERNEL = ("#include <cuda_runtime.h>\n__global__ void k(float* out) {\n  float v
 
 
 @needs_nvcc
-def test_touched_fixture_cu_has_byte_identical_ptx(tmp_path, capsys):
-    root = tmp_path / "torch_extension"
-    shutil.copytree(FIXTURES / "torch_extension", root)
-    source = root / "csrc/topk_gating.cu"
-    old = source.read_text()
+def test_touched_cu_has_byte_identical_ptx(tmp_path, capsys):
+    root = write_tree(tmp_path / "repo", {"csrc/reduce.cu": REDUCE_KERNEL})
+    source = root / "csrc/reduce.cu"
     main(["fix", str(root), "--no-progress", "--fail-on", "never"])
     new = source.read_text()
-    assert new != old and "ROCM_AUDIT_FULL_MASK" in new
+    assert new != REDUCE_KERNEL and "ROCM_AUDIT_FULL_MASK" in new
     nvcc, _ = find_compilers()
     assert nvcc is not None
-    before, after = (_compile(nvcc, NVCC_FLAGS, source, root, text, ptx=True) for text in (old, new))
+    before, after = (_compile(nvcc, NVCC_FLAGS, source, root, text, ptx=True) for text in (REDUCE_KERNEL, new))
     assert before.output is not None, before.error
     assert _comparable(after.output) == _comparable(before.output)
 

@@ -56,6 +56,9 @@ _NO_PARENS = {"parenthesized_expression", "init_declarator", "argument_list", "r
               "condition_clause", "expression_statement"}
 
 
+_VOTES = {"__ballot_sync", "__any_sync", "__all_sync", "__match_any_sync", "__match_all_sync"}
+
+
 class Skip(AuditorError):
     """This finding is reported, not fixed; the message says why."""
 
@@ -137,6 +140,9 @@ def _full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
         if name in context.shims:
             raise Skip(f"the project's own HIP shim redefines {name} ({context.shims[name]}) and drops the mask: "
                        "nothing to fix")
+    if votes := sorted(set(_warp_functions(node)) & _VOTES):
+        raise Skip(f"a vote ({votes[0]}) over the 64-lane wavefront: where the code works in 32-lane warps it "
+                   "counts two warps' lanes as one (and a 32-bit result keeps only the lower half); report only")
     if "__shfl_sync" in _warp_functions(node) and (node.type == "preproc_arg" or len(node.parent.named_children) < 4):
         raise Skip("a shuffle from lane N without a width: on AMD it reads lane N of the 64-lane wavefront, on "
                    "NVIDIA lane N of each 32-lane warp, so where the code works in 32-lane warps the upper half "
