@@ -145,7 +145,7 @@ def test_keeps_mode_and_line_endings_and_leaves_no_temporary_file(tmp_path, caps
 
 
 def test_select_limits_the_fixes(tmp_path, capsys):
-    root = write_tree(tmp_path / "repo", {"k.cu": "__device__ void s(unsigned n) { __nanosleep(n); }\n"
+    root = write_tree(tmp_path / "repo", {"k.cu": "__device__ void s(int* f, unsigned n) { while (!*f) __nanosleep(n); }\n"
                                                   "__device__ float f(float v) { return __shfl_sync(~0u, v, 0); }\n"})
     main(["fix", str(root), "--select", "RA830", "--no-progress"])
     text = (root / "k.cu").read_text()

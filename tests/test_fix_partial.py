@@ -53,7 +53,7 @@ def test_a_mask_inside_the_unparsed_function_is_not_fixed(tmp_path, capsys):
 
 
 def test_other_fixes_need_the_whole_file(tmp_path, capsys):
-    text = ("__device__ void backoff() { __nanosleep(100); }\nint unreadable( = ) ) { return 0; }\n")
+    text = ("__device__ void backoff(int* f) { while (!*f) __nanosleep(100); }\nint unreadable( = ) ) { return 0; }\n")
     root = write_tree(tmp_path / "repo", {"k.cu": text})
     assert _fix(root) == text
     assert "k.cu:1: RA830 the file was scanned only in part" in capsys.readouterr().out

@@ -219,3 +219,13 @@ def test_a_vote_is_not_fixed(tmp_path, capsys):
     _fix(root)
     assert (root / "k.cu").read_text() == text
     assert "k.cu:2: RA200 a vote (__ballot_sync) over the 64-lane wavefront" in capsys.readouterr().out
+
+
+def test_a_timed_delay_is_not_turned_into_a_short_sleep(tmp_path, capsys):
+    # flashinfer's delayStreamKernel holds a stream for delay_us microseconds; s_sleep would make it ~1000x shorter
+    text = ("__global__ void delay(long long us) {\n  for (int i = 0; i < us; ++i) {\n    __nanosleep(1000);\n"
+            "  }\n}\n")
+    root = write_tree(tmp_path / "repo", {"k.cu": text})
+    _fix(root)
+    assert (root / "k.cu").read_text() == text
+    assert "k.cu:3: RA830 a timed delay, not a back-off in a wait loop" in capsys.readouterr().out

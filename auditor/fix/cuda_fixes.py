@@ -36,7 +36,6 @@ static __device__ __forceinline__ void {SLEEP}(unsigned ns) {{ __nanosleep(ns); 
 _MASK_IN_MACRO = re.compile(
     rb"(__(?:shfl|shfl_up|shfl_down|shfl_xor|ballot|any|all|match_any|match_all|reduce_[a-z]+)_sync\s*\(\s*|"
     rb"__syncwarp\s*\(\s*)(0[xX][fF]{8}[uUlL]*|~\s*0[uU]?|-\s*1)(?=\s*[,)])")
-_SLEEP_IN_MACRO = re.compile(rb"\b__nanosleep(?=\s*\()")
 _RUNTIME_INDEX = re.compile(rb"threadIdx|blockDim|\b(?:tid|lane|lane_?id|laneid)\b")
 # A project's own warp constants and tiles (WARP_SIZE, kWarpSize, NumWorkerWarpsPerBlock, tiled_partition<32>): the
 # function counts 32-lane warps through them, so a warpSize-based lane or warp id would disagree with them.
@@ -56,6 +55,7 @@ _NO_PARENS = {"parenthesized_expression", "init_declarator", "argument_list", "r
               "condition_clause", "expression_statement"}
 
 
+_LOOP_KINDS = {"for_statement", "while_statement", "do_statement", "for_range_loop"}
 _VOTES = {"__ballot_sync", "__any_sync", "__all_sync", "__match_any_sync", "__match_all_sync"}
 
 
@@ -277,9 +277,16 @@ def _nanosleep(root: Node, offset: int, finding: Finding, context: FixContext):
     node = _node_at(root, offset, {"identifier"})
     definition = ("ROCM_AUDIT_NANOSLEEP", SLEEP_DEFINITION)
     if node.type == "preproc_arg":
-        return _in_macro(node, _SLEEP_IN_MACRO, SLEEP.encode(), finding), definition
+        raise Skip("__nanosleep in a macro: whether its uses are back-offs or timed delays is not known; report only")
     if node.parent is None or node.parent.type != "call_expression":
         raise Skip("__nanosleep is not called here")
+    loop = node.parent
+    while loop is not None and loop.type not in _LOOP_KINDS and loop.type != "function_definition":
+        loop = loop.parent
+    if loop is None or loop.type not in ("while_statement", "do_statement"):
+        # flashinfer's delayStreamKernel: `for (i < delay_us) __nanosleep(1000)` holds a stream for a time
+        raise Skip("a timed delay, not a back-off in a wait loop: s_sleep (about 64 clocks a step) would not wait "
+                   "as long; report only")
     return [Edit(node.start_byte, node.end_byte, SLEEP.encode(), finding)], definition
 
 
