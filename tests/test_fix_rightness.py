@@ -229,3 +229,14 @@ def test_a_timed_delay_is_not_turned_into_a_short_sleep(tmp_path, capsys):
     _fix(root)
     assert (root / "k.cu").read_text() == text
     assert "k.cu:3: RA830 a timed delay, not a back-off in a wait loop" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("path", "fixed"), [("xqa/mla_sm120.cuh", False), ("kernels/sm_90/reduce.cu", False),
+                                             ("kernels/pre_sm90/reduce.cu", True)])
+def test_no_fix_in_a_file_written_for_hopper_or_blackwell(tmp_path, capsys, path, fixed):
+    # flashinfer's xqa/mla_sm120.cuh: its TMA and MMA wrappers live in other headers; the path says what it is for
+    root = write_tree(tmp_path / "repo", {path: WARP_SUM})
+    _fix(root)
+    assert ("ROCM_AUDIT_FULL_MASK" in (root / path).read_text()) == fixed
+    if not fixed:
+        assert "the file is written for one NVIDIA architecture (" in capsys.readouterr().out

@@ -3,6 +3,7 @@ file is a regular file inside the scanned tree that scanned completely, and the 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
@@ -83,11 +84,19 @@ def plan_fixes(results: Sequence[FileResult], sources: dict[str, SourceFile], sp
     return Plan(tuple(files), tuple(refused), unsafe_left)
 
 
+# A path that names a Hopper/Blackwell architecture (flashinfer's xqa/mla_sm120.cuh, kernels/sm_90/, hopper/):
+# written for it, with its TMA and MMA wrappers in other headers. `pre_sm90/` and `sm80` name the code for the rest.
+_ARCH_PATH = re.compile(r"(?<![a-z])(?<!pre_)(?<!pre)(sm_?(?:9\d|1[0-2]\d)a?|hopper|blackwell)(?![a-z0-9])",
+                        re.IGNORECASE)
+
+
 def _nvidia_only(result: FileResult, categories: dict[str, str]) -> str | None:
     """A file built around Hopper/Blackwell-only features (wgmma, TMA, clusters, sm_90a) is replaced in a port,
     not patched: fixing its masks changes nothing that could run on ROCm."""
     if result.kind not in ENGINE_KINDS["cuda"]:
         return None
+    if named := _ARCH_PATH.search(result.path):
+        return f"the file is written for one NVIDIA architecture ({named.group(1)} in its path): ported by rewriting"
     for finding in result.findings:
         what = UNPORTABLE_CATEGORIES.get(categories.get(finding.rule_id, ""))
         if what and not finding.guarded and finding.disposition in FIXED_DISPOSITIONS:
