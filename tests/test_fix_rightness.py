@@ -240,3 +240,18 @@ def test_no_fix_in_a_file_written_for_hopper_or_blackwell(tmp_path, capsys, path
     assert ("ROCM_AUDIT_FULL_MASK" in (root / path).read_text()) == fixed
     if not fixed:
         assert "the file is written for one NVIDIA architecture (" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("condition", "fixed"), [
+    ("#if defined(__CUDACC_VER_MAJOR__) && (__CUDACC_VER_MAJOR__ >= 9)", False),   # warp-ctc's reduce.cu
+    ("#ifdef CUDA_VERSION", False),
+    ("#if CUDA_VERSION < 9000 || defined(__HIP__)", True),                          # HIP takes this branch
+])
+def test_no_fix_in_a_branch_only_a_cuda_compiler_takes(tmp_path, capsys, condition, fixed):
+    text = ("__device__ float down(float x, int o) {\n" + condition + "\n"
+            "  return __shfl_down_sync(0xFFFFFFFF, x, o);\n#else\n  return __shfl_down(x, o);\n#endif\n}\n")
+    root = write_tree(tmp_path / "repo", {"k.cu": text})
+    _fix(root)
+    assert ("ROCM_AUDIT_FULL_MASK, x, o" in (root / "k.cu").read_text()) == fixed
+    if not fixed:
+        assert "k.cu:3: RA200 in a branch for a CUDA compiler version (line 2: " in capsys.readouterr().out

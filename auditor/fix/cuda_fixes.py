@@ -55,6 +55,8 @@ _NO_PARENS = {"parenthesized_expression", "init_declarator", "argument_list", "r
               "condition_clause", "expression_statement"}
 
 
+_CUDA_VERSION_MACRO = re.compile(r"\b(?:__CUDACC_VER_MAJOR__|__CUDACC_VER_MINOR__|__CUDACC_VER__|CUDA_VERSION"
+                                 r"|CUDART_VERSION)\b")
 _LOOP_KINDS = {"for_statement", "while_statement", "do_statement", "for_range_loop"}
 _VOTES = {"__ballot_sync", "__any_sync", "__all_sync", "__match_any_sync", "__match_all_sync"}
 
@@ -147,6 +149,9 @@ def _full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
         raise Skip("a shuffle from lane N without a width: on AMD it reads lane N of the 64-lane wavefront, on "
                    "NVIDIA lane N of each 32-lane warp, so where the code works in 32-lane warps the upper half "
                    "would read the lower half's value; give the width (32) or port the warp size; report only")
+    if branch := _cuda_version_branch(node):
+        raise Skip(f"in a branch for a CUDA compiler version ({branch}): HIP leaves that macro undefined and compiles "
+                   "the other branch, so a fix changes nothing there")
     limited = lane_limit(node, root, context.lane_limited)
     if limited:
         raise Skip(f"lane-limited code ({limited}): a full 64-bit mask would name lanes that are not active, which "
@@ -158,6 +163,24 @@ def _full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
     if node.parent is None or node.parent.type != "argument_list" or node.parent.named_children[0] != node:
         raise Skip("the mask is not the first argument of a warp function")
     return [Edit(node.start_byte, node.end_byte, FULL_MASK.encode(), finding)], definition
+
+
+def _cuda_version_branch(node: Node) -> str | None:
+    """'line N: <condition>' when `node` is in the branch of `#if defined(__CUDACC_VER_MAJOR__) && ... >= 9` (or
+    `#ifdef CUDA_VERSION`) that only a CUDA compiler takes (warp-ctc's reduce.cu: its #else is HIP's shuffle)."""
+    child, current = node, node.parent
+    while current is not None:
+        if current.type in ("preproc_if", "preproc_ifdef", "preproc_elif"):
+            alternative = current.child_by_field_name("alternative")
+            in_alternative = alternative is not None and alternative.start_byte <= child.start_byte
+            condition = current.child_by_field_name("condition") or current.child_by_field_name("name")
+            text = (condition.text or b"").decode("utf-8", "replace") if condition is not None else ""
+            negated = current.type == "preproc_ifdef" and (current.children[0].text or b"").strip() == b"#ifndef"
+            if not in_alternative and not negated and _CUDA_VERSION_MACRO.search(text) \
+                    and not re.search(r"!|<|\|\||HIP|ROCM", text, re.IGNORECASE):
+                return f"line {current.start_point[0] + 1}: {' '.join(text.split())[:60]}"
+        child, current = current, current.parent
+    return None
 
 
 def _inline_asm(node: Node) -> int | None:
