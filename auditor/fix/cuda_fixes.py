@@ -43,7 +43,7 @@ _WARP_NAME = re.compile(rb"Warp|WARP|^(?!warpSize$)"
                         rb"(?i:.*warp_?size.*|threads_per_warp|tiled_partition|thread_block_tile)$")
 _TENSOR_CORE_CODE = re.compile(rb"\bcute::|namespace cute\b|#\s*include\s*[<\"]cute/|\bcutlass::|\bwmma::|"
                                rb"\bmma\.sync\b|\bwgmma\b|\bldmatrix\b")
-_WARP_LITERAL = re.compile(rb"^(32|31|0[xX]1[fF]|5)[uU]?$|^32\.0*[fF]?$")
+_WARP_LITERAL = re.compile(rb"^(32|31|0[xX]1[fF]|5|0[xX][fF]{7}[eE]0)[uU]?$|^32\.0*[fF]?$")   # 0xffffffe0: ~31
 # Warp-level work (shuffles, votes, a project's warp_reduce helpers) done in 32-lane groups stays consistent with
 # 32-lane ids: TensorRT-LLM's blockReduceSum (`tid & 31`, `tid >> 5`, xor-shuffles from 16) is right on wave64 as
 # written, and a warpSize-based lane id alone would lose half of each wavefront's sum.
@@ -284,7 +284,7 @@ def _counts_32_lanes(literal: Node) -> bool:
     if (literal.text or b"").rstrip(b"uU") != b"5":
         return True
     operator = literal.parent.child_by_field_name("operator") if literal.parent is not None else None
-    return operator is not None and operator.type == ">>"
+    return operator is not None and operator.type in (">>", "<<")   # bid << 5: 32 per block (a COL32 tile)
 
 
 def _is_lane_math(literal: Node) -> bool:
