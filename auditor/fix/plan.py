@@ -95,12 +95,12 @@ def _nvidia_only(result: FileResult, categories: dict[str, str]) -> str | None:
     not patched: fixing its masks changes nothing that could run on ROCm."""
     if result.kind not in ENGINE_KINDS["cuda"]:
         return None
-    if named := _ARCH_PATH.search(result.path):
-        return f"the file is written for one NVIDIA architecture ({named.group(1)} in its path): ported by rewriting"
     for finding in result.findings:
         what = UNPORTABLE_CATEGORIES.get(categories.get(finding.rule_id, ""))
         if what and not finding.guarded and finding.disposition in FIXED_DISPOSITIONS:
             return f"the file uses {what} ({finding.rule_id} at line {finding.span.line}): ported by rewriting"
+    if named := _ARCH_PATH.search(result.path):
+        return f"the file is written for one NVIDIA architecture ({named.group(1)} in its path): ported by rewriting"
     return None
 
 
