@@ -145,7 +145,8 @@ def _full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
     if votes := sorted(set(_warp_functions(node)) & _VOTES):
         raise Skip(f"a vote ({votes[0]}) over the 64-lane wavefront: where the code works in 32-lane warps it "
                    "counts two warps' lanes as one (and a 32-bit result keeps only the lower half); report only")
-    if "__shfl_sync" in _warp_functions(node) and (node.type == "preproc_arg" or len(node.parent.named_children) < 4):
+    arguments = node.parent.named_children if node.parent is not None else []
+    if "__shfl_sync" in _warp_functions(node) and (node.type == "preproc_arg" or len(arguments) < 4):
         raise Skip("a shuffle from lane N without a width: on AMD it reads lane N of the 64-lane wavefront, on "
                    "NVIDIA lane N of each 32-lane warp, so where the code works in 32-lane warps the upper half "
                    "would read the lower half's value; give the width (32) or port the warp size; report only")
@@ -303,7 +304,7 @@ def _nanosleep(root: Node, offset: int, finding: Finding, context: FixContext):
         raise Skip("__nanosleep in a macro: whether its uses are back-offs or timed delays is not known; report only")
     if node.parent is None or node.parent.type != "call_expression":
         raise Skip("__nanosleep is not called here")
-    loop = node.parent
+    loop: Node | None = node.parent
     while loop is not None and loop.type not in _LOOP_KINDS and loop.type != "function_definition":
         loop = loop.parent
     if loop is None or loop.type not in ("while_statement", "do_statement"):
