@@ -267,3 +267,16 @@ def test_no_lane_math_fix_where_32_is_a_data_layout(tmp_path, capsys):
     _fix(root, "--unsafe")
     assert (root / "k.cu").read_text() == text
     assert "k.cu:5: RA203 the function assumes 32 lanes elsewhere too (line 5)" in capsys.readouterr().out
+
+
+def test_no_mask_fix_in_tensor_core_code(tmp_path, capsys):
+    # DeepSpeed's evoformer attention (CUTLASS): "4 threads work on the same row" of an MMA accumulator fragment
+    text = ('#include "cutlass/gemm/warp/mma_tensor_op_tile_iterator_sm80.h"\n'
+            "__device__ float reduce_same_row(float v) {\n"
+            "  v += __shfl_xor_sync(0xffffffff, v, 1);\n  return v + __shfl_xor_sync(0xffffffff, v, 2);\n}\n"
+            "using Shape = cutlass::MatrixShape<16, 8>;\n")
+    root = write_tree(tmp_path / "repo", {"iter.h": text})
+    _fix(root)
+    assert (root / "iter.h").read_text() == text
+    assert "iter.h:3: RA200 tensor-core code (cutlass::): its lanes follow NVIDIA's MMA fragment layouts" \
+        in capsys.readouterr().out

@@ -142,6 +142,10 @@ def _full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
         if name in context.shims:
             raise Skip(f"the project's own HIP shim redefines {name} ({context.shims[name]}) and drops the mask: "
                        "nothing to fix")
+    if layout := _TENSOR_CORE_CODE.search(root.text or b""):
+        # DeepSpeed's evoformer mma_accum_lambda_iterator.h: xor 1 and 2 reduce a quad of NVIDIA's MMA layout
+        raise Skip(f"tensor-core code ({layout.group(0).decode()}): its lanes follow NVIDIA's MMA fragment layouts, "
+                   "which a port rewrites; report only")
     if votes := sorted(set(_warp_functions(node)) & _VOTES):
         raise Skip(f"a vote ({votes[0]}) over the 64-lane wavefront: where the code works in 32-lane warps it "
                    "counts two warps' lanes as one (and a 32-bit result keeps only the lower half); report only")
