@@ -22,7 +22,7 @@ from tests.conftest import FIXTURES, write_tree
 RULEBOOK = load_rulebook()
 FIXTURE_TREES = sorted(p.relative_to(FIXTURES).as_posix() for p in [*FIXTURES.iterdir(), *(FIXTURES / "rocm_paths").iterdir()]
                        if p.is_dir() and p.name != "rocm_paths")
-MASK = "__device__ float f(float v) { return __shfl_sync(0xffffffff, v, 0); }\n"
+MASK = "__device__ float f(float v) { return __shfl_xor_sync(0xffffffff, v, 1); }\n"
 
 
 def _json(capsys, *args) -> tuple[int, dict]:

@@ -86,13 +86,20 @@ def test_gpus_all_stays_in_a_job_on_an_nvidia_runner(tmp_path, capsys):
     assert "RA703 a CI job: its runner and image are NVIDIA's" in capsys.readouterr().out
 
 
-def test_a_ci_jobs_nvidia_image_is_not_replaced(tmp_path, capsys):
+@pytest.mark.parametrize(("ubuntu", "suggested"), [
+    ("22.04", "image rocm/dev-ubuntu-22.04:6.4,"),
+    ("20.04", "image rocm/dev-ubuntu-22.04:6.4 or rocm/dev-ubuntu-24.04:6.4,"),   # ROCm 6.4 has no 20.04 image
+])
+def test_a_ci_jobs_nvidia_image_is_not_replaced_and_the_rocm_job_to_add_is_named(tmp_path, capsys, ubuntu, suggested):
     job = ("jobs:\n  build:\n    runs-on: ubuntu-latest\n    container:\n"
-           "      image: nvidia/cuda:12.4.1-devel-ubuntu22.04\n    steps:\n      - run: make\n")
+           f"      image: nvidia/cuda:12.4.1-devel-ubuntu{ubuntu}\n    steps:\n      - run: make\n")
     root = write_tree(tmp_path / "repo", {".github/workflows/ci.yml": job})
     _fix(root, "--unsafe")
     assert (root / ".github/workflows/ci.yml").read_text() == job
-    assert "a CI job's NVIDIA image" in capsys.readouterr().out
+    out = capsys.readouterr().out
+    assert ".github/workflows/ci.yml:5: RA700 a CI job's NVIDIA image: the job would lose its GPU" in out
+    assert f"add a ROCm job beside it (for the ROCm job, on an AMD GPU runner: {suggested} docker flags " \
+           "--device=/dev/kfd --device=/dev/dri --group-add video)" in out
 
 
 @pytest.mark.parametrize(("base", "written"), [
@@ -180,3 +187,96 @@ def test_doc_comment_stays_with_its_function_without_includes(tmp_path):
     text = (root / "k.cu").read_text()
     assert "/// Sums a warp.\n__device__ float warp_sum" in text
     assert text.index("#endif\n") < text.index("/// Sums a warp.")
+
+
+def test_a_shuffle_from_a_lane_without_a_width_is_not_fixed(tmp_path, capsys):
+    # TransformerEngine's top-k: 4 warps of 32 lanes, a token each; __shfl_sync(mask, v, 0) broadcasts lane 0 of
+    # each 32-lane warp on NVIDIA, but lane 0 of the 64-lane wavefront on AMD: the second token would get the first's
+    text = ("__global__ void topk(float* out) {\n  float v = out[threadIdx.x];\n"
+            "  out[threadIdx.x] = __shfl_sync(0xffffffff, v, 0);\n}\n")
+    root = write_tree(tmp_path / "repo", {"k.cu": text})
+    _fix(root)
+    assert (root / "k.cu").read_text() == text
+    assert "k.cu:3: RA200 a shuffle from lane N without a width: on AMD it reads lane N of the 64-lane wavefront" \
+        in capsys.readouterr().out
+
+
+def test_a_shuffle_from_a_lane_with_its_width_is_fixed(tmp_path, capsys):
+    text = ("__global__ void topk(float* out) {\n  float v = out[threadIdx.x];\n"
+            "  out[threadIdx.x] = __shfl_sync(0xffffffff, v, 0, 32);\n}\n")
+    root = write_tree(tmp_path / "repo", {"k.cu": text})
+    _fix(root)
+    assert "__shfl_sync(ROCM_AUDIT_FULL_MASK, v, 0, 32)" in (root / "k.cu").read_text()
+
+
+def test_a_vote_is_not_fixed(tmp_path, capsys):
+    # the torch_extension fixture's expert count: on AMD the ballot covers 64 lanes, the `unsigned` keeps the lower
+    # 32 and one lane per wavefront (threadIdx.x % warpSize == 0) adds them: half the votes would be lost
+    text = ("__global__ void count(const int* ids, int* counts, int e) {\n"
+            "  unsigned votes = __ballot_sync(0xffffffff, ids[threadIdx.x] == e);\n"
+            "  if (threadIdx.x % warpSize == 0) atomicAdd(counts, __popc(votes));\n}\n")
+    root = write_tree(tmp_path / "repo", {"k.cu": text})
+    _fix(root)
+    assert (root / "k.cu").read_text() == text
+    assert "k.cu:2: RA200 a vote (__ballot_sync) over the 64-lane wavefront" in capsys.readouterr().out
+
+
+def test_a_timed_delay_is_not_turned_into_a_short_sleep(tmp_path, capsys):
+    # flashinfer's delayStreamKernel holds a stream for delay_us microseconds; s_sleep would make it ~1000x shorter
+    text = ("__global__ void delay(long long us) {\n  for (int i = 0; i < us; ++i) {\n    __nanosleep(1000);\n"
+            "  }\n}\n")
+    root = write_tree(tmp_path / "repo", {"k.cu": text})
+    _fix(root)
+    assert (root / "k.cu").read_text() == text
+    assert "k.cu:3: RA830 a timed delay, not a back-off in a wait loop" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("path", "fixed"), [("xqa/mla_sm120.cuh", False), ("kernels/sm_90/reduce.cu", False),
+                                             ("kernels/pre_sm90/reduce.cu", True)])
+def test_no_fix_in_a_file_written_for_hopper_or_blackwell(tmp_path, capsys, path, fixed):
+    # flashinfer's xqa/mla_sm120.cuh: its TMA and MMA wrappers live in other headers; the path says what it is for
+    root = write_tree(tmp_path / "repo", {path: WARP_SUM})
+    _fix(root)
+    assert ("ROCM_AUDIT_FULL_MASK" in (root / path).read_text()) == fixed
+    if not fixed:
+        assert "the file is written for one NVIDIA architecture (" in capsys.readouterr().out
+
+
+@pytest.mark.parametrize(("condition", "fixed"), [
+    ("#if defined(__CUDACC_VER_MAJOR__) && (__CUDACC_VER_MAJOR__ >= 9)", False),   # warp-ctc's reduce.cu
+    ("#ifdef CUDA_VERSION", False),
+    ("#if CUDA_VERSION < 9000 || defined(__HIP__)", True),                          # HIP takes this branch
+])
+def test_no_fix_in_a_branch_only_a_cuda_compiler_takes(tmp_path, capsys, condition, fixed):
+    text = ("__device__ float down(float x, int o) {\n" + condition + "\n"
+            "  return __shfl_down_sync(0xFFFFFFFF, x, o);\n#else\n  return __shfl_down(x, o);\n#endif\n}\n")
+    root = write_tree(tmp_path / "repo", {"k.cu": text})
+    _fix(root)
+    assert ("ROCM_AUDIT_FULL_MASK, x, o" in (root / "k.cu").read_text()) == fixed
+    if not fixed:
+        assert "k.cu:3: RA200 in a branch for a CUDA compiler version (line 2: " in capsys.readouterr().out
+
+
+def test_no_lane_math_fix_where_32_is_a_data_layout(tmp_path, capsys):
+    # FasterTransformer's image_shift_partition: COL32 int8 layout, `(tid & 0xffffffe0) * m + (bid << 5) + (tid & 31)`;
+    # `tid & 31` is a column of a 32-wide tile there, and `& 63` on wave64 would address the wrong bytes
+    text = ("__global__ void col32(const char* in, char* out, int m, int n) {\n  int tid = threadIdx.x;\n"
+            "  int bid = blockIdx.x;\n  if (tid < n) {\n"
+            "    const int at = (tid & 0xffffffe0) * m + (bid << 5) + (tid & 31);\n    out[at] = in[at];\n  }\n}\n")
+    root = write_tree(tmp_path / "repo", {"k.cu": text})
+    _fix(root, "--unsafe")
+    assert (root / "k.cu").read_text() == text
+    assert "k.cu:5: RA203 the function assumes 32 lanes elsewhere too (line 5)" in capsys.readouterr().out
+
+
+def test_no_mask_fix_in_tensor_core_code(tmp_path, capsys):
+    # DeepSpeed's evoformer attention (CUTLASS): "4 threads work on the same row" of an MMA accumulator fragment
+    text = ('#include "cutlass/gemm/warp/mma_tensor_op_tile_iterator_sm80.h"\n'
+            "__device__ float reduce_same_row(float v) {\n"
+            "  v += __shfl_xor_sync(0xffffffff, v, 1);\n  return v + __shfl_xor_sync(0xffffffff, v, 2);\n}\n"
+            "using Shape = cutlass::MatrixShape<16, 8>;\n")
+    root = write_tree(tmp_path / "repo", {"iter.h": text})
+    _fix(root)
+    assert (root / "iter.h").read_text() == text
+    assert "iter.h:3: RA200 tensor-core code (cutlass::): its lanes follow NVIDIA's MMA fragment layouts" \
+        in capsys.readouterr().out

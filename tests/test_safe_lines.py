@@ -39,7 +39,7 @@ def _assert_safe(done: subprocess.CompletedProcess) -> None:
 @pytest.fixture
 def hostile_tree(tmp_path):
     repo = write_tree(tmp_path / "repo", {
-        COMMAND_NAME: "__device__ float f(float v) { return __shfl_sync(0xffffffff, v, 0); }\n",
+        COMMAND_NAME: "__device__ float f(float v) { return __shfl_xor_sync(0xffffffff, v, 1); }\n",
         LOGGING_NAME: "import pynvml  # ##[warning]from a comment\n",
         "esc\x1b[31mred.py": "import pynvml\n",
         ".rocm-audit.toml": 'exclude = ["::warning::from-config", "##[error]cfg"]\n',

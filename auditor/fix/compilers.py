@@ -2,7 +2,9 @@
 CUDA, nvcc's PTX for the old and the new text must be byte-identical (PTX is text and stable for identical
 source: the fix changes nothing on the CUDA build) once the ids nvcc hashes from the file's text into
 anonymous-namespace names are normalised. For ROCm, hipcc (HIP_PLATFORM=amd) must compile the new text
-at least as well as the old. A file that fails either check is rolled back. The sources are compiled as copies
+at least as well as the old; where hipcc is absent or older than HIP 6.2 (no `*_sync` functions, so it cannot judge
+a mask), a libclang device check against newer HIP headers (auditor/fix/hipdevice.py) must find no new error. A
+file that fails either check is rolled back. The sources are compiled as copies
 under the same name in a private directory, with the original directory and the scanned root on the include
 path; nothing from the scanned tree chooses the command (the flags are fixed here), and nothing is run."""
 from __future__ import annotations
@@ -16,11 +18,14 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from auditor.fix.apply import FixRun
+from auditor.fix.hipdevice import (OFFLOAD_ARCH, OLDEST_SYNC_HIP, HipDeviceCheck, device_errors,
+                                   find_hip_device_check)
 
 COMPILE_SECONDS = 300
 _ANONYMOUS = re.compile(rb"_GLOBAL__N__[0-9a-f]{8}_")
 NVCC_FLAGS = ("-ptx", "-std=c++17", "-arch=sm_80", "-w")
-HIPCC_FLAGS = ("-std=c++17", "--offload-arch=gfx90a", "-x", "hip", "-c", "-w")
+HIPCC_FLAGS = ("-std=c++17", f"--offload-arch={OFFLOAD_ARCH}", "-x", "hip", "-c", "-w")
+_HIP_VERSION = re.compile(r"HIP version:\s*(\d+)\.(\d+)")
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,8 +53,13 @@ def find_compilers() -> tuple[Compiler | None, Compiler | None]:
     return found[0], found[1]
 
 
+def hip_release(hipcc: Compiler) -> tuple[int, int] | None:
+    found = _HIP_VERSION.search(hipcc.version)
+    return (int(found.group(1)), int(found.group(2))) if found else None
+
+
 def verify_file(path: Path, root: Path, old: str, new: str, nvcc: Compiler | None,
-                hipcc: Compiler | None) -> Verdict:
+                hipcc: Compiler | None, device: HipDeviceCheck | None = None) -> Verdict:
     notes: list[str] = []
     if nvcc is not None:
         before, after = (_compile(nvcc, NVCC_FLAGS, path, root, text, ptx=True) for text in (old, new))
@@ -65,6 +75,20 @@ def verify_file(path: Path, root: Path, old: str, new: str, nvcc: Compiler | Non
             return Verdict(f"hipcc compiled it before the fix but not after ({after.error})", "")
         notes.append("hipcc compiles it" if after.output is not None else f"hipcc does not compile it either way "
                      f"({after.error})")
+    elif device is not None:
+        before_errors, after_errors = (device_errors(device, path, root, text) for text in (old, new))
+        if before_errors.failure or after_errors.failure:
+            notes.append(f"HIP device check did not finish ({before_errors.failure or after_errors.failure})")
+        elif new_error := after_errors.first(before_errors.errors):
+            return Verdict(f"the HIP device check finds a new error after the fix ({new_error})", "")
+        elif gone := before_errors.first(after_errors.errors):
+            removed = sum((before_errors.errors - after_errors.errors).values())
+            notes.append(f"HIP device check: {removed} error(s) fewer ({gone[:90]})"
+                         + (f", {sum(after_errors.errors.values())} left" if after_errors.errors else ", none left"))
+        else:
+            notes.append("HIP device check clean" if not after_errors.errors else
+                         f"HIP device check: the same {sum(after_errors.errors.values())} error(s) before and after "
+                         f"({after_errors.first()[:90]})")
     return Verdict(None, "; ".join(notes))
 
 
@@ -113,19 +137,33 @@ def verify_run(run: FixRun) -> tuple[FixRun, str]:
     """Each changed `.cu` of the run compiled before and after; (the run with failing files rolled back, the line
     that says which compilers were used)."""
     nvcc, hipcc = find_compilers()
+    old_hipcc = hipcc if hipcc is not None and (hip_release(hipcc) or (0, 0)) < OLDEST_SYNC_HIP else None
+    usable_hipcc = None if old_hipcc is not None else hipcc
+    device, no_device = (None, "") if usable_hipcc is not None else find_hip_device_check()
     outcomes = []
     for outcome in run.files:
         if outcome.changed and outcome.path.endswith(".cu"):
-            verdict = verify_file(Path(outcome.abspath), run.root, outcome.old, outcome.new, nvcc, hipcc)
+            verdict = verify_file(Path(outcome.abspath), run.root, outcome.old, outcome.new, nvcc, usable_hipcc,
+                                  device)
             if verdict.problem:
                 outcome = replace(outcome, new=outcome.old, applied=(), rolled_back=verdict.problem)
             else:
                 outcome = replace(outcome, note="; ".join(n for n in (outcome.note, verdict.note) if n) or None)
         outcomes.append(outcome)
-    used = [c.describe() for c in (nvcc, hipcc) if c is not None]
-    missing = [name for name, c in (("nvcc", nvcc), ("hipcc", hipcc)) if c is None]
+    return replace(run, files=tuple(outcomes)), _used_line(nvcc, hipcc, old_hipcc, device, no_device)
+
+
+def _used_line(nvcc: Compiler | None, hipcc: Compiler | None, old_hipcc: Compiler | None,
+               device: HipDeviceCheck | None, no_device: str) -> str:
+    used = [c.describe() for c in (nvcc, hipcc) if c is not None and c is not old_hipcc]
+    used += [device.describe()] if device is not None else []
     line = "Verified with: " + ("; ".join(used) if used else "no compiler")
-    if missing:
-        line += f"; not found: {', '.join(missing)} (" + ("no HIP compiler found, the ROCm side is not compiled"
-                                                          if "hipcc" in missing else "CUDA output not compared") + ")"
-    return replace(run, files=tuple(outcomes)), line
+    if nvcc is None:
+        line += "; nvcc not found (CUDA output not compared)"
+    if old_hipcc is not None:
+        line += f"; not used: {old_hipcc.describe()}, older than HIP 6.2 (no *_sync functions: it cannot judge masks)"
+    elif hipcc is None:
+        line += "; hipcc not found"
+    if hipcc is None or old_hipcc is not None:
+        line += "" if device is not None else f"; no HIP device check: {no_device} (the ROCm side is not compiled)"
+    return line

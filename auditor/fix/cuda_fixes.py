@@ -8,15 +8,15 @@ from collections.abc import Callable, Sequence
 from auditor.errors import AuditorError
 from auditor.fix.data import FixSpec
 from auditor.fix.edits import Edit, FileFix, FixContext, NO_CONTEXT, apply_edits, line_starts
-from auditor.fix.lanes import lane_limit
+from auditor.fix.lanes import lane_limit, unparsed_limit, unparsed_regions
 from auditor.parsing.cuda import Node, parse
 from auditor.types import Finding
 
 FULL_MASK = "ROCM_AUDIT_FULL_MASK"
 FULL_MASK_DEFINITION = f"""\
-#ifndef {FULL_MASK}  // rocm-audit fix: a full warp mask, 64-bit on AMD GPUs (wave64)
+#ifndef {FULL_MASK}  // rocm-audit fix: all lanes; on AMD the wavefront's (64, fewer in a smaller block)
 #if defined(__HIP_PLATFORM_AMD__)
-#define {FULL_MASK} 0xffffffffffffffffull
+#define {FULL_MASK} __activemask()
 #else
 #define {FULL_MASK} 0xffffffffu
 #endif
@@ -36,7 +36,6 @@ static __device__ __forceinline__ void {SLEEP}(unsigned ns) {{ __nanosleep(ns); 
 _MASK_IN_MACRO = re.compile(
     rb"(__(?:shfl|shfl_up|shfl_down|shfl_xor|ballot|any|all|match_any|match_all|reduce_[a-z]+)_sync\s*\(\s*|"
     rb"__syncwarp\s*\(\s*)(0[xX][fF]{8}[uUlL]*|~\s*0[uU]?|-\s*1)(?=\s*[,)])")
-_SLEEP_IN_MACRO = re.compile(rb"\b__nanosleep(?=\s*\()")
 _RUNTIME_INDEX = re.compile(rb"threadIdx|blockDim|\b(?:tid|lane|lane_?id|laneid)\b")
 # A project's own warp constants and tiles (WARP_SIZE, kWarpSize, NumWorkerWarpsPerBlock, tiled_partition<32>): the
 # function counts 32-lane warps through them, so a warpSize-based lane or warp id would disagree with them.
@@ -44,7 +43,7 @@ _WARP_NAME = re.compile(rb"Warp|WARP|^(?!warpSize$)"
                         rb"(?i:.*warp_?size.*|threads_per_warp|tiled_partition|thread_block_tile)$")
 _TENSOR_CORE_CODE = re.compile(rb"\bcute::|namespace cute\b|#\s*include\s*[<\"]cute/|\bcutlass::|\bwmma::|"
                                rb"\bmma\.sync\b|\bwgmma\b|\bldmatrix\b")
-_WARP_LITERAL = re.compile(rb"^(32|31|0[xX]1[fF]|5)[uU]?$|^32\.0*[fF]?$")
+_WARP_LITERAL = re.compile(rb"^(32|31|0[xX]1[fF]|5|0[xX][fF]{7}[eE]0)[uU]?$|^32\.0*[fF]?$")   # 0xffffffe0: ~31
 # Warp-level work (shuffles, votes, a project's warp_reduce helpers) done in 32-lane groups stays consistent with
 # 32-lane ids: TensorRT-LLM's blockReduceSum (`tid & 31`, `tid >> 5`, xor-shuffles from 16) is right on wave64 as
 # written, and a warpSize-based lane id alone would lose half of each wavefront's sum.
@@ -56,6 +55,12 @@ _NO_PARENS = {"parenthesized_expression", "init_declarator", "argument_list", "r
               "condition_clause", "expression_statement"}
 
 
+_CUDA_VERSION_MACRO = re.compile(r"\b(?:__CUDACC_VER_MAJOR__|__CUDACC_VER_MINOR__|__CUDACC_VER__|CUDA_VERSION"
+                                 r"|CUDART_VERSION)\b")
+_LOOP_KINDS = {"for_statement", "while_statement", "do_statement", "for_range_loop"}
+_VOTES = {"__ballot_sync", "__any_sync", "__all_sync", "__match_any_sync", "__match_all_sync"}
+
+
 class Skip(AuditorError):
     """This finding is reported, not fixed; the message says why."""
 
@@ -64,8 +69,9 @@ def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec],
              context: FixContext = NO_CONTEXT) -> FileFix:
     source = text.encode("utf-8")
     tree = parse(source)
-    if tree.partial:
-        return FileFix(text, skipped=tuple((f, "the file did not parse completely") for f in findings))
+    # In a file that parsed only in part, a mask is fixed where its function parsed completely and no unparsed
+    # code names it (auditor/fix/lanes.py); the other fixes need the whole file.
+    regions = unparsed_regions(tree.tree.root_node) if tree.partial else []
     starts = line_starts(source)
     edits: list[Edit[bytes]] = []
     skipped: list[tuple[Finding, str]] = []
@@ -75,14 +81,22 @@ def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec],
         try:
             if finding.span.line is None:
                 raise Skip("the finding has no line")
+            if regions and action is not _full_mask:
+                raise Skip("the file did not parse completely")
             offset = starts[finding.span.line - 1] + (finding.span.column or 1) - 1
+            if regions and (why := unparsed_limit(_at(tree.tree.root_node, offset), regions)):
+                raise Skip(f"the file parsed only in part and {why}")
             made, definition = action(tree.tree.root_node, offset, finding, context)
+            at = _file_scope_start(tree.tree.root_node, offset)
+            if regions and (before := [r for r in regions if r.start_byte < at]):
+                # an unreadable `#if` above may open a branch the definition would land in (graph_step.cu)
+                raise Skip(f"the file parsed only in part and the definition's place follows code that did not "
+                           f"parse (line {before[0].start_point[0] + 1}): its preprocessor context is not known")
         except (Skip, IndexError, TypeError) as err:
             skipped.append((finding, str(err) or "no node at the finding's position"))
             continue
         edits.extend(made)
         if definition and definition[0] not in text:
-            at = _file_scope_start(tree.tree.root_node, offset)
             definitions[definition[1]] = min(definitions.get(definition[1], at), at)
     newline = "\r\n" if b"\r\n" in source[: source.find(b"\n") + 1] else "\n"   # the file's own line ends
     for definition, at in definitions.items():
@@ -91,6 +105,13 @@ def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec],
     skipped += [(e.finding, "overlaps another fix") for e in dropped if e.finding]
     applied = tuple(dict.fromkeys(e.finding for e in kept if e.finding))
     return FileFix(new.decode("utf-8"), applied, tuple(skipped))
+
+
+def _at(root: Node, offset: int) -> Node:
+    node = root.descendant_for_byte_range(offset, offset)
+    if node is None:
+        raise Skip("no matching code at the finding's position")
+    return node
 
 
 def _node_at(root: Node, offset: int, types: set[str]) -> Node:
@@ -121,6 +142,21 @@ def _full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
         if name in context.shims:
             raise Skip(f"the project's own HIP shim redefines {name} ({context.shims[name]}) and drops the mask: "
                        "nothing to fix")
+    if layout := _TENSOR_CORE_CODE.search(root.text or b""):
+        # DeepSpeed's evoformer mma_accum_lambda_iterator.h: xor 1 and 2 reduce a quad of NVIDIA's MMA layout
+        raise Skip(f"tensor-core code ({layout.group(0).decode()}): its lanes follow NVIDIA's MMA fragment layouts, "
+                   "which a port rewrites; report only")
+    if votes := sorted(set(_warp_functions(node)) & _VOTES):
+        raise Skip(f"a vote ({votes[0]}) over the 64-lane wavefront: where the code works in 32-lane warps it "
+                   "counts two warps' lanes as one (and a 32-bit result keeps only the lower half); report only")
+    arguments = node.parent.named_children if node.parent is not None else []
+    if "__shfl_sync" in _warp_functions(node) and (node.type == "preproc_arg" or len(arguments) < 4):
+        raise Skip("a shuffle from lane N without a width: on AMD it reads lane N of the 64-lane wavefront, on "
+                   "NVIDIA lane N of each 32-lane warp, so where the code works in 32-lane warps the upper half "
+                   "would read the lower half's value; give the width (32) or port the warp size; report only")
+    if branch := _cuda_version_branch(node):
+        raise Skip(f"in a branch for a CUDA compiler version ({branch}): HIP leaves that macro undefined and compiles "
+                   "the other branch, so a fix changes nothing there")
     limited = lane_limit(node, root, context.lane_limited)
     if limited:
         raise Skip(f"lane-limited code ({limited}): a full 64-bit mask would name lanes that are not active, which "
@@ -132,6 +168,24 @@ def _full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
     if node.parent is None or node.parent.type != "argument_list" or node.parent.named_children[0] != node:
         raise Skip("the mask is not the first argument of a warp function")
     return [Edit(node.start_byte, node.end_byte, FULL_MASK.encode(), finding)], definition
+
+
+def _cuda_version_branch(node: Node) -> str | None:
+    """'line N: <condition>' when `node` is in the branch of `#if defined(__CUDACC_VER_MAJOR__) && ... >= 9` (or
+    `#ifdef CUDA_VERSION`) that only a CUDA compiler takes (warp-ctc's reduce.cu: its #else is HIP's shuffle)."""
+    child, current = node, node.parent
+    while current is not None:
+        if current.type in ("preproc_if", "preproc_ifdef", "preproc_elif"):
+            alternative = current.child_by_field_name("alternative")
+            in_alternative = alternative is not None and alternative.start_byte <= child.start_byte
+            condition = current.child_by_field_name("condition") or current.child_by_field_name("name")
+            text = (condition.text or b"").decode("utf-8", "replace") if condition is not None else ""
+            negated = current.type == "preproc_ifdef" and (current.children[0].text or b"").strip() == b"#ifndef"
+            if not in_alternative and not negated and _CUDA_VERSION_MACRO.search(text) \
+                    and not re.search(r"!|<|\|\||HIP|ROCM", text, re.IGNORECASE):
+                return f"line {current.start_point[0] + 1}: {' '.join(text.split())[:60]}"
+        child, current = current, current.parent
+    return None
 
 
 def _inline_asm(node: Node) -> int | None:
@@ -235,7 +289,7 @@ def _counts_32_lanes(literal: Node) -> bool:
     if (literal.text or b"").rstrip(b"uU") != b"5":
         return True
     operator = literal.parent.child_by_field_name("operator") if literal.parent is not None else None
-    return operator is not None and operator.type == ">>"
+    return operator is not None and operator.type in (">>", "<<")   # bid << 5: 32 per block (a COL32 tile)
 
 
 def _is_lane_math(literal: Node) -> bool:
@@ -251,9 +305,16 @@ def _nanosleep(root: Node, offset: int, finding: Finding, context: FixContext):
     node = _node_at(root, offset, {"identifier"})
     definition = ("ROCM_AUDIT_NANOSLEEP", SLEEP_DEFINITION)
     if node.type == "preproc_arg":
-        return _in_macro(node, _SLEEP_IN_MACRO, SLEEP.encode(), finding), definition
+        raise Skip("__nanosleep in a macro: whether its uses are back-offs or timed delays is not known; report only")
     if node.parent is None or node.parent.type != "call_expression":
         raise Skip("__nanosleep is not called here")
+    loop: Node | None = node.parent
+    while loop is not None and loop.type not in _LOOP_KINDS and loop.type != "function_definition":
+        loop = loop.parent
+    if loop is None or loop.type not in ("while_statement", "do_statement"):
+        # flashinfer's delayStreamKernel: `for (i < delay_us) __nanosleep(1000)` holds a stream for a time
+        raise Skip("a timed delay, not a back-off in a wait loop: s_sleep (about 64 clocks a step) would not wait "
+                   "as long; report only")
     return [Edit(node.start_byte, node.end_byte, SLEEP.encode(), finding)], definition
 
 

@@ -18,6 +18,7 @@ _THREAD_INDEX = re.compile(rb"^(?:threadIdx|laneid|lane_?id|laneId|lane|tid|thre
 _NAME = re.compile(rb"[A-Za-z_]\w*")
 _TILE = re.compile(rb"\b(?:tiled_partition|thread_block_tile)\s*<")
 _EXITS = {"return_statement", "break_statement", "continue_statement", "goto_statement"}
+NEWLINE = b"\n"
 _LOOPS = {"for_statement", "while_statement", "do_statement", "for_range_loop"}
 
 
@@ -44,6 +45,72 @@ def lane_limited_calls(root: Node, wanted: frozenset[str] | None = None) -> dict
             if why := _limit_in_function(call, function, indexed):
                 out[names[-1].decode()] = f"line {call.start_point[0] + 1}: {why}"
     return out
+
+
+def unparsed_regions(root: Node) -> list[Node]:
+    """The stretches of code the parser could not read (ERROR nodes): calls in them are not seen as calls."""
+    found: list[Node] = []
+    stack = [root] if root.has_error else []
+    while stack:
+        current = stack.pop()
+        if current.is_error:
+            found.append(current)
+        elif current.has_error:
+            stack.extend(current.children)
+    return found
+
+
+def unseen_use(name: bytes, regions: list[Node]) -> str | None:
+    """Where `name` occurs in code that did not parse, as 'line N', or None."""
+    pattern = re.compile(rb"\b" + re.escape(name) + rb"\b")
+    for region in regions:
+        text = region.text or b""
+        if found := pattern.search(text):
+            return f"line {region.start_point[0] + 1 + text.count(NEWLINE, 0, found.start())}"
+    return None
+
+
+def unparsed_limit(node: Node, regions: list[Node]) -> str | None:
+    """In a file that parsed only in part: why the lanes around `node` cannot be judged, or None when its function
+    (or macro) parsed completely, lies outside every unparsed stretch and is named in none of them."""
+    if not regions:
+        return None
+    current = node.parent
+    while current is not None and current.type not in ("function_definition", "preproc_function_def",
+                                                        "preproc_def"):
+        if current.is_error:
+            return "the code around it did not parse"
+        current = current.parent
+    if current is None:
+        return "not inside a function that parsed"
+    if _contains_error(current):
+        return f"its {'function' if current.type == 'function_definition' else 'macro'} did not parse completely"
+    ancestor = current.parent
+    while ancestor is not None:
+        if ancestor.is_error:
+            return "the code around it did not parse"
+        ancestor = ancestor.parent
+    name = _function_name(current) if current.type == "function_definition" else _macro_name(current)
+    if name is None:
+        return "its function has no name this analysis reads"
+    where = unseen_use(name, regions)
+    return f"{name.decode()} is named in code that did not parse ({where}): the lanes there are not known" \
+        if where else None
+
+
+def _contains_error(node: Node) -> bool:
+    stack = [node] if node.has_error else []
+    while stack:
+        current = stack.pop()
+        if current.is_error:
+            return True
+        stack.extend(c for c in current.children if c.has_error)
+    return False
+
+
+def _macro_name(define: Node) -> bytes | None:
+    name = define.child_by_field_name("name")
+    return name.text if name is not None else None
 
 
 def lane_limit(node: Node, root: Node, limited_elsewhere: Mapping[str, str] | None = None) -> str | None:

@@ -3,11 +3,13 @@ file is a regular file inside the scanned tree that scanned completely, and the 
 from __future__ import annotations
 
 import os
+import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.fix.data import FixSpec
+from auditor.fix.text_fixes import rocm_job_suggestion
 from auditor.rocmpath.disposition import LIVE, OPS, VERIFY
 from auditor.types import FileResult, Finding, SourceFile
 
@@ -24,6 +26,7 @@ ENGINE_KINDS = {
 # vendor's backend: an edit there changes nothing on ROCm.
 FIXED_DISPOSITIONS = frozenset({LIVE, VERIFY, OPS})
 _NOT_LIVE = "{}: the ROCm build does not compile this code as it is, so a fix changes nothing there"
+PARTIAL = "the file was scanned only in part"
 UNPORTABLE_CATEGORIES = {"hopper_only_feature": "Hopper/Blackwell-only features"}   # inline PTX: per function
 
 
@@ -52,6 +55,11 @@ def plan_fixes(results: Sequence[FileResult], sources: dict[str, SourceFile], sp
         if not fixable:
             continue
         reason = _file_refusal(result, sources.get(result.path), roots) or _nvidia_only(result, categories or {})
+        if reason == PARTIAL and result.kind in ENGINE_KINDS["cuda"]:
+            # masks are judged per function (auditor/fix/cuda_fixes.py); the other fixes need the whole file
+            refused += [(f, reason) for f in fixable if specs[f.rule_id].action != "full-mask"]
+            fixable = [f for f in fixable if specs[f.rule_id].action == "full-mask"]
+            reason = _nvidia_only(result, categories or {})
         if reason:
             refused += [(f, reason) for f in fixable]
             continue
@@ -64,7 +72,8 @@ def plan_fixes(results: Sequence[FileResult], sources: dict[str, SourceFile], sp
             if source.kind not in ENGINE_KINDS[spec.engine]:
                 continue          # e.g. CUDA source inside a Python string: reported, not fixed
             if source.kind in spec.never_in:
-                refused.append((finding, spec.never_in_why))
+                refused.append((finding, f"{spec.never_in_why} ({rocm_job_suggestion(finding.snippet)})"
+                                if source.kind == "ci" else spec.never_in_why))
                 continue
             if spec.safety == "unsafe" and not unsafe:
                 unsafe_left += 1
@@ -73,6 +82,12 @@ def plan_fixes(results: Sequence[FileResult], sources: dict[str, SourceFile], sp
         for engine, found in chosen.items():   # one engine per file kind, so at most one entry
             files.append(FilePlan(source, tuple(found), engine))
     return Plan(tuple(files), tuple(refused), unsafe_left)
+
+
+# A path that names a Hopper/Blackwell architecture (flashinfer's xqa/mla_sm120.cuh, kernels/sm_90/, hopper/):
+# written for it, with its TMA and MMA wrappers in other headers. `pre_sm90/` and `sm80` name the code for the rest.
+_ARCH_PATH = re.compile(r"(?<![a-z])(?<!pre_)(?<!pre)(sm_?(?:9\d|1[0-2]\d)a?|hopper|blackwell)(?![a-z0-9])",
+                        re.IGNORECASE)
 
 
 def _nvidia_only(result: FileResult, categories: dict[str, str]) -> str | None:
@@ -84,6 +99,8 @@ def _nvidia_only(result: FileResult, categories: dict[str, str]) -> str | None:
         what = UNPORTABLE_CATEGORIES.get(categories.get(finding.rule_id, ""))
         if what and not finding.guarded and finding.disposition in FIXED_DISPOSITIONS:
             return f"the file uses {what} ({finding.rule_id} at line {finding.span.line}): ported by rewriting"
+    if named := _ARCH_PATH.search(result.path):
+        return f"the file is written for one NVIDIA architecture ({named.group(1)} in its path): ported by rewriting"
     return None
 
 
@@ -93,7 +110,7 @@ def _file_refusal(result: FileResult, source: SourceFile | None, roots: Sequence
     if result.error:
         return f"the file could not be scanned ({result.error})"
     if result.partial:
-        return "the file was scanned only in part"
+        return PARTIAL
     path = Path(source.abspath)
     if path.is_symlink():
         return "the file is a symbolic link"

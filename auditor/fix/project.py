@@ -8,7 +8,7 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 
 from auditor.fix.edits import FixContext
-from auditor.fix.lanes import enclosing_function_name, lane_limited_calls
+from auditor.fix.lanes import enclosing_function_name, lane_limited_calls, unparsed_regions, unseen_use
 from auditor.parsing.cuda import parse
 from auditor.scan import InputError, read_bytes
 from auditor.types import SourceFile
@@ -30,8 +30,14 @@ def fix_context(files: Sequence[SourceFile], max_bytes: int, helpers: frozenset[
         if source.kind in ("cuda", "cpp"):
             data = _read(source, max_bytes)
             if any(needle in data for needle in needles):
-                for name, where in lane_limited_calls(parse(data).tree.root_node, helpers).items():
+                root = parse(data).tree.root_node
+                for name, where in lane_limited_calls(root, helpers).items():
                     limited.setdefault(name, f"{source.path} {where}")
+                regions = unparsed_regions(root)   # a call there is not seen as one: its lanes are not known
+                for needle in needles if regions else ():
+                    if unseen := unseen_use(needle, regions):
+                        limited.setdefault(needle.decode(), f"{source.path} {unseen}: named in code that did "
+                                                            "not parse")
             for match in _SHIM.finditer(data):
                 line = data.count(b"\n", 0, match.start()) + 1
                 shims.setdefault(match.group(1).decode(), f"{source.path}:{line}")

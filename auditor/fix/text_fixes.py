@@ -98,6 +98,20 @@ def _unknown_image(old: str, new: str) -> str | None:
     return None
 
 
+_UBUNTU = re.compile(r"ubuntu-?(\d\d)\.04")
+
+
+def rocm_job_suggestion(line: str) -> str:
+    """What to put in the ROCm job a person adds beside an NVIDIA CI job: an image of the shipped table for the
+    job's Ubuntu release (else the table's images for the default release) and how a container gets AMD GPUs."""
+    offered = sorted(rocm_images().get(DEFAULT_ROCM, ()))
+    found = _UBUNTU.search(line)
+    same_os = [image for image in offered if found and image.endswith(f"ubuntu-{found.group(1)}.04")]
+    images = " or ".join(f"{image}:{DEFAULT_ROCM}" for image in (same_os or offered))
+    return (f"for the ROCm job, on an AMD GPU runner: image {images}, "
+            "docker flags --device=/dev/kfd --device=/dev/dri --group-add video")
+
+
 @cache
 def rocm_images() -> dict[str, frozenset[str]]:
     """ROCm release -> the rocm/dev-* images published for it, from rules/fixes/rocm_images.toml."""

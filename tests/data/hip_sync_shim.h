@@ -17,3 +17,5 @@ template <typename M, typename T> __device__ T __shfl_down_sync(M mask, T v, uns
 template <typename M> __device__ unsigned long long __ballot_sync(M mask, int p) {
   ROCM_AUDIT_TEST_CHECK_MASK(M); return __ballot(p);
 }
+// ROCm 7's amd_warp_functions.h: "__activemask() always returns the exact active mask".
+__device__ inline unsigned long long __activemask() { return __ballot(1); }
