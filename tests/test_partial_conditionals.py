@@ -1,10 +1,8 @@
 """Conditional directives that split a construct (half of ggml's partial parses): the file is read whole, the code
 of every branch is scanned, findings keep their lines, and a directive a rule matches is still found."""
-import json
 
 import pytest
 
-from auditor.cli import main
 from auditor.parsing import cuda
 from tests.conftest import write_tree
 
@@ -38,18 +36,13 @@ SPLITS = {
 }
 
 
-def _scan(capsys, tree) -> dict:
-    main([str(tree), "--format", "json", "--no-progress", "-j", "1"])
-    return json.loads(capsys.readouterr().out)
-
-
 @pytest.mark.parametrize("case", sorted(SPLITS))
-def test_a_split_construct_is_read_whole_with_every_branch_scanned(case, tmp_path, capsys):
+def test_a_split_construct_is_read_whole_with_every_branch_scanned(case, tmp_path, run_json):
     source = SPLITS[case]
     tree = cuda.parse(source.encode())
     assert tree.lost_lines() == ()
     write_tree(tmp_path, {"k.cu": source})
-    data = _scan(capsys, tmp_path)
+    data = run_json(tmp_path)[1]
     assert data["summary"]["files_partial"] == 0 and data["partial"] == []
     wanted = {n for n, text in enumerate(source.splitlines(), 1) if SHUFFLE in text}
     assert wanted <= {f["line"] for f in data["findings"] if f["rule"] == "RA200" and f["path"] == "k.cu"}
@@ -61,27 +54,27 @@ def test_a_cuda_identifier_in_the_left_out_header_is_still_found():
     assert (2, "cudaStream_t") in ids and (4, "k") in ids and (2, "k") in ids
 
 
-def test_shared_code_read_by_two_trees_is_reported_once(tmp_path, capsys):
+def test_shared_code_read_by_two_trees_is_reported_once(tmp_path, run_json):
     write_tree(tmp_path, {"k.cu": SPLITS["a function header on each branch, one shared body"]})
-    lines = [f["line"] for f in _scan(capsys, tmp_path)["findings"] if f["rule"] == "RA200"]
+    lines = [f["line"] for f in run_json(tmp_path)[1]["findings"] if f["rule"] == "RA200"]
     assert lines == [6]
 
 
-def test_a_directive_a_rule_matches_is_found_when_its_group_splits_a_construct(tmp_path, capsys):
+def test_a_directive_a_rule_matches_is_found_when_its_group_splits_a_construct(tmp_path, run_json):
     source = ("__host__ __device__ float load(const float *p, int use) {\n    if (use > 0\n"
               "#ifdef __CUDA_ARCH__\n        && p != nullptr\n#endif\n    ) { return p[0]; }\n    return 0.f;\n}\n")
     assert cuda.parse(source.encode()).lost_lines() == ()
     write_tree(tmp_path, {"k.cu": source})
-    data = _scan(capsys, tmp_path)
+    data = run_json(tmp_path)[1]
     assert data["summary"]["files_partial"] == 0
     assert ("RA837", 3) in {(f["rule"], f["line"]) for f in data["findings"]}
 
 
-def test_broken_code_inside_a_branch_is_still_partial(tmp_path, capsys):
+def test_broken_code_inside_a_branch_is_still_partial(tmp_path, run_json):
     source = ("#if defined(USE_A)\n__device__ int a() { return 1; }\n#else\nint broken( { ;;; }}}\n#endif\n"
               f"__device__ float g(float v) {{ return {SHUFFLE}; }}\n")
     assert cuda.parse(source.encode()).partial
     write_tree(tmp_path, {"k.cu": source})
-    data = _scan(capsys, tmp_path)
+    data = run_json(tmp_path)[1]
     assert data["summary"]["files_partial"] == 1 and "not scanned" in data["partial"][0]["reason"]
     assert ("RA200", 6) in {(f["rule"], f["line"]) for f in data["findings"]}

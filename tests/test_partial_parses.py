@@ -1,11 +1,9 @@
 """Files that tree-sitter-cuda read only in part: each macro shape that made real trees (apex, flash-attention,
 DeepSpeed) parse in part is read now, with every position kept; code that is really broken is still partial,
 and says which lines were not scanned."""
-import json
 
 import pytest
 
-from auditor.cli import main
 from auditor.parsing import cuda
 from auditor.parsing.macroshapes import blank_macro_shapes
 from tests.conftest import write_tree
@@ -76,17 +74,12 @@ SHAPES = {
 }
 
 
-def _scan(capsys, tree) -> dict:
-    main([str(tree), "--format", "json", "--no-progress", "-j", "1"])
-    return json.loads(capsys.readouterr().out)
-
-
 @pytest.mark.parametrize("shape", sorted(SHAPES))
-def test_each_macro_shape_parses_whole_and_keeps_its_findings(shape, tmp_path, capsys):
+def test_each_macro_shape_parses_whole_and_keeps_its_findings(shape, tmp_path, run_json):
     source = SHAPES[shape]
     assert cuda.parse(source.encode()).partial is False
     write_tree(tmp_path, {"k.cu": source})
-    data = _scan(capsys, tmp_path)
+    data = run_json(tmp_path)[1]
     assert data["summary"]["files_partial"] == 0 and data["partial"] == []
     line = next(n for n, text in enumerate(source.splitlines(), 1) if SHUFFLE in text)
     assert ("RA200", "k.cu", line) in {(f["rule"], f["path"], f["line"]) for f in data["findings"]}
@@ -109,12 +102,12 @@ def test_macro_definitions_and_plain_calls_are_left_alone():
     assert blank_macro_shapes(source) == source
 
 
-def test_really_broken_code_is_still_partial_and_says_which_lines(tmp_path, capsys):
+def test_really_broken_code_is_still_partial_and_says_which_lines(tmp_path, run_json):
     source = "__device__ int ok() { return 1; }\nint broken( { ;;; }}}\n__device__ int w() { return warpSize; }\n"
     tree = cuda.parse(source.encode())
     assert tree.partial and tree.lost_lines()[0][0] == 2
     write_tree(tmp_path, {"k.cu": source})
-    data = _scan(capsys, tmp_path)
+    data = run_json(tmp_path)[1]
     assert data["summary"]["files_partial"] == 1
     assert data["partial"][0]["reason"].startswith("syntax errors on line")
     assert " 2" in data["partial"][0]["reason"] and "not scanned" in data["partial"][0]["reason"]
