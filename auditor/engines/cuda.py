@@ -370,8 +370,29 @@ def _findings(
         if key in seen:
             continue
         seen.add(key)
+        guarded = shown in states.excluded or (
+            rule.name in DEFINITION_RULES and _every_use_excluded(lines, shown + line_offset, states, line_offset))
         out.append(make_finding(
             rule, path, Span(line + line_offset, col, end + line_offset), subject,
-            snippet_of(lines, shown + line_offset), guarded=shown in states.excluded,
+            snippet_of(lines, shown + line_offset), guarded=guarded,
         ))
     return out
+
+
+# rules that report a constant's definition (fixing it fixes its uses): when every use in the file sits on a branch
+# a ROCm build skips (mmcv's `FULL_MASK`, used only in the #else of `#ifdef MMCV_WITH_HIP`), the ROCm build never
+# reads it, and the definition is as guarded as its uses
+DEFINITION_RULES = frozenset({"warp-mask-32bit-constant", "warp-size-constant-32"})
+DEFINED_NAME = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)")
+TEST_DIRECTIVE = re.compile(r"^\s*#\s*(?:if|ifdef|ifndef|elif|undef)\b")
+
+
+def _every_use_excluded(lines: list[str], definition: int, states: LineStates, line_offset: int) -> bool:
+    """The macro defined on file line `definition` is used in this file, and only on lines a ROCm build skips."""
+    m = DEFINED_NAME.match(snippet_of(lines, definition))
+    if m is None:
+        return False
+    name = re.compile(rf"\b{re.escape(m.group(1))}\b")
+    uses = [number - line_offset for number, text in enumerate(lines, start=1)
+            if number != definition and name.search(text) and not TEST_DIRECTIVE.match(text)]
+    return bool(uses) and all(use in states.excluded or use in states.dead for use in uses)
