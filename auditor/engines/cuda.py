@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 
 from auditor.engines import make_finding, snippet_of
 from auditor.parsing import cuda as ts_cuda
-from auditor.parsing.preproc import LineStates, line_states
+from auditor.parsing.preproc import DEFINED_MACRO, LineStates, line_states
 from auditor.prefilter import active_queries
 from auditor.rulebook import Rulebook
 from auditor.rulebook.context import ScanContext
@@ -383,13 +383,12 @@ def _findings(
 # a ROCm build skips (mmcv's `FULL_MASK`, used only in the #else of `#ifdef MMCV_WITH_HIP`), the ROCm build never
 # reads it, and the definition is as guarded as its uses
 DEFINITION_RULES = frozenset({"warp-mask-32bit-constant", "warp-size-constant-32"})
-DEFINED_NAME = re.compile(r"^\s*#\s*define\s+([A-Za-z_]\w*)")
 TEST_DIRECTIVE = re.compile(r"^\s*#\s*(?:if|ifdef|ifndef|elif|undef)\b")
 
 
 def _every_use_excluded(lines: list[str], definition: int, states: LineStates, line_offset: int) -> bool:
     """The macro defined on file line `definition` is used in this file, and only on lines a ROCm build skips."""
-    m = DEFINED_NAME.match(snippet_of(lines, definition))
+    m = DEFINED_MACRO.match(lines[definition - 1]) if 1 <= definition <= len(lines) else None
     if m is None:
         return False
     name = re.compile(rf"\b{re.escape(m.group(1))}\b")

@@ -7,10 +7,11 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from auditor.parsing.preproc import DEFINED_MACRO
+
 # names that read as a debug switch; NDEBUG is the release build's own macro, so `#ifndef NDEBUG` is not one
 SWITCH = re.compile(r"\b([A-Za-z][A-Za-z0-9_]*DEBUG[A-Za-z0-9_]*)\b")
 TESTED = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|elif)\b([^\n]*)", re.MULTILINE)
-DEFINED_IN_SOURCE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 
 
 def tested_switches(c_texts: Iterable[str]) -> set[str]:
@@ -22,7 +23,7 @@ def tested_switches(c_texts: Iterable[str]) -> set[str]:
             continue
         for line in TESTED.findall(text):
             tested.update(name for name in SWITCH.findall(line) if name != "NDEBUG")
-        defined.update(DEFINED_IN_SOURCE.findall(text))
+        defined.update(DEFINED_MACRO.findall(text))
     return tested - defined
 
 

@@ -7,9 +7,8 @@ from __future__ import annotations
 
 import re
 
-from auditor.parsing.preproc import PreprocFacts, line_states
+from auditor.parsing.preproc import DEFINED_MACRO, PreprocFacts, line_states
 
-DEFINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 # after `__device__` on a line that holds no call, `=` or `;` before it: the name of the function declared there
 DECLARATION_CHARS = 400
 DEVICE_FUNCTION = re.compile(r"\b__device__\b[^;(=\n]*?\b([A-Za-z_]\w*+)[ \t]*\(")
@@ -22,7 +21,7 @@ def rocm_redefinitions(text: str, facts: PreprocFacts) -> dict[str, int]:
     first such definition."""
     if not ROCM_WORD.search(text):
         return {}
-    candidates = [(m.group(1), m.start()) for m in DEFINE.finditer(text) if CUDA_NAME.match(m.group(1))]
+    candidates = [(m.group(1), m.start()) for m in DEFINED_MACRO.finditer(text) if CUDA_NAME.match(m.group(1))]
     candidates += [(name, offset) for name, offset in _device_functions(text) if CUDA_NAME.match(name)]
     if not candidates:
         return {}
