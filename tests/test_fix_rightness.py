@@ -277,3 +277,43 @@ def test_no_mask_fix_in_tensor_core_code(tmp_path, capsys):
     assert (root / "iter.h").read_text() == text
     assert "iter.h:3: RA200 tensor-core code (cutlass::): its lanes follow NVIDIA's MMA fragment layouts" \
         in capsys.readouterr().out
+
+
+def test_no_mask_fix_beside_a_projects_own_mma_wrappers(tmp_path, capsys):
+    # SageAttention's attn_utils.cuh: the row max over "the 4 threads in the row" of an m16n16 accumulator that its
+    # own wrappers (mma::mma_sync_m16n16k32_row_col_s8s8s32, ldmatrix_m8n8x4 in mma.cuh) fill
+    text = ('#include "mma.cuh"\n__device__ void row_max(float* m, uint32_t* RS, uint32_t* RQ, uint32_t* RK) {\n'
+            "  mma::mma_sync_m16n16k32_row_col_s8s8s32<mma::MMAMode::kInit>(RS, RQ, RK);\n"
+            "  float t = __int_as_float(RS[0]);\n"
+            "  t = max(t, __shfl_xor_sync(0xffffffff, t, 0x1));\n  m[0] = max(t, __shfl_xor_sync(0xffffffff, t, 0x2));\n"
+            "}\n")
+    assert "k.cu:5: RA200 tensor-core code (mma_sync_m16n16k32_row_col_s8s8s32): its lanes follow NVIDIA's MMA " \
+        "fragment layouts" in _left_as_is(tmp_path, capsys, text)
+
+
+HALF2_XOR = ("#pragma once\n#include <cuda_fp16.h>\n"
+             "__forceinline__ __device__ half2 shfl_xor_sync(half2 x, int lane_mask) {\n"
+             "  return __shfl_xor_sync(0xffffffff, x, lane_mask);\n}\n")
+TENSOR_CORE_KERNEL = ('#include "../math.cuh"\n__global__ void attn(unsigned* r, Tile smem) {\n'
+                      "  smem.ldmatrix_m8n8x4(0, r);\n}\n")
+
+
+def test_no_mask_fix_in_a_header_only_tensor_core_kernels_include(tmp_path, capsys):
+    # SageAttention's math.cuh (flashinfer's PTX wrappers): included only by its sm80/sm89/sm90 mma kernels
+    files = {"csrc/math.cuh": HALF2_XOR, "csrc/qattn/sm80.cu": TENSOR_CORE_KERNEL,
+             "csrc/qattn/sm90.cu": TENSOR_CORE_KERNEL.replace("smem.ldmatrix_m8n8x4", "wgmma_s8s8s32")}
+    root = write_tree(tmp_path / "repo", files)
+    _fix(root)
+    assert (root / "csrc/math.cuh").read_text() == HALF2_XOR
+    assert "math.cuh:4: RA200 a header included only by tensor-core code (csrc/qattn/sm80.cu, csrc/qattn/sm90.cu)" \
+        in capsys.readouterr().out
+
+
+def test_a_header_another_kernel_includes_by_its_include_path_is_fixed(tmp_path, capsys):
+    files = {"csrc/math.cuh": HALF2_XOR, "csrc/qattn/sm80.cu": TENSOR_CORE_KERNEL,
+             # SageAttention's fused.cu: a comment names ldmatrix, the code does not use it
+             "csrc/fused/quant.cu": '#include "math.cuh"\n// TODO: use ldmatrix to do permutation\n'
+                                    "__global__ void q(half2* x) { x[0] = shfl_xor_sync(x[0], 1); }\n"}
+    root = write_tree(tmp_path / "repo", files)
+    _fix(root)
+    assert "__shfl_xor_sync(ROCM_AUDIT_FULL_MASK, x, lane_mask)" in (root / "csrc/math.cuh").read_text()

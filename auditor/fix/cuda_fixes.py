@@ -8,7 +8,7 @@ from collections.abc import Callable, Sequence
 from auditor.errors import AuditorError
 from auditor.fix.data import FixSpec
 from auditor.fix.edits import Edit, FileFix, FixContext, NO_CONTEXT, apply_edits, line_starts
-from auditor.fix.lanes import lane_limit, unparsed_limit, unparsed_regions
+from auditor.fix.lanes import lane_limit, tensor_core_use, unparsed_limit, unparsed_regions
 from auditor.parsing.cuda import Node, parse
 from auditor.types import Finding
 
@@ -41,8 +41,6 @@ _RUNTIME_INDEX = re.compile(rb"threadIdx|blockDim|\b(?:tid|lane|lane_?id|laneid)
 # function counts 32-lane warps through them, so a warpSize-based lane or warp id would disagree with them.
 _WARP_NAME = re.compile(rb"Warp|WARP|^(?!warpSize$)"
                         rb"(?i:.*warp_?size.*|threads_per_warp|tiled_partition|thread_block_tile)$")
-_TENSOR_CORE_CODE = re.compile(rb"\bcute::|namespace cute\b|#\s*include\s*[<\"]cute/|\bcutlass::|\bwmma::|"
-                               rb"\bmma\.sync\b|\bwgmma\b|\bldmatrix\b")
 _WARP_LITERAL = re.compile(rb"^(32|31|0[xX]1[fF]|5|0[xX][fF]{7}[eE]0)[uU]?$|^32\.0*[fF]?$")   # 0xffffffe0: ~31
 # Warp-level work (shuffles, votes, a project's warp_reduce helpers) done in 32-lane groups stays consistent with
 # 32-lane ids: TensorRT-LLM's blockReduceSum (`tid & 31`, `tid >> 5`, xor-shuffles from 16) is right on wave64 as
@@ -142,10 +140,14 @@ def _full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
         if name in context.shims:
             raise Skip(f"the project's own HIP shim redefines {name} ({context.shims[name]}) and drops the mask: "
                        "nothing to fix")
-    if layout := _TENSOR_CORE_CODE.search(root.text or b""):
+    if layout := tensor_core_use(root.text or b""):
         # DeepSpeed's evoformer mma_accum_lambda_iterator.h: xor 1 and 2 reduce a quad of NVIDIA's MMA layout
         raise Skip(f"tensor-core code ({layout.group(0).decode()}): its lanes follow NVIDIA's MMA fragment layouts, "
                    "which a port rewrites; report only")
+    if users := context.tensor_core_only.get(finding.path):
+        # SageAttention's math.cuh: PTX wrappers included only by its mma.sync/wgmma attention kernels
+        raise Skip(f"a header included only by tensor-core code ({users}): a port rewrites those kernels and "
+                   "what they include; report only")
     if votes := sorted(set(_warp_functions(node)) & _VOTES):
         raise Skip(f"a vote ({votes[0]}) over the 64-lane wavefront: where the code works in 32-lane warps it "
                    "counts two warps' lanes as one (and a 32-bit result keeps only the lower half); report only")
@@ -218,7 +220,7 @@ def _lane_math(root: Node, offset: int, finding: Finding, context: FixContext):
     operator = node.child_by_field_name("operator")
     if left is None or right is None or operator is None or not _RUNTIME_INDEX.search(left.text or b""):
         raise Skip("not a thread index: the value may be a compile-time constant; report only")
-    layout = _TENSOR_CORE_CODE.search(root.text or b"")
+    layout = tensor_core_use(root.text or b"")
     if layout:
         raise Skip(f"tensor-core code ({layout.group(0).decode()}): its lane ids follow NVIDIA's 32-lane fragment "
                    "layouts; report only")

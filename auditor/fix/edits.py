@@ -24,13 +24,15 @@ class Edit(Generic[T]):
 @dataclass(frozen=True, slots=True)
 class FixContext:
     """What the fixers know about the project beyond the file: the warp functions its own HIP shim redefines
-    (name -> where), the functions called from lane-limited code anywhere, and the oldest Python its users run
-    (from requires-python)."""
+    (name -> where), the functions called from lane-limited code anywhere, the oldest Python its users run
+    (from requires-python), and the headers only tensor-core code includes."""
 
     shims: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     # function -> where a call to it is lane-limited
     lane_limited: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     python: tuple[int, int] = (3, 8)
+    # header -> the tensor-core files that include it, where no other file of the project does
+    tensor_core_only: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
 NO_CONTEXT = FixContext()

@@ -17,9 +17,22 @@ _THREAD_INDEX = re.compile(rb"^(?:threadIdx|laneid|lane_?id|laneId|lane|tid|thre
                            rb"|warp_?id|warpId|wid|local_?id|lid|tx|ty|tidx|tidy|lane_index|tid_?x|idx|gid)$")
 _NAME = re.compile(rb"[A-Za-z_]\w*")
 _TILE = re.compile(rb"\b(?:tiled_partition|thread_block_tile)\s*<")
+# Code on NVIDIA's MMA fragment layouts (CUTLASS, CuTe, wmma, mma.sync/wgmma/ldmatrix PTX, and a project's own
+# wrappers of them named by their shape: SageAttention's mma_sync_m16n16k32_row_col_s8s8s32, ldmatrix_m8n8x4): its
+# lanes are the fragment's, which a port rewrites.
+TENSOR_CORE_CODE = re.compile(rb"\bcute::|namespace cute\b|#\s*include\s*[<\"]cute/|\bcutlass::|\bwmma::|"
+                              rb"\bmma\.sync\b|\bwgmma\w*|\b(?:ld|st)matrix\w*|\bw?mma_\w*?m(?:8|16|32|64)n\d+k\d+\w*")
+_STRING_OR_COMMENT = re.compile(rb'"(?:\\.|[^"\\\n])*"|//[^\n]*|/\*.*?\*/', re.DOTALL)
 _EXITS = {"return_statement", "break_statement", "continue_statement", "goto_statement"}
 NEWLINE = b"\n"
 _LOOPS = {"for_statement", "while_statement", "do_statement", "for_range_loop"}
+
+
+def tensor_core_use(source: bytes) -> re.Match[bytes] | None:
+    """The first tensor-core construct in code, comments aside (SageAttention's fused.cu only says `TODO: use
+    ldmatrix`)."""
+    code = _STRING_OR_COMMENT.sub(lambda m: m.group(0) if m.group(0).startswith(b'"') else b" ", source)
+    return TENSOR_CORE_CODE.search(code)
 
 
 def enclosing_function_name(root: Node, offset: int) -> str | None:

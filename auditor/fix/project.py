@@ -2,13 +2,15 @@
 passed to those is dropped on ROCm, so fixing it changes nothing), and the oldest Python its users run."""
 from __future__ import annotations
 
+import posixpath
 import re
 import tomllib
-from collections.abc import Sequence
+from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 
 from auditor.fix.edits import FixContext
-from auditor.fix.lanes import enclosing_function_name, lane_limited_calls, unparsed_regions, unseen_use
+from auditor.fix.lanes import (enclosing_function_name, lane_limited_calls, tensor_core_use, unparsed_regions,
+                               unseen_use)
 from auditor.parsing.cuda import parse
 from auditor.scan import InputError, read_bytes
 from auditor.types import SourceFile
@@ -16,6 +18,7 @@ from auditor.types import SourceFile
 DEFAULT_PYTHON = (3, 8)   # when the project does not say: the oldest Python still common in CUDA projects
 _SHIM = re.compile(rb"^[ \t]*#[ \t]*define[ \t]+(__shfl(?:_up|_down|_xor)?_sync|__ballot_sync|__any_sync|__all_sync"
                    rb"|__syncwarp|__reduce_\w+_sync)[ \t]*\(", re.MULTILINE)
+_QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
 _LOWER_BOUND = re.compile(r">=\s*(\d+)\.(\d+)|~=\s*(\d+)\.(\d+)|==\s*(\d+)\.(\d+)")
 
 
@@ -25,10 +28,15 @@ def fix_context(files: Sequence[SourceFile], max_bytes: int, helpers: frozenset[
     shims: dict[str, str] = {}
     limited: dict[str, str] = {}
     python = DEFAULT_PYTHON
+    includes: dict[str, list[bytes]] = {}
+    tensor_core: set[str] = set()
     needles = [name.encode() for name in helpers]
     for source in files:
         if source.kind in ("cuda", "cpp"):
             data = _read(source, max_bytes)
+            includes[source.path] = _QUOTED_INCLUDE.findall(data)
+            if tensor_core_use(data):
+                tensor_core.add(source.path)
             if any(needle in data for needle in needles):
                 root = parse(data).tree.root_node
                 for name, where in lane_limited_calls(root, helpers).items():
@@ -43,7 +51,26 @@ def fix_context(files: Sequence[SourceFile], max_bytes: int, helpers: frozenset[
                 shims.setdefault(match.group(1).decode(), f"{source.path}:{line}")
         elif PurePosixPath(source.path).name == "pyproject.toml" and "/" not in source.path:
             python = requires_python(_read(source, max_bytes).decode("utf-8", "replace")) or python
-    return FixContext(shims, limited, python)
+    return FixContext(shims, limited, python, tensor_core_only(includes, tensor_core))
+
+
+def tensor_core_only(includes: Mapping[str, Sequence[bytes]], tensor_core: set[str]) -> dict[str, str]:
+    """Headers that only tensor-core files include (header -> those files): a port rewrites those kernels, and
+    with them what they include. An include is matched relative to its file and, for an include path (-I), by
+    the end of any project file's path, so a header some other file may include is never counted as theirs."""
+    by_name: dict[str, list[str]] = {}
+    for header in includes:
+        by_name.setdefault(posixpath.basename(header), []).append(header)
+    users: dict[str, set[str]] = {}
+    for path, names in includes.items():
+        for raw in names:
+            name = raw.decode("utf-8", "replace")
+            relative = posixpath.normpath(posixpath.join(posixpath.dirname(path), name))
+            for header in by_name.get(posixpath.basename(name), ()):
+                if header == relative or ("/.." not in "/" + name and header.endswith("/" + name)):
+                    users.setdefault(header, set()).add(path)
+    return {header: ", ".join(sorted(found)[:3]) + (" ..." if len(found) > 3 else "")
+            for header, found in users.items() if found <= tensor_core}
 
 
 def mask_helpers(planned: Sequence[tuple[SourceFile, Sequence[int]]], max_bytes: int) -> frozenset[str]:
