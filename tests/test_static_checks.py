@@ -20,7 +20,6 @@ MAX_FUNCTION_LINES = 60
 NOT_YET_SPLIT = frozenset({
     "auditor/datacodec.py:decoder",
     "auditor/discover.py:_walk",
-    "auditor/effort.py:estimate",
     "auditor/engines/cuda.py:scan_cuda",
     "auditor/gate.py:against_git",
     "auditor/parsing/preproc.py:line_states",
