@@ -21,7 +21,6 @@ NOT_YET_SPLIT = frozenset({
     "auditor/datacodec.py:decoder",
     "auditor/discover.py:_walk",
     "auditor/engines/cuda.py:scan_cuda",
-    "auditor/gate.py:against_git",
     "auditor/parsing/preproc.py:line_states",
     "auditor/report/html.py:findings_data",
     "auditor/rocmpath/cmakebuild.py:read_cmake",
