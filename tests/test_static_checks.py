@@ -20,7 +20,6 @@ MAX_FUNCTION_LINES = 60
 NOT_YET_SPLIT = frozenset({
     "auditor/engines/cuda.py:scan_cuda",
     "auditor/parsing/preproc.py:line_states",
-    "auditor/report/html.py:findings_data",
     "auditor/rocmpath/cmakebuild.py:read_cmake",
     "auditor/rocmpath/disposition.py:dispose",
     "auditor/rocmpath/provenance.py:provenance",
