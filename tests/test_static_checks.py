@@ -24,7 +24,6 @@ NOT_YET_SPLIT = frozenset({
     "auditor/rocmpath/provenance.py:provenance",
     "auditor/rocmpath/reader.py:read_project",
     "auditor/rocmpath/reader.py:_rocm_path",
-    "auditor/settings.py:parse_settings",
 })
 
 
