@@ -20,7 +20,6 @@ MAX_FUNCTION_LINES = 60
 NOT_YET_SPLIT = frozenset({
     "auditor/engines/cuda.py:scan_cuda",
     "auditor/rocmpath/cmakebuild.py:read_cmake",
-    "auditor/rocmpath/disposition.py:dispose",
     "auditor/rocmpath/provenance.py:provenance",
     "auditor/rocmpath/reader.py:read_project",
     "auditor/rocmpath/reader.py:_rocm_path",
