@@ -14,7 +14,8 @@ from auditor.parsing.preproc import PreprocFacts
 from auditor.rocmpath.debugswitch import tested_switches, undefined_switches
 from auditor.rocmpath.deps import MAX_PYTHON_BUILD_CHARS, hard_dependencies
 from auditor.rocmpath.rocmmanifests import PYPROJECTS, manifest_recipe, rocm_extras, rocm_requirements
-from auditor.rocmpath.cmakebuild import CBuild, read_cmake, read_makefile
+from auditor.rocmpath.cmakebuild import CBuild, read_cmake
+from auditor.rocmpath.makebuild import read_makefile
 from auditor.rocmpath.ownnames import extension_names, setup_names
 from auditor.rocmpath.model import Evidence, ProjectBuild, RocmPath
 from auditor.rocmpath.pybuild import PyBuild, read_python_build
