@@ -13,14 +13,15 @@ from auditor.boundedio import UnsafeRead, read_text_bounded
 from auditor.parsing.preproc import PreprocFacts
 from auditor.rocmpath.debugswitch import tested_switches, undefined_switches
 from auditor.rocmpath.deps import MAX_PYTHON_BUILD_CHARS, hard_dependencies
-from auditor.rocmpath.rocmmanifests import PYPROJECTS, manifest_recipe, rocm_extras, rocm_requirements
+from auditor.rocmpath.rocmevidence import rocm_path
+from auditor.rocmpath.rocmmanifests import PYPROJECTS, rocm_extras
 from auditor.rocmpath.cmakebuild import CBuild, read_cmake
 from auditor.rocmpath.makebuild import read_makefile
 from auditor.rocmpath.ownnames import extension_names, setup_names
-from auditor.rocmpath.model import Evidence, ProjectBuild, RocmPath
+from auditor.rocmpath.model import ProjectBuild
 from auditor.rocmpath.pybuild import PyBuild, read_python_build
 from auditor.rocmpath.provenance import (
-    C_KINDS, NOT_SHIPPED, parent_dir, within, behind_macros, packages, provenance,
+    C_KINDS, parent_dir, within, behind_macros, packages, provenance,
 )
 from auditor.rocmpath.backends import vendor_backends
 from auditor.rocmpath.redefine import rocm_redefinitions
@@ -29,18 +30,7 @@ from auditor.types import SourceFile
 
 MAX_BUILD_BYTES = 2 * 1024 * 1024
 BUILD_NAMES = frozenset({"setup.py", "pyproject.toml", "CMakeLists.txt", "Makefile", "makefile", "GNUmakefile"})
-GPU_SUFFIXES = (".cu", ".cuh", ".hip")
 SHIM_LINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(?:cu|CU)\w+[ \t]+(?:hip|HIP)\w+", re.MULTILINE)
-# a CI job that builds or runs on ROCm: a ROCm image, an AMD runner, ROCm build settings or tools (a word such as
-# "rocm" alone is not one: issue labelers and triage bots name it too)
-ROCM_CI = re.compile(r"(?i)\brocm/[\w.-]+:|--offload-arch|PYTORCH_ROCM_ARCH"
-                     r"|\bhipcc\b|whl/rocm|\bROCM_VERSION\b|\bgfx9\d\w\b|-D\w*HIP\w*=ON|BUILD_TARGET\W+rocm")
-# the runner of a job, after `runs-on:` / `agents:` on the same line (read line by line: a pattern such as
-# `runs-on:[^\n]*…` rescans the rest of the line from every `runs-on:` in it)
-ROCM_RUNNER = {re.compile(r"(?i)runs-on:"): re.compile(r"(?i)\b(?:mi\d{3}\w*|rocm|amd)"),
-               re.compile(r"(?i)agents:"): re.compile(r"(?i)\b(?:mi\d{3}\w*|amd)")}
-REPO_AUTOMATION = re.compile(r"(?i)label|triage|stale|issue|welcome|greet|pr[-_]title|assign")
-ROCM_DISPATCH = re.compile(r"torch\.version\.hip|\bis_hip\(\)|gcnArchName|\bamdsmi\b|IS_HIP_EXTENSION")
 
 
 def read_build_file(source: SourceFile) -> str | None:
@@ -49,21 +39,6 @@ def read_build_file(source: SourceFile) -> str | None:
         return read_text_bounded(Path(source.abspath), MAX_BUILD_BYTES, "build file")
     except (OSError, UnsafeRead):
         return None
-
-
-def _rocm_ci(text: str) -> bool:
-    if ROCM_CI.search(text):
-        return True
-    for key, runner in ROCM_RUNNER.items():
-        done = 0
-        for m in key.finditer(text):
-            if m.start() < done:
-                continue        # on a line already searched from its first key
-            end = text.find("\n", m.end())
-            done = len(text) if end < 0 else end
-            if runner.search(text, m.end(), done):
-                return True
-    return False
 
 
 def is_build_file(path: str) -> bool:
@@ -256,8 +231,8 @@ def read_project(
                             redefined.setdefault(name, f"{f.path}:{line}")
                 if redefined:
                     project.rocm_redefinitions[comp] = redefined
-        project.paths[comp] = _rocm_path(comp, mine, pybuilds, cbuilds, comp_shims if hip_build else set(),
-                                         extras.get(comp, []), text_of)
+        project.paths[comp] = rocm_path(comp, mine, pybuilds, cbuilds, comp_shims if hip_build else set(),
+                                        extras.get(comp, []), text_of)
         provenance(project, comp, mine, pybuilds, cbuilds, text_of, facts)
         project.shipped_python[comp] = packages(comp, mine)
         python_packages.append((project.shipped_python[comp], tuple(f for f in mine if f.kind == "python")))
@@ -296,85 +271,3 @@ def _line_of(text: str, word: str) -> int:
         if re.search(rf"\b{re.escape(word)}\b", line):
             return number
     return 1
-
-
-def _rocm_path(comp, mine, pybuilds, cbuilds, shims, extras, text_of) -> RocmPath:
-    evidence: list[Evidence] = []
-    refusals: list[str] = []
-    rocm_artifacts: set[str] = set()
-    cuda_artifacts: set[str] = set()
-    for b in pybuilds:
-        refusals += [f"{b.path}:{line}" for line in b.refusals]
-        if b.builds_on_rocm and len(b.refusals) < len(b.rocm_tests):
-            line, what = (b.evidence[0] if b.evidence else (b.rocm_tests[0], "ROCm branch"))
-            evidence.append(Evidence("P1", f"{b.path}:{b.rocm_tests[0]}",
-                                     f"switches to a ROCm build (`{what[:50]}` at {b.path}:{line})"))
-        for line in b.hipify[:1]:
-            evidence.append(Evidence("P3", f"{b.path}:{line}", "runs hipify on the CUDA sources at build time"))
-        for name, configs in b.artifacts.items():
-            if configs & {"rocm", "both"}:
-                rocm_artifacts.add(name)
-            if configs & {"cuda", "both"}:
-                cuda_artifacts.add(name)
-            if configs >= {"rocm", "cuda"}:
-                evidence.append(Evidence("P4", f"{b.path}:{b.artifact_lines.get((name, 'rocm'), 1)}",
-                                         f"builds `{name}` from other sources on ROCm"))
-        for line in b.fenced_on_rocm[:1]:
-            evidence.append(Evidence("P7", f"{b.path}:{line}", "fences an op off on ROCm"))
-        if b.uses_cuda_extension and b.rocm_tests and not b.hipify and b.builds_on_rocm and not b.artifacts:
-            evidence.append(Evidence("P3", f"{b.path}:{b.rocm_tests[0]}",
-                                     "builds a CUDAExtension, which ROCm PyTorch hipifies at build time"))
-    for b in cbuilds:
-        refusals += [f"{b.path}:{line}" for line in b.refusals]
-        if b.builds_on_rocm:
-            line, what = b.evidence[0]
-            evidence.append(Evidence("P1", f"{b.path}:{line}", f"builds for HIP (`{what[:70]}`)"))
-    for shim in sorted(shims)[:1]:
-        evidence.append(Evidence("P2", f"{shim}:1", "maps CUDA names to HIP for the HIP build (a shim)"))
-    for path, line, extra in extras:
-        evidence.append(Evidence("P6", f"{path}:{line}", f"declares a ROCm extra `{extra}`"))
-    rocm_reqs = [f.path for f in mine if f.kind == "manifest" and rocm_requirements(f.path)]
-    for path in rocm_reqs:
-        evidence.append(Evidence("P6", f"{path}:1", "lists ROCm requirements"))
-    ci = tuple(sorted(f.path for f in mine if f.kind == "ci" and not REPO_AUTOMATION.search(PurePosixPath(f.path).name)
-                      and _rocm_ci(text_of(f.path))))
-    dispatch = next(((f.path, m) for f in mine if f.kind == "python" and PurePosixPath(f.path).name != "setup.py"
-                     and not set(PurePosixPath(f.path).parts) & NOT_SHIPPED
-                     and (m := ROCM_DISPATCH.search(text_of(f.path)))), None)
-    if dispatch:
-        path, m = dispatch
-        line = text_of(path).count("\n", 0, m.start()) + 1
-        evidence.append(Evidence("P5", f"{path}:{line}", f"branches on `{m.group(0)}` in shipped code"))
-    compiles_gpu = any(b.uses_cuda_extension or b.artifacts for b in pybuilds) or any(b.compiles_cu for b in cbuilds)
-    # GPU sources only a JIT `load()` compiles are hipified by ROCm PyTorch at load time
-    gpu = sum(1 for f in mine if f.path.endswith(GPU_SUFFIXES)) if compiles_gpu else 0
-    verified = any(e.pattern in ("P1", "P2", "P3", "P4") for e in evidence) or (
-        not compiles_gpu and any(e.pattern in ("P5", "P6") for e in evidence))
-    setup = next((b for b in pybuilds if PurePosixPath(b.path).name == "setup.py"), None)
-    recipe = ""
-    if verified and not compiles_gpu:
-        recipe = manifest_recipe(rocm_reqs, [(path, extra) for path, _, extra in extras]) \
-            or "pip install . (pure Python: it runs on ROCm PyTorch)"
-    elif verified and setup is not None and (not any(b.builds_on_rocm for b in cbuilds)
-                                             or re.search(r"(?i)\bcmake", text_of(setup.path))):
-        # (a setup.py that runs CMake itself, as vLLM's does, is still installed with pip)
-        recipe = "pip install --no-build-isolation . on ROCm PyTorch"
-    elif verified and any(PurePosixPath(b.path).name == "CMakeLists.txt" for b in cbuilds):
-        option = next((b.rocm_option for b in cbuilds if b.rocm_option), "")
-        pyprojects = [f.path for f in mine if PurePosixPath(f.path).name == "pyproject.toml"]
-        if any(re.search(r"scikit[-_]build|py[-_]build[-_]cmake", text_of(p)) for p in pyprojects):
-            # the Python build backend runs CMake and takes its options from CMAKE_ARGS (llama-cpp-python)
-            recipe = f'CMAKE_ARGS="{option}" pip install .' if option else "pip install ."
-        else:
-            recipe = f"cmake -B build {option} && cmake --build build".replace("  ", " ")
-            if setup is not None or pyprojects:
-                recipe += ", then pip install ."
-    elif verified and cbuilds:
-        recipe = "make (its default configuration builds with hipcc)"
-    confidence = "high" if verified and ci else "medium" if verified else "low"
-    return RocmPath(
-        component=comp, evidence=tuple(evidence), verified=verified, refusals=tuple(refusals),
-        rocm_artifacts=tuple(sorted(rocm_artifacts)), cuda_artifacts=tuple(sorted(cuda_artifacts)),
-        cuda_only_artifacts=tuple(sorted(cuda_artifacts - rocm_artifacts)), recipe=recipe,
-        confidence=confidence, ci=ci, gpu_sources=gpu,
-    )
