@@ -7,6 +7,7 @@ import re
 import time
 import tomllib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from auditor.boundedio import UnsafeRead, read_text_bounded
@@ -91,44 +92,110 @@ def read_project(
     `facts`: the preprocessor under ROCm, so an include a ROCm build skips does not pull a header into it;
     `deadline`: a time.monotonic() after which no more files are read (each one left is noted in `unread`)."""
     project = ProjectBuild()
-    texts: dict[str, str] = {}
     known = {f.path for f in files}
     own_files = list(files)
     files = own_files + [f for f in pulled_in if f.path not in known]
-    by_path = {f.path: f for f in files}
+    texts = _BuildTexts(project, {f.path: f for f in files}, deadline)
+    text_of = texts.text_of
+    manifests = _manifests(own_files, texts)
+    order = _components(project, manifests.comps, own_files, optional_dirs, text_of)
+    owned: dict[str, list[SourceFile]] = {c: [] for c in order}
+    for f in files:
+        owned[owner(f.path, order)].append(f)
+    rocm_macros: set[str] = set()
+    cuda_macros: set[str] = set()
+    optional_macros: set[str] = set()
+    shims: set[str] = set()
+    python_packages: list[tuple[frozenset[str], tuple[SourceFile, ...]]] = []
+    unread: set[str] = set()
+    for comp in order:
+        mine = owned[comp]
+        pybuilds, cbuilds = _builds(project, mine, texts)
+        for b in pybuilds:
+            rocm_macros |= b.rocm_macros
+            cuda_macros |= b.cuda_macros
+        for cb in cbuilds:
+            rocm_macros |= cb.rocm_macros
+            cuda_macros |= cb.cuda_macros
+            optional_macros |= cb.optional_macros
+        hip_build = any(b.builds_on_rocm for b in cbuilds) or any(b.builds_on_rocm for b in pybuilds)
+        comp_shims = {f.path for f in mine if f.kind in C_KINDS and len(SHIM_LINE.findall(text_of(f.path))) >= 5}
+        if hip_build:
+            shims |= comp_shims
+            if facts is not None and (redefined := _redefined_for_rocm(mine, facts, text_of)):
+                project.rocm_redefinitions[comp] = redefined
+        project.paths[comp] = rocm_path(comp, mine, pybuilds, cbuilds, comp_shims if hip_build else set(),
+                                        manifests.extras.get(comp, []), text_of)
+        provenance(project, comp, mine, pybuilds, cbuilds, text_of, facts)
+        project.shipped_python[comp] = packages(comp, mine)
+        python_packages.append((project.shipped_python[comp], tuple(f for f in mine if f.kind == "python")))
+        unread |= unread_requirement_files([f.path for f in mine if f.path in known], text_of)
+    project.rocm_macros = frozenset(rocm_macros)
+    project.cuda_macros = frozenset(cuda_macros - rocm_macros)
+    project.optional_macros = frozenset(optional_macros - rocm_macros) | _debug_switches(files, text_of)
+    _mark_lines_behind_optional_macros(project, files, text_of)
+    project.shims = frozenset(shims)
+    project.python_packages = tuple(python_packages)
+    project.unread_requirements = frozenset(unread)
+    project.vendor_backends = vendor_backends(own_files)
+    project.own_packages = frozenset(PurePosixPath(p).name for pkgs in project.shipped_python.values() for p in pkgs) \
+        | frozenset(manifests.dist_names)
+    project.dependencies = hard_dependencies(own_files, text_of)
+    return project
 
-    trees: dict[str, ast.Module | None] = {}
 
-    def text_of(path: str) -> str:
+class _BuildTexts:
+    """The tree's files read (and Python build scripts parsed) once each, bounded in size and by the deadline;
+    a file that cannot be is noted in the project's `unread`."""
+
+    def __init__(self, project: ProjectBuild, by_path: dict[str, SourceFile], deadline: float | None) -> None:
+        self.project, self.by_path, self.deadline = project, by_path, deadline
+        self.texts: dict[str, str] = {}
+        self.trees: dict[str, ast.Module | None] = {}
+
+    def text_of(self, path: str) -> str:
+        texts, project = self.texts, self.project
         if path not in texts:
-            if deadline is not None and time.monotonic() > deadline:
+            if self.deadline is not None and time.monotonic() > self.deadline:
                 texts[path] = ""
                 if is_build_file(path):
                     project.unread[path] = "not read: the build pre-pass ran out of its time budget"
             else:
-                text = read_build_file(by_path[path])
+                text = read_build_file(self.by_path[path])
                 texts[path] = text or ""
                 if text is None and is_build_file(path):
                     project.unread[path] = f"not read: over {MAX_BUILD_BYTES // 2**20} MB or not a regular file"
         return texts[path]
 
-    def tree_of(path: str) -> ast.Module | None:
+    def tree_of(self, path: str) -> ast.Module | None:
         """A Python build script parsed once; None (and the file noted as unread) when it cannot be."""
+        trees = self.trees
         if path not in trees:
-            text = text_of(path)
+            text = self.text_of(path)
             trees[path] = None
             if len(text) > MAX_PYTHON_BUILD_CHARS:
-                project.unread[path] = f"not read as a build script: over {MAX_PYTHON_BUILD_CHARS // 1024} KB"
+                self.project.unread[path] = f"not read as a build script: over {MAX_PYTHON_BUILD_CHARS // 1024} KB"
             else:
                 try:
                     trees[path] = ast.parse(text)
                 except (SyntaxError, ValueError, MemoryError):
                     pass
                 except RecursionError:
-                    project.unread[path] = "not read as a build script: nested too deeply"
+                    self.project.unread[path] = "not read as a build script: nested too deeply"
         return trees[path]
 
-    # 1. components from real manifests
+
+@dataclass(frozen=True, slots=True)
+class _Manifests:
+    comps: dict[str, list[str]]                        # component directory -> its manifests
+    extras: dict[str, list[tuple[str, int, str]]]      # directory -> (manifest, line, ROCm extra)
+    dist_names: frozenset[str]                         # the names the project distributes and builds
+
+
+def _manifests(own_files: Sequence[SourceFile], texts: _BuildTexts) -> _Manifests:
+    """Components from real manifests: a setup.py that calls setup(), a pyproject.toml of a distribution, a
+    CMakeLists.txt with project(), a Makefile compiling CUDA; and the ROCm extras the pyprojects declare."""
+    text_of = texts.text_of
     comps: dict[str, list[str]] = {}
     extras: dict[str, list[tuple[str, int, str]]] = {}
     dist_names: set[str] = set()
@@ -138,7 +205,7 @@ def read_project(
         if PYPROJECTS.match(name):
             for extra, line in rocm_extras(f.path, text_of(f.path)):
                 extras.setdefault(directory, []).append((f.path, line, extra))
-        if name == "setup.py" and _calls_setup(text_of(f.path), tree_of(f.path)):
+        if name == "setup.py" and _calls_setup(text_of(f.path), texts.tree_of(f.path)):
             comps.setdefault(directory, []).append(f.path)
             dist_names |= setup_names(text_of(f.path)) | extension_names(text_of(f.path))
         elif name == "pyproject.toml":
@@ -153,8 +220,14 @@ def read_project(
             comps.setdefault(directory, []).append(f.path)
         elif name in ("Makefile", "makefile", "GNUmakefile") and re.search(r"\bnvcc\b|\.cu\b", text_of(f.path)):
             comps.setdefault(directory, []).append(f.path)
-    # a CMake project pulled in by its parent's add_subdirectory, or a Python one inside another's package, is
-    # part of the parent
+    return _Manifests(comps, extras, frozenset(dist_names))
+
+
+def _components(project: ProjectBuild, comps: dict[str, list[str]], own_files: Sequence[SourceFile],
+                optional_dirs: frozenset[str], text_of: Callable[[str], str]) -> list[str]:
+    """The component directories, sorted, each marked primary, secondary or optional in the project (and
+    whether the tree is a collection of programs). A CMake project its parent's add_subdirectory pulls in is
+    part of the parent."""
     cmake_children = set()
     for f in own_files:
         if PurePosixPath(f.path).name == "CMakeLists.txt":
@@ -177,83 +250,59 @@ def read_project(
     shallowest = min((x.count("/") for x in order if x != "."), default=0)
     programs = [c for c in order if c != "." and c.count("/") == shallowest]
     project.collection = roots_without_manifest and len(programs) >= 3
+    return order
 
-    # 2. each component's builds
-    owned: dict[str, list[SourceFile]] = {c: [] for c in order}
-    for f in files:
-        owned[owner(f.path, order)].append(f)
-    rocm_macros: set[str] = set()
-    cuda_macros: set[str] = set()
-    optional_macros: set[str] = set()
-    shims: set[str] = set()
-    python_packages: list[tuple[frozenset[str], tuple[SourceFile, ...]]] = []
-    unread: set[str] = set()
-    for comp in order:
-        mine = owned[comp]
-        pybuilds: list[PyBuild] = []
-        cbuilds: list[CBuild] = []
-        for f in mine:
-            name = PurePosixPath(f.path).name
-            if name == "setup.py" or (f.kind == "python" and "op_builder" in PurePosixPath(f.path).parts):
-                built = _python_build(f.path, text_of(f.path), tree_of(f.path), project.unread)
-                if built:
-                    pybuilds.append(built)
-                    project.cuda_build_lines[f.path] = frozenset(built.cuda_lines)
-            elif name == "CMakeLists.txt" or name.endswith(".cmake"):
-                built_c = read_cmake(f.path, text_of(f.path))
-                cbuilds.append(built_c)
-                if built_c.partial:
-                    project.unread[f.path] = built_c.partial
-                project.cuda_build_lines[f.path] = frozenset(built_c.cuda_lines)
-            elif name in ("Makefile", "makefile", "GNUmakefile") or name.endswith(".mk"):
-                made = read_makefile(f.path, text_of(f.path))
-                cbuilds.append(made)
-                if made.partial:
-                    project.unread[f.path] = made.partial
-                if made.opt_in_lines:
-                    project.optional_lines[f.path] = frozenset(made.opt_in_lines)
-        for b in pybuilds:
-            rocm_macros |= b.rocm_macros
-            cuda_macros |= b.cuda_macros
-        for cb in cbuilds:
-            rocm_macros |= cb.rocm_macros
-            cuda_macros |= cb.cuda_macros
-            optional_macros |= cb.optional_macros
-        hip_build = any(b.builds_on_rocm for b in cbuilds) or any(b.builds_on_rocm for b in pybuilds)
-        comp_shims = {f.path for f in mine if f.kind in C_KINDS and len(SHIM_LINE.findall(text_of(f.path))) >= 5}
-        if hip_build:
-            shims |= comp_shims
-            if facts is not None:
-                redefined: dict[str, str] = {}
-                for f in mine:
-                    if f.kind in C_KINDS:
-                        for name, line in rocm_redefinitions(text_of(f.path), facts).items():
-                            redefined.setdefault(name, f"{f.path}:{line}")
-                if redefined:
-                    project.rocm_redefinitions[comp] = redefined
-        project.paths[comp] = rocm_path(comp, mine, pybuilds, cbuilds, comp_shims if hip_build else set(),
-                                        extras.get(comp, []), text_of)
-        provenance(project, comp, mine, pybuilds, cbuilds, text_of, facts)
-        project.shipped_python[comp] = packages(comp, mine)
-        python_packages.append((project.shipped_python[comp], tuple(f for f in mine if f.kind == "python")))
-        unread |= unread_requirement_files([f.path for f in mine if f.path in known], text_of)
-    project.rocm_macros = frozenset(rocm_macros)
-    project.cuda_macros = frozenset(cuda_macros - rocm_macros)
-    project.optional_macros = frozenset(optional_macros - rocm_macros) | _debug_switches(files, text_of)
+
+def _builds(project: ProjectBuild, mine: Sequence[SourceFile],
+            texts: _BuildTexts) -> tuple[list[PyBuild], list[CBuild]]:
+    """A component's build scripts read: setup.py and op builders, CMake files, Makefiles (their CUDA-only
+    lines, opt-in lines and anything left unread go into the project)."""
+    text_of = texts.text_of
+    pybuilds: list[PyBuild] = []
+    cbuilds: list[CBuild] = []
+    for f in mine:
+        name = PurePosixPath(f.path).name
+        if name == "setup.py" or (f.kind == "python" and "op_builder" in PurePosixPath(f.path).parts):
+            built = _python_build(f.path, text_of(f.path), texts.tree_of(f.path), project.unread)
+            if built:
+                pybuilds.append(built)
+                project.cuda_build_lines[f.path] = frozenset(built.cuda_lines)
+        elif name == "CMakeLists.txt" or name.endswith(".cmake"):
+            built_c = read_cmake(f.path, text_of(f.path))
+            cbuilds.append(built_c)
+            if built_c.partial:
+                project.unread[f.path] = built_c.partial
+            project.cuda_build_lines[f.path] = frozenset(built_c.cuda_lines)
+        elif name in ("Makefile", "makefile", "GNUmakefile") or name.endswith(".mk"):
+            made = read_makefile(f.path, text_of(f.path))
+            cbuilds.append(made)
+            if made.partial:
+                project.unread[f.path] = made.partial
+            if made.opt_in_lines:
+                project.optional_lines[f.path] = frozenset(made.opt_in_lines)
+    return pybuilds, cbuilds
+
+
+def _redefined_for_rocm(mine: Sequence[SourceFile], facts: PreprocFacts,
+                        text_of: Callable[[str], str]) -> dict[str, str]:
+    """The names the component's C/C++ files redefine for the ROCm build, each with its first path:line."""
+    redefined: dict[str, str] = {}
+    for f in mine:
+        if f.kind in C_KINDS:
+            for name, line in rocm_redefinitions(text_of(f.path), facts).items():
+                redefined.setdefault(name, f"{f.path}:{line}")
+    return redefined
+
+
+def _mark_lines_behind_optional_macros(project: ProjectBuild, files: Sequence[SourceFile],
+                                       text_of: Callable[[str], str]) -> None:
+    """The C/C++ lines inside `#if` branches on the project's opt-in and debug macros are optional features."""
     if project.optional_macros:
         for f in files:
             if f.kind in C_KINDS:
                 lines = behind_macros(text_of(f.path), project.optional_macros)
                 if lines:
                     project.optional_lines[f.path] = project.optional_lines.get(f.path, frozenset()) | lines
-    project.shims = frozenset(shims)
-    project.python_packages = tuple(python_packages)
-    project.unread_requirements = frozenset(unread)
-    project.vendor_backends = vendor_backends(own_files)
-    project.own_packages = frozenset(PurePosixPath(p).name for pkgs in project.shipped_python.values() for p in pkgs) \
-        | frozenset(dist_names)
-    project.dependencies = hard_dependencies(own_files, text_of)
-    return project
 
 
 def _debug_switches(files: Sequence[SourceFile], text_of: Callable[[str], str]) -> frozenset[str]:
@@ -271,3 +320,5 @@ def _line_of(text: str, word: str) -> int:
         if re.search(rf"\b{re.escape(word)}\b", line):
             return number
     return 1
+
+
