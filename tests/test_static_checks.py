@@ -4,7 +4,6 @@ cyclomatic complexity of 25 (ruff's C901, its threshold in pyproject.toml). The 
 pyproject.toml and pinned in the `test` extra; each runs here as a subprocess of this venv, so README's test
 command (and .ci/run) runs them, and a failure shows the tool's own output."""
 import ast
-import json
 import os
 import subprocess
 import sys
@@ -15,10 +14,6 @@ from tests.conftest import REPO
 
 MAX_MODULE_LINES = 400
 MAX_FUNCTION_LINES = 60
-# Functions over either bound that are still to be split by concept (issue 23), as "module path:function name".
-# This list only shrinks: a function leaves it when it is split, and nothing joins it.
-NOT_YET_SPLIT = frozenset({
-})
 
 
 def _run(*command: str) -> subprocess.CompletedProcess:
@@ -30,19 +25,10 @@ def _output(proc: subprocess.CompletedProcess) -> str:
     return f"exit {proc.returncode}\n{proc.stdout}\n{proc.stderr}"
 
 
-def _complexity_waived(diagnostic: dict) -> bool:
-    if diagnostic["code"] != "C901":
-        return False
-    function = diagnostic["message"].split("`")[1]   # "`name` is too complex (27 > 25)"
-    return f"{Path(diagnostic['filename']).relative_to(REPO).as_posix()}:{function}" in NOT_YET_SPLIT
-
-
 def test_ruff_finds_nothing():
-    proc = _run("-m", "ruff", "check", "--no-cache", "--output-format", "json", ".")
-    assert proc.returncode in (0, 1) and not proc.stderr.strip(), _output(proc)
-    found = [f"{d['filename']}:{d['location']['row']}: {d['code']} {d['message']}"
-             for d in json.loads(proc.stdout) if not _complexity_waived(d)]
-    assert not found, "\n".join(found)
+    """With C901: no function over a cyclomatic complexity of 25 (pyproject.toml, [tool.ruff.lint.mccabe])."""
+    proc = _run("-m", "ruff", "check", "--no-cache", "--output-format", "concise", ".")
+    assert proc.returncode == 0, _output(proc)
 
 
 def _functions_over(max_lines: int) -> dict[str, int]:
@@ -60,17 +46,8 @@ def _functions_over(max_lines: int) -> dict[str, int]:
 
 
 def test_no_function_is_over_60_lines():
-    over = {name: n for name, n in _functions_over(MAX_FUNCTION_LINES).items() if name not in NOT_YET_SPLIT}
-    assert not over, f"over {MAX_FUNCTION_LINES} lines (split by concept): {over}"
-
-
-def test_the_not_yet_split_list_only_names_functions_still_over_a_bound():
-    """A function that was split leaves NOT_YET_SPLIT, so the waiver cannot cover a later regrowth."""
-    proc = _run("-m", "ruff", "check", "--no-cache", "--select", "C901", "--output-format", "json", "auditor")
-    too_complex = {f"{Path(d['filename']).relative_to(REPO).as_posix()}:{d['message'].split('`')[1]}"
-                   for d in json.loads(proc.stdout)}
-    still_over = too_complex | set(_functions_over(MAX_FUNCTION_LINES))
-    assert NOT_YET_SPLIT <= still_over, f"split already, take off NOT_YET_SPLIT: {sorted(NOT_YET_SPLIT - still_over)}"
+    over = _functions_over(MAX_FUNCTION_LINES)
+    assert not over, f"over {MAX_FUNCTION_LINES} lines (split by concept: each step a function named for it): {over}"
 
 
 def test_mypy_finds_no_type_error_in_auditor():
