@@ -5,9 +5,10 @@ from __future__ import annotations
 
 from collections.abc import Callable, Sequence
 from dataclasses import replace
+from functools import partial
 
 from auditor.coverage import coverage
-from auditor.effort import estimate, in_optional_dir, load_model
+from auditor.effort import EffortModel, Hours, estimate, in_optional_dir, load_model
 from auditor.groups import group_findings
 from auditor.rocmpath.disposition import OPTIONAL, OPTIONAL_FEATURE, assign, own_package_finding
 from auditor.rocmpath.model import ProjectBuild
@@ -15,7 +16,7 @@ from auditor.rocmpath.reader import owner
 from auditor.rulebook import Rulebook
 from auditor.rulebook.context import ScanContext
 from auditor.suppress import unknown_suppression_message, unknown_suppressions
-from auditor.types import LIVE, VERIFY, Component, FileResult, Finding, Report
+from auditor.types import LIVE, VERIFY, Component, FileResult, Finding, FindingGroup, Report
 from auditor.verdict import verdicts
 from auditor.xlang.link import link_ops, settled
 
@@ -36,42 +37,13 @@ def build_report(
     Python files only when a C++ file registers ops."""
     rules = rulebook.by_id()
     project = project or ProjectBuild(components={".": "primary"})
-    model = load_model()
-
-    def optional_by_name(path: str, within: str = "") -> bool:
-        if any(path == d or path.startswith(d + "/") for d in unvendored):
-            return False
-        return in_optional_dir(path, model, within)
-
-    findings: list[Finding] = [
-        f for result in results for f in result.findings
-        if not own_package_finding(f, rules.get(f.rule_id), project)
-    ]
-    kinds = {r.path: r.kind for r in results}
+    optional_by_name = partial(_optional_by_name, unvendored, load_model())
     comps = sorted(project.components) or ["."]
-    imports = {r.path: r.facts.imports for r in results if r.kind == "python"}
-
-    def placed(found: list[Finding]) -> list[Finding]:
-        return assign(found, kinds, rules, project,
-                      lambda path, comp: optional_by_name(path, "" if comp == "." else comp), comps, imports)
-
-    findings = placed(findings)
-    if read is not None:
-        linked = link_ops(results, findings, rulebook, read, CARRIED)
-        findings += [settled(p, f) for p, f in zip(placed(linked), linked)]
-    findings.sort(key=Finding.sort_key)
-    verified = [c for c, rocm in project.paths.items() if rocm.verified]
-    elsewhere = frozenset(p for p, role in project.provenance.items()
-                          if role not in ("both", "rocm") and owner(p, comps) in verified)
-    hipified = frozenset(r.path for r in results if owner(r.path, comps) in verified)
+    findings = _judged_findings(results, rulebook, project, comps, optional_by_name, read)
+    elsewhere, hipified = _ported_by_a_verified_path(results, project, comps)
     effort, hours = estimate(findings, rules, results, elsewhere, hipified, comps)
     comps_out, verdict, reason = verdicts(findings, project, rules)
-    rows = [replace(f, hours=h, in_optional_dir=optional_by_name(f.path),
-                    component=component_of(comps_out, f.path)) for f, h in zip(findings, hours)]
-    groups = group_findings(rows)
-    for number, group in enumerate(groups):
-        for i in group.indexes:
-            rows[i] = replace(rows[i], group=number)
+    rows, groups = _grouped_rows(findings, hours, comps_out, optional_by_name)
     all_errors = list(errors) + [(r.path, r.error) for r in results if r.error]
     return Report(
         root=root,
@@ -90,6 +62,66 @@ def build_report(
         warnings=tuple((path, line, unknown_suppression_message(rule_id))
                        for path, line, rule_id in unknown_suppressions(results)),
     )
+
+
+def _optional_by_name(unvendored: Sequence[str], model: EffortModel, path: str, within: str = "") -> bool:
+    """In a directory whose name makes it optional (tests, examples, ...), unless a change adds it as code."""
+    if any(path == d or path.startswith(d + "/") for d in unvendored):
+        return False
+    return in_optional_dir(path, model, within)
+
+
+def _judged_findings(
+    results: Sequence[FileResult], rulebook: Rulebook | ScanContext, project: ProjectBuild, comps: list[str],
+    optional_by_name: Callable[..., bool], read: Callable[[str], str | None] | None,
+) -> list[Finding]:
+    """Every file's findings but those on the project's own package, each with its disposition against the ROCm
+    path, plus the extension ops the cross-language link finds CUDA-only; in report order."""
+    rules = rulebook.by_id()
+    findings: list[Finding] = [
+        f for result in results for f in result.findings
+        if not own_package_finding(f, rules.get(f.rule_id), project)
+    ]
+    kinds = {r.path: r.kind for r in results}
+    imports = {r.path: r.facts.imports for r in results if r.kind == "python"}
+
+    def placed(found: list[Finding]) -> list[Finding]:
+        return assign(found, kinds, rules, project,
+                      lambda path, comp: optional_by_name(path, "" if comp == "." else comp), comps, imports)
+
+    findings = placed(findings)
+    if read is not None:
+        linked = link_ops(results, findings, rulebook, read, CARRIED)
+        findings += [settled(p, f) for p, f in zip(placed(linked), linked)]
+    findings.sort(key=Finding.sort_key)
+    return findings
+
+
+def _ported_by_a_verified_path(
+    results: Sequence[FileResult], project: ProjectBuild, comps: list[str],
+) -> tuple[frozenset[str], frozenset[str]]:
+    """In components whose ROCm path is verified: the files the ROCm build replaces with another source, and the
+    scanned files (both already ported, so they cost no effort)."""
+    verified = [c for c, rocm in project.paths.items() if rocm.verified]
+    elsewhere = frozenset(p for p, role in project.provenance.items()
+                          if role not in ("both", "rocm") and owner(p, comps) in verified)
+    hipified = frozenset(r.path for r in results if owner(r.path, comps) in verified)
+    return elsewhere, hipified
+
+
+def _grouped_rows(
+    findings: list[Finding], hours: list[Hours], components: Sequence[Component],
+    optional_by_name: Callable[..., bool],
+) -> tuple[list[Finding], tuple[FindingGroup, ...]]:
+    """Each finding as a self-contained report row (its hours, optional directory, component), numbered by the
+    group it falls in."""
+    rows = [replace(f, hours=h, in_optional_dir=optional_by_name(f.path),
+                    component=component_of(components, f.path)) for f, h in zip(findings, hours)]
+    groups = group_findings(rows)
+    for number, group in enumerate(groups):
+        for i in group.indexes:
+            rows[i] = replace(rows[i], group=number)
+    return rows, groups
 
 
 def component_of(components: Sequence[Component], path: str) -> str:

@@ -51,69 +51,93 @@ def decoder(kind: object):
     of results per run)."""
     origin = typing.get_origin(kind)
     if origin in (typing.Union, types.UnionType):
-        options = [o for o in typing.get_args(kind) if o is not type(None)]
-        optional = len(options) < len(typing.get_args(kind))
-        parts = [decoder(o) for o in options]
-
-        def union(data):
-            if data is None and optional:
-                return None
-            for part in parts:
-                try:
-                    return part(data)
-                except DecodeError:
-                    continue
-            raise DecodeError(f"{data!r:.40} is none of {options}")
-        return union
+        return _union_decoder(kind)
     if origin is tuple:
-        args = typing.get_args(kind)
-        if len(args) == 2 and args[1] is Ellipsis:
-            item = decoder(args[0])
-
-            def sequence(data):
-                if type(data) is not list:
-                    raise DecodeError("expected a list")
-                return tuple(map(item, data))
-            return sequence
-        items = [decoder(a) for a in args]
-
-        def fixed(data):
-            if type(data) is not list or len(data) != len(items):
-                raise DecodeError("expected a list of fixed length")
-            return tuple(f(d) for f, d in zip(items, data))
-        return fixed
+        return _tuple_decoder(kind)
     if origin is dict or kind is dict:
-        def mapping(data):
-            if type(data) is not dict:
-                raise DecodeError("expected an object")
-            return data
-        return mapping
+        return _mapping
     if isinstance(kind, type) and dataclasses.is_dataclass(kind):
         return _dataclass_decoder(kind)
     if isinstance(kind, type) and issubclass(kind, enum.Enum):
-        def member(data):
-            try:
-                return kind(data)
-            except ValueError:
-                raise DecodeError(f"{data!r} is not a {kind.__name__}") from None
-        return member
+        return _enum_decoder(kind)
     if kind is float:
-        def number(data):
-            if type(data) is float:
-                return data
-            if type(data) is int:
-                return float(data)
-            raise DecodeError("expected a number")
-        return number
+        return _number
     if kind in (str, int, bool):
-        def exact(data):
-            if type(data) is not kind:
-                raise DecodeError(f"expected {kind.__name__}")
-            return data
-        return exact
+        return _exact_decoder(kind)
     if kind is object:
         return lambda data: data
     raise TypeError(f"cannot decode {kind!r}")
+
+
+def _union_decoder(kind: object):
+    """`A | B | None`: None when the union allows it, else the first member that decodes the data."""
+    options = [o for o in typing.get_args(kind) if o is not type(None)]
+    optional = len(options) < len(typing.get_args(kind))
+    parts = [decoder(o) for o in options]
+
+    def union(data):
+        if data is None and optional:
+            return None
+        for part in parts:
+            try:
+                return part(data)
+            except DecodeError:
+                continue
+        raise DecodeError(f"{data!r:.40} is none of {options}")
+    return union
+
+
+def _tuple_decoder(kind: object):
+    """`tuple[X, ...]` from a list of any length, `tuple[X, Y]` from a list of exactly that length."""
+    args = typing.get_args(kind)
+    if len(args) == 2 and args[1] is Ellipsis:
+        item = decoder(args[0])
+
+        def sequence(data):
+            if type(data) is not list:
+                raise DecodeError("expected a list")
+            return tuple(map(item, data))
+        return sequence
+    items = [decoder(a) for a in args]
+
+    def fixed(data):
+        if type(data) is not list or len(data) != len(items):
+            raise DecodeError("expected a list of fixed length")
+        return tuple(f(d) for f, d in zip(items, data))
+    return fixed
+
+
+def _mapping(data):
+    if type(data) is not dict:
+        raise DecodeError("expected an object")
+    return data
+
+
+def _enum_decoder(kind: type[enum.Enum]):
+    def member(data):
+        try:
+            return kind(data)
+        except ValueError:
+            raise DecodeError(f"{data!r} is not a {kind.__name__}") from None
+    return member
+
+
+def _number(data):
+    """A float, or an int taken as one."""
+    if type(data) is float:
+        return data
+    if type(data) is int:
+        return float(data)
+    raise DecodeError("expected a number")
+
+
+def _exact_decoder(kind: type):
+    """str, int or bool: exactly that type (a bool is not an int here)."""
+    def exact(data):
+        if type(data) is not kind:
+            raise DecodeError(f"expected {kind.__name__}")
+        return data
+    return exact
 
 
 def _dataclass_decoder(kind: type):

@@ -254,15 +254,7 @@ def _walk(
     def in_top(relative: str) -> str:
         return relative if top_relative == "." else relative[len(top_relative) + 1:]
 
-    # stack of (directory, gitignore specs that apply: (base dir, spec))
-    inherited: list[tuple[Path, pathspec.PathSpec]] = []
-    if use_gitignore:
-        for parent in reversed([top, *top.parents]):
-            if parent != top and not parent.is_relative_to(root):
-                continue
-            ignore = parent / ".gitignore"
-            if parent != top and ignore.is_file():
-                inherited.append((parent, _spec(_read_ignore(ignore))))
+    inherited = _gitignores_above(top, root) if use_gitignore else []
     # (directory, its path relative to root, the gitignore specs that apply: (base dir, spec))
     stack: list[tuple[Path, str, list[tuple[Path, pathspec.PathSpec]]]] = [(top, _relative(top, root), inherited)]
     while stack:
@@ -290,31 +282,57 @@ def _walk(
             if _excluded(path, relative, is_dir, exclude_spec, () if kept else specs):
                 continue
             if is_dir:
-                forced = relative in scan_dirs
-                if entry.name in ALWAYS_SKIPPED_DIRS and not forced:
-                    continue
-                if vendoring is not None and not forced and (
-                    entry.name in VENDORED_DIRS or relative in vendoring[0] or (path / ".git").exists()
-                ):
-                    vendoring[1].append(relative)
-                    continue
-                subdirs.append((path, relative))
-                continue
-            kind = classify(relative)
-            if kind is None:
-                continue
-            try:
-                mode = entry.stat(follow_symlinks=False).st_mode
-            except OSError as err:
-                errors.append((relative, f"cannot stat: {err.strerror or err}"))
-                continue
-            if not stat.S_ISREG(mode):
-                continue
-            kind = refine(kind, path)
-            if kind is None:
-                continue
-            yield SourceFile(visible(relative), str(path), kind)
+                if _descends_into(entry.name, path, relative, vendoring, scan_dirs):
+                    subdirs.append((path, relative))
+            elif (source := _source_file(entry, path, relative, errors)) is not None:
+                yield source
         stack.extend((d, relative, specs) for d, relative in reversed(subdirs))
+
+
+def _gitignores_above(top: Path, root: Path) -> list[tuple[Path, pathspec.PathSpec]]:
+    """The .gitignore files of the directories from `root` down to `top`'s parent: (base dir, spec), outermost
+    first."""
+    inherited: list[tuple[Path, pathspec.PathSpec]] = []
+    for parent in reversed([top, *top.parents]):
+        if parent != top and not parent.is_relative_to(root):
+            continue
+        ignore = parent / ".gitignore"
+        if parent != top and ignore.is_file():
+            inherited.append((parent, _spec(_read_ignore(ignore))))
+    return inherited
+
+
+def _descends_into(name: str, path: Path, relative: str, vendoring: tuple[set[str], list[str]] | None,
+                   scan_dirs: frozenset[str]) -> bool:
+    """Whether the walk enters a directory: never one always skipped (caches, .git) or vendored code (which it
+    records in `vendoring[1]`), unless the user names it in `scan_dirs`."""
+    forced = relative in scan_dirs
+    if name in ALWAYS_SKIPPED_DIRS and not forced:
+        return False
+    if vendoring is not None and not forced and (
+        name in VENDORED_DIRS or relative in vendoring[0] or (path / ".git").exists()
+    ):
+        vendoring[1].append(relative)
+        return False
+    return True
+
+
+def _source_file(entry: os.DirEntry, path: Path, relative: str, errors: list[tuple[str, str]]) -> SourceFile | None:
+    """A regular file of a kind rocm-audit scans, or None."""
+    kind = classify(relative)
+    if kind is None:
+        return None
+    try:
+        mode = entry.stat(follow_symlinks=False).st_mode
+    except OSError as err:
+        errors.append((relative, f"cannot stat: {err.strerror or err}"))
+        return None
+    if not stat.S_ISREG(mode):
+        return None
+    kind = refine(kind, path)
+    if kind is None:
+        return None
+    return SourceFile(visible(relative), str(path), kind)
 
 
 def _excluded(path: Path, relative: str, is_dir: bool, exclude_spec, specs) -> bool:

@@ -240,8 +240,46 @@ def estimate(
             by_category.add(rules[finding.rule_id].category, cost)
             by_directory.add(_top_directory(finding.path), cost)
             by_file.add(finding.path, cost)
-    reviews: list[tuple[str, str, Hours]] = []       # (component, path, hours)
-    kernels: list[str] = []                          # the component of each kernel file
+    plan = _review_plan(findings, results, built_elsewhere, hipified, components, model)
+    capped = _capped([cost for _, _, cost in plan.reviews], [comp for comp, _, _ in plan.reviews], model.component_cap)
+    for (_comp, path, _), cost in zip(plan.reviews, capped):
+        by_directory.add(_top_directory(path), cost)
+        by_file.add(path, cost)
+    review_low, review_high = sum(c[0] for c in capped), sum(c[1] for c in capped)
+    validation = _validation_hours(findings, plan, model)
+    work_low, work_high = by_category.total()
+    effort = Effort(
+        hours_per_day=model.hours_per_day,
+        low_days=round((work_low + review_low + validation[0]) / day, 1),
+        high_days=round((work_high + review_high + validation[1]) / day, 1),
+        by_category=by_category.rows(day, 1),
+        assumptions=model.assumptions,
+        hipify_review=(round(review_low / day, 1), round(review_high / day, 1)),
+        validation=(round(validation[0] / day, 1), round(validation[1] / day, 1)),
+        by_directory=by_directory.rows(day, 1, by_cost=True),
+        by_file=by_file.rows(1.0, 2, by_cost=True),
+        kernel_files=len(plan.kernel_components),
+    )
+    return effort, hours
+
+
+@dataclass(frozen=True, slots=True)
+class _ReviewPlan:
+    """The scanned files a port reviews and validates on the default install path."""
+    reviews: tuple[tuple[str, str, Hours], ...]   # (component, path, hours) of each file whose HIPIFY output is read
+    kernel_components: tuple[str, ...]            # the component of each file defining kernels
+    gpu_code: bool                                # any file with GPU code (HIPIFY finds something to convert)
+
+
+def _review_plan(
+    findings: Sequence[Finding], results: Sequence[FileResult], built_elsewhere: frozenset[str],
+    hipified: frozenset[str], components: Sequence[str], model: EffortModel,
+) -> _ReviewPlan:
+    """One file per generated family, none the ROCm build does not compile or ports otherwise; a directory's
+    files past `review_full_files` at the repeat rate; a file the ROCm build already compiles as HIP costs no
+    review but is still validated."""
+    reviews: list[tuple[str, str, Hours]] = []
+    kernels: list[str] = []
     gpu_code = False
     seen_families: set[str] = set()
     per_directory: dict[str, int] = defaultdict(int)
@@ -265,29 +303,16 @@ def estimate(
             reviews.append((component, result.path, cost))
         if result.facts.defines_kernels:
             kernels.append(component)
-    capped = _capped([cost for _, _, cost in reviews], [comp for comp, _, _ in reviews], model.component_cap)
-    for (_comp, path, _), cost in zip(reviews, capped):
-        by_directory.add(_top_directory(path), cost)
-        by_file.add(path, cost)
-    review_low, review_high = sum(c[0] for c in capped), sum(c[1] for c in capped)
-    kernel_files = len(kernels)
-    per_kernel = _capped([model.validation_kernel_file_hours] * kernel_files, kernels, model.component_cap)
-    validation: tuple[float, ...] = NO_HOURS
-    if gpu_code or kernel_files or any(counts(f) or f.disposition == "verify on hardware"
-                                       for f in findings if not in_optional_dir(f.path, model)):  # GPU code to validate
-        validation = (model.validation_base_hours[0] + sum(h[0] for h in per_kernel),
-                      model.validation_base_hours[1] + sum(h[1] for h in per_kernel))
-    work_low, work_high = by_category.total()
-    effort = Effort(
-        hours_per_day=model.hours_per_day,
-        low_days=round((work_low + review_low + validation[0]) / day, 1),
-        high_days=round((work_high + review_high + validation[1]) / day, 1),
-        by_category=by_category.rows(day, 1),
-        assumptions=model.assumptions,
-        hipify_review=(round(review_low / day, 1), round(review_high / day, 1)),
-        validation=(round(validation[0] / day, 1), round(validation[1] / day, 1)),
-        by_directory=by_directory.rows(day, 1, by_cost=True),
-        by_file=by_file.rows(1.0, 2, by_cost=True),
-        kernel_files=kernel_files,
-    )
-    return effort, hours
+    return _ReviewPlan(tuple(reviews), tuple(kernels), gpu_code)
+
+
+def _validation_hours(findings: Sequence[Finding], plan: _ReviewPlan, model: EffortModel) -> Hours:
+    """Testing on AMD hardware: a base when there is GPU code to validate, plus each kernel file (capped per
+    component); nothing for a tree without any."""
+    per_kernel = _capped([model.validation_kernel_file_hours] * len(plan.kernel_components),
+                         plan.kernel_components, model.component_cap)
+    if plan.gpu_code or plan.kernel_components or any(counts(f) or f.disposition == "verify on hardware"
+                                                      for f in findings if not in_optional_dir(f.path, model)):
+        return (model.validation_base_hours[0] + sum(h[0] for h in per_kernel),
+                model.validation_base_hours[1] + sum(h[1] for h in per_kernel))
+    return NO_HOURS

@@ -200,8 +200,26 @@ def against_git(report: Report, root: Path, ref: str, rulebook, options) -> Repo
     """New = what the working tree adds since its merge-base with `ref`. Files that did not change are known as
     they are; the changed ones are compared with their base version (under their old name when renamed),
     scanned from the merge-base checked out in a temporary worktree."""
+    top, prefix = _repository_of(root)
+    base, since = _changes_since_merge_base(top, ref)
+    diff = _changed_scanned_files(since, prefix, {r.path for r in report.results})
+    changed, added_lines = diff.changed, diff.added_lines
+    known = Counter(report.findings[i].fingerprint for i in gated(report) if report.findings[i].path not in changed)
+    renamed = {old: now for now, old in changed.items() if old is not None}
+    if renamed:
+        known.update(_known_at_base(report, top, prefix, base, renamed, diff.base_paths, rulebook, options))
+
+    def added(f: Finding) -> bool:
+        return f.path in changed and (changed[f.path] is None or (f.span.line or 0) in added_lines.get(f.path, ()))
+
+    gate = Gate("diff-base", f"{ref} (merge-base {base[:12]})", changed_files=len(changed),
+                changed_paths=tuple(sorted(changed)))
+    return mark(report, known, gate, added)
+
+
+def _repository_of(root: Path) -> tuple[Path, str]:
+    """The git repository's top directory, and the scanned root's path within it ("." when it is the top)."""
     from auditor import vcs
-    from auditor.pipeline import audit
 
     try:
         top = vcs.toplevel(root)
@@ -210,55 +228,72 @@ def against_git(report: Report, root: Path, ref: str, rulebook, options) -> Repo
         raise GateError(f"--diff-base: the scanned paths are not inside one git repository ({root})") from None
     except vcs.GitError as err:
         raise GateError(str(err)) from None
+    return top, prefix
 
-    def local(path: str | None) -> str | None:
-        """A path from git (from the repository root, raw) as the report names it (from the scanned root)."""
-        if path is None:
-            return None
-        if prefix != ".":
-            if not path.startswith(prefix + "/"):
-                return None
-            path = path[len(prefix) + 1:]
-        return visible(path)
+
+def _changes_since_merge_base(top: Path, ref: str):
+    """The merge-base of the working tree with `ref`, and what changed since (vcs.changes)."""
+    from auditor import vcs
 
     try:
         vcs.clean_stale(top)
         base = vcs.merge_base(top, ref)
-        since = vcs.changes(top, base)
+        return base, vcs.changes(top, base)
     except vcs.GitError as err:
         raise GateError(str(err)) from None
-    scanned = {r.path for r in report.results}
-    changed: dict[str, str | None] = {}          # root-relative path now -> at the base (None: a new file)
+
+
+def _as_reported(prefix: str, path: str | None) -> str | None:
+    """A path from git (from the repository root, raw) as the report names it (from the scanned root)."""
+    if path is None:
+        return None
+    if prefix != ".":
+        if not path.startswith(prefix + "/"):
+            return None
+        path = path[len(prefix) + 1:]
+    return visible(path)
+
+
+@dataclass(frozen=True, slots=True)
+class _ChangedFiles:
+    changed: dict[str, str | None]          # root-relative path now -> at the base (None: a new file)
+    added_lines: dict[str, frozenset[int]]  # of a changed file that existed at the base
+    base_paths: dict[str, str]              # root-relative path at the base -> from the repository root, raw
+
+
+def _changed_scanned_files(since, prefix: str, scanned: set[str]) -> _ChangedFiles:
+    """The scanned files that changed since the merge-base, under the names the report uses."""
+    changed: dict[str, str | None] = {}
     added_lines: dict[str, frozenset[int]] = {}
-    base_paths: dict[str, str] = {}              # root-relative path at the base -> from the repository root, raw
+    base_paths: dict[str, str] = {}
     for now_path, old_path in since.old_path.items():
-        here = local(now_path)
+        here = _as_reported(prefix, now_path)
         if here in scanned:
-            changed[here] = local(old_path)
+            changed[here] = _as_reported(prefix, old_path)
             if old_path is not None:
                 added_lines[here] = since.added_lines.get(now_path, frozenset())
-            if old_path is not None and (old_here := local(old_path)) is not None:
+            if old_path is not None and (old_here := _as_reported(prefix, old_path)) is not None:
                 base_paths[old_here] = old_path
-    known = Counter(report.findings[i].fingerprint for i in gated(report) if report.findings[i].path not in changed)
-    renamed = {old: now for now, old in changed.items() if old is not None}
-    if renamed:
-        try:
-            # the base versions read as blobs (git cat-file), never checked out: no filter or hook of the
-            # repository runs, and the working tree is not touched
-            wanted = [base_paths[old] for old in renamed if old in base_paths]
-            with vcs.base_tree(top, base, wanted, options.max_file_size) as tree:
-                base_root = tree if prefix == "." else tree / prefix
-                if base_root.is_dir():
-                    before = replace(audit([base_root], rulebook, options, root=base_root, only=frozenset(renamed)),
-                                     fail_on_verify=report.fail_on_verify)
-                    known.update(fingerprint(f.rule_id, renamed[f.path], f.subject)
-                                 for f in before.findings if before.breaks(f) and f.path in renamed)
-        except vcs.GitError as err:
-            raise GateError(str(err)) from None
+    return _ChangedFiles(changed, added_lines, base_paths)
 
-    def added(f: Finding) -> bool:
-        return f.path in changed and (changed[f.path] is None or (f.span.line or 0) in added_lines.get(f.path, ()))
 
-    gate = Gate("diff-base", f"{ref} (merge-base {base[:12]})", changed_files=len(changed),
-                changed_paths=tuple(sorted(changed)))
-    return mark(report, known, gate, added)
+def _known_at_base(report: Report, top: Path, prefix: str, base: str, renamed: dict[str, str],
+                   base_paths: dict[str, str], rulebook, options) -> list[str]:
+    """The fingerprints of what breaks in the base versions of the changed files, under their names now."""
+    from auditor import vcs
+    from auditor.pipeline import audit
+
+    try:
+        # the base versions read as blobs (git cat-file), never checked out: no filter or hook of the
+        # repository runs, and the working tree is not touched
+        wanted = [base_paths[old] for old in renamed if old in base_paths]
+        with vcs.base_tree(top, base, wanted, options.max_file_size) as tree:
+            base_root = tree if prefix == "." else tree / prefix
+            if not base_root.is_dir():
+                return []
+            before = replace(audit([base_root], rulebook, options, root=base_root, only=frozenset(renamed)),
+                             fail_on_verify=report.fail_on_verify)
+            return [fingerprint(f.rule_id, renamed[f.path], f.subject)
+                    for f in before.findings if before.breaks(f) and f.path in renamed]
+    except vcs.GitError as err:
+        raise GateError(str(err)) from None

@@ -8,6 +8,7 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import TYPE_CHECKING
 
 from auditor.commandline.parser import CACHE_ENV, RULES_JSON, SUBCOMMANDS, help_text, reading_parser
 from auditor.commandline.parser import FAIL_ON as FAIL_ON   # re-exported: the names other modules and tests use
@@ -16,6 +17,9 @@ from auditor.commandline.parser import UsageError as UsageError
 from auditor.history import options as history_options
 from auditor.report.formats import FORMATS as FORMATS
 from auditor.types import Severity
+
+if TYPE_CHECKING:
+    from auditor.config import Resolved
 
 DEFAULT_HTML = "rocm-audit-report.html"   # `--html rocm-audit-report.html` puts the page in the current directory
 
@@ -107,70 +111,12 @@ def _with_environment(sources: tuple, given: dict) -> tuple:
 
 def parse_settings(argv: Sequence[str]) -> Settings:
     """Command line over config file over defaults (auditor/config.py)."""
-    from auditor.config import find_config, read_config, resolve
-
-    command_line = build_parser()
-    for action in command_line._actions:   # what the user typed, and nothing else
-        action.default = argparse.SUPPRESS
-    given = vars(command_line.parse_intermixed_args(list(argv)))   # `check --flag a.py b.py`, as pre-commit calls it
-    if given.pop("help", False):
-        named = [a for a in given.get("args", ()) if a in SUBCOMMANDS]
-        print(help_text(named[0] if named else None), end="")
-        raise SystemExit(0)
-    first = Path(given["args"][0]) if given.get("args") and given["args"][0] not in SUBCOMMANDS else None
-    if first is None and len(given.get("args", ())) > 1:
-        first = Path(given["args"][1])
-    config_start = (first or Path(".")).absolute()
-    config_path = given.get("config") or find_config(config_start)
-    trusted = "config" in given and not _inside_scanned(Path(given["config"]), given.get("args") or ["."])
-    parser = build_parser()
-    resolved = resolve(parser, given, read_config(config_path, trusted) if config_path else None)
-    if resolved.values.get("diff_base"):
-        from auditor.basesettings import from_base
-
-        resolved = from_base(parser, given, resolved, config_start, resolved.values["diff_base"])
-    gate_findings: tuple[tuple[str, str], ...] = ()
-    if resolved.values.get("baseline") and (given.get("args") or [""])[0] not in ("baseline", "rules", "rule"):
-        from auditor.basesettings import from_record
-
-        resolved, gate_findings = from_record(parser, given, resolved, Path(resolved.values["baseline"]))
+    given = _typed_on_the_command_line(argv)
+    config_start = _config_start(given)
+    resolved, gate_findings = _resolved(given, config_start)
     ns = argparse.Namespace(**resolved.values)
-    args = list(ns.args or ())
-    command = "check"
-    if args and args[0] in SUBCOMMANDS:  # a directory named like a command: `check rules` or `./rules`
-        command = args.pop(0)
-    elif args and not Path(args[0]).exists() and (close := difflib.get_close_matches(args[0], SUBCOMMANDS, 1, 0.6)):
-        raise UsageError(f"unknown command {args[0]!r} (and no such path); did you mean {close[0]!r}?")
-    rule_id = None
-    if command == "rule":
-        if len(args) != 1:
-            raise UsageError("usage: rocm-audit rule ID (for example: rocm-audit rule RA301)")
-        rule_id = args.pop().upper()
-    elif command == "rules" and args:
-        raise UsageError("'rules' takes no paths")
+    command, args, rule_id = _command_and_paths(ns)
     rules_json = getattr(ns, "json", None) == RULES_JSON
-    if rules_json and command != "rules":
-        raise UsageError("--json needs a FILE (rocm-audit rules --json prints the rule list)")
-    if getattr(ns, "category", None) and command != "rules":
-        raise UsageError("--category goes with `rules` (rocm-audit rules --category warp_size_assumption)")
-    if getattr(ns, "check_pack", None) and command != "rules":
-        raise UsageError("--check DIR goes with `rules` (rocm-audit rules --check my-rules/)")
-    for flag, on in (("--update-baseline", ns.update_baseline), ("--strict", ns.strict)):
-        if on and not ns.baseline:
-            raise UsageError(f"{flag} needs --baseline FILE (or baseline in the config file)")
-    if command == "check" and (getattr(ns, "fix", False) or getattr(ns, "diff", False)):
-        command = "fix"   # `check --fix` and `check --diff` (as in ruff) are the fix command
-        args = args or ["."]
-    for flag, on in (("--diff", getattr(ns, "diff", False)), ("--unsafe", getattr(ns, "unsafe", False)),
-                     ("--verify", getattr(ns, "verify", False))):
-        if on and command != "fix":
-            raise UsageError(f"{flag} goes with `rocm-audit fix PATH…` (or check --fix)")
-    if command == "fix" and not args:
-        raise UsageError("usage: rocm-audit fix PATH… (the files or directories to fix)")
-    if command in ("baseline", "check", "history") and not args:
-        args = ["."]   # as ruff: the project you are in (the bundled example is `rocm-audit demo`)
-    if command == "demo" and args:
-        raise UsageError("'demo' takes no paths: it scans the example that ships with rocm-audit")
     return Settings(
         command=command,
         paths=tuple(Path(a) for a in args),
@@ -223,6 +169,96 @@ def parse_settings(argv: Sequence[str]) -> Settings:
         statistics=bool(ns.statistics),
         history=history_options.from_namespace(ns, command),
     )
+
+
+
+def _typed_on_the_command_line(argv: Sequence[str]) -> dict:
+    """The options and arguments the user typed, and nothing else (no defaults); `--help` prints and exits."""
+    command_line = build_parser()
+    for action in command_line._actions:
+        action.default = argparse.SUPPRESS
+    given = vars(command_line.parse_intermixed_args(list(argv)))   # `check --flag a.py b.py`, as pre-commit calls it
+    if given.pop("help", False):
+        named = [a for a in given.get("args", ()) if a in SUBCOMMANDS]
+        print(help_text(named[0] if named else None), end="")
+        raise SystemExit(0)
+    return given
+
+
+def _config_start(given: dict) -> Path:
+    """Where the search for a config file starts: the first path scanned (after a command), else here."""
+    first = Path(given["args"][0]) if given.get("args") and given["args"][0] not in SUBCOMMANDS else None
+    if first is None and len(given.get("args", ())) > 1:
+        first = Path(given["args"][1])
+    return (first or Path(".")).absolute()
+
+
+def _resolved(given: dict, config_start: Path) -> tuple[Resolved, tuple[tuple[str, str], ...]]:
+    """Every option's value: the command line over the config file (a scanned tree's own one untrusted) over
+    the defaults; under --diff-base the gate's settings as the base revision has them, and under --baseline as
+    its record has them (with a gate finding for each a config changed)."""
+    from auditor.config import find_config, read_config, resolve
+
+    config_path = given.get("config") or find_config(config_start)
+    trusted = "config" in given and not _inside_scanned(Path(given["config"]), given.get("args") or ["."])
+    parser = build_parser()
+    resolved = resolve(parser, given, read_config(config_path, trusted) if config_path else None)
+    if resolved.values.get("diff_base"):
+        from auditor.basesettings import from_base
+
+        resolved = from_base(parser, given, resolved, config_start, resolved.values["diff_base"])
+    gate_findings: tuple[tuple[str, str], ...] = ()
+    if resolved.values.get("baseline") and (given.get("args") or [""])[0] not in ("baseline", "rules", "rule"):
+        from auditor.basesettings import from_record
+
+        resolved, gate_findings = from_record(parser, given, resolved, Path(resolved.values["baseline"]))
+    return resolved, gate_findings
+
+
+def _command_and_paths(ns: argparse.Namespace) -> tuple[str, list[str], str | None]:
+    """The command, its paths and (for `rule`) the rule id; a UsageError for a flag that does not go with the
+    command."""
+    args = list(ns.args or ())
+    command = "check"
+    if args and args[0] in SUBCOMMANDS:  # a directory named like a command: `check rules` or `./rules`
+        command = args.pop(0)
+    elif args and not Path(args[0]).exists() and (close := difflib.get_close_matches(args[0], SUBCOMMANDS, 1, 0.6)):
+        raise UsageError(f"unknown command {args[0]!r} (and no such path); did you mean {close[0]!r}?")
+    rule_id = None
+    if command == "rule":
+        if len(args) != 1:
+            raise UsageError("usage: rocm-audit rule ID (for example: rocm-audit rule RA301)")
+        rule_id = args.pop().upper()
+    elif command == "rules" and args:
+        raise UsageError("'rules' takes no paths")
+    _check_rules_flags(ns, command)
+    for flag, on in (("--update-baseline", ns.update_baseline), ("--strict", ns.strict)):
+        if on and not ns.baseline:
+            raise UsageError(f"{flag} needs --baseline FILE (or baseline in the config file)")
+    if command == "check" and (getattr(ns, "fix", False) or getattr(ns, "diff", False)):
+        command = "fix"   # `check --fix` and `check --diff` (as in ruff) are the fix command
+        args = args or ["."]
+    for flag, on in (("--diff", getattr(ns, "diff", False)), ("--unsafe", getattr(ns, "unsafe", False)),
+                     ("--verify", getattr(ns, "verify", False))):
+        if on and command != "fix":
+            raise UsageError(f"{flag} goes with `rocm-audit fix PATH…` (or check --fix)")
+    if command == "fix" and not args:
+        raise UsageError("usage: rocm-audit fix PATH… (the files or directories to fix)")
+    if command in ("baseline", "check", "history") and not args:
+        args = ["."]   # as ruff: the project you are in (the bundled example is `rocm-audit demo`)
+    if command == "demo" and args:
+        raise UsageError("'demo' takes no paths: it scans the example that ships with rocm-audit")
+    return command, args, rule_id
+
+
+def _check_rules_flags(ns: argparse.Namespace, command: str) -> None:
+    """--json (without a file), --category and --check DIR go with `rules` only."""
+    if getattr(ns, "json", None) == RULES_JSON and command != "rules":
+        raise UsageError("--json needs a FILE (rocm-audit rules --json prints the rule list)")
+    if getattr(ns, "category", None) and command != "rules":
+        raise UsageError("--category goes with `rules` (rocm-audit rules --category warp_size_assumption)")
+    if getattr(ns, "check_pack", None) and command != "rules":
+        raise UsageError("--check DIR goes with `rules` (rocm-audit rules --check my-rules/)")
 
 
 RULE_SELECTOR = re.compile(r"^(?:RA\d{0,3}|[a-z0-9]+(?:-[a-z0-9]+)*)$", re.IGNORECASE)

@@ -1,7 +1,9 @@
-"""The static checks CI runs (issue 16, item 5): ruff, mypy on auditor/ and import-linter's contracts pass, and
-no module of auditor/ grows past 400 lines. The tools are configured in pyproject.toml and pinned in the `test`
-extra; each runs here as a subprocess of this venv, so README's test command (and .ci/run) runs them, and a
-failure shows the tool's own output."""
+"""The static checks CI runs (issue 16, item 5): ruff, mypy on auditor/ and import-linter's contracts pass, no
+module of auditor/ grows past 400 lines, and (issue 23) no function of auditor/ is over 60 lines or over a
+cyclomatic complexity of 25 (ruff's C901, its threshold in pyproject.toml). The tools are configured in
+pyproject.toml and pinned in the `test` extra; each runs here as a subprocess of this venv, so README's test
+command (and .ci/run) runs them, and a failure shows the tool's own output."""
+import ast
 import os
 import subprocess
 import sys
@@ -11,6 +13,7 @@ from pathlib import Path
 from tests.conftest import REPO
 
 MAX_MODULE_LINES = 400
+MAX_FUNCTION_LINES = 60
 
 
 def _run(*command: str) -> subprocess.CompletedProcess:
@@ -23,8 +26,28 @@ def _output(proc: subprocess.CompletedProcess) -> str:
 
 
 def test_ruff_finds_nothing():
+    """With C901: no function over a cyclomatic complexity of 25 (pyproject.toml, [tool.ruff.lint.mccabe])."""
     proc = _run("-m", "ruff", "check", "--no-cache", "--output-format", "concise", ".")
     assert proc.returncode == 0, _output(proc)
+
+
+def _functions_over(max_lines: int) -> dict[str, int]:
+    over = {}
+    for path in (REPO / "auditor").rglob("*.py"):
+        module = path.relative_to(REPO).as_posix()
+        if "example" in path.relative_to(REPO).parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.FunctionDef | ast.AsyncFunctionDef):
+                lines = node.end_lineno - node.lineno + 1   # from `def` to its last line, decorators apart
+                if lines > max_lines:
+                    over[f"{module}:{node.name}"] = lines
+    return over
+
+
+def test_no_function_is_over_60_lines():
+    over = _functions_over(MAX_FUNCTION_LINES)
+    assert not over, f"over {MAX_FUNCTION_LINES} lines (split by concept: each step a function named for it): {over}"
 
 
 def test_mypy_finds_no_type_error_in_auditor():

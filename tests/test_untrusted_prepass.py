@@ -16,7 +16,8 @@ import pytest
 
 from auditor.discover import discover
 from auditor.rocmpath import deps, pulled
-from auditor.rocmpath.cmakebuild import read_cmake, read_makefile
+from auditor.rocmpath.cmakebuild import read_cmake
+from auditor.rocmpath.makebuild import read_makefile
 from auditor.rocmpath.pulled import pulled_in_build_files
 from auditor.rocmpath.reader import read_project
 from tests.conftest import write_tree

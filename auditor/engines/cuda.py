@@ -1,12 +1,11 @@
 """CUDA/C++ engine: includes, identifiers, inline asm and tree-sitter queries, with preprocessor guards."""
 from __future__ import annotations
 
-import fnmatch
 import re
-from collections.abc import Iterable
-from dataclasses import dataclass, field
+from collections.abc import Callable, Iterable
 
 from auditor.engines import make_finding, snippet_of
+from auditor.engines.cudaindex import CudaRuleIndex, index_rules, rule_key
 from auditor.parsing import cuda as ts_cuda
 from auditor.parsing.preproc import DEFINED_MACRO, LineStates, line_states
 from auditor.prefilter import active_queries
@@ -22,108 +21,6 @@ PTX_WORD = re.compile(r"(?<![\w%.$])([a-z][a-z0-9_]*)")
 HIP_BRANCH_CATEGORIES = frozenset({"warp_size_assumption", "hopper_only_feature"})
 # A line naming a HIP low-precision type converts to (or aliases) the ROCm format: the FP8 hazard is handled.
 HIP_LOW_PRECISION_TYPE = re.compile(r"\b__hip_fp[468]|\bhip_fp8\b")
-
-
-@dataclass(frozen=True)
-class _Index:
-    """The cuda rules of a rulebook, indexed for one pass over a tree's inventory."""
-
-    rules: tuple[Rule, ...]
-    exact_ids: dict[str, tuple[Rule, ...]]
-    glob_ids: tuple[tuple[re.Pattern, Rule], ...]
-    qualified: tuple[tuple[str, Rule], ...]
-    includes: tuple[tuple[str, Rule], ...]
-    asm: tuple[tuple[re.Pattern, re.Pattern | None, Rule], ...]
-    queries: tuple[Rule, ...]
-    calls: tuple[Rule, ...]                   # query rules of the call-regex shape (ts_cuda.call_regex)
-    call_regexes: dict[str, re.Pattern]       # rule key -> its regex
-    # A file names the same identifiers many times, and a repository the same ones in many files.
-    _id_rules: dict[str, tuple[Rule, ...]] = field(default_factory=dict)
-    _qualified_rules: dict[str, tuple[tuple[str, Rule], ...]] = field(default_factory=dict)
-    _raw_ids: dict[bytes, tuple[str, tuple[Rule, ...]]] = field(default_factory=dict)
-    _header_rules: dict[str, tuple[Rule, ...]] = field(default_factory=dict)
-
-    def rules_for_raw_id(self, raw: bytes) -> tuple[str, tuple[Rule, ...]]:
-        """(the name rules match, the rules) for an identifier's bytes, a driver function loaded through a pointer
-        named after it (lazy_cuModuleLoad, pfn_cuTensorMapEncodeTiled) resolved to that function."""
-        found = self._raw_ids.get(raw)
-        if found is None:
-            name = raw.decode("utf-8", "replace")
-            rules = self._matching(name)
-            if not rules and (lazy := LAZY_SYMBOL.match(name)):
-                name = lazy.group(1) or lazy.group(2)   # the prefixed form or the underscored one
-                rules = self._matching(name)
-            found = self._raw_ids[raw] = (name, rules)
-        return found
-
-    def rules_for_header(self, header: str) -> tuple[Rule, ...]:
-        found = self._header_rules.get(header)
-        if found is None:
-            found = self._header_rules[header] = tuple(
-                rule for pattern, rule in self.includes if fnmatch.fnmatchcase(header, pattern))
-        return found
-
-    def rules_for_id(self, name: str) -> tuple[Rule, ...]:
-        found = self._id_rules.get(name)
-        if found is None:
-            found = self._id_rules[name] = self._matching(name)
-        return found
-
-    def _matching(self, name: str) -> tuple[Rule, ...]:
-        return self.exact_ids.get(name, ()) + tuple(rule for regex, rule in self.glob_ids if regex.match(name))
-
-    def rules_for_qualified(self, text: str) -> tuple[tuple[str, Rule], ...]:
-        found = self._qualified_rules.get(text)
-        if found is None:
-            name = _qualified_name(text)
-            found = tuple((pattern, rule) for pattern, rule in self.qualified if _qualified_matches(pattern, name))
-            self._qualified_rules[text] = found
-        return found
-
-
-def _index(rules: tuple[Rule, ...]) -> _Index:
-    exact: dict[str, list[Rule]] = {}
-    globs: list[tuple[re.Pattern, Rule]] = []
-    qualified: list[tuple[str, Rule]] = []
-    includes: list[tuple[str, Rule]] = []
-    asm: list[tuple[re.Pattern, re.Pattern | None, Rule]] = []
-    queries: list[Rule] = []
-    calls: list[Rule] = []
-    call_regexes: dict[str, re.Pattern] = {}
-    for rule in rules:
-        m = rule.cuda
-        for pattern in m.identifiers:
-            if "::" in pattern:
-                qualified.append((pattern, rule))
-            elif any(ch in pattern for ch in "*?["):
-                globs.append((re.compile(fnmatch.translate(pattern)), rule))
-            else:
-                exact.setdefault(pattern, []).append(rule)
-        includes.extend((pattern, rule) for pattern in m.includes)
-        if m.asm is not None:
-            unless = re.compile(m.unless_asm) if m.unless_asm is not None else None
-            asm.append((re.compile(m.asm), unless, rule))
-        if m.query is not None and (regex := ts_cuda.call_regex(m.query)) is not None:
-            calls.append(rule)
-            call_regexes[_rule_key(rule)] = re.compile(regex)
-        elif m.query is not None:
-            queries.append(rule)
-    return _Index(
-        rules, {k: tuple(v) for k, v in exact.items()}, tuple(globs), tuple(qualified), tuple(includes),
-        tuple(asm), tuple(queries), tuple(calls), call_regexes,
-    )
-
-
-def _qualified_name(text: str) -> str:
-    """`std :: vector<int>` -> `std::vector`."""
-    return re.sub(r"<.*", "", "".join(text.split()))
-
-
-def _qualified_matches(pattern: str, text: str) -> bool:
-    """`text` as _qualified_name gives it."""
-    if any(ch in pattern for ch in "*?["):
-        return fnmatch.fnmatchcase(text, pattern)
-    return text == pattern or text.startswith(pattern + "::")
 
 
 def _asm_subject(template: str, match: re.Match) -> str:
@@ -152,7 +49,7 @@ def scan_cuda(
     """`inventory` is the tree's ts_cuda.inventory() when the caller has it already (scan shares it with
     the HIPIFY reference count: the inventory query runs once per file)."""
     ctx = ScanContext.of(rulebook)
-    index = ctx.derived(("cuda-index", kind), lambda: _index(tuple(
+    index = ctx.derived(("cuda-index", kind), lambda: index_rules(tuple(
         r for r in ctx.family("cuda") if kind in r.cuda.files and r.cuda.hipify_status is None)))
     if not index.rules:
         return []
@@ -168,6 +65,18 @@ def scan_cuda(
 
     if inventory is None:
         inventory = ts_cuda.inventory(tree)
+    _name_hits(index, tree, inventory, hit)
+    if not path.endswith(".c"):   # C sources hold no device code
+        _asm_hits(index, inventory, hit)
+    _query_hits(index, ctx, tree, inventory, path, hit)
+    return _findings(raw, states, path, lines, line_offset)
+
+
+Hit = Callable[..., None]   # (rule, node, subject, at=None): one match of a rule at a node
+
+
+def _name_hits(index: CudaRuleIndex, tree: ts_cuda.CudaTree, inventory: dict, hit: Hit) -> None:
+    """Rules matching an included header, an identifier (or a symbol looked up by name), a qualified name."""
     for node in inventory.get("include", ()):
         header = ts_cuda.string_content(node) if node.type == "string_literal" else ts_cuda.text(node)[1:-1]
         for rule in index.rules_for_header(header):
@@ -186,7 +95,11 @@ def scan_cuda(
                 continue  # only the outermost name: `a::b::c`, not its `b::c`
             for pattern, rule in index.rules_for_qualified(ts_cuda.text(node)):
                 hit(rule, node, pattern)
-    for node in inventory.get("asm", ()) if not path.endswith(".c") else ():   # C sources hold no device code
+
+
+def _asm_hits(index: CudaRuleIndex, inventory: dict, hit: Hit) -> None:
+    """Rules matching the template of an inline-asm statement (PTX)."""
+    for node in inventory.get("asm", ()):
         pieces = ts_cuda.string_pieces(node)
         template = "".join(piece for piece, _, _ in pieces)
         for regex, unless, rule in index.asm:
@@ -197,13 +110,19 @@ def scan_cuda(
                 # reported at the statement (what a port wraps or replaces), showing the line of the instruction
                 # it classifies (a multi-line asm spans many)
                 hit(rule, node.parent or node, subject, _piece_position(pieces, start))
+
+
+def _query_hits(index: CudaRuleIndex, ctx: ScanContext, tree: ts_cuda.CudaTree, inventory: dict, path: str,
+                hit: Hit) -> None:
+    """Rules with a tree-sitter query whose words the file holds: a call's regex over the inventory's calls,
+    the others through the shared query groups."""
     lowered = tree.source.decode("utf-8", "replace").lower() if index.queries or index.calls else ""
 
     def query_hit(rule: Rule, node) -> None:
         if _in_functions(rule, node) and not _table_index(rule, node) and not _other_isa(rule, node, path):
             hit(rule, node, " ".join(ts_cuda.text(node).split())[:80])
 
-    present = {_rule_key(rule): rule for rule in _queries_present(index.calls + index.queries, lowered)}
+    present = {rule_key(rule): rule for rule in _queries_present(index.calls + index.queries, lowered)}
     calls = [(regex, present[key]) for key, regex in index.call_regexes.items() if key in present]
     for node in inventory.get("call", ()) if calls else ():
         called = ts_cuda.text(node)
@@ -213,14 +132,11 @@ def scan_cuda(
     active = {key: rule for key, rule in present.items() if key not in index.call_regexes}
     for group, members in query_groups(ctx).needed(list(active.values())):
         for owner, node in ts_cuda.group_hits(group, tree):
-            matched = active.get(_rule_key(members[owner]))
+            matched = active.get(rule_key(members[owner]))
             if matched is not None:   # groups are shared across kinds and selections
                 query_hit(matched, node)
-    return _findings(raw, states, path, lines, line_offset)
 
 
-# A pointer to a driver function loaded at run time, named after it (lazy_cuModuleLoad, p_cuMemCreate).
-LAZY_SYMBOL = re.compile(r"^(?:lazy|pfn|p|fn|fp|ptr|dyn|dl|real|orig|my)_+(cu[A-Z]\w+)$|^_+(cu[A-Z][a-z]\w+)$")
 SYMBOL_LOOKUP = re.compile(
     r"\b(?:dlsym|GetProcAddress|cuGetProcAddress(?:_v2)?|cudaGetDriverEntryPoint(?:ByVersion)?)\s*\(")
 SYMBOL_QUERY = """
@@ -316,20 +232,20 @@ class QueryGroups:
         group of N queries compiles about three times faster than N groups)."""
         for rule in rules:
             query = rule.cuda.query
-            if query is not None and _rule_key(rule) not in self.group_of and ts_cuda.call_regex(query) is None:
-                self.planned[_rule_key(rule)] = rule
+            if query is not None and rule_key(rule) not in self.group_of and ts_cuda.call_regex(query) is None:
+                self.planned[rule_key(rule)] = rule
 
     def needed(self, rules: list[Rule]) -> list[tuple[ts_cuda.QueryGroup, tuple[Rule, ...]]]:
-        missing = tuple(rule for rule in rules if self.group_of.get(_rule_key(rule)) is None)
-        if missing and any(_rule_key(rule) in self.planned for rule in missing):
-            missing = tuple({_rule_key(rule): rule for rule in (*missing, *self.planned.values())}.values())
+        missing = tuple(rule for rule in rules if self.group_of.get(rule_key(rule)) is None)
+        if missing and any(rule_key(rule) in self.planned for rule in missing):
+            missing = tuple({rule_key(rule): rule for rule in (*missing, *self.planned.values())}.values())
             self.planned.clear()
         if missing:
             group = ts_cuda.compile_group(tuple(rule.cuda.query or "" for rule in missing))
             for rule in missing:
-                self.group_of[_rule_key(rule)] = len(self.groups)
+                self.group_of[rule_key(rule)] = len(self.groups)
             self.groups.append((group, missing))
-        used = sorted({self.group_of[_rule_key(rule)] for rule in rules})
+        used = sorted({self.group_of[rule_key(rule)] for rule in rules})
         return [self.groups[i] for i in used]
 
     def compile_planned(self) -> None:
@@ -342,10 +258,6 @@ class QueryGroups:
 def query_groups(rulebook: Rulebook | ScanContext) -> QueryGroups:
     """This process's compiled query groups of the rulebook (of a run's context, or of a rulebook alone)."""
     return ScanContext.of(rulebook).compiled(("cuda-query-groups",), QueryGroups)
-
-
-def _rule_key(rule: Rule) -> str:
-    return f"{rule.id}\0{rule.cuda.query}"
 
 
 def _findings(

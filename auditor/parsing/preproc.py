@@ -5,28 +5,17 @@ constructs, which it cannot do when a branch splits a statement.
 """
 from __future__ import annotations
 
-import operator
 import re
 from dataclasses import dataclass, replace
+
+from auditor.parsing.ifexpr import UNDEFINED, Expr
 
 # the name a `#define` line defines (per line of a text: MULTILINE)
 DEFINED_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define)\b(.*)$")
-TOKEN = re.compile(
-    r"\s*(?:(?P<num>0[xX][0-9a-fA-F]+|\d+)[uUlL]*|(?P<id>[A-Za-z_]\w*)|"
-    r"(?P<op>&&|\|\||==|!=|<=|>=|<<|>>|[()!<>+\-*/%&|^~?:,]))"
-)
 COMMENT = re.compile(r"//.*$|/\*.*?\*/")
 
 Tri = bool | None  # True, False or unknown
-
-
-class _Undefined(int):
-    """0, from a macro a ROCm build never defines (`__CUDA_ARCH__`). `__CUDA_ARCH__ >= CC_TURING` is false on
-    ROCm whatever the unknown right side is: it names an architecture, a positive number."""
-
-
-_UNDEFINED = _Undefined(0)
 
 
 @dataclass(frozen=True, slots=True)
@@ -68,7 +57,7 @@ class PreprocFacts:
         if name in self.rocm_defined:
             return 1
         if name in self.cuda_only_defined:
-            return _UNDEFINED
+            return UNDEFINED
         return None
 
     def within(self, text: str) -> "PreprocFacts":
@@ -95,121 +84,6 @@ class PreprocFacts:
         return replace(self, cuda_only_defined=self.cuda_only_defined | extra)
 
 
-class _Expr:
-    """Pratt parser over #if expressions; values are ints or None (unknown)."""
-
-    BINARY = {
-        "||": 1, "&&": 2, "|": 3, "^": 4, "&": 5, "==": 6, "!=": 6,
-        "<": 7, ">": 7, "<=": 7, ">=": 7, "<<": 8, ">>": 8, "+": 9, "-": 9, "*": 10, "/": 10, "%": 10,
-    }
-
-    def __init__(self, text: str, facts: PreprocFacts):
-        self.tokens: list[tuple[str, str]] = []
-        pos = 0
-        while pos < len(text):
-            m = TOKEN.match(text, pos)
-            if not m:
-                if text[pos:].strip():
-                    raise ValueError(text)
-                break
-            pos = m.end()
-            kind = m.lastgroup or "op"
-            self.tokens.append((kind, m.group(kind)))
-        self.i = 0
-        self.facts = facts
-        self.literal_only = all(kind != "id" for kind, _ in self.tokens)
-
-    def peek(self) -> tuple[str, str] | None:
-        return self.tokens[self.i] if self.i < len(self.tokens) else None
-
-    def take(self) -> tuple[str, str]:
-        tok = self.peek()
-        if tok is None:
-            raise ValueError("unexpected end")
-        self.i += 1
-        return tok
-
-    def parse(self, min_prec: int = 0) -> int | None:
-        left = self.unary()
-        while (tok := self.peek()) and tok[0] == "op":
-            if tok[1] == "?":
-                self.take()
-                yes = self.parse()
-                if self.take()[1] != ":":
-                    raise ValueError("expected ':'")
-                no = self.parse()
-                left = None if left is None else (yes if left else no)
-                continue
-            prec = self.BINARY.get(tok[1])
-            if prec is None or prec < min_prec:
-                break
-            self.take()
-            right = self.parse(prec + 1)
-            left = _apply(tok[1], left, right)
-        return left
-
-    def unary(self) -> int | None:
-        kind, text = self.take()
-        if kind == "num":
-            return int(text, 16) if text.lower().startswith("0x") else int(text)
-        if kind == "id":
-            if text == "defined":
-                paren = self.peek() == ("op", "(")
-                if paren:
-                    self.take()
-                _, name = self.take()
-                if paren:
-                    self.take()
-                known = self.facts.defined(name)
-                return None if known is None else int(known)
-            if self.peek() == ("op", "("):  # function-like macro: value unknown
-                depth = 0
-                while tok := self.peek():
-                    self.take()
-                    depth += {"(": 1, ")": -1}.get(tok[1], 0) if tok[0] == "op" else 0
-                    if depth == 0:
-                        break
-                return None
-            return self.facts.value(text)
-        if text == "(":
-            value = self.parse()
-            self.take()
-            return value
-        operand = self.unary()
-        if operand is None:
-            return None
-        return {"!": int(not operand), "-": -operand, "+": operand, "~": ~operand}.get(text)
-
-
-def _apply(op: str, a: int | None, b: int | None) -> int | None:
-    if op == "&&":
-        if a == 0 or b == 0:
-            return 0
-        return None if a is None or b is None else 1
-    if op == "||":
-        if (a is not None and a != 0) or (b is not None and b != 0):
-            return 1
-        return None if a is None or b is None else 0
-    if isinstance(a, _Undefined) and b is None and op in (">=", ">", "=="):
-        return 0
-    if isinstance(b, _Undefined) and a is None and op in ("<=", "<", "=="):
-        return 0
-    if a is None or b is None:
-        return None
-    if op in ("/", "%") and b == 0:
-        return None
-    return _ARITHMETIC[op](a, b)
-
-
-_ARITHMETIC = {
-    "|": operator.or_, "^": operator.xor, "&": operator.and_,
-    "==": lambda a, b: int(a == b), "!=": lambda a, b: int(a != b), "<": lambda a, b: int(a < b),
-    ">": lambda a, b: int(a > b), "<=": lambda a, b: int(a <= b), ">=": lambda a, b: int(a >= b),
-    "<<": lambda a, b: a << min(max(b, 0), 64), ">>": lambda a, b: a >> min(max(b, 0), 64),
-    "+": operator.add, "-": operator.sub, "*": operator.mul, "/": lambda a, b: int(a / b), "%": operator.mod,
-}
-
-
 def _truth(value: int | None) -> Tri:
     return None if value is None else value != 0
 
@@ -217,7 +91,7 @@ def _truth(value: int | None) -> Tri:
 def evaluate(condition: str, facts: PreprocFacts) -> tuple[Tri, bool]:
     """(truth under ROCm, whether the condition names no macro at all, e.g. `#if 0`)."""
     try:
-        expr = _Expr(COMMENT.sub(" ", condition), facts)
+        expr = Expr(COMMENT.sub(" ", condition), facts)
         value = expr.parse()
         return _truth(value), expr.literal_only
     except (ValueError, IndexError, ArithmeticError):
@@ -291,70 +165,94 @@ class _Group:
 def line_states(text: str, facts: PreprocFacts) -> LineStates:
     if "#" not in text:
         return LineStates(frozenset(), frozenset())
-    stack: list[_Group] = []
-    excluded: set[int] = set()
-    dead: set[int] = set()
-    rocm_only: set[int] = set()
-    cuda_facts = facts.on_cuda()
-    cuda_only_macro: dict[str, bool] = {}
-    derived: dict[str, int] = {}
     lines = text.splitlines()
+    reading = _BranchReading(facts)
     done = 0   # lines before this index have their state
-
-    def mark(first: int, last: int) -> None:
-        """Lines first..last-1 (0-based) under the current stack."""
-        if not stack or first >= last:
-            return
-        numbers = range(first + 1, last + 1)
-        if any(group.dead for group in stack):
-            dead.update(numbers)
-        elif any(group.truth is False for group in stack):
-            excluded.update(numbers)
-        elif any(group.cuda_truth is False for group in stack):
-            rocm_only.update(numbers)   # never compiled for CUDA (`#if defined(USE_ROCM) && defined(__gfx942__)`)
-
     for index, line, span in _directives(lines):
         m = DIRECTIVE.match(line)
         if not m:
             continue
-        mark(done, index)
+        reading.mark(done, index)
         done = index + span
         word, rest = m.group(1), m.group(2).strip()
         if word == "define":
-            name = re.match(r"[A-Za-z_]\w*", rest)
-            if name and not any(group.dead for group in stack):
-                on_cuda_side = any(group.truth is False for group in stack)
-                cuda_only_macro[name.group(0)] = cuda_only_macro.get(name.group(0), True) and on_cuda_side
-                if on_cuda_side and cuda_only_macro[name.group(0)]:
-                    facts = facts.with_cuda_only(frozenset({name.group(0)}))
-                literal = re.match(r"[A-Za-z_]\w*\s+(\d{1,18})\s*(?://.*|/\*.*)?$", rest)
-                if literal and stack and any(g.rocm_only for g in stack) and not on_cuda_side:
-                    derived[name.group(0)] = int(literal.group(1))
-                    facts = facts.with_value(name.group(0), int(literal.group(1)))
-            mark(index, index + span)   # a #define is code of its branch; the other directives are not
+            reading.define(rest)
+            reading.mark(index, index + span)   # a #define is code of its branch; the other directives are not
         elif word in ("if", "ifdef", "ifndef"):
-            truth, is_dead = _condition(word, rest, facts)
-            stack.append(_Group(truth, is_dead and truth is False, _condition(word, rest, cuda_facts)[0]))
-        elif word in ("elif", "elifdef", "elifndef") and stack:
-            truth, _ = _condition(word.replace("el", "", 1), rest, facts)
-            cuda_truth, _ = _condition(word.replace("el", "", 1), rest, cuda_facts)
-            top = stack[-1]
-            top.truth = _and(_not(top.taken), truth)
-            top.taken = _or(top.taken, truth)
-            top.cuda_truth = _and(_not(top.cuda_taken), cuda_truth)
-            top.cuda_taken = _or(top.cuda_taken, cuda_truth)
-            top.dead = False
-        elif word == "else" and stack:
-            top = stack[-1]
-            top.truth = _not(top.taken)
-            top.cuda_truth = _not(top.cuda_taken)
-            top.dead = False
-        elif word == "endif" and stack:
-            stack.pop()
-    mark(done, len(lines))
-    excluded -= _hollow_alternatives(lines, excluded)
-    return LineStates(frozenset(excluded), frozenset(dead), tuple(sorted(cuda_only_macro.items())),
-                      frozenset(rocm_only), tuple(sorted(derived.items())))
+            reading.open_group(word, rest)
+        elif word in ("elif", "elifdef", "elifndef") and reading.stack:
+            reading.next_branch(word.replace("el", "", 1), rest)
+        elif word == "else" and reading.stack:
+            reading.else_branch()
+        elif word == "endif" and reading.stack:
+            reading.stack.pop()
+    reading.mark(done, len(lines))
+    excluded = reading.excluded - _hollow_alternatives(lines, reading.excluded)
+    return LineStates(frozenset(excluded), frozenset(reading.dead), tuple(sorted(reading.cuda_only_macro.items())),
+                      frozenset(reading.rocm_only), tuple(sorted(reading.derived.items())))
+
+
+class _BranchReading:
+    """One file's conditional groups read top to bottom: the open groups, the line states so far, and the
+    macros its own branches define (which later conditions then see)."""
+
+    def __init__(self, facts: PreprocFacts) -> None:
+        self.facts = facts
+        self.cuda_facts = facts.on_cuda()
+        self.stack: list[_Group] = []
+        self.excluded: set[int] = set()
+        self.dead: set[int] = set()
+        self.rocm_only: set[int] = set()
+        self.cuda_only_macro: dict[str, bool] = {}
+        self.derived: dict[str, int] = {}
+
+    def mark(self, first: int, last: int) -> None:
+        """Lines first..last-1 (0-based) under the current stack."""
+        if not self.stack or first >= last:
+            return
+        numbers = range(first + 1, last + 1)
+        if any(group.dead for group in self.stack):
+            self.dead.update(numbers)
+        elif any(group.truth is False for group in self.stack):
+            self.excluded.update(numbers)
+        elif any(group.cuda_truth is False for group in self.stack):
+            self.rocm_only.update(numbers)   # never compiled for CUDA (`#if defined(USE_ROCM) && defined(__gfx942__)`)
+
+    def define(self, rest: str) -> None:
+        """A macro defined only on the CUDA side is CUDA-only; a number defined on a ROCm-only branch is the
+        value the ROCm build sees."""
+        name = re.match(r"[A-Za-z_]\w*", rest)
+        if not name or any(group.dead for group in self.stack):
+            return
+        on_cuda_side = any(group.truth is False for group in self.stack)
+        self.cuda_only_macro[name.group(0)] = self.cuda_only_macro.get(name.group(0), True) and on_cuda_side
+        if on_cuda_side and self.cuda_only_macro[name.group(0)]:
+            self.facts = self.facts.with_cuda_only(frozenset({name.group(0)}))
+        literal = re.match(r"[A-Za-z_]\w*\s+(\d{1,18})\s*(?://.*|/\*.*)?$", rest)
+        if literal and self.stack and any(g.rocm_only for g in self.stack) and not on_cuda_side:
+            self.derived[name.group(0)] = int(literal.group(1))
+            self.facts = self.facts.with_value(name.group(0), int(literal.group(1)))
+
+    def open_group(self, word: str, rest: str) -> None:
+        truth, is_dead = _condition(word, rest, self.facts)
+        self.stack.append(_Group(truth, is_dead and truth is False, _condition(word, rest, self.cuda_facts)[0]))
+
+    def next_branch(self, word: str, rest: str) -> None:
+        """`#elif` (as `word`: if, ifdef, ifndef): taken when no branch before it was and its condition holds."""
+        truth, _ = _condition(word, rest, self.facts)
+        cuda_truth, _ = _condition(word, rest, self.cuda_facts)
+        top = self.stack[-1]
+        top.truth = _and(_not(top.taken), truth)
+        top.taken = _or(top.taken, truth)
+        top.cuda_truth = _and(_not(top.cuda_taken), cuda_truth)
+        top.cuda_taken = _or(top.cuda_taken, cuda_truth)
+        top.dead = False
+
+    def else_branch(self) -> None:
+        top = self.stack[-1]
+        top.truth = _not(top.taken)
+        top.cuda_truth = _not(top.cuda_taken)
+        top.dead = False
 
 
 NOTICE = re.compile(r"^\s*#\s*(?:pragma\s+message|warning|error)\b")

@@ -8,6 +8,7 @@ import hashlib
 import json
 import os
 import stat
+from collections.abc import Sequence
 from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
@@ -16,7 +17,7 @@ from auditor.rocmpath import disposition as dispositions
 from auditor.report import plan, text, view
 from auditor.report.progress import ProgressView
 from auditor.report.json import HOTSPOTS
-from auditor.types import CATEGORIES, Report, Severity
+from auditor.types import CATEGORIES, FindingGroup, Report, Severity
 
 CONTEXT_LINES = 3                 # lines shown above and below a finding
 MAX_CONTEXTS = 1000               # sites that get their code shown; the rest show the snippet
@@ -117,78 +118,109 @@ def findings_data(report: Report, reader: SourceReader) -> dict:
     """The grouped findings as compact JSON for the page's script, which builds the rows a page at a time.
     Sites are capped per group; the code around a site is highlighted for the first site of each group,
     then for further sites while the budget lasts."""
-    kinds = {r.path: r.kind for r in report.results}
-    found = plan.groups(report)
     comps = tuple("." if c.path == plan.ROOT_LABEL else c.path for c in plan.components(report))
-    codes: list[str] = []
+    contexts = _Contexts(report, reader)
+    found = plan.groups(report)
+    worst: dict[str, int] = {}
+    for g in found:
+        worst[g.rule_id] = max(worst.get(g.rule_id, 0), int(g.severity))
+    found = _in_page_order(found, worst)
+    omitted = found[MAX_GROUPS:]
+    found = found[:MAX_GROUPS]
+    first_codes = {g.first: contexts.highlight(g.first) for g in found}
+    groups = [_group_row(report, g, limit, first_codes[g.first], worst[g.rule_id], comps)
+              for g, limit in zip(found, _sites_shown(found))]
+    _highlight_further_sites(found, groups, contexts)
+    rules = {}
+    for rule_id in sorted({g.rule_id for g in found}):
+        rule = report.rules.get(rule_id)
+        rules[rule_id] = [rule.name if rule else rule_id, text.plain(rule.rocm_alternative or "") if rule else "",
+                          text.sentence(text.plain(rule.message)) if rule else ""]
+    return {"rules": rules, "components": list(comps), "groups": groups, "code": contexts.codes,
+            "dayHours": report.effort.hours_per_day, "hiddenByDefault": sorted(plan.HIDDEN_BY_DEFAULT),
+            "omitted": {"groups": len(omitted), "findings": sum(g.count for g in omitted)}}
 
-    def context(index: int) -> int | None:
-        f = report.findings[index]
-        kind = kinds.get(f.path, "")
-        if len(codes) >= MAX_CONTEXTS or not f.span.line or kind == "notebook":
+
+class _Contexts:
+    """The highlighted code around sites, at most MAX_CONTEXTS for the page; a site refers to one by index."""
+
+    def __init__(self, report: Report, reader: SourceReader) -> None:
+        self.report, self.reader = report, reader
+        self.kinds = {r.path: r.kind for r in report.results}
+        self.codes: list[str] = []
+
+    def full(self) -> bool:
+        return len(self.codes) >= MAX_CONTEXTS
+
+    def highlight(self, index: int) -> int | None:
+        f = self.report.findings[index]
+        kind = self.kinds.get(f.path, "")
+        if self.full() or not f.span.line or kind == "notebook":
             return None
-        source = reader.lines(f.path)
+        source = self.reader.lines(f.path)
         highlighted = highlight_context(source, f.span.line, kind, f.path) if source else None
         if highlighted is None:
             return None
-        codes.append(highlighted)
-        return len(codes) - 1
+        self.codes.append(highlighted)
+        return len(self.codes) - 1
 
-    worst: dict[str, int] = {}
+
+def _in_page_order(found: Sequence[FindingGroup], worst: dict[str, int]) -> tuple[FindingGroup, ...]:
+    """A rule's groups together; rules by their most pressing disposition (live work first, then soft, then the
+    rest), worst severity and cost; within a rule, its groups by the same measures."""
     cost: dict[str, float] = {}
-    standing: dict[str, int] = {}     # a rule's most pressing disposition: live work first, then soft, then the rest
+    standing: dict[str, int] = {}
     for g in found:
-        worst[g.rule_id] = max(worst.get(g.rule_id, 0), int(g.severity))
         cost[g.rule_id] = cost.get(g.rule_id, 0.0) + g.high_hours
         standing[g.rule_id] = min(standing.get(g.rule_id, 9), _standing(g.disposition, int(g.severity)))
-    found = tuple(sorted(found, key=lambda g: (standing[g.rule_id], -worst[g.rule_id], -cost[g.rule_id], g.rule_id,
-                                               _standing(g.disposition, int(g.severity)), -g.severity, -g.high_hours,
-                                               -g.count,
-                                               g.key)))
-    omitted = found[MAX_GROUPS:]
-    found = found[:MAX_GROUPS]
+    return tuple(sorted(found, key=lambda g: (standing[g.rule_id], -worst[g.rule_id], -cost[g.rule_id], g.rule_id,
+                                              _standing(g.disposition, int(g.severity)), -g.severity, -g.high_hours,
+                                              -g.count,
+                                              g.key)))
+
+
+def _sites_shown(found: Sequence[FindingGroup]) -> list[int]:
+    """How many sites each group lists: its first, and more while MAX_SITES lasts (SITES_PER_GROUP at most)."""
     budget = max(0, MAX_SITES - len(found))       # every group lists its first site; the rest share this
     limits = []
     for g in found:
         extra = min(SITES_PER_GROUP - 1, g.count - 1, budget)
         budget -= extra
         limits.append(1 + extra)
-    first_codes = {g.first: context(g.first) for g in found}
-    groups: list[dict] = []
-    for g, limit in zip(found, limits):
-        rule = report.rules.get(g.rule_id)
-        first = report.findings[g.first]
-        sites = [_site(report, i, first_codes[i] if i == g.first else None) for i in g.indexes[:limit]]
-        details = list(dict.fromkeys(report.findings[i].detail for i in g.indexes if report.findings[i].detail))
-        owner = first.component
-        groups.append({
-            "rule": g.rule_id, "sev": int(g.severity), "ruleSev": worst[g.rule_id],
-            "cat": rule.category if rule else "other", "disp": g.disposition,
-            "comp": comps.index(owner) if owner in comps else 0,
-            "peri": 1 if all(plan.peripheral(p) for p in g.paths) else 0,
-            "key": g.key, "across": 1 if g.across_files else 0, "n": g.count, "files": len(g.paths),
-            "hours": [round(g.low_hours, 1), round(g.high_hours, 1)],
-            "detail": text.cut("; ".join(details), 300) if details else "",
-            "new": sum(1 for i in g.indexes if report.findings[i].new), "sites": sites,
-        })
-    for g, group in zip(found, groups):     # then more sites' code, group by group, while the budget lasts
+    return limits
+
+
+def _group_row(report: Report, g: FindingGroup, limit: int, first_code: int | None, rule_severity: int,
+               comps: tuple[str, ...]) -> dict:
+    rule = report.rules.get(g.rule_id)
+    first = report.findings[g.first]
+    sites = [_site(report, i, first_code if i == g.first else None) for i in g.indexes[:limit]]
+    details = list(dict.fromkeys(report.findings[i].detail for i in g.indexes if report.findings[i].detail))
+    owner = first.component
+    return {
+        "rule": g.rule_id, "sev": int(g.severity), "ruleSev": rule_severity,
+        "cat": rule.category if rule else "other", "disp": g.disposition,
+        "comp": comps.index(owner) if owner in comps else 0,
+        "peri": 1 if all(plan.peripheral(p) for p in g.paths) else 0,
+        "key": g.key, "across": 1 if g.across_files else 0, "n": g.count, "files": len(g.paths),
+        "hours": [round(g.low_hours, 1), round(g.high_hours, 1)],
+        "detail": text.cut("; ".join(details), 300) if details else "",
+        "new": sum(1 for i in g.indexes if report.findings[i].new), "sites": sites,
+    }
+
+
+def _highlight_further_sites(found: Sequence[FindingGroup], groups: list[dict], contexts: _Contexts) -> None:
+    """More sites' code, group by group, while the budget lasts; never a site inside the code shown above it."""
+    for g, group in zip(found, groups):
         shown_until: dict[str, int] = {}
         for site, index in zip(group["sites"], g.indexes):
-            if len(codes) >= MAX_CONTEXTS:
+            if contexts.full():
                 break
             path, line = site[0], site[1]
             if site[3] is None and line and line > shown_until.get(path, 0):   # not inside the code shown above
-                site[3] = context(index)
+                site[3] = contexts.highlight(index)
             if site[3] is not None:
                 shown_until[path] = line + CONTEXT_LINES
-    rules = {}
-    for rule_id in sorted({g.rule_id for g in found}):
-        rule = report.rules.get(rule_id)
-        rules[rule_id] = [rule.name if rule else rule_id, text.plain(rule.rocm_alternative or "") if rule else "",
-                          text.sentence(text.plain(rule.message)) if rule else ""]
-    return {"rules": rules, "components": list(comps), "groups": groups, "code": codes,
-            "dayHours": report.effort.hours_per_day, "hiddenByDefault": sorted(plan.HIDDEN_BY_DEFAULT),
-            "omitted": {"groups": len(omitted), "findings": sum(g.count for g in omitted)}}
 
 
 def _standing(disposition: str, severity: int) -> int:

@@ -1,7 +1,6 @@
-"""A CMakeLists.txt (or Makefile) read in the ROCm configuration: the ROCm backend option on, every other
+"""A CMakeLists.txt read in the ROCm configuration: the ROCm backend option on, every other
 option at its default. Tracks if/elseif/else, `enable_language(HIP)`, backend subdirectories, compile
-definitions and the sources each branch adds. Makefile opt-in blocks (`VAR ?= 0` + `ifeq ($(VAR),1)`)
-make the macros they define optional features."""
+definitions and the sources each branch adds (a Makefile: auditor/rocmpath/makebuild.py)."""
 from __future__ import annotations
 
 import functools
@@ -163,12 +162,32 @@ def _logical(text: str):
 
 
 def read_cmake(path: str, text: str) -> CBuild:
-    build = CBuild(path)
-    rocm_vars: dict[str, str] = {}    # set on a ROCm branch -> the value set there
-    shared: set[str] = set()          # set to a true value outside ROCm branches too
-    stack: list[list] = []          # [configuration of the current arm, whether a ROCm arm was seen]
     lines = list(_logical(text))
-    # variables set only inside ROCm branches are ROCm conditions too (a first pass finds them)
+    reading = _CMakeReading(CBuild(path), *_rocm_variables(lines))
+    for first, last, code in lines:
+        m = COMMAND.match(code)
+        if not m:
+            continue
+        word, args = m.group(1).lower(), m.group(2).rsplit(")", 1)[0]
+        if reading.branch(word, args, first):
+            if reading.build.partial:
+                break
+            continue
+        reading.command(word, args, code, first, last)
+    build = reading.build
+    if reading.unconditional_hip:
+        build.rocm_tests.append(1)
+    build.evidence.sort(key=lambda e: (_strength(e[1]), e[0]))
+    return build
+
+
+def _rocm_variables(lines: list[tuple[int, int, str]]) -> tuple[dict[str, str], set[str]]:
+    """Variables set only inside ROCm branches are ROCm conditions too: (set on a ROCm branch -> the value set
+    there, those set to a true value outside ROCm branches too). Two passes: a variable found in the first makes
+    the branches it tests ROCm ones in the second."""
+    rocm_vars: dict[str, str] = {}
+    shared: set[str] = set()
+    stack: list[list] = []          # [configuration of the current arm, whether a ROCm arm was seen]
     for _ in range(2):
         stack.clear()
         for _first, _last, code in lines:
@@ -201,26 +220,34 @@ def read_cmake(path: str, text: str) -> CBuild:
                     rocm_vars.setdefault(name, value)
                 else:
                     shared.add(name)
-    stack.clear()
-    unconditional_hip = False
-    option_seen = False
-    for first, last, code in lines:
-        m = COMMAND.match(code)
-        if not m:
-            continue
-        word, args = m.group(1).lower(), m.group(2).rsplit(")", 1)[0]
+    return rocm_vars, shared
+
+
+class _CMakeReading:
+    """The main pass: the open if() arms, and what each command says in the configuration its arm is for."""
+
+    def __init__(self, build: CBuild, rocm_vars: dict[str, str], shared: set[str]) -> None:
+        self.build, self.rocm_vars, self.shared = build, rocm_vars, shared
+        self.stack: list[list] = []     # [configuration of the current arm, whether a ROCm arm was seen, elseif line]
+        self.unconditional_hip = False
+        self.option_seen = False
+
+    def branch(self, word: str, args: str, first: int) -> bool:
+        """if/elseif/else/endif: the arms' configurations and the ROCm tests; False for any other command (and
+        an elseif/else/endif with no if open). Too deep a nesting marks the build partial."""
+        build, stack = self.build, self.stack
         if word == "if":
             if len(stack) >= MAX_NESTING:
                 build.partial = too_deep()
-                break
-            cond = _condition(args, rocm_vars, shared)
+                return True
+            cond = _condition(args, self.rocm_vars, self.shared)
             stack.append([cond, False])
             if cond == ROCM:
                 build.rocm_tests.append(first)
                 build.rocm_option = build.rocm_option or _option(args)
-            continue
+            return True
         if word == "elseif" and stack:
-            cond = _condition(args, rocm_vars, shared)
+            cond = _condition(args, self.rocm_vars, self.shared)
             if cond == ROCM:
                 build.rocm_tests.append(first)
                 build.rocm_option = build.rocm_option or _option(args)
@@ -229,41 +256,31 @@ def read_cmake(path: str, text: str) -> CBuild:
                         build.cuda_lines.add(n)
             stack[-1] = [cond, stack[-1][1] or stack[-1][0] == ROCM]
             stack[-1].append(first)
-            continue
+            return True
         if word == "else" and stack:
             top = stack[-1]
             top[0] = CUDA if top[0] == ROCM else ROCM if top[0] == CUDA else (OTHER if top[0] == OTHER else None)
-            continue
+            return True
         if word == "endif" and stack:
             stack.pop()
-            continue
-        config = _config(stack)
+            return True
+        return False
+
+    def command(self, word: str, args: str, code: str, first: int, last: int) -> None:
+        """Lines only the CUDA configuration runs, the backend option, HIP evidence and refusals, compile
+        definitions, backend subdirectories, the sources named, whether CUDA sources are compiled."""
+        build = self.build
+        config = _config(self.stack)
         if config == CUDA:
             build.cuda_lines.update(range(first, last + 1))
         if word == "option":
             name = args.split()[0] if args.split() else ""
             if re.fullmatch(r"\w*(?:HIP|ROCM|HIPBLAS)\w*", name) and not re.search(r"\bON\s*$", args):
-                if not option_seen:   # the first default-OFF HIP option is the backend switch
-                    build.rocm_option, option_seen = f"-D{name}=ON", True
-        if word == "project":
-            build.has_project = True
-            if re.search(r"\bHIP\b", args):
-                build.evidence.append((first, code.strip()))
-                unconditional_hip = unconditional_hip or config == BOTH
-        if EVIDENCE.search(code) and config in (ROCM, BOTH):
-            build.evidence.append((first, code.strip()))
-            if word == "enable_language" and config == BOTH:
-                unconditional_hip = True
-        if word == "message" and "FATAL_ERROR" in args and config == ROCM:
-            build.refusals.append(first)
+                if not self.option_seen:   # the first default-OFF HIP option is the backend switch
+                    build.rocm_option, self.option_seen = f"-D{name}=ON", True
+        self._hip_evidence(word, args, code, first, config)
         if word in ("add_compile_definitions", "add_definitions", "target_compile_definitions"):
-            for token in args.split():
-                d = DEFINE.fullmatch(token.strip('"'))
-                if d and d.group(1) not in ("PRIVATE", "PUBLIC", "INTERFACE") and not token.startswith("$"):
-                    if config == ROCM or (config == BOTH and unconditional_hip):
-                        build.rocm_macros.add(d.group(1))
-                    elif config == CUDA:
-                        build.cuda_macros.add(d.group(1))
+            self._definitions(args, config)
         if word == "add_subdirectory":
             target = args.split()[0].strip('"') if args.split() else ""
             build.subdirs[target] = _subdir_config(target, config)
@@ -272,10 +289,32 @@ def read_cmake(path: str, text: str) -> CBuild:
         if config in (CUDA, BOTH) \
                 and (re.search(r"\.cu\b|enable_language\s*\(\s*CUDA", code) or _languages_cuda(code)):
             build.compiles_cu = True
-    if unconditional_hip:
-        build.rocm_tests.append(1)
-    build.evidence.sort(key=lambda e: (_strength(e[1]), e[0]))
-    return build
+
+    def _hip_evidence(self, word: str, args: str, code: str, first: int, config: str) -> None:
+        """A HIP project() or language, a ROCm arm's HIP setting, a ROCm arm's FATAL_ERROR (a refusal)."""
+        build = self.build
+        if word == "project":
+            build.has_project = True
+            if re.search(r"\bHIP\b", args):
+                build.evidence.append((first, code.strip()))
+                self.unconditional_hip = self.unconditional_hip or config == BOTH
+        if EVIDENCE.search(code) and config in (ROCM, BOTH):
+            build.evidence.append((first, code.strip()))
+            if word == "enable_language" and config == BOTH:
+                self.unconditional_hip = True
+        if word == "message" and "FATAL_ERROR" in args and config == ROCM:
+            build.refusals.append(first)
+
+    def _definitions(self, args: str, config: str) -> None:
+        """Macros defined for the ROCm build (on a ROCm arm, or everywhere once HIP is on unconditionally) or
+        for the CUDA build only."""
+        for token in args.split():
+            d = DEFINE.fullmatch(token.strip('"'))
+            if d and d.group(1) not in ("PRIVATE", "PUBLIC", "INTERFACE") and not token.startswith("$"):
+                if config == ROCM or (config == BOTH and self.unconditional_hip):
+                    self.build.rocm_macros.add(d.group(1))
+                elif config == CUDA:
+                    self.build.cuda_macros.add(d.group(1))
 
 
 def _languages_cuda(code: str) -> bool:
@@ -332,38 +371,3 @@ def _subdir_config(target: str, config: str) -> str:
     if re.search(r"(?:^|[-_])(?:sycl|metal|vulkan|opencl|musa|cann|kompute|blas|cpu)$", name):
         return OTHER
     return BOTH
-
-
-MAKE_OPT_IN = re.compile(r"^\s*([A-Za-z_]\w*)\s*\?=\s*0\s*$")
-MAKE_IFEQ = re.compile(r"^\s*ifeq\s*\(\s*\$\(([A-Za-z_]\w*)\)\s*,\s*1\s*\)")
-
-
-def read_makefile(path: str, text: str) -> CBuild:
-    """Makefile: `.cu` compilation, and macros defined only inside opt-in blocks."""
-    build = CBuild(path)
-    opt_in_vars = {m.group(1) for line in text.splitlines() if (m := MAKE_OPT_IN.match(line))}
-    depth_opt: list[bool] = []
-    for number, line in enumerate(text.splitlines(), start=1):
-        m = MAKE_IFEQ.match(line)
-        opens = m is not None or re.match(r"^\s*if(?:n?eq|n?def)\b", line) is not None
-        if opens and len(depth_opt) >= MAX_NESTING:
-            build.partial = too_deep()
-            break
-        if m:
-            depth_opt.append(m.group(1) in opt_in_vars)
-            continue
-        if opens:
-            depth_opt.append(False)
-            continue
-        if re.match(r"^\s*endif\b", line) and depth_opt:
-            depth_opt.pop()
-            continue
-        if re.search(r"\bnvcc\b|\.cu\b", line):
-            build.compiles_cu = True
-        if any(depth_opt):
-            build.optional_macros.update(re.findall(r"-D([A-Za-z_]\w*)", line))
-            build.opt_in_lines.add(number)
-        if re.search(r"\bhipcc\b|--offload-arch|-amdgpu", line):
-            build.evidence.append((number, line.strip()))
-            build.rocm_tests.append(number)
-    return build

@@ -71,10 +71,22 @@ def dispose(
     hard_deps: frozenset[str] = frozenset(),   # rule ids
     optional_modules: frozenset[str] = frozenset(),   # shipped files `import <package>` never loads (pyreach)
 ) -> tuple[str, str]:
-    """(disposition, note) for one finding of a file of this kind in this component."""
+    """(disposition, note) for one finding of a file of this kind in this component: the first that applies of
+    what keeps it off the default install, what maps it for the ROCm build, and what the ROCm build does with
+    its file; else live."""
+    return (_off_the_default_install(finding, kind, rule, project, comp, optional_dir, hard_deps, optional_modules)
+            or _mapped_for_rocm(finding, kind, project, comp)
+            or _against_the_rocm_build(finding, kind, rule, project, comp)
+            or (LIVE, ""))
+
+
+def _off_the_default_install(
+    finding: Finding, kind: str, rule: Rule | None, project: ProjectBuild, comp: str, optional_dir: bool,
+    hard_deps: frozenset[str], optional_modules: frozenset[str],
+) -> tuple[str, str] | None:
+    """Guarded code, CI and tooling, another vendor's backend, optional parts and integrations, requirement
+    sets the install does not read, the CUDA branch of a build script."""
     path = finding.path
-    rocm = project.paths.get(comp)
-    verified = rocm is not None and rocm.verified
     if finding.guarded:
         if finding.disposition == PROJECT_MACRO:   # set by the scan (auditor/parsing/guardmacros.py)
             return PROJECT_MACRO, finding.disposition_note
@@ -102,6 +114,12 @@ def dispose(
         packages = project.shipped_python.get(comp, frozenset())
         if packages and not _shipped(path, packages):
             return TOOLING, "Python outside the shipped packages"
+    return None
+
+
+def _mapped_for_rocm(finding: Finding, kind: str, project: ProjectBuild, comp: str) -> tuple[str, str] | None:
+    """A shim header, a name the project redefines for the ROCm build, a file written for ROCm."""
+    path = finding.path
     if path in project.shims:
         return SHIM, "the shim header that maps CUDA names for the HIP build"
     if kind in ("cuda", "cpp"):
@@ -110,6 +128,17 @@ def dispose(
                 return SHIM, f"the project redefines `{name}` for the ROCm build ({where})"
     if kind in ("cuda", "cpp") and _written_for_rocm(path):
         return GUARDED, "written for ROCm"
+    return None
+
+
+def _against_the_rocm_build(
+    finding: Finding, kind: str, rule: Rule | None, project: ProjectBuild, comp: str,
+) -> tuple[str, str] | None:
+    """Where the finding's file and line sit in a verified ROCm build: fenced off, opt-in, compiled only for CUDA
+    (with or without an alternative), not built at all, or compiled by it (to verify, or a broken path)."""
+    path = finding.path
+    rocm = project.paths.get(comp)
+    verified = rocm is not None and rocm.verified
     if path in project.fenced and verified:
         return OPTIONAL_FEATURE, f"the op is fenced off on ROCm ({project.fenced[path]})"
     if finding.span.line in project.optional_lines.get(path, ()):
@@ -137,7 +166,7 @@ def dispose(
         return VERIFY, "in code the ROCm build already compiles or runs"
     if verified and role in ("both", "rocm") and finding.severity > Severity.MEDIUM:
         return LIVE, "the ROCm build compiles this file: a broken path"
-    return LIVE, ""
+    return None
 
 
 def assign(

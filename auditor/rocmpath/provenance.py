@@ -43,27 +43,7 @@ def provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_o
     """Which configuration compiles each C/C++/CUDA file of the component: from the build's source lists,
     then through `#include` edges. Files no list reaches stay unknown (treated as compiled). With `facts`,
     an `#include` on a branch a ROCm build skips (`#ifndef USE_ROCM`) carries only the CUDA configuration."""
-    patterns: dict[str, set[str]] = {}
-    on_demand = not any(b.artifacts for b in pybuilds if PurePosixPath(b.path).name == "setup.py")
-    for b in list(pybuilds) + list(cbuilds):
-        base = parent_dir(b.path)
-        op_builder = "op_builder" in PurePosixPath(b.path).parts
-        if op_builder:   # sources an op builder compiles on first use (JIT) when the install builds no extension
-            base = comp
-        for pattern, configs in b.sources.items():
-            if op_builder and on_demand:
-                configs = {"opt-in"}
-            if "${" in pattern:
-                continue
-            nested = base != "." and comp != base and within(base, comp)
-            key = f"{relative_to(base, comp)}/{pattern}" if nested else pattern
-            patterns.setdefault(key, set()).update(configs)
-    for b in cbuilds:
-        for target, config in b.subdirs.items():
-            if config in ("rocm", "cuda", "other-backend"):
-                base = parent_dir(b.path)
-                prefix = relative_to(base, comp) + "/" if base != comp and base != "." else ""
-                patterns.setdefault(f"{prefix}{target}/*", set()).add(config)
+    patterns = _source_patterns(comp, pybuilds, cbuilds)
     c_files = [f for f in mine if f.kind in C_KINDS]
     roles: dict[str, set[str]] = {}
     for f in c_files:
@@ -71,40 +51,9 @@ def provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_o
         for pattern, configs in patterns.items():
             if _matches(rel, pattern):
                 roles.setdefault(f.path, set()).update(configs)
-    # include edges: a header takes the configurations of the files that include it
-    by_name: dict[str, list[str]] = {}
-    for f in c_files:
-        by_name.setdefault(PurePosixPath(f.path).name, []).append(f.path)
-    frontier = list(roles)
-    seen_edges: set[tuple[str, str, frozenset[str]]] = set()
-    while frontier:
-        path = frontier.pop()
-        for target, carried in _includes(text_of(path), roles[path], facts):
-            candidates = by_name.get(PurePosixPath(target).name, [])
-            beside = posixpath.normpath(posixpath.join(parent_dir(path), target))
-            if beside in candidates:   # `#include "x.cuh"` finds the includer's own directory first
-                candidates = [beside]
-            for candidate in candidates:
-                if not candidate.endswith(target.lstrip("./")) or (path, candidate, frozenset(carried)) in seen_edges:
-                    continue
-                seen_edges.add((path, candidate, frozenset(carried)))
-                before = set(roles.get(candidate, set()))
-                roles.setdefault(candidate, set()).update(carried)
-                if roles[candidate] != before:
-                    frontier.append(candidate)
+    _spread_through_includes(roles, c_files, text_of, facts)
     for path, configs in roles.items():
-        if "both" in configs or {"rocm", "cuda"} <= configs:
-            project.provenance[path] = "both"
-        elif configs == {"rocm"}:
-            project.provenance[path] = "rocm"
-        elif configs == {"cuda"}:
-            project.provenance[path] = "cuda"
-        elif "other-backend" in configs and not configs & {"rocm", "both"}:
-            project.provenance[path] = "other-backend"
-        elif configs == {"opt-in"}:
-            project.provenance[path] = "opt-in"
-        else:
-            project.provenance[path] = "both"
+        project.provenance[path] = _role(configs)
     for b in pybuilds:
         for artifact, configs in b.artifacts.items():
             if configs & {"rocm", "both"}:
@@ -128,6 +77,72 @@ def provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_o
                 for f in c_files:
                     if _matches(relative_to(f.path, comp), pattern):
                         project.fenced[f.path] = f"{b.path}:{line}"
+
+
+def _source_patterns(comp: str, pybuilds, cbuilds) -> dict[str, set[str]]:
+    """Each source pattern the component's builds list (relative to the component), with the configurations
+    that compile it; a CMake subdirectory added for one configuration stands for every file under it."""
+    patterns: dict[str, set[str]] = {}
+    on_demand = not any(b.artifacts for b in pybuilds if PurePosixPath(b.path).name == "setup.py")
+    for b in list(pybuilds) + list(cbuilds):
+        base = parent_dir(b.path)
+        op_builder = "op_builder" in PurePosixPath(b.path).parts
+        if op_builder:   # sources an op builder compiles on first use (JIT) when the install builds no extension
+            base = comp
+        for pattern, configs in b.sources.items():
+            if op_builder and on_demand:
+                configs = {"opt-in"}
+            if "${" in pattern:
+                continue
+            nested = base != "." and comp != base and within(base, comp)
+            key = f"{relative_to(base, comp)}/{pattern}" if nested else pattern
+            patterns.setdefault(key, set()).update(configs)
+    for b in cbuilds:
+        for target, config in b.subdirs.items():
+            if config in ("rocm", "cuda", "other-backend"):
+                base = parent_dir(b.path)
+                prefix = relative_to(base, comp) + "/" if base != comp and base != "." else ""
+                patterns.setdefault(f"{prefix}{target}/*", set()).add(config)
+    return patterns
+
+
+def _spread_through_includes(roles: dict[str, set[str]], c_files, text_of, facts: PreprocFacts | None) -> None:
+    """A header takes the configurations of the files that include it, transitively (`roles` grows)."""
+    by_name: dict[str, list[str]] = {}
+    for f in c_files:
+        by_name.setdefault(PurePosixPath(f.path).name, []).append(f.path)
+    frontier = list(roles)
+    seen_edges: set[tuple[str, str, frozenset[str]]] = set()
+    while frontier:
+        path = frontier.pop()
+        for target, carried in _includes(text_of(path), roles[path], facts):
+            candidates = by_name.get(PurePosixPath(target).name, [])
+            beside = posixpath.normpath(posixpath.join(parent_dir(path), target))
+            if beside in candidates:   # `#include "x.cuh"` finds the includer's own directory first
+                candidates = [beside]
+            for candidate in candidates:
+                if not candidate.endswith(target.lstrip("./")) or (path, candidate, frozenset(carried)) in seen_edges:
+                    continue
+                seen_edges.add((path, candidate, frozenset(carried)))
+                before = set(roles.get(candidate, set()))
+                roles.setdefault(candidate, set()).update(carried)
+                if roles[candidate] != before:
+                    frontier.append(candidate)
+
+
+def _role(configs: set[str]) -> str:
+    """A file's provenance from the configurations that compile it."""
+    if "both" in configs or {"rocm", "cuda"} <= configs:
+        return "both"
+    if configs == {"rocm"}:
+        return "rocm"
+    if configs == {"cuda"}:
+        return "cuda"
+    if "other-backend" in configs and not configs & {"rocm", "both"}:
+        return "other-backend"
+    if configs == {"opt-in"}:
+        return "opt-in"
+    return "both"
 
 
 def _includes(text: str, configs: set[str], facts: PreprocFacts | None):

@@ -7,19 +7,22 @@ import re
 import time
 import tomllib
 from collections.abc import Callable, Sequence
+from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from auditor.boundedio import UnsafeRead, read_text_bounded
 from auditor.parsing.preproc import PreprocFacts
 from auditor.rocmpath.debugswitch import tested_switches, undefined_switches
 from auditor.rocmpath.deps import MAX_PYTHON_BUILD_CHARS, hard_dependencies
-from auditor.rocmpath.rocmmanifests import PYPROJECTS, manifest_recipe, rocm_extras, rocm_requirements
-from auditor.rocmpath.cmakebuild import CBuild, read_cmake, read_makefile
+from auditor.rocmpath.rocmevidence import rocm_path
+from auditor.rocmpath.rocmmanifests import PYPROJECTS, rocm_extras
+from auditor.rocmpath.cmakebuild import CBuild, read_cmake
+from auditor.rocmpath.makebuild import read_makefile
 from auditor.rocmpath.ownnames import extension_names, setup_names
-from auditor.rocmpath.model import Evidence, ProjectBuild, RocmPath
+from auditor.rocmpath.model import ProjectBuild
 from auditor.rocmpath.pybuild import PyBuild, read_python_build
 from auditor.rocmpath.provenance import (
-    C_KINDS, NOT_SHIPPED, parent_dir, within, behind_macros, packages, provenance,
+    C_KINDS, parent_dir, within, behind_macros, packages, provenance,
 )
 from auditor.rocmpath.backends import vendor_backends
 from auditor.rocmpath.redefine import rocm_redefinitions
@@ -28,18 +31,7 @@ from auditor.types import SourceFile
 
 MAX_BUILD_BYTES = 2 * 1024 * 1024
 BUILD_NAMES = frozenset({"setup.py", "pyproject.toml", "CMakeLists.txt", "Makefile", "makefile", "GNUmakefile"})
-GPU_SUFFIXES = (".cu", ".cuh", ".hip")
 SHIM_LINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(?:cu|CU)\w+[ \t]+(?:hip|HIP)\w+", re.MULTILINE)
-# a CI job that builds or runs on ROCm: a ROCm image, an AMD runner, ROCm build settings or tools (a word such as
-# "rocm" alone is not one: issue labelers and triage bots name it too)
-ROCM_CI = re.compile(r"(?i)\brocm/[\w.-]+:|--offload-arch|PYTORCH_ROCM_ARCH"
-                     r"|\bhipcc\b|whl/rocm|\bROCM_VERSION\b|\bgfx9\d\w\b|-D\w*HIP\w*=ON|BUILD_TARGET\W+rocm")
-# the runner of a job, after `runs-on:` / `agents:` on the same line (read line by line: a pattern such as
-# `runs-on:[^\n]*…` rescans the rest of the line from every `runs-on:` in it)
-ROCM_RUNNER = {re.compile(r"(?i)runs-on:"): re.compile(r"(?i)\b(?:mi\d{3}\w*|rocm|amd)"),
-               re.compile(r"(?i)agents:"): re.compile(r"(?i)\b(?:mi\d{3}\w*|amd)")}
-REPO_AUTOMATION = re.compile(r"(?i)label|triage|stale|issue|welcome|greet|pr[-_]title|assign")
-ROCM_DISPATCH = re.compile(r"torch\.version\.hip|\bis_hip\(\)|gcnArchName|\bamdsmi\b|IS_HIP_EXTENSION")
 
 
 def read_build_file(source: SourceFile) -> str | None:
@@ -48,21 +40,6 @@ def read_build_file(source: SourceFile) -> str | None:
         return read_text_bounded(Path(source.abspath), MAX_BUILD_BYTES, "build file")
     except (OSError, UnsafeRead):
         return None
-
-
-def _rocm_ci(text: str) -> bool:
-    if ROCM_CI.search(text):
-        return True
-    for key, runner in ROCM_RUNNER.items():
-        done = 0
-        for m in key.finditer(text):
-            if m.start() < done:
-                continue        # on a line already searched from its first key
-            end = text.find("\n", m.end())
-            done = len(text) if end < 0 else end
-            if runner.search(text, m.end(), done):
-                return True
-    return False
 
 
 def is_build_file(path: str) -> bool:
@@ -115,44 +92,110 @@ def read_project(
     `facts`: the preprocessor under ROCm, so an include a ROCm build skips does not pull a header into it;
     `deadline`: a time.monotonic() after which no more files are read (each one left is noted in `unread`)."""
     project = ProjectBuild()
-    texts: dict[str, str] = {}
     known = {f.path for f in files}
     own_files = list(files)
     files = own_files + [f for f in pulled_in if f.path not in known]
-    by_path = {f.path: f for f in files}
+    texts = _BuildTexts(project, {f.path: f for f in files}, deadline)
+    text_of = texts.text_of
+    manifests = _manifests(own_files, texts)
+    order = _components(project, manifests.comps, own_files, optional_dirs, text_of)
+    owned: dict[str, list[SourceFile]] = {c: [] for c in order}
+    for f in files:
+        owned[owner(f.path, order)].append(f)
+    rocm_macros: set[str] = set()
+    cuda_macros: set[str] = set()
+    optional_macros: set[str] = set()
+    shims: set[str] = set()
+    python_packages: list[tuple[frozenset[str], tuple[SourceFile, ...]]] = []
+    unread: set[str] = set()
+    for comp in order:
+        mine = owned[comp]
+        pybuilds, cbuilds = _builds(project, mine, texts)
+        for b in pybuilds:
+            rocm_macros |= b.rocm_macros
+            cuda_macros |= b.cuda_macros
+        for cb in cbuilds:
+            rocm_macros |= cb.rocm_macros
+            cuda_macros |= cb.cuda_macros
+            optional_macros |= cb.optional_macros
+        hip_build = any(b.builds_on_rocm for b in cbuilds) or any(b.builds_on_rocm for b in pybuilds)
+        comp_shims = {f.path for f in mine if f.kind in C_KINDS and len(SHIM_LINE.findall(text_of(f.path))) >= 5}
+        if hip_build:
+            shims |= comp_shims
+            if facts is not None and (redefined := _redefined_for_rocm(mine, facts, text_of)):
+                project.rocm_redefinitions[comp] = redefined
+        project.paths[comp] = rocm_path(comp, mine, pybuilds, cbuilds, comp_shims if hip_build else set(),
+                                        manifests.extras.get(comp, []), text_of)
+        provenance(project, comp, mine, pybuilds, cbuilds, text_of, facts)
+        project.shipped_python[comp] = packages(comp, mine)
+        python_packages.append((project.shipped_python[comp], tuple(f for f in mine if f.kind == "python")))
+        unread |= unread_requirement_files([f.path for f in mine if f.path in known], text_of)
+    project.rocm_macros = frozenset(rocm_macros)
+    project.cuda_macros = frozenset(cuda_macros - rocm_macros)
+    project.optional_macros = frozenset(optional_macros - rocm_macros) | _debug_switches(files, text_of)
+    _mark_lines_behind_optional_macros(project, files, text_of)
+    project.shims = frozenset(shims)
+    project.python_packages = tuple(python_packages)
+    project.unread_requirements = frozenset(unread)
+    project.vendor_backends = vendor_backends(own_files)
+    project.own_packages = frozenset(PurePosixPath(p).name for pkgs in project.shipped_python.values() for p in pkgs) \
+        | frozenset(manifests.dist_names)
+    project.dependencies = hard_dependencies(own_files, text_of)
+    return project
 
-    trees: dict[str, ast.Module | None] = {}
 
-    def text_of(path: str) -> str:
+class _BuildTexts:
+    """The tree's files read (and Python build scripts parsed) once each, bounded in size and by the deadline;
+    a file that cannot be is noted in the project's `unread`."""
+
+    def __init__(self, project: ProjectBuild, by_path: dict[str, SourceFile], deadline: float | None) -> None:
+        self.project, self.by_path, self.deadline = project, by_path, deadline
+        self.texts: dict[str, str] = {}
+        self.trees: dict[str, ast.Module | None] = {}
+
+    def text_of(self, path: str) -> str:
+        texts, project = self.texts, self.project
         if path not in texts:
-            if deadline is not None and time.monotonic() > deadline:
+            if self.deadline is not None and time.monotonic() > self.deadline:
                 texts[path] = ""
                 if is_build_file(path):
                     project.unread[path] = "not read: the build pre-pass ran out of its time budget"
             else:
-                text = read_build_file(by_path[path])
+                text = read_build_file(self.by_path[path])
                 texts[path] = text or ""
                 if text is None and is_build_file(path):
                     project.unread[path] = f"not read: over {MAX_BUILD_BYTES // 2**20} MB or not a regular file"
         return texts[path]
 
-    def tree_of(path: str) -> ast.Module | None:
+    def tree_of(self, path: str) -> ast.Module | None:
         """A Python build script parsed once; None (and the file noted as unread) when it cannot be."""
+        trees = self.trees
         if path not in trees:
-            text = text_of(path)
+            text = self.text_of(path)
             trees[path] = None
             if len(text) > MAX_PYTHON_BUILD_CHARS:
-                project.unread[path] = f"not read as a build script: over {MAX_PYTHON_BUILD_CHARS // 1024} KB"
+                self.project.unread[path] = f"not read as a build script: over {MAX_PYTHON_BUILD_CHARS // 1024} KB"
             else:
                 try:
                     trees[path] = ast.parse(text)
                 except (SyntaxError, ValueError, MemoryError):
                     pass
                 except RecursionError:
-                    project.unread[path] = "not read as a build script: nested too deeply"
+                    self.project.unread[path] = "not read as a build script: nested too deeply"
         return trees[path]
 
-    # 1. components from real manifests
+
+@dataclass(frozen=True, slots=True)
+class _Manifests:
+    comps: dict[str, list[str]]                        # component directory -> its manifests
+    extras: dict[str, list[tuple[str, int, str]]]      # directory -> (manifest, line, ROCm extra)
+    dist_names: frozenset[str]                         # the names the project distributes and builds
+
+
+def _manifests(own_files: Sequence[SourceFile], texts: _BuildTexts) -> _Manifests:
+    """Components from real manifests: a setup.py that calls setup(), a pyproject.toml of a distribution, a
+    CMakeLists.txt with project(), a Makefile compiling CUDA; and the ROCm extras the pyprojects declare."""
+    text_of = texts.text_of
     comps: dict[str, list[str]] = {}
     extras: dict[str, list[tuple[str, int, str]]] = {}
     dist_names: set[str] = set()
@@ -162,7 +205,7 @@ def read_project(
         if PYPROJECTS.match(name):
             for extra, line in rocm_extras(f.path, text_of(f.path)):
                 extras.setdefault(directory, []).append((f.path, line, extra))
-        if name == "setup.py" and _calls_setup(text_of(f.path), tree_of(f.path)):
+        if name == "setup.py" and _calls_setup(text_of(f.path), texts.tree_of(f.path)):
             comps.setdefault(directory, []).append(f.path)
             dist_names |= setup_names(text_of(f.path)) | extension_names(text_of(f.path))
         elif name == "pyproject.toml":
@@ -177,8 +220,14 @@ def read_project(
             comps.setdefault(directory, []).append(f.path)
         elif name in ("Makefile", "makefile", "GNUmakefile") and re.search(r"\bnvcc\b|\.cu\b", text_of(f.path)):
             comps.setdefault(directory, []).append(f.path)
-    # a CMake project pulled in by its parent's add_subdirectory, or a Python one inside another's package, is
-    # part of the parent
+    return _Manifests(comps, extras, frozenset(dist_names))
+
+
+def _components(project: ProjectBuild, comps: dict[str, list[str]], own_files: Sequence[SourceFile],
+                optional_dirs: frozenset[str], text_of: Callable[[str], str]) -> list[str]:
+    """The component directories, sorted, each marked primary, secondary or optional in the project (and
+    whether the tree is a collection of programs). A CMake project its parent's add_subdirectory pulls in is
+    part of the parent."""
     cmake_children = set()
     for f in own_files:
         if PurePosixPath(f.path).name == "CMakeLists.txt":
@@ -201,83 +250,59 @@ def read_project(
     shallowest = min((x.count("/") for x in order if x != "."), default=0)
     programs = [c for c in order if c != "." and c.count("/") == shallowest]
     project.collection = roots_without_manifest and len(programs) >= 3
+    return order
 
-    # 2. each component's builds
-    owned: dict[str, list[SourceFile]] = {c: [] for c in order}
-    for f in files:
-        owned[owner(f.path, order)].append(f)
-    rocm_macros: set[str] = set()
-    cuda_macros: set[str] = set()
-    optional_macros: set[str] = set()
-    shims: set[str] = set()
-    python_packages: list[tuple[frozenset[str], tuple[SourceFile, ...]]] = []
-    unread: set[str] = set()
-    for comp in order:
-        mine = owned[comp]
-        pybuilds: list[PyBuild] = []
-        cbuilds: list[CBuild] = []
-        for f in mine:
-            name = PurePosixPath(f.path).name
-            if name == "setup.py" or (f.kind == "python" and "op_builder" in PurePosixPath(f.path).parts):
-                built = _python_build(f.path, text_of(f.path), tree_of(f.path), project.unread)
-                if built:
-                    pybuilds.append(built)
-                    project.cuda_build_lines[f.path] = frozenset(built.cuda_lines)
-            elif name == "CMakeLists.txt" or name.endswith(".cmake"):
-                built_c = read_cmake(f.path, text_of(f.path))
-                cbuilds.append(built_c)
-                if built_c.partial:
-                    project.unread[f.path] = built_c.partial
-                project.cuda_build_lines[f.path] = frozenset(built_c.cuda_lines)
-            elif name in ("Makefile", "makefile", "GNUmakefile") or name.endswith(".mk"):
-                made = read_makefile(f.path, text_of(f.path))
-                cbuilds.append(made)
-                if made.partial:
-                    project.unread[f.path] = made.partial
-                if made.opt_in_lines:
-                    project.optional_lines[f.path] = frozenset(made.opt_in_lines)
-        for b in pybuilds:
-            rocm_macros |= b.rocm_macros
-            cuda_macros |= b.cuda_macros
-        for cb in cbuilds:
-            rocm_macros |= cb.rocm_macros
-            cuda_macros |= cb.cuda_macros
-            optional_macros |= cb.optional_macros
-        hip_build = any(b.builds_on_rocm for b in cbuilds) or any(b.builds_on_rocm for b in pybuilds)
-        comp_shims = {f.path for f in mine if f.kind in C_KINDS and len(SHIM_LINE.findall(text_of(f.path))) >= 5}
-        if hip_build:
-            shims |= comp_shims
-            if facts is not None:
-                redefined: dict[str, str] = {}
-                for f in mine:
-                    if f.kind in C_KINDS:
-                        for name, line in rocm_redefinitions(text_of(f.path), facts).items():
-                            redefined.setdefault(name, f"{f.path}:{line}")
-                if redefined:
-                    project.rocm_redefinitions[comp] = redefined
-        project.paths[comp] = _rocm_path(comp, mine, pybuilds, cbuilds, comp_shims if hip_build else set(),
-                                         extras.get(comp, []), text_of)
-        provenance(project, comp, mine, pybuilds, cbuilds, text_of, facts)
-        project.shipped_python[comp] = packages(comp, mine)
-        python_packages.append((project.shipped_python[comp], tuple(f for f in mine if f.kind == "python")))
-        unread |= unread_requirement_files([f.path for f in mine if f.path in known], text_of)
-    project.rocm_macros = frozenset(rocm_macros)
-    project.cuda_macros = frozenset(cuda_macros - rocm_macros)
-    project.optional_macros = frozenset(optional_macros - rocm_macros) | _debug_switches(files, text_of)
+
+def _builds(project: ProjectBuild, mine: Sequence[SourceFile],
+            texts: _BuildTexts) -> tuple[list[PyBuild], list[CBuild]]:
+    """A component's build scripts read: setup.py and op builders, CMake files, Makefiles (their CUDA-only
+    lines, opt-in lines and anything left unread go into the project)."""
+    text_of = texts.text_of
+    pybuilds: list[PyBuild] = []
+    cbuilds: list[CBuild] = []
+    for f in mine:
+        name = PurePosixPath(f.path).name
+        if name == "setup.py" or (f.kind == "python" and "op_builder" in PurePosixPath(f.path).parts):
+            built = _python_build(f.path, text_of(f.path), texts.tree_of(f.path), project.unread)
+            if built:
+                pybuilds.append(built)
+                project.cuda_build_lines[f.path] = frozenset(built.cuda_lines)
+        elif name == "CMakeLists.txt" or name.endswith(".cmake"):
+            built_c = read_cmake(f.path, text_of(f.path))
+            cbuilds.append(built_c)
+            if built_c.partial:
+                project.unread[f.path] = built_c.partial
+            project.cuda_build_lines[f.path] = frozenset(built_c.cuda_lines)
+        elif name in ("Makefile", "makefile", "GNUmakefile") or name.endswith(".mk"):
+            made = read_makefile(f.path, text_of(f.path))
+            cbuilds.append(made)
+            if made.partial:
+                project.unread[f.path] = made.partial
+            if made.opt_in_lines:
+                project.optional_lines[f.path] = frozenset(made.opt_in_lines)
+    return pybuilds, cbuilds
+
+
+def _redefined_for_rocm(mine: Sequence[SourceFile], facts: PreprocFacts,
+                        text_of: Callable[[str], str]) -> dict[str, str]:
+    """The names the component's C/C++ files redefine for the ROCm build, each with its first path:line."""
+    redefined: dict[str, str] = {}
+    for f in mine:
+        if f.kind in C_KINDS:
+            for name, line in rocm_redefinitions(text_of(f.path), facts).items():
+                redefined.setdefault(name, f"{f.path}:{line}")
+    return redefined
+
+
+def _mark_lines_behind_optional_macros(project: ProjectBuild, files: Sequence[SourceFile],
+                                       text_of: Callable[[str], str]) -> None:
+    """The C/C++ lines inside `#if` branches on the project's opt-in and debug macros are optional features."""
     if project.optional_macros:
         for f in files:
             if f.kind in C_KINDS:
                 lines = behind_macros(text_of(f.path), project.optional_macros)
                 if lines:
                     project.optional_lines[f.path] = project.optional_lines.get(f.path, frozenset()) | lines
-    project.shims = frozenset(shims)
-    project.python_packages = tuple(python_packages)
-    project.unread_requirements = frozenset(unread)
-    project.vendor_backends = vendor_backends(own_files)
-    project.own_packages = frozenset(PurePosixPath(p).name for pkgs in project.shipped_python.values() for p in pkgs) \
-        | frozenset(dist_names)
-    project.dependencies = hard_dependencies(own_files, text_of)
-    return project
 
 
 def _debug_switches(files: Sequence[SourceFile], text_of: Callable[[str], str]) -> frozenset[str]:
@@ -297,83 +322,3 @@ def _line_of(text: str, word: str) -> int:
     return 1
 
 
-def _rocm_path(comp, mine, pybuilds, cbuilds, shims, extras, text_of) -> RocmPath:
-    evidence: list[Evidence] = []
-    refusals: list[str] = []
-    rocm_artifacts: set[str] = set()
-    cuda_artifacts: set[str] = set()
-    for b in pybuilds:
-        refusals += [f"{b.path}:{line}" for line in b.refusals]
-        if b.builds_on_rocm and len(b.refusals) < len(b.rocm_tests):
-            line, what = (b.evidence[0] if b.evidence else (b.rocm_tests[0], "ROCm branch"))
-            evidence.append(Evidence("P1", f"{b.path}:{b.rocm_tests[0]}",
-                                     f"switches to a ROCm build (`{what[:50]}` at {b.path}:{line})"))
-        for line in b.hipify[:1]:
-            evidence.append(Evidence("P3", f"{b.path}:{line}", "runs hipify on the CUDA sources at build time"))
-        for name, configs in b.artifacts.items():
-            if configs & {"rocm", "both"}:
-                rocm_artifacts.add(name)
-            if configs & {"cuda", "both"}:
-                cuda_artifacts.add(name)
-            if configs >= {"rocm", "cuda"}:
-                evidence.append(Evidence("P4", f"{b.path}:{b.artifact_lines.get((name, 'rocm'), 1)}",
-                                         f"builds `{name}` from other sources on ROCm"))
-        for line in b.fenced_on_rocm[:1]:
-            evidence.append(Evidence("P7", f"{b.path}:{line}", "fences an op off on ROCm"))
-        if b.uses_cuda_extension and b.rocm_tests and not b.hipify and b.builds_on_rocm and not b.artifacts:
-            evidence.append(Evidence("P3", f"{b.path}:{b.rocm_tests[0]}",
-                                     "builds a CUDAExtension, which ROCm PyTorch hipifies at build time"))
-    for b in cbuilds:
-        refusals += [f"{b.path}:{line}" for line in b.refusals]
-        if b.builds_on_rocm:
-            line, what = b.evidence[0]
-            evidence.append(Evidence("P1", f"{b.path}:{line}", f"builds for HIP (`{what[:70]}`)"))
-    for shim in sorted(shims)[:1]:
-        evidence.append(Evidence("P2", f"{shim}:1", "maps CUDA names to HIP for the HIP build (a shim)"))
-    for path, line, extra in extras:
-        evidence.append(Evidence("P6", f"{path}:{line}", f"declares a ROCm extra `{extra}`"))
-    rocm_reqs = [f.path for f in mine if f.kind == "manifest" and rocm_requirements(f.path)]
-    for path in rocm_reqs:
-        evidence.append(Evidence("P6", f"{path}:1", "lists ROCm requirements"))
-    ci = tuple(sorted(f.path for f in mine if f.kind == "ci" and not REPO_AUTOMATION.search(PurePosixPath(f.path).name)
-                      and _rocm_ci(text_of(f.path))))
-    dispatch = next(((f.path, m) for f in mine if f.kind == "python" and PurePosixPath(f.path).name != "setup.py"
-                     and not set(PurePosixPath(f.path).parts) & NOT_SHIPPED
-                     and (m := ROCM_DISPATCH.search(text_of(f.path)))), None)
-    if dispatch:
-        path, m = dispatch
-        line = text_of(path).count("\n", 0, m.start()) + 1
-        evidence.append(Evidence("P5", f"{path}:{line}", f"branches on `{m.group(0)}` in shipped code"))
-    compiles_gpu = any(b.uses_cuda_extension or b.artifacts for b in pybuilds) or any(b.compiles_cu for b in cbuilds)
-    # GPU sources only a JIT `load()` compiles are hipified by ROCm PyTorch at load time
-    gpu = sum(1 for f in mine if f.path.endswith(GPU_SUFFIXES)) if compiles_gpu else 0
-    verified = any(e.pattern in ("P1", "P2", "P3", "P4") for e in evidence) or (
-        not compiles_gpu and any(e.pattern in ("P5", "P6") for e in evidence))
-    setup = next((b for b in pybuilds if PurePosixPath(b.path).name == "setup.py"), None)
-    recipe = ""
-    if verified and not compiles_gpu:
-        recipe = manifest_recipe(rocm_reqs, [(path, extra) for path, _, extra in extras]) \
-            or "pip install . (pure Python: it runs on ROCm PyTorch)"
-    elif verified and setup is not None and (not any(b.builds_on_rocm for b in cbuilds)
-                                             or re.search(r"(?i)\bcmake", text_of(setup.path))):
-        # (a setup.py that runs CMake itself, as vLLM's does, is still installed with pip)
-        recipe = "pip install --no-build-isolation . on ROCm PyTorch"
-    elif verified and any(PurePosixPath(b.path).name == "CMakeLists.txt" for b in cbuilds):
-        option = next((b.rocm_option for b in cbuilds if b.rocm_option), "")
-        pyprojects = [f.path for f in mine if PurePosixPath(f.path).name == "pyproject.toml"]
-        if any(re.search(r"scikit[-_]build|py[-_]build[-_]cmake", text_of(p)) for p in pyprojects):
-            # the Python build backend runs CMake and takes its options from CMAKE_ARGS (llama-cpp-python)
-            recipe = f'CMAKE_ARGS="{option}" pip install .' if option else "pip install ."
-        else:
-            recipe = f"cmake -B build {option} && cmake --build build".replace("  ", " ")
-            if setup is not None or pyprojects:
-                recipe += ", then pip install ."
-    elif verified and cbuilds:
-        recipe = "make (its default configuration builds with hipcc)"
-    confidence = "high" if verified and ci else "medium" if verified else "low"
-    return RocmPath(
-        component=comp, evidence=tuple(evidence), verified=verified, refusals=tuple(refusals),
-        rocm_artifacts=tuple(sorted(rocm_artifacts)), cuda_artifacts=tuple(sorted(cuda_artifacts)),
-        cuda_only_artifacts=tuple(sorted(cuda_artifacts - rocm_artifacts)), recipe=recipe,
-        confidence=confidence, ci=ci, gpu_sources=gpu,
-    )
