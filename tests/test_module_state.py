@@ -59,6 +59,10 @@ PURE_MEMOS = {
     ("auditor/prefilter.py", "_query_index"): "a tuple of query texts (the automaton is not changed once made)",
     ("auditor/report/html.py", "_lexer"): "a file name (str)",
     ("auditor/rocmpath/cmakebuild.py", "_last_part"): "a target name (str)",
+    ("auditor/rocmpath/provenance.py", "_remembered_includes"):
+        "a text (str), frozen configurations and frozen preprocessor facts; returns tuples and frozensets",
+    ("auditor/rocmpath/pybuild.py", "_read_remembered"):
+        "a path and a text (str); its caller returns a deep copy of the PyBuild, never the one remembered",
     ("auditor/vcs.py", "_neutral_config"): "no argument: git's own list of config keys that run programs",
 }
 

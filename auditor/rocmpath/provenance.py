@@ -4,6 +4,7 @@ Python packages a component ships."""
 from __future__ import annotations
 
 import fnmatch
+import functools
 import posixpath
 import re
 from pathlib import PurePosixPath
@@ -148,9 +149,16 @@ def _role(configs: set[str]) -> str:
 def _includes(text: str, configs: set[str], facts: PreprocFacts | None):
     """(included name, the configurations that see the include) for each `#include` of a file compiled in
     `configs`."""
+    return [(name, set(seen)) for name, seen in _remembered_includes(text, frozenset(configs), facts)]
+
+
+@functools.lru_cache(maxsize=4096)
+def _remembered_includes(text: str, configs: frozenset[str], facts: PreprocFacts | None
+                         ) -> tuple[tuple[str, frozenset[str]], ...]:
+    """_includes, remembered: `history` reads the same headers at every point."""
     found = list(INCLUDE.finditer(text))
     if not found:
-        return []
+        return ()
     excluded: frozenset[int] = frozenset()
     if facts is not None and configs & {"rocm", "both"}:
         excluded = line_states(text, facts).excluded
@@ -159,8 +167,8 @@ def _includes(text: str, configs: set[str], facts: PreprocFacts | None):
     for m in found:
         line += text.count("\n", position, m.start())
         position = m.start()
-        out.append((m.group(1), {"cuda"} if line in excluded else set(configs)))
-    return out
+        out.append((m.group(1), frozenset({"cuda"}) if line in excluded else configs))
+    return tuple(out)
 
 
 def packages(comp: str, mine) -> frozenset[str]:

@@ -8,6 +8,8 @@ the ROCm one), or neither. Helpers called only from CUDA branches are CUDA branc
 from __future__ import annotations
 
 import ast
+import copy
+import functools
 import re
 from collections.abc import Iterable
 from dataclasses import dataclass, field
@@ -347,6 +349,17 @@ class _Reader:
                 returns = [s for s in sub.body if isinstance(s, ast.Return)]
                 if returns and isinstance(returns[-1].value, ast.Constant) and returns[-1].value.value is False:
                     self.build.fenced_on_rocm.append(sub.lineno)
+
+
+def read_python_build_text(path: str, text: str) -> PyBuild | None:
+    """read_python_build of the text parsed here, remembered by (path, text): `history` reads the same build scripts
+    at every point. A copy each time, so a caller that changes its PyBuild cannot change another's."""
+    return copy.deepcopy(_read_remembered(path, text))
+
+
+@functools.lru_cache(maxsize=256)
+def _read_remembered(path: str, text: str) -> PyBuild | None:
+    return read_python_build(path, text)
 
 
 def read_python_build(path: str, text: str, tree: ast.Module | None = None) -> PyBuild | None:

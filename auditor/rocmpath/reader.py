@@ -20,7 +20,7 @@ from auditor.rocmpath.cmakebuild import CBuild, read_cmake
 from auditor.rocmpath.makebuild import read_makefile
 from auditor.rocmpath.ownnames import extension_names, setup_names
 from auditor.rocmpath.model import ProjectBuild
-from auditor.rocmpath.pybuild import PyBuild, read_python_build
+from auditor.rocmpath.pybuild import PyBuild, read_python_build_text
 from auditor.rocmpath.provenance import (
     C_KINDS, parent_dir, within, behind_macros, packages, provenance,
 )
@@ -51,7 +51,7 @@ def _python_build(path: str, text: str, tree: ast.Module | None, unread: dict[st
     if tree is None:
         return None
     try:
-        return read_python_build(path, text, tree)
+        return read_python_build_text(path, text)   # a pure function of the text, which `tree` is parsed from
     except RecursionError:   # the readers do not recurse on the tree's depth; kept as the last line of defence
         unread[path] = "not read as a build script: nested too deeply"
         return None

@@ -25,6 +25,13 @@ ROCM_RUNNER = {re.compile(r"(?i)runs-on:"): re.compile(r"(?i)\b(?:mi\d{3}\w*|roc
                re.compile(r"(?i)agents:"): re.compile(r"(?i)\b(?:mi\d{3}\w*|amd)")}
 REPO_AUTOMATION = re.compile(r"(?i)label|triage|stale|issue|welcome|greet|pr[-_]title|assign")
 ROCM_DISPATCH = re.compile(r"torch\.version\.hip|\bis_hip\(\)|gcnArchName|\bamdsmi\b|IS_HIP_EXTENSION")
+# a literal every ROCM_DISPATCH match contains: the regex (whose alternation has no literal prefix for re to skip
+# ahead by) runs only on a text that holds one
+ROCM_DISPATCH_WORDS = ("torch.version.hip", "is_hip()", "gcnArchName", "amdsmi", "IS_HIP_EXTENSION")
+
+
+def _rocm_dispatch(text: str) -> re.Match[str] | None:
+    return ROCM_DISPATCH.search(text) if any(word in text for word in ROCM_DISPATCH_WORDS) else None
 
 
 def _rocm_ci(text: str) -> bool:
@@ -126,7 +133,7 @@ def _dispatch_evidence(mine: Sequence[SourceFile], text_of: Callable[[str], str]
     """The first shipped Python file that branches on ROCm at run time (P5)."""
     dispatch = next(((f.path, m) for f in mine if f.kind == "python" and PurePosixPath(f.path).name != "setup.py"
                      and not set(PurePosixPath(f.path).parts) & NOT_SHIPPED
-                     and (m := ROCM_DISPATCH.search(text_of(f.path)))), None)
+                     and (m := _rocm_dispatch(text_of(f.path)))), None)
     if not dispatch:
         return []
     path, m = dispatch
