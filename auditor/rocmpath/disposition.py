@@ -7,6 +7,7 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import PurePosixPath
 
+from auditor.inputs.kinds import OPS_KINDS, PYTHON_CODE
 from auditor.rocmpath.model import ProjectBuild
 from auditor.rocmpath.pyreach import optional_modules_of
 from auditor.rocmpath.reader import owner
@@ -42,7 +43,7 @@ ROCM_DIRS = re.compile(r"(?i)^(?:rocm|hip|amd|amdgpu)$|(?:^|_)rocm(?:_|$)|^hip_|
 
 
 def _ops(path: str, kind: str) -> bool:
-    if kind in ("ci", "container"):
+    if kind in OPS_KINDS:
         return True
     return any(part.lower() in OPS_DIRS for part in PurePosixPath(path).parts[:-1])
 
@@ -173,7 +174,7 @@ def _within_optional_integrations(findings: list[Finding], kinds: dict[str, str]
     inline PTX beside `import cutlass`) is as optional as the import."""
     integrations = {f.path for f in findings if f.disposition == OPTIONAL and f.disposition_note == INTEGRATION_NOTE}
     return [replace(f, disposition=OPTIONAL, disposition_note=f"part of an optional integration ({f.path} imports it)")
-            if f.path in integrations and f.disposition == LIVE and kinds.get(f.path) in ("python", "notebook")
+            if f.path in integrations and f.disposition == LIVE and kinds.get(f.path) in PYTHON_CODE
             else f for f in findings]
 
 

@@ -10,6 +10,7 @@ from collections.abc import Callable, Sequence
 from pathlib import Path, PurePosixPath
 
 from auditor.boundedio import UnsafeRead, read_text_bounded
+from auditor.inputs.kinds import BUILD_INPUTS
 from auditor.parsing.preproc import PreprocFacts
 from auditor.rocmpath.debugswitch import tested_switches, undefined_switches
 from auditor.rocmpath.deps import MAX_PYTHON_BUILD_CHARS, hard_dependencies
@@ -284,8 +285,7 @@ def _debug_switches(files: Sequence[SourceFile], text_of: Callable[[str], str]) 
     tested = tested_switches(text_of(f.path) for f in files if f.kind in C_KINDS)
     if not tested:
         return frozenset()
-    build_kinds = ("build", "manifest", "bazel", "conda", "container", "ci", "shell")
-    builds = (text_of(f.path) for f in files if f.kind in build_kinds or PurePosixPath(f.path).name == "setup.py"
+    builds = (text_of(f.path) for f in files if f.kind in BUILD_INPUTS or PurePosixPath(f.path).name == "setup.py"
               or (f.kind == "python" and "op_builder" in PurePosixPath(f.path).parts))
     return undefined_switches(tested, builds)
 
