@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import PurePosixPath
 
 from auditor.inputs.kinds import OPS_KINDS, PYTHON_CODE
-from auditor.rocmpath.model import ProjectBuild
+from auditor.rocmpath.model import SAME_SOURCES, ProjectBuild
 from auditor.rocmpath.pyreach import optional_modules_of
 from auditor.rocmpath.reader import owner
 from auditor.rocmpath.redefine import uses
@@ -120,7 +120,7 @@ def dispose(
         return LIVE, (f"only the CUDA build compiles this file, and the ROCm build has no counterpart for "
                       f"`{project.cuda_only_artifact_files[path]}`")
     if verified and rocm is not None and role == "cuda":
-        if rocm.rocm_artifacts or any(e.pattern in ("P1", "P2") for e in rocm.evidence):
+        if rocm.rocm_artifacts or any(e.pattern in SAME_SOURCES for e in rocm.evidence):
             return ALTERNATIVE, "only the CUDA configuration compiles this file; the ROCm build compiles other sources"
     if verified and role == "other-backend":
         return OTHER_VENDOR, "another vendor's backend"

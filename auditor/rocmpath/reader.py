@@ -17,7 +17,7 @@ from auditor.rocmpath.deps import MAX_PYTHON_BUILD_CHARS, hard_dependencies
 from auditor.rocmpath.rocmmanifests import PYPROJECTS, manifest_recipe, rocm_extras, rocm_requirements
 from auditor.rocmpath.cmakebuild import CBuild, read_cmake, read_makefile
 from auditor.rocmpath.ownnames import extension_names, setup_names
-from auditor.rocmpath.model import Evidence, ProjectBuild, RocmPath
+from auditor.rocmpath.model import BUILDS_ON_ROCM, RUNS_ON_ROCM, Evidence, ProjectBuild, RocmPath, RocmPattern
 from auditor.rocmpath.pybuild import PyBuild, read_python_build
 from auditor.rocmpath.provenance import (
     C_KINDS, NOT_SHIPPED, parent_dir, within, behind_macros, packages, provenance,
@@ -306,35 +306,38 @@ def _rocm_path(comp, mine, pybuilds, cbuilds, shims, extras, text_of) -> RocmPat
         refusals += [f"{b.path}:{line}" for line in b.refusals]
         if b.builds_on_rocm and len(b.refusals) < len(b.rocm_tests):
             line, what = (b.evidence[0] if b.evidence else (b.rocm_tests[0], "ROCm branch"))
-            evidence.append(Evidence("P1", f"{b.path}:{b.rocm_tests[0]}",
+            evidence.append(Evidence(RocmPattern.BACKEND_SWITCH, f"{b.path}:{b.rocm_tests[0]}",
                                      f"switches to a ROCm build (`{what[:50]}` at {b.path}:{line})"))
         for line in b.hipify[:1]:
-            evidence.append(Evidence("P3", f"{b.path}:{line}", "runs hipify on the CUDA sources at build time"))
+            evidence.append(Evidence(RocmPattern.BUILD_TIME_HIPIFY, f"{b.path}:{line}",
+                                     "runs hipify on the CUDA sources at build time"))
         for name, configs in b.artifacts.items():
             if configs & {"rocm", "both"}:
                 rocm_artifacts.add(name)
             if configs & {"cuda", "both"}:
                 cuda_artifacts.add(name)
             if configs >= {"rocm", "cuda"}:
-                evidence.append(Evidence("P4", f"{b.path}:{b.artifact_lines.get((name, 'rocm'), 1)}",
+                evidence.append(Evidence(RocmPattern.ALTERNATIVE_IMPLEMENTATION,
+                                         f"{b.path}:{b.artifact_lines.get((name, 'rocm'), 1)}",
                                          f"builds `{name}` from other sources on ROCm"))
         for line in b.fenced_on_rocm[:1]:
-            evidence.append(Evidence("P7", f"{b.path}:{line}", "fences an op off on ROCm"))
+            evidence.append(Evidence(RocmPattern.FENCED_FEATURES, f"{b.path}:{line}", "fences an op off on ROCm"))
         if b.uses_cuda_extension and b.rocm_tests and not b.hipify and b.builds_on_rocm and not b.artifacts:
-            evidence.append(Evidence("P3", f"{b.path}:{b.rocm_tests[0]}",
+            evidence.append(Evidence(RocmPattern.BUILD_TIME_HIPIFY, f"{b.path}:{b.rocm_tests[0]}",
                                      "builds a CUDAExtension, which ROCm PyTorch hipifies at build time"))
     for b in cbuilds:
         refusals += [f"{b.path}:{line}" for line in b.refusals]
         if b.builds_on_rocm:
             line, what = b.evidence[0]
-            evidence.append(Evidence("P1", f"{b.path}:{line}", f"builds for HIP (`{what[:70]}`)"))
+            evidence.append(Evidence(RocmPattern.BACKEND_SWITCH, f"{b.path}:{line}", f"builds for HIP (`{what[:70]}`)"))
     for shim in sorted(shims)[:1]:
-        evidence.append(Evidence("P2", f"{shim}:1", "maps CUDA names to HIP for the HIP build (a shim)"))
+        evidence.append(Evidence(RocmPattern.HIP_SHIM, f"{shim}:1",
+                                 "maps CUDA names to HIP for the HIP build (a shim)"))
     for path, line, extra in extras:
-        evidence.append(Evidence("P6", f"{path}:{line}", f"declares a ROCm extra `{extra}`"))
+        evidence.append(Evidence(RocmPattern.ROCM_PACKAGES, f"{path}:{line}", f"declares a ROCm extra `{extra}`"))
     rocm_reqs = [f.path for f in mine if f.kind == "manifest" and rocm_requirements(f.path)]
     for path in rocm_reqs:
-        evidence.append(Evidence("P6", f"{path}:1", "lists ROCm requirements"))
+        evidence.append(Evidence(RocmPattern.ROCM_PACKAGES, f"{path}:1", "lists ROCm requirements"))
     ci = tuple(sorted(f.path for f in mine if f.kind == "ci" and not REPO_AUTOMATION.search(PurePosixPath(f.path).name)
                       and _rocm_ci(text_of(f.path))))
     dispatch = next(((f.path, m) for f in mine if f.kind == "python" and PurePosixPath(f.path).name != "setup.py"
@@ -343,12 +346,13 @@ def _rocm_path(comp, mine, pybuilds, cbuilds, shims, extras, text_of) -> RocmPat
     if dispatch:
         path, m = dispatch
         line = text_of(path).count("\n", 0, m.start()) + 1
-        evidence.append(Evidence("P5", f"{path}:{line}", f"branches on `{m.group(0)}` in shipped code"))
+        evidence.append(Evidence(RocmPattern.PYTHON_DISPATCH, f"{path}:{line}",
+                                 f"branches on `{m.group(0)}` in shipped code"))
     compiles_gpu = any(b.uses_cuda_extension or b.artifacts for b in pybuilds) or any(b.compiles_cu for b in cbuilds)
     # GPU sources only a JIT `load()` compiles are hipified by ROCm PyTorch at load time
     gpu = sum(1 for f in mine if f.path.endswith(GPU_SUFFIXES)) if compiles_gpu else 0
-    verified = any(e.pattern in ("P1", "P2", "P3", "P4") for e in evidence) or (
-        not compiles_gpu and any(e.pattern in ("P5", "P6") for e in evidence))
+    verified = any(e.pattern in BUILDS_ON_ROCM for e in evidence) or (
+        not compiles_gpu and any(e.pattern in RUNS_ON_ROCM for e in evidence))
     setup = next((b for b in pybuilds if PurePosixPath(b.path).name == "setup.py"), None)
     recipe = ""
     if verified and not compiles_gpu:
