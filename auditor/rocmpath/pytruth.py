@@ -6,6 +6,8 @@ import ast
 import re
 
 from auditor.engines.python.guards import MAX_TEST_DEPTH, rocm_truth
+from auditor.rulebook import shipped_switches
+from auditor.rulebook.context import PythonGuards
 
 ROCM_ATOM = re.compile(
     r"(?i)(?:^|[._])(?:is_)?(?:hip|rocm|amd|hip_extension|use_rocm|on_rocm|using_rocm|build_rocm)"
@@ -13,11 +15,8 @@ ROCM_ATOM = re.compile(
 )
 ROCM_CALL = re.compile(r"(?i)(?:^|[._])(?:is_rocm_pytorch|is_hip|is_rocm|check_if_rocm_pytorch|rocm_enabled)$")
 CUDA_ATOM = re.compile(r"(?:^|\.)(?:torch\.version\.cuda|is_cuda|is_nvidia|cpp_extension\.CUDA_HOME)$")
-# what `from torch.utils.cpp_extension import …` binds: CUDA_HOME is None where no CUDA toolkit is installed (a ROCm
-# machine); ROCM_HOME and IS_HIP_EXTENSION are set by ROCm PyTorch
+# what `from torch.utils.cpp_extension import …` binds is read from guards.toml's names under this module
 TORCH_EXTENSION_MODULE = "torch.utils.cpp_extension"
-TORCH_CUDA_NAMES = frozenset({"CUDA_HOME"})
-TORCH_ROCM_NAMES = frozenset({"ROCM_HOME", "IS_HIP_EXTENSION"})
 ROCM_STRINGS = re.compile(r'^(?:rocm|hip|amd)$', re.IGNORECASE)
 
 
@@ -42,9 +41,13 @@ def dotted(node: ast.AST) -> str:
 class Truth:
     """The truth of a Python test in the ROCm configuration: True, False, or None (unknown)."""
 
-    def __init__(self, rocm_names: set[str], cuda_names: frozenset[str] = frozenset()):
+    def __init__(self, rocm_names: set[str], cuda_names: frozenset[str] = frozenset(),
+                 switches: PythonGuards | None = None):
+        """`switches`: guards.toml's [python] names, the ones the Python engine reads (the shipped file's when
+        None)."""
         self.rocm_names = rocm_names
         self.cuda_names = cuda_names      # false (None) on ROCm: `use_cuda = torch.version.cuda and …`, CUDA_HOME
+        self.switches = switches if switches is not None else shipped_switches()
 
     def atom(self, node: ast.AST) -> bool | None:
         name = dotted(node)
@@ -54,9 +57,9 @@ class Truth:
             return False if CUDA_ATOM.search(name) else None
         if not name:
             return None
-        if CUDA_ATOM.search(name) or name in self.cuda_names:
+        if CUDA_ATOM.search(name) or name in self.cuda_names or name in self.switches.cuda_only_names:
             return False
-        if name in self.rocm_names or name == "torch.version.hip" or ROCM_ATOM.search(name):
+        if name in self.rocm_names or name in self.switches.rocm_true_names or ROCM_ATOM.search(name):
             return True
         return None
 

@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 from auditor.boundedio import UnsafeRead, read_text_bounded
 from auditor.inputs.kinds import BUILD_INPUTS
 from auditor.parsing.preproc import PreprocFacts
+from auditor.rulebook.context import PythonGuards
 from auditor.rocmpath.debugswitch import tested_switches, undefined_switches
 from auditor.rocmpath.deps import MAX_PYTHON_BUILD_CHARS, hard_dependencies
 from auditor.rocmpath.rocmmanifests import PYPROJECTS, manifest_recipe, rocm_extras, rocm_requirements
@@ -71,11 +72,12 @@ def is_build_file(path: str) -> bool:
     return name in BUILD_NAMES or name.endswith((".cmake", ".mk")) or "op_builder" in PurePosixPath(path).parts
 
 
-def _python_build(path: str, text: str, tree: ast.Module | None, unread: dict[str, str]) -> PyBuild | None:
+def _python_build(path: str, text: str, tree: ast.Module | None, unread: dict[str, str],
+                  switches: PythonGuards | None = None) -> PyBuild | None:
     if tree is None:
         return None
     try:
-        return read_python_build(path, text, tree)
+        return read_python_build(path, text, tree, switches)
     except RecursionError:   # the readers do not recurse on the tree's depth; kept as the last line of defence
         unread[path] = "not read as a build script: nested too deeply"
         return None
@@ -110,11 +112,12 @@ def owner(path: str, comps: Sequence[str]) -> str:
 
 def read_project(
     files: Sequence[SourceFile], optional_dirs: frozenset[str] = frozenset(), pulled_in: Sequence[SourceFile] = (),
-    facts: PreprocFacts | None = None, deadline: float | None = None,
+    facts: PreprocFacts | None = None, deadline: float | None = None, switches: PythonGuards | None = None,
 ) -> ProjectBuild:
     """`pulled_in`: build files of vendored code the tree's build includes (read for the ROCm path only);
     `facts`: the preprocessor under ROCm, so an include a ROCm build skips does not pull a header into it;
-    `deadline`: a time.monotonic() after which no more files are read (each one left is noted in `unread`)."""
+    `deadline`: a time.monotonic() after which no more files are read (each one left is noted in `unread`);
+    `switches`: guards.toml's [python] names of the run's rulebook, which the Python engine reads too."""
     project = ProjectBuild()
     texts: dict[str, str] = {}
     known = {f.path for f in files}
@@ -220,7 +223,7 @@ def read_project(
         for f in mine:
             name = PurePosixPath(f.path).name
             if name == "setup.py" or (f.kind == "python" and "op_builder" in PurePosixPath(f.path).parts):
-                built = _python_build(f.path, text_of(f.path), tree_of(f.path), project.unread)
+                built = _python_build(f.path, text_of(f.path), tree_of(f.path), project.unread, switches)
                 if built:
                     pybuilds.append(built)
                     project.cuda_build_lines[f.path] = frozenset(built.cuda_lines)
