@@ -9,12 +9,6 @@ from auditor.engines.python.guards import MAX_TEST_DEPTH, rocm_truth
 from auditor.rulebook import shipped_switches
 from auditor.rulebook.context import PythonGuards
 
-ROCM_ATOM = re.compile(
-    r"(?i)(?:^|[._])(?:is_)?(?:hip|rocm|amd|hip_extension|use_rocm|on_rocm|using_rocm|build_rocm)"
-    r"(?:_available|_build|_platform|_pytorch|_torch|_backend|_extension|_version|_home|_path)?$"
-)
-ROCM_CALL = re.compile(r"(?i)(?:^|[._])(?:is_rocm_pytorch|is_hip|is_rocm|check_if_rocm_pytorch|rocm_enabled)$")
-CUDA_ATOM = re.compile(r"(?:^|\.)(?:torch\.version\.cuda|is_cuda|is_nvidia|cpp_extension\.CUDA_HOME)$")
 # what `from torch.utils.cpp_extension import …` binds is read from guards.toml's names under this module
 TORCH_EXTENSION_MODULE = "torch.utils.cpp_extension"
 ROCM_STRINGS = re.compile(r'^(?:rocm|hip|amd)$', re.IGNORECASE)
@@ -48,18 +42,21 @@ class Truth:
         self.rocm_names = rocm_names
         self.cuda_names = cuda_names      # false (None) on ROCm: `use_cuda = torch.version.cuda and …`, CUDA_HOME
         self.switches = switches if switches is not None else shipped_switches()
+        self.rocm_atom = re.compile(self.switches.build_rocm_true_pattern)
+        self.rocm_call = re.compile(self.switches.build_rocm_call_pattern)
+        self.cuda_atom = re.compile(self.switches.build_cuda_only_pattern)
 
     def atom(self, node: ast.AST) -> bool | None:
         name = dotted(node)
         if isinstance(node, ast.Call):
-            if ROCM_CALL.search(name) or ROCM_ATOM.search(name):
+            if self.rocm_call.search(name) or self.rocm_atom.search(name):
                 return True
-            return False if CUDA_ATOM.search(name) else None
+            return False if self.cuda_atom.search(name) else None
         if not name:
             return None
-        if CUDA_ATOM.search(name) or name in self.cuda_names or name in self.switches.cuda_only_names:
+        if self.cuda_atom.search(name) or name in self.cuda_names or name in self.switches.cuda_only_names:
             return False
-        if name in self.rocm_names or name in self.switches.rocm_true_names or ROCM_ATOM.search(name):
+        if name in self.rocm_names or name in self.switches.rocm_true_names or self.rocm_atom.search(name):
             return True
         return None
 
