@@ -1,24 +1,19 @@
-"""Walk the paths, honour .gitignore files and excludes, classify each file by kind."""
+"""Walk the paths, honour .gitignore files and excludes, classify each file by kind (auditor/inputs/kinds.py)."""
 from __future__ import annotations
 
 import os
 import stat
 from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 import pathspec
 
 from auditor.boundedio import SMALL_CAP, UnsafeRead, read_text_bounded
-from auditor.parsing.manifest import manifest_flavour
 from auditor.escape import visible
+from auditor.inputs.kinds import classify, refine
 from auditor.types import SourceFile
 
-CUDA_SUFFIXES = {".cu", ".cuh"}
-CYTHON_SUFFIXES = {".pyx", ".pxd", ".pxi"}
-BAZEL_NAMES = {"BUILD", "BUILD.bazel", "WORKSPACE", "WORKSPACE.bazel", "MODULE.bazel", ".bazelrc"}
-CONDA_RECIPE_NAMES = {"meta.yaml", "meta.yml", "recipe.yaml"}   # conda-build and rattler-build recipes
-CPP_SUFFIXES = {".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".hh", ".hxx", ".inl", ".inc", ".tpp"}
 ALWAYS_SKIPPED_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".tox", ".nox", ".mypy_cache",
                        ".pytest_cache", ".ruff_cache", ".venv", "venv", ".eggs", "site-packages"}
 # Vendored copies of other projects (CUTLASS in third_party/, …): their own code is not the scanned
@@ -27,62 +22,6 @@ VENDORED_DIRS = {"third_party", "third-party", "thirdparty", "3rdparty", "vendor
                  # libraries commonly checked in as submodules (sdists carry no .gitmodules)
                  "cutlass", "cccl", "cub", "thrust", "libcudacxx", "composable_kernel", "googletest",
                  "pybind11", "eigen", "spdlog", "fmt"}
-
-
-# `dockerfile-layers.png`, `Dockerfile.md`: pictures and notes about a Dockerfile are not one.
-NOT_CONTAINER_SUFFIXES = frozenset({".png", ".jpg", ".jpeg", ".gif", ".svg", ".webp", ".ico", ".pdf", ".md", ".rst",
-                                    ".html", ".txt", ".json", ".lock"})
-
-
-def classify(relative: str) -> str | None:
-    """The kind of a file from its path, or None when rocm-audit does not read it."""
-    path = PurePosixPath(relative)
-    name = path.name
-    lower = name.lower()
-    suffix = path.suffix.lower()
-    if suffix in CUDA_SUFFIXES:
-        return "cuda"
-    if suffix in CPP_SUFFIXES:
-        return "cpp"
-    if suffix in (".py", ".pyi"):
-        return "python"
-    if suffix == ".ipynb":
-        return "notebook"
-    if suffix in CYTHON_SUFFIXES:
-        return "cython"
-    if name in BAZEL_NAMES or suffix == ".bzl":
-        return "bazel"
-    if name in CONDA_RECIPE_NAMES:
-        return "conda"
-    if manifest_flavour(relative):
-        return "manifest"
-    if name == "CMakeLists.txt" or suffix == ".cmake" or name in ("Makefile", "GNUmakefile", "makefile") \
-            or suffix == ".mk":
-        return "build"
-    if (lower.startswith("dockerfile") and suffix.lower() not in NOT_CONTAINER_SUFFIXES) \
-            or lower.endswith((".dockerfile", ".containerfile")) \
-            or lower.startswith("containerfile") \
-            or (lower.startswith(("docker-compose", "compose")) and suffix in (".yml", ".yaml")):
-        return "container"
-    parts = path.parts
-    if (len(parts) >= 3 and parts[-3] == ".github" and parts[-2] == "workflows" and suffix in (".yml", ".yaml")) \
-            or lower == ".gitlab-ci.yml" \
-            or (suffix in (".yml", ".yaml") and any(p in (".buildkite", ".circleci") for p in parts[:-1])):
-        return "ci"
-    if suffix in (".sh", ".bash"):
-        return "shell"
-    if suffix in (".yml", ".yaml"):
-        return "yaml"       # a candidate: discovery keeps only Kubernetes and Helm files (auditor/yamlkind.py)
-    return None
-
-
-def refine(kind: str | None, path: Path) -> str | None:
-    """The kind of a file once its path is not enough: a YAML file is read (bounded) to tell a manifest."""
-    if kind != "yaml":
-        return kind
-    from auditor.yamlkind import yaml_kind
-
-    return yaml_kind(path)
 
 
 @dataclass(frozen=True, slots=True)

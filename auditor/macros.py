@@ -13,11 +13,12 @@ from collections.abc import Iterable
 
 from auditor.cache import EntryStore
 from auditor.datacodec import DecodeError, decode
+from auditor.inputs.kinds import C_FAMILY
 from auditor.parsing.preproc import PreprocFacts, line_states
 from auditor.runcache import FileIndex, file_stat
 from auditor.types import SourceFile
 
-C_KINDS = ("cuda", "cpp")
+C_KINDS = C_FAMILY
 FilePart = tuple[tuple[tuple[str, bool], ...], tuple[tuple[str, int], ...]]   # (defines, ROCm values)
 
 

@@ -7,7 +7,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor.discover import classify
+from auditor.inputs.kinds import classify
 from auditor.isolate import fork_available, over_budget, scan_in_children
 from auditor.rulebook import Example, Rulebook, load_pack, load_rulebook
 from auditor.rulebook.schema import RuleError

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 
 from auditor.rocmpath.disposition import LIVE, OPS, OPTIONAL, TOOLING, VERIFY
-from auditor.rocmpath.model import ProjectBuild, RocmPath
+from auditor.rocmpath.model import BUILDS_ON_ROCM, ProjectBuild, RocmPath
 from auditor.rocmpath.reader import owner
 from auditor.types import Component, Finding, Rule, Severity
 
@@ -55,7 +55,7 @@ def _short_subject(subject: str) -> str:
 def _path_text(rocm: RocmPath | None) -> str:
     if rocm is None or not rocm.evidence:
         return ""
-    shown = [e for e in rocm.evidence if e.pattern in ("P1", "P2", "P3", "P4")] or list(rocm.evidence)
+    shown = [e for e in rocm.evidence if e.pattern in BUILDS_ON_ROCM] or list(rocm.evidence)
     seen, parts = set(), []
     for e in shown:
         if e.pattern in seen:

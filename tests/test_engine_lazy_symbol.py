@@ -15,12 +15,12 @@ def test_underscored_driver_symbol_is_scanned_and_reported(tmp_path, run_json):
 
 
 def test_debug_shows_a_files_internal_error_with_its_traceback(tmp_path, capfd, monkeypatch):
-    import auditor.scan as scan
+    from auditor.inputs.code import CudaEngine
 
     def broken(*args, **kwargs):
         raise TypeError("engine bug for the test")
 
-    monkeypatch.setitem(scan._ENGINES, "cuda", broken)
+    monkeypatch.setattr(CudaEngine, "scan", broken)
     write_tree(tmp_path, {"k.cu": "__global__ void k() {}\n", "setup.py": "import torch\n"})
     main(["check", str(tmp_path), "--no-progress", "-j", "1", "--debug"])
     err = capfd.readouterr().err

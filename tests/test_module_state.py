@@ -53,6 +53,7 @@ PURE_MEMOS = {
     ("auditor/fix/text_fixes.py", "rocm_images"): "no argument: the table of ROCm images shipped in the package",
     ("auditor/parsing/cuda.py", "compile_query"): "a query's text (str)",
     ("auditor/parsing/cuda.py", "call_regex"): "a query's text (str)",
+    ("auditor/rulebook/__init__.py", "shipped_switches"): "no argument: the shipped guards.toml's [python] names",
     ("auditor/prefilter.py", "_spec_needles"): "a frozen rule spec",
     ("auditor/prefilter.py", "query_needles"): "a query's text (str)",
     ("auditor/prefilter.py", "_needle_index"): "a tuple of frozen rules (the index is not changed after it is made)",

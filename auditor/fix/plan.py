@@ -7,17 +7,15 @@ import re
 from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import get_args
 
 from auditor.fix.data import FixSpec
 from auditor.fix.text_fixes import rocm_job_suggestion
+from auditor.inputs.kinds import FixLane, kinds_in_lane
 from auditor.rocmpath.disposition import LIVE, OPS, VERIFY
 from auditor.types import FileResult, Finding, SourceFile
 
-ENGINE_KINDS = {
-    "cuda": frozenset({"cuda", "cpp"}),
-    "python": frozenset({"python"}),
-    "text": frozenset({"manifest", "build", "container", "ci", "shell"}),
-}
+ENGINE_KINDS = {lane: kinds_in_lane(lane) for lane in get_args(FixLane)}   # the input kinds each fix engine edits
 
 
 # Where a finding sits against the project's ROCm path (auditor/rocmpath/disposition.py): a fix is worth making only

@@ -16,13 +16,14 @@ from pathlib import Path
 
 from auditor.discover import discover
 from auditor.fix.data import FixSpec
+from auditor.inputs.kinds import kinds_in_lane
 from auditor.pipeline import ScanOptions, audit
 from auditor.rocmpath.pulled import pulled_in_build_files
 from auditor.rulebook import Rulebook
 from auditor.types import Finding, Report
 
 _LINE = re.compile(r":\d+\b")   # evidence cites lines, and an inserted line moves those below it
-TEXT_KINDS = frozenset({"manifest", "build", "container", "ci", "shell"})
+TEXT_KINDS = kinds_in_lane("text")
 
 
 @dataclass(frozen=True, slots=True)

@@ -107,7 +107,7 @@ def prepare(
     own = rulebook.own_context
     with timed(timings, "build pre-pass"):
         project = read_project(found.files, load_model().optional_dirs, discovered.pulled_in,
-                               own.guards.preprocessor, discovered.deadline).sealed()
+                               own.guards.preprocessor, discovered.deadline, own.guards.python).sealed()
         guards = own.guards.with_project_macros(project.rocm_macros, project.cuda_macros)
         dropped = own_package_rules(rulebook.rules, project.own_packages)
     with timed(timings, "macro pre-pass"):

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from auditor.inputs.kinds import BY_NAME
 from auditor.rocmpath import disposition as dispositions
 from auditor.report import plan, text, view
 from auditor.report.progress import ProgressView
@@ -27,9 +28,6 @@ MAX_GROUPS = 20000                # groups in the page, most important first; th
 SNIPPET_CHARS = 160
 MAX_SOURCE_BYTES = 4 * 1024 * 1024
 CHART_WIDTH = 460                 # px of the longest effort bar
-KIND_LEXERS = {"python": "python", "cuda": "cuda", "cpp": "cpp", "build": "cmake", "container": "docker",
-               "ci": "yaml", "shell": "bash", "k8s": "yaml", "conda": "yaml", "bazel": "python",
-               "cython": "cython"}
 
 
 @dataclass(frozen=True, slots=True)
@@ -89,8 +87,11 @@ def _lexer(kind: str, path: str):
     except ClassNotFound:
         pass
     try:
-        return get_lexer_by_name(KIND_LEXERS[kind], stripnl=False)
-    except (KeyError, ClassNotFound):
+        known = BY_NAME.get(kind)
+        if known is None or known.lexer is None:
+            raise ClassNotFound(kind)
+        return get_lexer_by_name(known.lexer, stripnl=False)
+    except ClassNotFound:
         return TextLexer(stripnl=False)
 
 

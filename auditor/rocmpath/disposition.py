@@ -7,7 +7,8 @@ from collections.abc import Iterable, Mapping, Sequence
 from dataclasses import replace
 from pathlib import PurePosixPath
 
-from auditor.rocmpath.model import ProjectBuild
+from auditor.inputs.kinds import OPS_KINDS, PYTHON_CODE
+from auditor.rocmpath.model import SAME_SOURCES, ProjectBuild
 from auditor.rocmpath.pyreach import optional_modules_of
 from auditor.rocmpath.reader import owner
 from auditor.rocmpath.redefine import uses
@@ -42,7 +43,7 @@ ROCM_DIRS = re.compile(r"(?i)^(?:rocm|hip|amd|amdgpu)$|(?:^|_)rocm(?:_|$)|^hip_|
 
 
 def _ops(path: str, kind: str) -> bool:
-    if kind in ("ci", "container"):
+    if kind in OPS_KINDS:
         return True
     return any(part.lower() in OPS_DIRS for part in PurePosixPath(path).parts[:-1])
 
@@ -148,7 +149,7 @@ def _against_the_rocm_build(
         return LIVE, (f"only the CUDA build compiles this file, and the ROCm build has no counterpart for "
                       f"`{project.cuda_only_artifact_files[path]}`")
     if verified and rocm is not None and role == "cuda":
-        if rocm.rocm_artifacts or any(e.pattern in ("P1", "P2") for e in rocm.evidence):
+        if rocm.rocm_artifacts or any(e.pattern in SAME_SOURCES for e in rocm.evidence):
             return ALTERNATIVE, "only the CUDA configuration compiles this file; the ROCm build compiles other sources"
     if verified and role == "other-backend":
         return OTHER_VENDOR, "another vendor's backend"
@@ -202,7 +203,7 @@ def _within_optional_integrations(findings: list[Finding], kinds: dict[str, str]
     inline PTX beside `import cutlass`) is as optional as the import."""
     integrations = {f.path for f in findings if f.disposition == OPTIONAL and f.disposition_note == INTEGRATION_NOTE}
     return [replace(f, disposition=OPTIONAL, disposition_note=f"part of an optional integration ({f.path} imports it)")
-            if f.path in integrations and f.disposition == LIVE and kinds.get(f.path) in ("python", "notebook")
+            if f.path in integrations and f.disposition == LIVE and kinds.get(f.path) in PYTHON_CODE
             else f for f in findings]
 
 

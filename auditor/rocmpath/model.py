@@ -4,25 +4,52 @@ configuration compiles each source file."""
 from __future__ import annotations
 
 from dataclasses import FrozenInstanceError, dataclass, field, fields
+from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
 from auditor.types import SourceFile
 
-PATTERN_NAMES = {
-    "P1": "build-level backend switch",
-    "P2": "same sources compiled as HIP through a shim header",
-    "P3": "HIPIFY at build time",
-    "P4": "alternative implementation of the same artifact",
-    "P5": "Python dispatch on ROCm",
-    "P6": "ROCm extras, requirements or wheels",
-    "P7": "NVIDIA-only features fenced or opt-in",
-}
+
+
+class RocmPattern(StrEnum):
+    """How a project builds or runs on ROCm (README "The ROCm path"). The values are the ids reports and the JSON
+    schema show (`P1` .. `P7`)."""
+
+    BACKEND_SWITCH = "P1"
+    HIP_SHIM = "P2"
+    BUILD_TIME_HIPIFY = "P3"
+    ALTERNATIVE_IMPLEMENTATION = "P4"
+    PYTHON_DISPATCH = "P5"
+    ROCM_PACKAGES = "P6"
+    FENCED_FEATURES = "P7"
+
+    @property
+    def description(self) -> str:
+        return PATTERN_NAMES[self]
+
+
+PATTERN_NAMES = MappingProxyType({
+    RocmPattern.BACKEND_SWITCH: "build-level backend switch",
+    RocmPattern.HIP_SHIM: "same sources compiled as HIP through a shim header",
+    RocmPattern.BUILD_TIME_HIPIFY: "HIPIFY at build time",
+    RocmPattern.ALTERNATIVE_IMPLEMENTATION: "alternative implementation of the same artifact",
+    RocmPattern.PYTHON_DISPATCH: "Python dispatch on ROCm",
+    RocmPattern.ROCM_PACKAGES: "ROCm extras, requirements or wheels",
+    RocmPattern.FENCED_FEATURES: "NVIDIA-only features fenced or opt-in",
+})
+# A ROCm build of GPU code: any of these verifies the path, and the verdict cites them first.
+BUILDS_ON_ROCM = frozenset({RocmPattern.BACKEND_SWITCH, RocmPattern.HIP_SHIM, RocmPattern.BUILD_TIME_HIPIFY,
+                            RocmPattern.ALTERNATIVE_IMPLEMENTATION})
+# Enough for a project that compiles no GPU code: it runs on ROCm through its Python and its packages.
+RUNS_ON_ROCM = frozenset({RocmPattern.PYTHON_DISPATCH, RocmPattern.ROCM_PACKAGES})
+# The ROCm build compiles the same sources as the CUDA one (a backend switch or a shim), not other files.
+SAME_SOURCES = frozenset({RocmPattern.BACKEND_SWITCH, RocmPattern.HIP_SHIM})
 
 
 @dataclass(frozen=True, slots=True)
 class Evidence:
-    pattern: str          # P1 … P7
+    pattern: RocmPattern
     where: str            # path:line
     what: str             # one line saying what was seen
 
@@ -45,10 +72,10 @@ class RocmPath:
     gpu_sources: int = 0                      # .cu/.cuh/.hip files in the component
 
     @property
-    def patterns(self) -> tuple[str, ...]:
+    def patterns(self) -> tuple[RocmPattern, ...]:
         return tuple(sorted({e.pattern for e in self.evidence}))
 
-    def first(self, pattern: str) -> Evidence | None:
+    def first(self, pattern: RocmPattern) -> Evidence | None:
         return next((e for e in self.evidence if e.pattern == pattern), None)
 
     def as_dict(self) -> dict:

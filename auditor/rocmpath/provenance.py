@@ -9,11 +9,12 @@ import posixpath
 import re
 from pathlib import PurePosixPath
 
+from auditor.inputs.kinds import C_FAMILY
 from auditor.parsing.nesting import MAX_NESTING
 from auditor.parsing.preproc import PreprocFacts, line_states
 from auditor.rocmpath.model import ProjectBuild
 
-C_KINDS = ("cuda", "cpp")
+C_KINDS = C_FAMILY
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"]', re.MULTILINE)
 NOT_SHIPPED = {"tests", "test", "testing", "examples", "example", "benchmarks", "benchmark", "docs", "doc",
                "scripts", "tools", "ci", "build", "dist", "csrc"}

@@ -19,6 +19,7 @@ from auditor.parsing.python import flatten
 from auditor.rocmpath.pymacros import macro_edits
 from auditor.rocmpath.pynames import derived_truth, extension_classes, unset_on_rocm
 from auditor.rocmpath.pytruth import dotted
+from auditor.rulebook.context import PythonGuards
 
 EVIDENCE = re.compile(
     r"--offload-arch|-amdgpu|hipify|composable_kernel|__HIP_PLATFORM_AMD__|-DUSE_ROCM|"
@@ -109,11 +110,12 @@ def _builds_extension(node: ast.AST) -> bool:
 
 
 class _Reader:
-    def __init__(self, path: str, tree: ast.Module, unset: frozenset[str] = frozenset()):
+    def __init__(self, path: str, tree: ast.Module, unset: frozenset[str] = frozenset(),
+                 switches: PythonGuards | None = None):
         self.build = PyBuild(path)
         self.tree = tree
         self.nodes = flatten(tree)   # every node, once: the passes below each go over all of them
-        self.truth = derived_truth(self.nodes, unset)
+        self.truth = derived_truth(self.nodes, unset, switches)
         self.extension_names = extension_classes(self.nodes, EXTENSIONS)
         self.around: dict[int, tuple[list[ast.stmt], int]] = {}   # id of an `if` -> its block and place in it
         for node in self.nodes:
@@ -351,25 +353,27 @@ class _Reader:
                     self.build.fenced_on_rocm.append(sub.lineno)
 
 
-def read_python_build_text(path: str, text: str) -> PyBuild | None:
+def read_python_build_text(path: str, text: str, switches: PythonGuards | None = None) -> PyBuild | None:
     """read_python_build of the text parsed here, remembered by (path, text): `history` reads the same build scripts
     at every point. A copy each time, so a caller that changes its PyBuild cannot change another's."""
-    return copy.deepcopy(_read_remembered(path, text))
+    return copy.deepcopy(_read_remembered(path, text, switches))
 
 
 @functools.lru_cache(maxsize=256)
-def _read_remembered(path: str, text: str) -> PyBuild | None:
-    return read_python_build(path, text)
+def _read_remembered(path: str, text: str, switches: PythonGuards | None) -> PyBuild | None:
+    return read_python_build(path, text, switches=switches)
 
 
-def read_python_build(path: str, text: str, tree: ast.Module | None = None) -> PyBuild | None:
-    """`tree`: the text already parsed (the caller's parse), else it is parsed here."""
+def read_python_build(path: str, text: str, tree: ast.Module | None = None,
+                      switches: PythonGuards | None = None) -> PyBuild | None:
+    """`tree`: the text already parsed (the caller's parse), else it is parsed here; `switches`: guards.toml's
+    [python] names of the run's rulebook (the shipped ones when None)."""
     if tree is None:
         try:
             tree = ast.parse(text)
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             return None
-    reader = _Reader(path, tree)
+    reader = _Reader(path, tree, switches=switches)
     reader.classify()
     unset: set[str] = set()
     for _ in range(MAX_REREADS):   # read again with those names false: their branches are CUDA's too
@@ -377,6 +381,6 @@ def read_python_build(path: str, text: str, tree: ast.Module | None = None) -> P
         if not more:
             break
         unset |= more
-        reader = _Reader(path, tree, frozenset(unset))
+        reader = _Reader(path, tree, frozenset(unset), switches)
         reader.classify()
     return reader.collect()

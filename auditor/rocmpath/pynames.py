@@ -7,22 +7,33 @@ import ast
 import re
 from collections.abc import Callable
 
-from auditor.rocmpath.pytruth import TORCH_CUDA_NAMES, TORCH_EXTENSION_MODULE, TORCH_ROCM_NAMES, Truth, dotted
+from auditor.rocmpath.pytruth import TORCH_EXTENSION_MODULE, Truth, dotted
+from auditor.rulebook import shipped_switches
+from auditor.rulebook.context import PythonGuards
 
 
-def derived_truth(nodes: list[ast.AST], unset: frozenset[str]) -> Truth:
+def torch_extension_names(qualified: frozenset[str]) -> frozenset[str]:
+    """The names `from torch.utils.cpp_extension import …` binds among these qualified names."""
+    prefix = TORCH_EXTENSION_MODULE + "."
+    return frozenset(name[len(prefix):] for name in qualified if name.startswith(prefix))
+
+
+def derived_truth(nodes: list[ast.AST], unset: frozenset[str], switches: PythonGuards | None = None) -> Truth:
     """Names assigned a ROCm test (`IS_ROCM = torch.version.hip is not None`) are ROCm atoms; names every
     assignment of which is false on ROCm (`use_cuda = torch.version.cuda and CUDA_HOME is not None`) are CUDA
     atoms; and what the module imports from torch.utils.cpp_extension keeps its meaning under its local name.
     Twice, for names derived from derived names (`build_cuda = use_cuda and not IS_WINDOWS`)."""
     rocm: set[str] = set()
     cuda: set[str] = set()
+    switches = switches if switches is not None else shipped_switches()
+    torch_cuda, torch_rocm = torch_extension_names(switches.cuda_only_names), torch_extension_names(
+        switches.rocm_true_names)
     for node in nodes:
         if isinstance(node, ast.ImportFrom) and node.module == TORCH_EXTENSION_MODULE:
             for alias in node.names:
-                if alias.name in TORCH_CUDA_NAMES:
+                if alias.name in torch_cuda:
                     cuda.add(alias.asname or alias.name)
-                elif alias.name in TORCH_ROCM_NAMES:
+                elif alias.name in torch_rocm:
                     rocm.add(alias.asname or alias.name)
     assigned = [(node.targets[0].id, node.value) for node in nodes if isinstance(node, ast.Assign)
                 and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)]
@@ -30,13 +41,14 @@ def derived_truth(nodes: list[ast.AST], unset: frozenset[str]) -> Truth:
     cuda -= rebound        # a project's own `CUDA_HOME = os.environ.get(…, "/usr/local/cuda")` is no None
     rocm -= rebound
     cuda |= unset
-    truth = Truth(set(rocm), frozenset(cuda))
+    truth = Truth(set(rocm), frozenset(cuda), switches)
     for _ in range(2):
         values: dict[str, list[bool | None]] = {}
         for name, value in assigned:
             values.setdefault(name, []).append(truth.of(value))
         truth = Truth(rocm | {n for n, v in values.items() if True in v},
-                      frozenset(cuda | {n for n, v in values.items() if all(x is False for x in v) and n not in unset}))
+                      frozenset(cuda | {n for n, v in values.items() if all(x is False for x in v) and n not in unset}),
+                      switches)
     return truth
 
 

@@ -5,19 +5,13 @@ from __future__ import annotations
 import ast
 import re
 
-ROCM_ATOM = re.compile(
-    r"(?i)(?:^|[._])(?:is_)?(?:hip|rocm|amd|hip_extension|use_rocm|on_rocm|using_rocm|build_rocm)"
-    r"(?:_available|_build|_platform|_pytorch|_torch|_backend|_extension|_version|_home|_path)?$"
-)
-ROCM_CALL = re.compile(r"(?i)(?:^|[._])(?:is_rocm_pytorch|is_hip|is_rocm|check_if_rocm_pytorch|rocm_enabled)$")
-CUDA_ATOM = re.compile(r"(?:^|\.)(?:torch\.version\.cuda|is_cuda|is_nvidia|cpp_extension\.CUDA_HOME)$")
-# what `from torch.utils.cpp_extension import …` binds: CUDA_HOME is None where no CUDA toolkit is installed (a ROCm
-# machine); ROCM_HOME and IS_HIP_EXTENSION are set by ROCm PyTorch
+from auditor.engines.python.guards import MAX_TEST_DEPTH, rocm_truth
+from auditor.rulebook import shipped_switches
+from auditor.rulebook.context import PythonGuards
+
+# what `from torch.utils.cpp_extension import …` binds is read from guards.toml's names under this module
 TORCH_EXTENSION_MODULE = "torch.utils.cpp_extension"
-TORCH_CUDA_NAMES = frozenset({"CUDA_HOME"})
-TORCH_ROCM_NAMES = frozenset({"ROCM_HOME", "IS_HIP_EXTENSION"})
 ROCM_STRINGS = re.compile(r'^(?:rocm|hip|amd)$', re.IGNORECASE)
-MAX_TEST_DEPTH = 50     # `not not … x`, nested and/or: deeper is unknown (and no Python recursion limit is met)
 
 
 def dotted(node: ast.AST) -> str:
@@ -41,56 +35,52 @@ def dotted(node: ast.AST) -> str:
 class Truth:
     """The truth of a Python test in the ROCm configuration: True, False, or None (unknown)."""
 
-    def __init__(self, rocm_names: set[str], cuda_names: frozenset[str] = frozenset()):
+    def __init__(self, rocm_names: set[str], cuda_names: frozenset[str] = frozenset(),
+                 switches: PythonGuards | None = None):
+        """`switches`: guards.toml's [python] names, the ones the Python engine reads (the shipped file's when
+        None)."""
         self.rocm_names = rocm_names
         self.cuda_names = cuda_names      # false (None) on ROCm: `use_cuda = torch.version.cuda and …`, CUDA_HOME
+        self.switches = switches if switches is not None else shipped_switches()
+        self.rocm_atom = re.compile(self.switches.build_rocm_true_pattern)
+        self.rocm_call = re.compile(self.switches.build_rocm_call_pattern)
+        self.cuda_atom = re.compile(self.switches.build_cuda_only_pattern)
 
     def atom(self, node: ast.AST) -> bool | None:
         name = dotted(node)
         if isinstance(node, ast.Call):
-            if ROCM_CALL.search(name) or ROCM_ATOM.search(name):
+            if self.rocm_call.search(name) or self.rocm_atom.search(name):
                 return True
-            return False if CUDA_ATOM.search(name) else None
+            return False if self.cuda_atom.search(name) else None
         if not name:
             return None
-        if CUDA_ATOM.search(name) or name in self.cuda_names:
+        if self.cuda_atom.search(name) or name in self.cuda_names or name in self.switches.cuda_only_names:
             return False
-        if name in self.rocm_names or name == "torch.version.hip" or ROCM_ATOM.search(name):
+        if name in self.rocm_names or name in self.switches.rocm_true_names or self.rocm_atom.search(name):
             return True
         return None
 
-    def of(self, node: ast.AST, depth: int = 0) -> bool | None:
-        """Truth on ROCm, or None (also for a test nested over MAX_TEST_DEPTH levels)."""
-        if depth > MAX_TEST_DEPTH:
-            return None
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            inner = self.of(node.operand, depth + 1)
-            return None if inner is None else not inner
-        if isinstance(node, ast.BoolOp):
-            values = [self.of(v, depth + 1) for v in node.values]
-            if isinstance(node.op, ast.And):
-                return False if False in values else (True if all(v is True for v in values) else None)
-            return True if True in values else (False if all(v is False for v in values) else None)
-        if isinstance(node, ast.Compare) and len(node.ops) == 1:
-            right, op = node.comparators[0], node.ops[0]
-            if isinstance(op, (ast.In, ast.NotIn)) and isinstance(node.left, ast.Constant) \
-                    and isinstance(node.left.value, str) and dotted(right).endswith("__version__"):
-                # `'cu' in torch.__version__`: ROCm PyTorch's version carries `+rocm6.2`, never `cu`
-                word = node.left.value.strip().lower()
-                inside = True if word in ("rocm", "hip") else False if word in ("cu", "cuda") else None
-                return None if inside is None else inside == isinstance(op, ast.In)
-            if isinstance(right, ast.Constant) and right.value is None and isinstance(op, (ast.Is, ast.IsNot)):
-                value = self.of(node.left, depth + 1)
-                return None if value is None else ((not value) if isinstance(op, ast.Is) else value)
-            if isinstance(right, ast.Constant) and isinstance(right.value, str) and isinstance(op, (ast.Eq, ast.NotEq)):
-                # BUILD_TARGET == "rocm": the ROCm backend option on; == "cuda": off
-                word = right.value.strip().lower()
-                if ROCM_STRINGS.match(word):
-                    return isinstance(op, ast.Eq)
-                if word in ("cuda", "nvidia"):
-                    return not isinstance(op, ast.Eq)
-            return None
-        return self.atom(node)
+    def of(self, node: ast.AST) -> bool | None:
+        """Truth on ROCm, or None (also for a test nested over MAX_TEST_DEPTH levels): the engine's evaluator
+        (engines/python/guards.rocm_truth) with the build reader's atoms and comparisons."""
+        return rocm_truth(node, self.atom, self.compare)
+
+    def compare(self, node: ast.Compare) -> bool | None:
+        right, op = node.comparators[0], node.ops[0]
+        if isinstance(op, (ast.In, ast.NotIn)) and isinstance(node.left, ast.Constant) \
+                and isinstance(node.left.value, str) and dotted(right).endswith("__version__"):
+            # `'cu' in torch.__version__`: ROCm PyTorch's version carries `+rocm6.2`, never `cu`
+            word = node.left.value.strip().lower()
+            inside = True if word in ("rocm", "hip") else False if word in ("cu", "cuda") else None
+            return None if inside is None else inside == isinstance(op, ast.In)
+        if isinstance(right, ast.Constant) and isinstance(right.value, str) and isinstance(op, (ast.Eq, ast.NotEq)):
+            # BUILD_TARGET == "rocm": the ROCm backend option on; == "cuda": off
+            word = right.value.strip().lower()
+            if ROCM_STRINGS.match(word):
+                return isinstance(op, ast.Eq)
+            if word in ("cuda", "nvidia"):
+                return not isinstance(op, ast.Eq)
+        return None
 
     def implies_rocm(self, node: ast.AST) -> bool:
         """A ROCm atom, possibly and-ed with unknowns."""

@@ -11,7 +11,9 @@ from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from auditor.boundedio import UnsafeRead, read_text_bounded
+from auditor.inputs.kinds import BUILD_INPUTS
 from auditor.parsing.preproc import PreprocFacts
+from auditor.rulebook.context import PythonGuards
 from auditor.rocmpath.debugswitch import tested_switches, undefined_switches
 from auditor.rocmpath.deps import MAX_PYTHON_BUILD_CHARS, hard_dependencies
 from auditor.rocmpath.rocmevidence import rocm_path
@@ -47,11 +49,12 @@ def is_build_file(path: str) -> bool:
     return name in BUILD_NAMES or name.endswith((".cmake", ".mk")) or "op_builder" in PurePosixPath(path).parts
 
 
-def _python_build(path: str, text: str, tree: ast.Module | None, unread: dict[str, str]) -> PyBuild | None:
+def _python_build(path: str, text: str, tree: ast.Module | None, unread: dict[str, str],
+                  switches: PythonGuards | None = None) -> PyBuild | None:
     if tree is None:
         return None
     try:
-        return read_python_build_text(path, text)   # a pure function of the text, which `tree` is parsed from
+        return read_python_build_text(path, text, switches)   # a pure function of the text, which `tree` is parsed from
     except RecursionError:   # the readers do not recurse on the tree's depth; kept as the last line of defence
         unread[path] = "not read as a build script: nested too deeply"
         return None
@@ -86,11 +89,12 @@ def owner(path: str, comps: Sequence[str]) -> str:
 
 def read_project(
     files: Sequence[SourceFile], optional_dirs: frozenset[str] = frozenset(), pulled_in: Sequence[SourceFile] = (),
-    facts: PreprocFacts | None = None, deadline: float | None = None,
+    facts: PreprocFacts | None = None, deadline: float | None = None, switches: PythonGuards | None = None,
 ) -> ProjectBuild:
     """`pulled_in`: build files of vendored code the tree's build includes (read for the ROCm path only);
     `facts`: the preprocessor under ROCm, so an include a ROCm build skips does not pull a header into it;
-    `deadline`: a time.monotonic() after which no more files are read (each one left is noted in `unread`)."""
+    `deadline`: a time.monotonic() after which no more files are read (each one left is noted in `unread`);
+    `switches`: guards.toml's [python] names of the run's rulebook, which the Python engine reads too."""
     project = ProjectBuild()
     known = {f.path for f in files}
     own_files = list(files)
@@ -110,7 +114,7 @@ def read_project(
     unread: set[str] = set()
     for comp in order:
         mine = owned[comp]
-        pybuilds, cbuilds = _builds(project, mine, texts)
+        pybuilds, cbuilds = _builds(project, mine, texts, switches)
         for b in pybuilds:
             rocm_macros |= b.rocm_macros
             cuda_macros |= b.cuda_macros
@@ -253,8 +257,8 @@ def _components(project: ProjectBuild, comps: dict[str, list[str]], own_files: S
     return order
 
 
-def _builds(project: ProjectBuild, mine: Sequence[SourceFile],
-            texts: _BuildTexts) -> tuple[list[PyBuild], list[CBuild]]:
+def _builds(project: ProjectBuild, mine: Sequence[SourceFile], texts: _BuildTexts,
+            switches: PythonGuards | None = None) -> tuple[list[PyBuild], list[CBuild]]:
     """A component's build scripts read: setup.py and op builders, CMake files, Makefiles (their CUDA-only
     lines, opt-in lines and anything left unread go into the project)."""
     text_of = texts.text_of
@@ -263,7 +267,7 @@ def _builds(project: ProjectBuild, mine: Sequence[SourceFile],
     for f in mine:
         name = PurePosixPath(f.path).name
         if name == "setup.py" or (f.kind == "python" and "op_builder" in PurePosixPath(f.path).parts):
-            built = _python_build(f.path, text_of(f.path), texts.tree_of(f.path), project.unread)
+            built = _python_build(f.path, text_of(f.path), texts.tree_of(f.path), project.unread, switches)
             if built:
                 pybuilds.append(built)
                 project.cuda_build_lines[f.path] = frozenset(built.cuda_lines)
@@ -309,8 +313,7 @@ def _debug_switches(files: Sequence[SourceFile], text_of: Callable[[str], str]) 
     tested = tested_switches(text_of(f.path) for f in files if f.kind in C_KINDS)
     if not tested:
         return frozenset()
-    build_kinds = ("build", "manifest", "bazel", "conda", "container", "ci", "shell")
-    builds = (text_of(f.path) for f in files if f.kind in build_kinds or PurePosixPath(f.path).name == "setup.py"
+    builds = (text_of(f.path) for f in files if f.kind in BUILD_INPUTS or PurePosixPath(f.path).name == "setup.py"
               or (f.kind == "python" and "op_builder" in PurePosixPath(f.path).parts))
     return undefined_switches(tested, builds)
 

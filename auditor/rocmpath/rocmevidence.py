@@ -8,7 +8,7 @@ from dataclasses import dataclass
 from pathlib import PurePosixPath
 
 from auditor.rocmpath.cmakebuild import CBuild
-from auditor.rocmpath.model import Evidence, RocmPath
+from auditor.rocmpath.model import BUILDS_ON_ROCM, RUNS_ON_ROCM, Evidence, RocmPath, RocmPattern
 from auditor.rocmpath.provenance import NOT_SHIPPED
 from auditor.rocmpath.pybuild import PyBuild
 from auditor.rocmpath.rocmmanifests import manifest_recipe, rocm_requirements
@@ -59,8 +59,8 @@ def rocm_path(comp: str, mine: Sequence[SourceFile], pybuilds: Sequence[PyBuild]
     compiles_gpu = any(b.uses_cuda_extension or b.artifacts for b in pybuilds) or any(b.compiles_cu for b in cbuilds)
     # GPU sources only a JIT `load()` compiles are hipified by ROCm PyTorch at load time
     gpu = sum(1 for f in mine if f.path.endswith(GPU_SUFFIXES)) if compiles_gpu else 0
-    verified = any(e.pattern in ("P1", "P2", "P3", "P4") for e in evidence) or (
-        not compiles_gpu and any(e.pattern in ("P5", "P6") for e in evidence))
+    verified = any(e.pattern in BUILDS_ON_ROCM for e in evidence) or (
+        not compiles_gpu and any(e.pattern in RUNS_ON_ROCM for e in evidence))
     recipe = _recipe(compiles_gpu, mine, pybuilds, cbuilds, rocm_reqs, extras, text_of) if verified else ""
     confidence = "high" if verified and ci else "medium" if verified else "low"
     rocm_artifacts, cuda_artifacts = built.rocm_artifacts, built.cuda_artifacts
@@ -91,28 +91,28 @@ def _build_evidence(pybuilds: Sequence[PyBuild], cbuilds: Sequence[CBuild]) -> _
         refusals += [f"{b.path}:{line}" for line in b.refusals]
         if b.builds_on_rocm and len(b.refusals) < len(b.rocm_tests):
             line, what = (b.evidence[0] if b.evidence else (b.rocm_tests[0], "ROCm branch"))
-            evidence.append(Evidence("P1", f"{b.path}:{b.rocm_tests[0]}",
+            evidence.append(Evidence(RocmPattern.BACKEND_SWITCH, f"{b.path}:{b.rocm_tests[0]}",
                                      f"switches to a ROCm build (`{what[:50]}` at {b.path}:{line})"))
         for line in b.hipify[:1]:
-            evidence.append(Evidence("P3", f"{b.path}:{line}", "runs hipify on the CUDA sources at build time"))
+            evidence.append(Evidence(RocmPattern.BUILD_TIME_HIPIFY, f"{b.path}:{line}", "runs hipify on the CUDA sources at build time"))
         for name, configs in b.artifacts.items():
             if configs & {"rocm", "both"}:
                 rocm_artifacts.add(name)
             if configs & {"cuda", "both"}:
                 cuda_artifacts.add(name)
             if configs >= {"rocm", "cuda"}:
-                evidence.append(Evidence("P4", f"{b.path}:{b.artifact_lines.get((name, 'rocm'), 1)}",
+                evidence.append(Evidence(RocmPattern.ALTERNATIVE_IMPLEMENTATION, f"{b.path}:{b.artifact_lines.get((name, 'rocm'), 1)}",
                                          f"builds `{name}` from other sources on ROCm"))
         for line in b.fenced_on_rocm[:1]:
-            evidence.append(Evidence("P7", f"{b.path}:{line}", "fences an op off on ROCm"))
+            evidence.append(Evidence(RocmPattern.FENCED_FEATURES, f"{b.path}:{line}", "fences an op off on ROCm"))
         if b.uses_cuda_extension and b.rocm_tests and not b.hipify and b.builds_on_rocm and not b.artifacts:
-            evidence.append(Evidence("P3", f"{b.path}:{b.rocm_tests[0]}",
+            evidence.append(Evidence(RocmPattern.BUILD_TIME_HIPIFY, f"{b.path}:{b.rocm_tests[0]}",
                                      "builds a CUDAExtension, which ROCm PyTorch hipifies at build time"))
     for cb in cbuilds:
         refusals += [f"{cb.path}:{line}" for line in cb.refusals]
         if cb.builds_on_rocm:
             line, what = cb.evidence[0]
-            evidence.append(Evidence("P1", f"{cb.path}:{line}", f"builds for HIP (`{what[:70]}`)"))
+            evidence.append(Evidence(RocmPattern.BACKEND_SWITCH, f"{cb.path}:{line}", f"builds for HIP (`{what[:70]}`)"))
     return _BuildEvidence(tuple(evidence), tuple(refusals), frozenset(rocm_artifacts), frozenset(cuda_artifacts))
 
 
@@ -121,11 +121,11 @@ def _declared_evidence(shims: set[str], extras: Sequence[tuple[str, int, str]],
     """A shim header for the HIP build (P2); ROCm extras and requirement files (P6)."""
     evidence: list[Evidence] = []
     for shim in sorted(shims)[:1]:
-        evidence.append(Evidence("P2", f"{shim}:1", "maps CUDA names to HIP for the HIP build (a shim)"))
+        evidence.append(Evidence(RocmPattern.HIP_SHIM, f"{shim}:1", "maps CUDA names to HIP for the HIP build (a shim)"))
     for path, line, extra in extras:
-        evidence.append(Evidence("P6", f"{path}:{line}", f"declares a ROCm extra `{extra}`"))
+        evidence.append(Evidence(RocmPattern.ROCM_PACKAGES, f"{path}:{line}", f"declares a ROCm extra `{extra}`"))
     for path in rocm_reqs:
-        evidence.append(Evidence("P6", f"{path}:1", "lists ROCm requirements"))
+        evidence.append(Evidence(RocmPattern.ROCM_PACKAGES, f"{path}:1", "lists ROCm requirements"))
     return evidence
 
 
@@ -138,7 +138,7 @@ def _dispatch_evidence(mine: Sequence[SourceFile], text_of: Callable[[str], str]
         return []
     path, m = dispatch
     line = text_of(path).count("\n", 0, m.start()) + 1
-    return [Evidence("P5", f"{path}:{line}", f"branches on `{m.group(0)}` in shipped code")]
+    return [Evidence(RocmPattern.PYTHON_DISPATCH, f"{path}:{line}", f"branches on `{m.group(0)}` in shipped code")]
 
 
 def _recipe(compiles_gpu: bool, mine: Sequence[SourceFile], pybuilds: Sequence[PyBuild], cbuilds: Sequence[CBuild],

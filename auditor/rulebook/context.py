@@ -32,12 +32,19 @@ class PythonGuards:
     cuda_only_names: frozenset[str] = frozenset()     # qualified names false (None) on ROCm
     cuda_only_call_pattern: str = "(?!)"              # a called name false on ROCm (`is_cuda`)
     cuda_only_env: frozenset[str] = frozenset()       # environment variables only a CUDA install sets
+    # what the build reader (auditor/rocmpath/pytruth.py) reads besides the names above: a build script's names
+    # and calls true on ROCm, and its names false on ROCm
+    build_rocm_true_pattern: str = "(?!)"
+    build_rocm_call_pattern: str = "(?!)"
+    build_cuda_only_pattern: str = "(?!)"
 
     @classmethod
     def of(cls, section: Mapping[str, Any]) -> "PythonGuards":
         return cls(frozenset(section.get("rocm_true_names", ())), str(section.get("rocm_true_pattern", "(?!)")),
                    frozenset(section.get("cuda_only_names", ())), str(section.get("cuda_only_call_pattern", "(?!)")),
-                   frozenset(section.get("cuda_only_env", ())))
+                   frozenset(section.get("cuda_only_env", ())),
+                   *(str(section.get(key, "(?!)")) for key in ("build_rocm_true_pattern", "build_rocm_call_pattern",
+                                                              "build_cuda_only_pattern")))
 
     def as_data(self) -> dict:
         return {"rocm_true_names": sorted(self.rocm_true_names), "rocm_true_pattern": self.rocm_true_pattern,

@@ -224,7 +224,8 @@ GUARD_KEYS: dict[str, dict[str, str]] = {
     "preprocessor": {"rocm_defined": "names", "rocm_version_macros": "names", "cuda_only_defined": "names",
                      "rocm_values": "values"},
     "python": {"rocm_true_names": "names", "rocm_true_pattern": "regex", "cuda_only_names": "names",
-               "cuda_only_call_pattern": "regex", "cuda_only_env": "names"},
+               "cuda_only_call_pattern": "regex", "cuda_only_env": "names", "build_rocm_true_pattern": "regex",
+               "build_rocm_call_pattern": "regex", "build_cuda_only_pattern": "regex"},
     "build": {"rocm_condition_pattern": "regex"},
 }
 

@@ -16,7 +16,7 @@ from auditor.engines.python.contexts import SyntacticContexts
 from auditor.engines.python.guards import Pos, _end, _Guards, _start, string_value
 from auditor.engines.python.names import _attribute_names, _compiled, _pattern_matches
 from auditor.parsing.python import PythonTree
-from auditor.prefilter import rules_present
+from auditor.prefilter import Haystack, rules_present
 from auditor.rulebook import Rulebook
 from auditor.rulebook.context import ScanContext
 from auditor.types import Finding, Rule, Span
@@ -62,7 +62,8 @@ class PythonScan:
 
 
 class _Engine(SyntacticContexts):
-    def __init__(self, tree: PythonTree, rulebook: ScanContext, path: str, lines: list[str], lowered: str | None):
+    def __init__(self, tree: PythonTree, rulebook: ScanContext, path: str, lines: list[str],
+                 lowered: str | Haystack | None):
         self.tree = tree
         self.path = path
         self.lines = lines
@@ -388,7 +389,8 @@ _GUARD_READERS: dict[type[ast.AST], Callable[[_Engine, Any], None]] = {
 
 
 def scan_python(
-    tree: PythonTree, rulebook: Rulebook | ScanContext, path: str, lines: list[str], lowered: str | None = None
+    tree: PythonTree, rulebook: Rulebook | ScanContext, path: str, lines: list[str],
+    lowered: str | Haystack | None = None,
 ) -> PythonScan:
     """`lowered` (the file's text in lower case) lets rules whose needles it lacks be skipped."""
     return _Engine(tree, ScanContext.of(rulebook), path, lines, lowered).run()

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 
 from auditor.parsing.python import PythonTree
 from auditor.rulebook.context import PythonGuards
@@ -16,6 +16,7 @@ LOAD_ERRORS = {"OSError", "FileNotFoundError", "CalledProcessError", "Subprocess
 # Tests that a package is installed before it is imported: the import behind them is an optional integration.
 AVAILABILITY = re.compile(r"(?:^|\.)(?:is_\w+_available|find_spec|_is_package_available|is_available_\w+|has_\w+)$")
 EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
+MAX_TEST_DEPTH = 50     # `not not … x`, nested and/or: deeper is unknown (and no Python recursion limit is met)
 
 Pos = tuple[int, int]
 
@@ -65,6 +66,34 @@ def _bound(stmt: ast.stmt) -> list[tuple[str, str]]:
     return []
 
 
+PartTruth = Callable[[ast.AST], "bool | None"]
+
+
+def rocm_truth(node: ast.AST, atom: PartTruth, compare: Callable[[ast.Compare], "bool | None"],
+               depth: int = 0) -> bool | None:
+    """The one three-valued evaluator of a Python test on ROCm (True, False, None: unknown), shared by the engine's
+    guards and the build reader (auditor/rocmpath/pytruth.py): `not`, `and`/`or` and `x is (not) None` combine the
+    truth of their parts; any other single comparison is `compare`'s, anything else `atom`'s. Deeper than
+    MAX_TEST_DEPTH levels is unknown."""
+    if depth > MAX_TEST_DEPTH:
+        return None
+    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
+        inner = rocm_truth(node.operand, atom, compare, depth + 1)
+        return None if inner is None else not inner
+    if isinstance(node, ast.BoolOp):
+        values = [rocm_truth(v, atom, compare, depth + 1) for v in node.values]
+        if isinstance(node.op, ast.And):
+            return False if False in values else (True if all(v is True for v in values) else None)
+        return True if True in values else (False if all(v is False for v in values) else None)
+    if isinstance(node, ast.Compare) and len(node.ops) == 1:
+        right, op = node.comparators[0], node.ops[0]
+        if isinstance(right, ast.Constant) and right.value is None and isinstance(op, (ast.Is, ast.IsNot)):
+            value = rocm_truth(node.left, atom, compare, depth + 1)
+            return None if value is None else ((not value) if isinstance(op, ast.Is) else value)
+        return compare(node)
+    return atom(node)
+
+
 def binds_what_follows_reads(skipped: Sequence[ast.stmt], before: Sequence[ast.stmt],
                              after: Sequence[ast.stmt]) -> bool:
     """A branch ROCm skips is the only binding (no default in the statements `before` it) of a name the statements
@@ -102,29 +131,16 @@ class _Guards:
 
     def truth(self, node: ast.AST) -> bool | None:
         """Truth of an expression on a ROCm build, or None when unknown."""
-        if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-            inner = self.truth(node.operand)
-            return None if inner is None else not inner
-        if isinstance(node, ast.BoolOp):
-            values = [self.truth(v) for v in node.values]
-            if isinstance(node.op, ast.And):
-                if False in values:
-                    return False
-                return True if all(v is True for v in values) else None
-            if True in values:
-                return True
-            return False if all(v is False for v in values) else None
-        if isinstance(node, ast.Compare) and len(node.ops) == 1:
-            right = node.comparators[0]
-            if isinstance(right, ast.Constant) and right.value is None and isinstance(node.ops[0], (ast.Is, ast.IsNot)):
-                value = self.truth(node.left)
-                if value is None:
-                    return None
-                return (not value) if isinstance(node.ops[0], ast.Is) else value
-            if isinstance(node.ops[0], (ast.In, ast.NotIn)) and string_value(node.left) in self.cuda_env \
-                    and "os.environ" in self._candidates(right):   # `"CUDA_PATH" in os.environ`
-                return isinstance(node.ops[0], ast.NotIn)
-            return None
+        return rocm_truth(node, self._atom, self._compare)
+
+    def _compare(self, node: ast.Compare) -> bool | None:
+        right, op = node.comparators[0], node.ops[0]
+        if isinstance(op, (ast.In, ast.NotIn)) and string_value(node.left) in self.cuda_env \
+                and "os.environ" in self._candidates(right):   # `"CUDA_PATH" in os.environ`
+            return isinstance(op, ast.NotIn)
+        return None
+
+    def _atom(self, node: ast.AST) -> bool | None:
         if isinstance(node, ast.Call):
             names = self._candidates(node.func)
             if names & {"os.environ.get", "os.getenv"} and node.args and string_value(node.args[0]) in self.cuda_env:

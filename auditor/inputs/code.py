@@ -1,0 +1,140 @@
+"""Engines for code: Python, notebooks, CUDA and C/C++, Cython."""
+from __future__ import annotations
+
+from dataclasses import dataclass, replace
+from pathlib import PurePosixPath
+
+from auditor.engines.dependency import requirement_findings
+from auditor.engines.text import scan_text
+from auditor.inputs.engine import EngineResult, Incomplete, ParseFailure, ScanInput
+from auditor.parsing.manifest import pip_install_commands
+from auditor.rulebook.context import ScanContext
+from auditor.types import PROJECT_MACRO, FileFacts, Finding, Span
+
+
+@dataclass(frozen=True, slots=True)
+class PythonEngine:
+    def scan(self, source: ScanInput, ctx: ScanContext) -> EngineResult:
+        from auditor.engines.python import EMBEDDED_CUDA_CALLS, scan_python
+        from auditor.parsing.pyimports import unguarded_imports
+        from auditor.parsing.python import PythonParseError, parse
+        from auditor.prefilter import Haystack, python_gate
+
+        path, text, lines = source.path, source.text, source.lines
+        note: str | None = None
+        try:
+            tree = parse(text)  # always: a syntax error is reported even where no rule could match
+        except PythonParseError as err:
+            from auditor.parsing.pyrecover import recover
+            from auditor.parsing.python import PythonTree
+
+            recovered = recover(text, f"cannot parse: {err}")   # the imports behind a bad line are still seen
+            tree = PythonTree(recovered.module)
+            note = recovered.note if recovered.whole else Incomplete(recovered.note)
+        imports = unguarded_imports(tree.module)
+        lowered = Haystack(text.lower())
+        gate = python_gate(ctx, EMBEDDED_CUDA_CALLS)
+        if PurePosixPath(path).name != "setup.py" and not gate.may_match(lowered):
+            return EngineResult((), FileFacts(imports=imports), note)
+        scan = scan_python(tree, ctx, path, lines, lowered)
+        found = list(scan.findings)
+        found.extend(requirement_findings(ctx.family("dependency"), scan.declared, path, lines))
+        for embedded in scan.embedded:
+            from auditor.engines.cuda import scan_cuda   # tree-sitter only when there is CUDA to parse
+            from auditor.parsing import cuda as ts_cuda
+
+            sub_tree = ts_cuda.parse(embedded.code.encode())
+            hits = scan_cuda(sub_tree, ctx, path, "cuda", lines, line_offset=embedded.first_line - 1)
+            found.extend(_guard_with(hits, scan.guarded))
+        return EngineResult(tuple(found), FileFacts(cpp_extension=scan.uses_cpp_extension, imports=imports), note)
+
+
+def _guard_with(findings: list[Finding], guarded_line) -> list[Finding]:
+    from auditor.engines import as_guarded
+
+    return [
+        as_guarded(f) if not f.guarded and guarded_line(f.span.line) else f
+        for f in findings
+    ]
+
+
+@dataclass(frozen=True, slots=True)
+class NotebookEngine:
+    def scan(self, source: ScanInput, ctx: ScanContext) -> EngineResult:
+        from auditor.parsing.python import PythonParseError, notebook_code
+
+        path = source.path
+        try:
+            code = notebook_code(source.text)
+        except PythonParseError as err:
+            raise ParseFailure(f"cannot parse: {err}") from None
+        code_lines = code.source.splitlines()
+        result = PythonEngine().scan(ScanInput(path, code.source, code_lines, source.abspath), ctx)
+        found = list(result.findings)
+        command_lines = [""] * len(code_lines)
+        for number, command in code.shell_lines:
+            command_lines[number - 1] = command
+        content = pip_install_commands("\n".join(command_lines))
+        found += list(requirement_findings(ctx.family("dependency"), content.declared, path, code_lines))
+        out = []
+        for f in found:
+            line = f.span.line
+            if line and 1 <= line <= len(code.cells):
+                cell, cell_line = code.cells[line - 1]
+                f = replace(f, span=Span(cell_line, f.span.column, cell_line), detail=f"cell {cell}, line {cell_line}")
+            out.append(f)
+        return replace(result, findings=tuple(out))
+
+
+@dataclass(frozen=True, slots=True)
+class CudaEngine:
+    """CUDA and C/C++ (`kind`: which rules' `files` apply). One parse, one inventory: the rules' matches and the
+    HIPIFY reference count share them."""
+
+    kind: str = "cuda"
+
+    def scan(self, source: ScanInput, ctx: ScanContext) -> EngineResult:
+        from auditor.engines.cuda import scan_cuda
+        from auditor.engines.hipify import unsupported_findings
+        from auditor.parsing import cuda as ts_cuda
+        from auditor.parsing.guardmacros import NOTE as MACRO_NOTE
+        from auditor.parsing.guardmacros import lines_guarded_by_project_macros
+        from auditor.parsing.preproc import line_states
+        from auditor.references import HAZARD_CATEGORIES, HAZARD_RULES, file_coverage, find_references, function_spans
+        from auditor.xlang.exports import defined_functions, exports, quoted_includes
+
+        path, text, lines, kind = source.path, source.text, source.lines, self.kind
+        tree = ts_cuda.parse(text.encode("utf-8", "replace"))
+        inventory = ts_cuda.inventory(tree)
+        states = line_states(text, ctx.guards.preprocessor)
+        found = scan_cuda(tree, ctx, path, kind, lines, states=states, inventory=inventory)
+        if by_macro := lines_guarded_by_project_macros(text, ctx.guards.preprocessor, states):
+            found = [replace(f, disposition=PROJECT_MACRO, disposition_note=MACRO_NOTE)
+                     if f.guarded and f.span.line in by_macro else f for f in found]
+        references = find_references(inventory, ctx.table, states.dead)
+        cuda_rules = ctx.family("cuda")
+        hipify_rules = ctx.derived(("hipify-statuses", kind), lambda: tuple(
+            r for r in cuda_rules if r.cuda.hipify_status is not None and kind in r.cuda.files))
+        found += unsupported_findings(references, hipify_rules, found, states, path, lines, cuda_rules)
+        categories = ctx.derived(("categories",), lambda: {r.id: r.category for r in ctx.rules})
+        hazards = {f.span.line for f in found if not f.guarded and f.span.line
+                   and (categories.get(f.rule_id) in HAZARD_CATEGORIES or f.rule_id in HAZARD_RULES)}
+        coverage = file_coverage(references, hazards, function_spans(inventory))
+        functions = defined_functions(inventory.get("function", ()), inventory.get("call", ()), ts_cuda.text)
+        linked = FileFacts(exports=exports(text), includes=quoted_includes(inventory, ts_cuda.text),
+                           functions=functions)
+        return EngineResult(tuple(found), linked, tree.lost_text() or None, coverage)
+
+
+@dataclass(frozen=True, slots=True)
+class CythonEngine:
+    """The extern declarations through the CUDA engine (as C), the rest of the file through the text rules."""
+
+    def scan(self, source: ScanInput, ctx: ScanContext) -> EngineResult:
+        from auditor.parsing.cython import as_c
+
+        as_cpp = CudaEngine("cpp").scan(replace(source, text=as_c(source.text)), ctx)
+        found = list(as_cpp.findings) + scan_text(source.text, ctx, source.path, "cython", source.lines)
+        # Cython spellings C lacks (`vector[int]`, `cppclass`) leave syntax errors in the rewritten text: the C
+        # parse is best effort by design, so it does not mark the file partial
+        return EngineResult(tuple(found), coverage=as_cpp.coverage)
