@@ -94,14 +94,16 @@ def _build_evidence(pybuilds: Sequence[PyBuild], cbuilds: Sequence[CBuild]) -> _
             evidence.append(Evidence(RocmPattern.BACKEND_SWITCH, f"{b.path}:{b.rocm_tests[0]}",
                                      f"switches to a ROCm build (`{what[:50]}` at {b.path}:{line})"))
         for line in b.hipify[:1]:
-            evidence.append(Evidence(RocmPattern.BUILD_TIME_HIPIFY, f"{b.path}:{line}", "runs hipify on the CUDA sources at build time"))
+            evidence.append(Evidence(RocmPattern.BUILD_TIME_HIPIFY, f"{b.path}:{line}",
+                                     "runs hipify on the CUDA sources at build time"))
         for name, configs in b.artifacts.items():
             if configs & {"rocm", "both"}:
                 rocm_artifacts.add(name)
             if configs & {"cuda", "both"}:
                 cuda_artifacts.add(name)
             if configs >= {"rocm", "cuda"}:
-                evidence.append(Evidence(RocmPattern.ALTERNATIVE_IMPLEMENTATION, f"{b.path}:{b.artifact_lines.get((name, 'rocm'), 1)}",
+                evidence.append(Evidence(RocmPattern.ALTERNATIVE_IMPLEMENTATION,
+                                         f"{b.path}:{b.artifact_lines.get((name, 'rocm'), 1)}",
                                          f"builds `{name}` from other sources on ROCm"))
         for line in b.fenced_on_rocm[:1]:
             evidence.append(Evidence(RocmPattern.FENCED_FEATURES, f"{b.path}:{line}", "fences an op off on ROCm"))
@@ -112,7 +114,8 @@ def _build_evidence(pybuilds: Sequence[PyBuild], cbuilds: Sequence[CBuild]) -> _
         refusals += [f"{cb.path}:{line}" for line in cb.refusals]
         if cb.builds_on_rocm:
             line, what = cb.evidence[0]
-            evidence.append(Evidence(RocmPattern.BACKEND_SWITCH, f"{cb.path}:{line}", f"builds for HIP (`{what[:70]}`)"))
+            evidence.append(Evidence(RocmPattern.BACKEND_SWITCH, f"{cb.path}:{line}",
+                                     f"builds for HIP (`{what[:70]}`)"))
     return _BuildEvidence(tuple(evidence), tuple(refusals), frozenset(rocm_artifacts), frozenset(cuda_artifacts))
 
 
@@ -121,7 +124,8 @@ def _declared_evidence(shims: set[str], extras: Sequence[tuple[str, int, str]],
     """A shim header for the HIP build (P2); ROCm extras and requirement files (P6)."""
     evidence: list[Evidence] = []
     for shim in sorted(shims)[:1]:
-        evidence.append(Evidence(RocmPattern.HIP_SHIM, f"{shim}:1", "maps CUDA names to HIP for the HIP build (a shim)"))
+        evidence.append(Evidence(RocmPattern.HIP_SHIM, f"{shim}:1",
+                                 "maps CUDA names to HIP for the HIP build (a shim)"))
     for path, line, extra in extras:
         evidence.append(Evidence(RocmPattern.ROCM_PACKAGES, f"{path}:{line}", f"declares a ROCm extra `{extra}`"))
     for path in rocm_reqs:
