@@ -8,7 +8,7 @@ environment's first) is run in turn within each round, so a busy spell of a shar
 alike. Per tree and installation it prints the median wall time, the median CPU time (user + system of
 rocm-audit and all its worker processes: the number to compare on a shared machine), and the peak memory (the
 largest sum of the resident sizes of the process tree, sampled every 10 ms, over all runs). It also says whether
-every installation wrote the same JSON report.
+each other installation wrote the same JSON report as this one.
 """
 from __future__ import annotations
 
@@ -48,9 +48,10 @@ def measure(trees: list[Path], commands: list[list[str]], times: int, jobs: int 
     return runs
 
 
-def same_reports(work: Path, tree: Path, count: int) -> bool:
+def same_reports(work: Path, tree: Path, count: int) -> list[bool]:
+    """For each other installation: whether its report equals this one's."""
     reports = [json.loads((work / f"{tree.name}-{i}.json").read_text(encoding="utf-8")) for i in range(count)]
-    return all(report == reports[0] for report in reports[1:])
+    return [report == reports[0] for report in reports[1:]]
 
 
 def main(argv: list[str] | None = None) -> int:
@@ -76,8 +77,9 @@ def main(argv: list[str] | None = None) -> int:
                       f"({min(cpu):.2f}-{max(cpu):.2f}) | {_median([r.seconds for r in measured]):.2f} s | "
                       f"{max(r.peak_kib for r in measured) / 1024:.0f} MiB |")
             if len(commands) > 1:
-                print(f"| {tree.name} | same report from each: "
-                      f"{'yes' if same_reports(work, tree, len(commands)) else 'NO'} | | | |")
+                same = same_reports(work, tree, len(commands))
+                print(f"| {tree.name} | same report as this one's: "
+                      + ", ".join(f"{c[-1]} {'yes' if ok else 'NO'}" for c, ok in zip(commands[1:], same)) + " | | | |")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     return 0
