@@ -25,6 +25,7 @@ import json
 import os
 import random
 import re
+import resource
 import shutil
 import subprocess
 import sys
@@ -251,12 +252,19 @@ class Run:
     peak_kib: int        # largest sum over the process tree
     code: int
     stdout: str
+    cpu_seconds: float = 0.0   # user + system time of rocm-audit and every process it waited for
 
 
-def run(args: list[str], env: dict[str, str], cwd: Path | None = None) -> Run:
+def _children_cpu() -> float:
+    usage = resource.getrusage(resource.RUSAGE_CHILDREN)
+    return usage.ru_utime + usage.ru_stime
+
+
+def run(args: list[str], env: dict[str, str], cwd: Path | None = None, command: list[str] | None = None) -> Run:
     peak = [0]
+    cpu_before = _children_cpu()
     start = time.perf_counter()
-    process = subprocess.Popen(rocm_audit_command() + args, env=env, cwd=cwd, stdout=subprocess.PIPE,
+    process = subprocess.Popen((command or rocm_audit_command()) + args, env=env, cwd=cwd, stdout=subprocess.PIPE,
                                stderr=subprocess.PIPE, text=True)
     done = threading.Event()
 
@@ -272,13 +280,14 @@ def run(args: list[str], env: dict[str, str], cwd: Path | None = None) -> Run:
     sampler.join()
     if process.returncode not in (0, 1):
         raise SystemExit(f"bench: rocm-audit {' '.join(args)} exited {process.returncode}: {stderr}")
-    return Run(elapsed, peak[0], process.returncode, stdout)
+    return Run(elapsed, peak[0], process.returncode, stdout, _children_cpu() - cpu_before)
 
 
 def median(runs: list[Run]) -> Run:
     """The run of median time, with the highest peak memory of them all."""
     middle = sorted(runs, key=lambda r: r.seconds)[len(runs) // 2]
-    return Run(middle.seconds, max(r.peak_kib for r in runs), middle.code, middle.stdout)
+    cpu = sorted(r.cpu_seconds for r in runs)[len(runs) // 2]
+    return Run(middle.seconds, max(r.peak_kib for r in runs), middle.code, middle.stdout, cpu)
 
 
 def median_run(args: list[str], env: dict[str, str], times: int, before=None) -> Run:

@@ -89,14 +89,38 @@ def parse(source: bytes) -> CudaTree:
         return CudaTree(tree, readable)
     trees = {readable: tree}
 
-    def lost(text: bytes) -> tuple[tuple[int, int], ...]:
+    def tree_of(text: bytes) -> ts.Tree:
         if text not in trees:
-            trees[text] = parser.parse(text)
-        return _lost(trees[text].root_node)
+            trees[text] = _reparse(parser, tree, readable, text)
+        return trees[text]
 
-    reading = read_across(readable, lost)
-    read = [trees.get(text) or parser.parse(text) for text in reading.texts]
+    reading = read_across(readable, lambda text: _lost(tree_of(text).root_node))
+    read = [tree_of(text) for text in reading.texts]
     return CudaTree(read[0], readable, tuple(read[1:]), reading.unread)
+
+
+def _reparse(parser: ts.Parser, tree: ts.Tree, old: bytes, new: bytes) -> ts.Tree:
+    """The tree of `new`, a text of the same length and lines as `old` with some lines blanked: tree-sitter
+    re-reads only around the changed lines and reuses the rest of `tree` (the tree of `old`, left as it is).
+    A text mostly blanked is parsed afresh, which is then cheaper."""
+    old_lines, new_lines = old.split(b"\n"), new.split(b"\n")
+    changed = [n for n, (a, b) in enumerate(zip(old_lines, new_lines)) if a != b]
+    if len(changed) * 2 > len(new_lines):
+        return parser.parse(new)
+    starts = [0]
+    for line in old_lines:
+        starts.append(starts[-1] + len(line) + 1)
+    edited = tree.copy()
+    run_start = 0
+    for k, n in enumerate(changed):
+        if k == 0 or changed[k - 1] != n - 1:
+            run_start = n
+        if k + 1 == len(changed) or changed[k + 1] != n + 1:   # the last line of a run of changed lines
+            end = starts[n] + len(old_lines[n])
+            edited.edit(start_byte=starts[run_start], old_end_byte=end, new_end_byte=end,
+                        start_point=(run_start, 0), old_end_point=(n, len(old_lines[n])),
+                        new_end_point=(n, len(old_lines[n])))
+    return parser.parse(new, edited)
 
 
 @cache

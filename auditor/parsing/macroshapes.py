@@ -29,6 +29,7 @@ line and column stays where it was). Only a project's own upper-case macros are 
 from __future__ import annotations
 
 import re
+from collections.abc import Iterator
 
 _MACRO_CALL = re.compile(rb"\b([A-Z][A-Z0-9_]{2,})\s*\(")
 _SPECIFIER = re.compile(
@@ -60,6 +61,20 @@ _ALIAS_OF = re.compile(rb"\busing[ \t]+\w+[ \t]*=[ \t]*$")
 _HAS_INCLUDE = re.compile(rb"\b__has_include[ \t]*\([ \t]*([<\"][^<>\"\n()]*[>\"])")
 PASSES = 4   # a dispatch macro inside another is read once the inner one is blanked
 
+# What a pattern cannot match without (a word, or a pattern that starts with a literal, which `re` finds fast): a
+# pattern that starts with `\b` or a lookbehind is tried at every byte, so it runs only where it may match.
+_NEEDS: dict[re.Pattern[bytes], tuple[bytes | re.Pattern[bytes], ...]] = {
+    _FIELD_ATTRIBUTE: (b"_ALIGN",),
+    _ATTRIBUTE: (b"__attribute__", b"__builtin_align__"),
+}
+_FOREIGN_WORDS_NEED = (
+    b"__dpct_",
+    re.compile(rb"vector[ \t]+(?:signed|unsigned|float|double|bool|int|short|char|long|__\w+)\b"),
+    re.compile(rb"extern[ \t]+[A-Z][A-Z0-9_]{2,}[ \t]*\("),
+)
+# a line _BETWEEN_TYPE_AND_NAME matches on (its matches never span lines) holds this
+_BETWEEN_NEEDS = re.compile(rb"\)[ \t]+[A-Za-z_]\w*[ \t]*\(")
+
 
 def blank_macro_shapes(source: bytes) -> bytes:
     """`source` with the shapes above blanked; the same length, the same lines."""
@@ -68,7 +83,7 @@ def blank_macro_shapes(source: bytes) -> bytes:
     for m in _SPECIFIER.finditer(source):
         if code[m.start(1)]:
             _blank(out, m.start(1), m.end(1))
-    for m in _FOREIGN_WORDS.finditer(source):
+    for m in _FOREIGN_WORDS.finditer(source) if _any_of(source, _FOREIGN_WORDS_NEED) else ():
         if code[m.start()]:
             _blank(out, m.start(), m.end())
     _comma_in_parentheses(source, code, out)
@@ -82,20 +97,20 @@ def blank_macro_shapes(source: bytes) -> bytes:
         if code[m.start(1)]:
             _blank(out, m.start(1), m.end(1))
     for pattern in (_MEMBER_MACRO, _FIELD_ATTRIBUTE, _DEVICE_LAMBDA):
-        for m in pattern.finditer(source):
+        for m in pattern.finditer(source) if pattern not in _NEEDS or _any_of(source, _NEEDS[pattern]) else ():
             if code[m.start(1)]:
                 _blank(out, m.start(1), m.end(1))
-    for m in _BETWEEN_TYPE_AND_NAME.finditer(source):
+    for m in _between_type_and_name(source):
         if code[m.start(1)]:
             _blank(out, m.start(1), m.end(1))
     _joined_to_strings(source, code, out)
     for m in _CLASS_MACRO.finditer(source):
         if code[m.start(1)]:
             _blank(out, m.start(1), m.end(1))
-    for m in _ATTRIBUTE.finditer(source):
+    for m in _ATTRIBUTE.finditer(source) if _any_of(source, _NEEDS[_ATTRIBUTE]) else ():
         if code[m.start()] and _attribute_out_of_place(source, m):
             _blank_call(source, code, m.start(), m.end() - 1, out)
-    for m in _HAS_INCLUDE.finditer(source):   # directives are not code: no mask test
+    for m in _HAS_INCLUDE.finditer(source) if b"__has_include" in source else ():   # directives: no mask test
         out[m.start(1):m.end(1)] = re.sub(rb"\W", b"_", m.group(1))   # the grammar reads only a name there
     for _ in range(PASSES):
         before = bytes(out)
@@ -107,12 +122,40 @@ def blank_macro_shapes(source: bytes) -> bytes:
     return bytes(out)
 
 
+def _any_of(source: bytes, needs: tuple[bytes | re.Pattern[bytes], ...]) -> bool:
+    return any((need in source) if isinstance(need, bytes) else need.search(source) is not None for need in needs)
+
+
+def _between_type_and_name(source: bytes) -> Iterator[re.Match[bytes]]:
+    """_BETWEEN_TYPE_AND_NAME's matches, looked for only on the lines that may hold one (the same matches)."""
+    line_end = -1
+    for hint in _BETWEEN_NEEDS.finditer(source):
+        if hint.start() < line_end:
+            continue   # that line was read
+        line_start = source.rfind(b"\n", 0, hint.start()) + 1
+        line_end = source.find(b"\n", hint.start())
+        line_end = len(source) if line_end == -1 else line_end
+        yield from _BETWEEN_TYPE_AND_NAME.finditer(source, line_start, line_end)
+
+
 def _code_mask(source: bytes) -> bytearray:
     """1 where a byte is code, 0 inside comments, strings and character literals."""
     mask = bytearray(b"\x01") * len(source)
     for m in _SKIPPED.finditer(source):
         mask[m.start():m.end()] = bytes(m.end() - m.start())
     return mask
+
+
+def _code_only(source: bytes, code: bytearray) -> bytes:
+    """`source` with every byte that is not code a space (the same length)."""
+    masked = bytearray(source)
+    start = code.find(0)
+    while start != -1:
+        end = code.find(1, start)
+        end = len(code) if end == -1 else end
+        masked[start:end] = b" " * (end - start)
+        start = code.find(0, end)
+    return bytes(masked)
 
 
 def _blank(out: bytearray, start: int, end: int) -> None:
@@ -124,20 +167,28 @@ def _blank(out: bytearray, start: int, end: int) -> None:
 def _comma_in_parentheses(source: bytes, code: bytearray, out: bytearray) -> None:
     """`CL_CHECK((k = clCreateKernel(p, "k", &err), err))`: the grammar cannot read a comma expression in a
     parenthesized argument; its top-level commas become `|` (one byte each), which it can."""
-    stack: list[tuple[int, bool]] = []   # (open position, a parenthesized expression directly inside another)
-    previous = 0
-    for i, ch in enumerate(source):
-        if not code[i] or ch in b" \t\r\n":
-            continue
+    stack: list[bool] = []   # per open parenthesis: a parenthesized expression directly inside another
+    masked = _code_only(source, code)
+    for m in _PUNCTUATION.finditer(masked):
+        i = m.start()
+        ch = masked[i]
         if ch == 0x28:   # (
-            stack.append((i, previous in (0x28, 0x2C)))
-        elif ch == 0x29 and stack:   # )
+            j = i - 1
+            while j >= 0 and masked[j] in b" \t\r\n":
+                j -= 1
+            stack.append(j >= 0 and masked[j] in b"(,")
+        elif not stack:
+            continue
+        elif ch == 0x29:   # )
             stack.pop()
-        elif ch == 0x2C and stack and stack[-1][1]:   # , at the top of such a parenthesis
-            out[i] = 0x7C
-        elif ch in b"[]{};" and stack:
-            stack[-1] = (stack[-1][0], False)   # braces or statements inside: not a plain expression
-        previous = ch
+        elif ch == 0x2C:   # , at the top of such a parenthesis
+            if stack[-1]:
+                out[i] = 0x7C
+        else:
+            stack[-1] = False   # braces or statements inside: not a plain expression
+
+
+_PUNCTUATION = re.compile(rb"[(),\[\]{};]")
 
 
 def _joined_to_strings(source: bytes, code: bytearray, out: bytearray) -> None:
