@@ -13,6 +13,7 @@ from auditor.boundedio import UnsafeRead, read_text_bounded
 from auditor.parsing.preproc import PreprocFacts
 from auditor.rocmpath.debugswitch import tested_switches, undefined_switches
 from auditor.rocmpath.deps import MAX_PYTHON_BUILD_CHARS, hard_dependencies
+from auditor.rocmpath.localreqs import installed_by_path
 from auditor.rocmpath.rocmmanifests import PYPROJECTS, manifest_recipe, rocm_extras, rocm_requirements
 from auditor.rocmpath.cmakebuild import CBuild, read_cmake, read_makefile
 from auditor.rocmpath.ownnames import extension_names, setup_names
@@ -189,11 +190,12 @@ def read_project(
             del comps[child]
     comps.setdefault(".", [])
     order = sorted(comps)
+    root_installs = installed_by_path((f.path for f in own_files), text_of, order)
     for comp in order:
         parts = {p.lower() for p in PurePosixPath(comp).parts}
         if comp != "." and parts & optional_dirs:
             project.components[comp] = "optional"
-        elif comp == "." or not comps.get("."):
+        elif comp == "." or not comps.get(".") or comp in root_installs:
             project.components[comp] = "primary"
         else:
             project.components[comp] = "secondary"
