@@ -67,7 +67,7 @@ def test_hostile_tree_keeps_good_findings(tmp_path, run_json):
         "deep/nested.py": "x = " + "[" * 3000 + "]" * 3000 + "\n",
         "big/generated.cu": "__device__ int f0() { return 0; }\n" * 700_000,
         "names/with space.py": "import pynvml\n",
-        "names/ünïcödé.cu": "__global__ void k() { int lane = threadIdx.x & 31; (void)lane; }\n",
+        "names/ünïcödé.cu": "__device__ void k() { int lane = threadIdx.x & 31; (void)lane; }\n",
         "names/new\nline.py": "import pynvml\n",
     })
     outside = tmp_path.parent / f"{tmp_path.name}-outside"

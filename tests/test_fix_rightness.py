@@ -259,7 +259,7 @@ def test_no_fix_in_a_branch_only_a_cuda_compiler_takes(tmp_path, capsys, conditi
 def test_no_lane_math_fix_where_32_is_a_data_layout(tmp_path, capsys):
     # FasterTransformer's image_shift_partition: COL32 int8 layout, `(tid & 0xffffffe0) * m + (bid << 5) + (tid & 31)`;
     # `tid & 31` is a column of a 32-wide tile there, and `& 63` on wave64 would address the wrong bytes
-    text = ("__global__ void col32(const char* in, char* out, int m, int n) {\n  int tid = threadIdx.x;\n"
+    text = ("__device__ void col32(const char* in, char* out, int m, int n) {\n  int tid = threadIdx.x;\n"
             "  int bid = blockIdx.x;\n  if (tid < n) {\n"
             "    const int at = (tid & 0xffffffe0) * m + (bid << 5) + (tid & 31);\n    out[at] = in[at];\n  }\n}\n")
     assert "k.cu:5: RA203 the function assumes 32 lanes elsewhere too (line 5)" \

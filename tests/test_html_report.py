@@ -28,7 +28,7 @@ HOSTILE_TREE = {
     ),
     "requirements.txt": "tensorrt-llm==0.10.0\n",
     "names/new\nline.py": "import pynvml  # <b onmouseover=alert(4)>x</b>\n",
-    "names/ünïcödé & <i>.cu": "__global__ void k() { int lane = threadIdx.x & 31; (void)lane; }\n",
+    "names/ünïcödé & <i>.cu": "__device__ void k() { int lane = threadIdx.x & 31; (void)lane; }\n",
     "broken/notebook.ipynb": '{"cells": [<script>window.pwned=5</script>',
     "bin/kernel.cu": b"\x7fELF\x00<script>window.pwned=6</script>",
 }

@@ -28,6 +28,7 @@ EVIDENCE = re.compile(
 STRONG = re.compile(r"--offload-arch|-amdgpu|-D__HIP|__HIP_PLATFORM|-DUSE_ROCM|hipify", re.IGNORECASE)
 SOURCE = re.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|hip|h|hpp)$|\*")
 DEFINE = re.compile(r"^-D([A-Za-z_]\w*)")
+FLAG = re.compile(r"^--?[A-Za-z][\w=.,+-]*$")   # one compiler option, never a sentence
 EXIT_CALLS = re.compile(r"(?:^|\.)(?:exit|abort|warn|warning|print)$")
 CUDA_CONFIGURATION = re.compile(r"(?:^|\.)(?:torch\.version\.cuda|is_cuda|is_nvidia|__version__)$")
 EXTENSIONS = re.compile(r"(?:^|\.)(?:CUDAExtension|CppExtension|Extension|HIPExtension)$")
@@ -270,9 +271,10 @@ class _Reader:
         for line, text in _strings(self.nodes):
             config = self.config_at(line)
             macro = DEFINE.match(text)
-            if config == ROCM and (EVIDENCE.search(text) or macro and build.uses_cuda_extension):
-                # a -D flag for the ROCm branch of a CUDAExtension build: ROCm PyTorch hipifies and
-                # compiles that extension (P3), and the project configures it for HIP
+            if config == ROCM and (EVIDENCE.search(text) or (macro or FLAG.match(text)) and build.uses_cuda_extension):
+                # a -D (or any compiler) flag for the ROCm branch of a CUDAExtension build (fused-ssim's
+                # `-ffast-math`): ROCm PyTorch hipifies and compiles that extension (P3), and the project configures
+                # it for HIP
                 build.evidence.append((line, text))
             if macro:
                 target = build.rocm_macros if config == ROCM else build.cuda_macros if config == CUDA else set()

@@ -16,6 +16,7 @@ from auditor.parsing.preproc import PreprocFacts
 from auditor.rulebook.context import PythonGuards
 from auditor.rocmpath.debugswitch import tested_switches, undefined_switches
 from auditor.rocmpath.deps import MAX_PYTHON_BUILD_CHARS, hard_dependencies
+from auditor.rocmpath.localreqs import installed_by_path
 from auditor.rocmpath.rocmevidence import rocm_path
 from auditor.rocmpath.rocmmanifests import PYPROJECTS, rocm_extras
 from auditor.rocmpath.cmakebuild import CBuild, read_cmake
@@ -242,11 +243,12 @@ def _components(project: ProjectBuild, comps: dict[str, list[str]], own_files: S
             del comps[child]
     comps.setdefault(".", [])
     order = sorted(comps)
+    root_installs = installed_by_path((f.path for f in own_files), text_of, order)
     for comp in order:
         parts = {p.lower() for p in PurePosixPath(comp).parts}
         if comp != "." and parts & optional_dirs:
             project.components[comp] = "optional"
-        elif comp == "." or not comps.get("."):
+        elif comp == "." or not comps.get(".") or comp in root_installs:
             project.components[comp] = "primary"
         else:
             project.components[comp] = "secondary"

@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 import re
 
-from auditor.engines.python.guards import EXITS, _dotted, _Guards, binds_what_follows_reads
+from auditor.engines.python.guards import EXITS, _dotted, _end, _Guards, _start, binds_what_follows_reads
 from auditor.parsing.python import PythonTree
 from auditor.types import Rule
 
@@ -38,7 +38,37 @@ class SyntacticContexts:
             return "log"   # `elif CUDA_HOME is None: warnings.warn(...)  else: warnings.warn(...)`: picks a message
         if context in ("test", "compare") and self._rocm_takes_a_harmless_branch(node):
             return "harmless-test"   # `if CUDA_HOME and os.path.isdir(...):` with no else: ROCm just skips it
+        reads = self._reads_of_assigned(node) if context in ("test", "compare", "format") else None
+        if reads and context != "format" and all(self._only_messages_follow(r) for r in reads):
+            return "log"   # `newer = any(p.major >= 8 ...)` then only `if not newer: print(...)`: a message
+        if reads and context == "format" and all(self._used_as_key(r) for r in reads):
+            return "compare"   # `cc = f"{p.major}.{p.minor}"` then `table[cc]`: a lookup key, not a message
         return context
+
+    def _reads_of_assigned(self, node: ast.AST) -> list[ast.Name]:
+        """Where the value of the statement `name = <expression holding node>` is read, in the same function (or
+        module): the loads of that name after the assignment. Empty when the statement is anything else."""
+        stmt = self.tree.parent(node)
+        while stmt is not None and not isinstance(stmt, ast.stmt):
+            stmt = self.tree.parent(stmt)
+        if not (isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name)):
+            return []
+        name, scope = stmt.targets[0].id, self.tree.parent(stmt)
+        while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
+            scope = self.tree.parent(scope)
+        return [n for n in ast.walk(scope or stmt) if isinstance(n, ast.Name) and n.id == name
+                and isinstance(n.ctx, ast.Load) and n.lineno > (stmt.end_lineno or stmt.lineno)]
+
+    def _read_only_where_guarded(self, node: ast.AST) -> bool:
+        """`archs = ["-gencode=...", ...]` whose every read sits where a ROCm run never goes (the else of `if
+        torch.version.hip:`): the value only feeds the CUDA branch, as guarded as its uses."""
+        reads = self._reads_of_assigned(node)
+        return bool(reads) and all(_Guards.inside(self.guards.regions, _start(r), _end(r)) for r in reads)
+
+    def _used_as_key(self, read: ast.Name) -> bool:
+        """Compared (`cc not in table`, `cc == "8.0"`) or a subscript (`table[cc]`): the value selects something."""
+        parent = self.tree.parent(read)
+        return isinstance(parent, ast.Compare) or isinstance(parent, ast.Subscript) and parent.slice is read
 
     def _rocm_takes_a_harmless_branch(self, node: ast.AST) -> bool:
         """Tested (safely: for None, truth, equality) by an `if` whose outcome on ROCm is known and whose branch

@@ -352,7 +352,8 @@ class _Engine(SyntacticContexts):
             guarded = _Guards.inside(self.guards.regions, start, end) or (
                 kind == "import" and _Guards.inside(self.guards.import_regions, start, end)
             ) or (kind == "code" and subject in self.guards.fallback_names) or (
-                rule.category in TOLERATED and _Guards.inside(self.guards.tolerant_regions, start, end))
+                rule.category in TOLERATED and _Guards.inside(self.guards.tolerant_regions, start, end)) \
+                or self._read_only_where_guarded(node)
             column = start[1] + 1 if line_override is None else None
             optional = kind == "import" and _Guards.inside(self.guards.optional_regions, start, end)
             out.append(make_finding(

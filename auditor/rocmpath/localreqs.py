@@ -1,0 +1,31 @@
+"""Nested distributions the root's own requirements install by path: part of the main path, not separate ones."""
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterable
+
+# root requirement files a user installs with the project (not the dev/test/docs sets)
+ROOT_REQUIREMENTS = re.compile(r"^requirements(?:[-_.](?:base|main|install|runtime|core))?\.txt$", re.IGNORECASE)
+EDITABLE = re.compile(r"^(?:-e|--editable)(?:\s+|=)")
+FILE_URL = re.compile(r"@\s*file:(?://)?(\S+)")
+
+
+def installed_by_path(paths: Iterable[str], text_of: Callable[[str], str], components: Iterable[str]) -> set[str]:
+    """Components (directories with their own setup.py/pyproject.toml) that a root requirements file lists by
+    path (Pointnet2_PyTorch: `./pointnet2_ops_lib/.` in requirements.txt): the root package imports them, so a
+    port of the project is a port of them too."""
+    wanted = set(components) - {"."}
+    found: set[str] = set()
+    for path in paths:
+        if "/" in path or not ROOT_REQUIREMENTS.match(path):
+            continue
+        for raw in text_of(path).splitlines():
+            line = EDITABLE.sub("", raw.split(" #")[0].strip())
+            url = FILE_URL.search(line)
+            target = url.group(1) if url else line
+            if not target.startswith((".", "/")) and not url:
+                continue
+            target = re.sub(r"(?:/\.)+$|/+$", "", target.removeprefix("./").split("[")[0])
+            if target in wanted:
+                found.add(target)
+    return found
