@@ -42,3 +42,15 @@ def test_a_helper_whose_result_runs_elsewhere_is_reported_where_it_is_called():
         "topo = subprocess.check_output([smi_binary(), 'topo', '-m'])\n"
     )
     assert nvidia_smi_lines(code) == [3, 6, 7, 8]
+
+
+def test_a_line_with_the_helper_call_and_a_query_flag_is_one_site():
+    # accelerate's environment.py: [_nvidia_smi(), "--query-gpu=count,name", ...] matched twice on one line
+    code = (
+        "import subprocess\n"
+        "def _nvidia_smi():\n"
+        "    return 'nvidia-smi'\n"
+        "def get_gpu_info():\n"
+        "    return subprocess.check_output([_nvidia_smi(), '--query-gpu=count,name', '--format=csv'])\n"
+    )
+    assert nvidia_smi_lines(code) == [3, 5]

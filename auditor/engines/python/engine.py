@@ -328,7 +328,7 @@ class _Engine(SyntacticContexts):
                 name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
                 enclosing = self._enclosing_function(node) if name in helpers else None
                 if name in helpers and (enclosing is None or enclosing.name != name):
-                    self.raw.append((helpers[name], node, f"{name}()", "code", None))
+                    self.raw.append((helpers[name], node, f"{name}()", "caller", None))
 
     def _flows_out(self, node: ast.AST, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
         """The matched value leaves the function: it is returned (or yielded), directly or through a name the
@@ -365,8 +365,9 @@ class _Engine(SyntacticContexts):
             start, end = _start(node), _end(node)
             line = line_override or start[0]
             # two matches of one rule in the strings of one line (`FLAGS += ["--expt-relaxed-constexpr",
-            # "--expt-extended-lambda"]`) are one site: they would print as the same row twice
-            key = (rule.id, line, "" if kind == "string" else subject)
+            # "--expt-extended-lambda"]`, or `[smi(), "--query-gpu=name"]` with its helper's call) are one site:
+            # they would print as the same row twice
+            key = (rule.id, line, "" if kind in ("string", "caller") else subject)
             if key in seen:
                 continue
             seen.add(key)
