@@ -319,7 +319,7 @@ class _Engine(SyntacticContexts):
         for rule, node, _subject, _kind, _line in self.raw:
             if getattr(rule.python, "callers", False):
                 function = self._enclosing_function(node)
-                if function is not None:
+                if function is not None and self._flows_out(node, function):
                     helpers.setdefault(function.name, rule)
         if not helpers:
             return
@@ -329,7 +329,27 @@ class _Engine(SyntacticContexts):
                 name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
                 enclosing = self._enclosing_function(node) if name in helpers else None
                 if name in helpers and (enclosing is None or enclosing.name != name):
-                    self.raw.append((helpers[name], node, f"{name}()", "code", None))
+                    self.raw.append((helpers[name], node, f"{name}()", "caller", None))
+
+    def _flows_out(self, node: ast.AST, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
+        """The matched value leaves the function: it is returned (or yielded), directly or through a name the
+        function returns, without being passed to a call first. A helper that runs the command itself
+        (`def smi(): Popen(["nvidia-smi"])`) is the one place to change, so its callers are not."""
+        returned: set[str] = set()
+        for inner in ast.walk(function):
+            if isinstance(inner, (ast.Return, ast.Yield, ast.YieldFrom)) and inner.value is not None:
+                returned.update(n.id for n in ast.walk(inner.value) if isinstance(n, ast.Name))
+        parent: ast.AST | None = node
+        while parent is not None and parent is not function:
+            if isinstance(parent, ast.Call):
+                return False
+            if isinstance(parent, (ast.Return, ast.Yield, ast.YieldFrom)):
+                return True
+            if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+                targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
+                return any(isinstance(n, ast.Name) and n.id in returned for t in targets for n in ast.walk(t))
+            parent = self.tree.parent(parent)
+        return False
 
     def _enclosing_function(self, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
         parent = self.tree.parent(node)
@@ -345,7 +365,10 @@ class _Engine(SyntacticContexts):
             assert isinstance(node, (ast.stmt, ast.expr))   # what the handlers record: statements and expressions
             start, end = _start(node), _end(node)
             line = line_override or start[0]
-            key = (rule.id, line, subject)
+            # two matches of one rule in the strings of one line (`FLAGS += ["--expt-relaxed-constexpr",
+            # "--expt-extended-lambda"]`, or `[smi(), "--query-gpu=name"]` with its helper's call) are one site:
+            # they would print as the same row twice
+            key = (rule.id, line, "" if kind in ("string", "caller") else subject)
             if key in seen:
                 continue
             seen.add(key)
