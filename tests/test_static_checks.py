@@ -4,6 +4,7 @@ cyclomatic complexity of 25 (ruff's C901, its threshold in pyproject.toml). The 
 pyproject.toml and pinned in the `test` extra; each runs here as a subprocess of this venv, so README's test
 command (and .ci/run) runs them, and a failure shows the tool's own output."""
 import ast
+import hashlib
 import os
 import subprocess
 import sys
@@ -52,7 +53,9 @@ def test_no_function_is_over_60_lines():
 
 def test_mypy_finds_no_type_error_in_auditor():
     # the cache makes a re-run take seconds; it lives in the temporary directory, never in the checkout
-    cache = Path(tempfile.gettempdir()) / f"rocm-audit-mypy-cache-{os.getuid()}"
+    # keyed by the checkout too: two checkouts of different commits sharing one cache get each other's types
+    checkout = hashlib.blake2b(str(REPO).encode(), digest_size=6).hexdigest()
+    cache = Path(tempfile.gettempdir()) / f"rocm-audit-mypy-cache-{os.getuid()}-{checkout}"
     proc = _run("-m", "mypy", "--cache-dir", str(cache))
     assert proc.returncode == 0, _output(proc)
     assert "Success: no issues found" in proc.stdout, _output(proc)

@@ -12,6 +12,7 @@ from pathlib import PurePosixPath
 from auditor.engines import make_finding, snippet_of
 from auditor.engines.dependency import import_rule_for
 from auditor.parsing.declared import Declared
+from auditor.engines.python.callers import helper_calls
 from auditor.engines.python.contexts import SyntacticContexts
 from auditor.engines.python.guards import Pos, _end, _Guards, _start, string_value
 from auditor.engines.python.names import _attribute_names, _compiled, _pattern_matches
@@ -315,47 +316,7 @@ class _Engine(SyntacticContexts):
     def _report_callers(self) -> None:
         """Rules with `callers = true` also report each call, in this file, of a function whose body they
         matched (`def smi(): return "nvidia-smi"` ... `run(smi())`): that call site is where it is used."""
-        helpers: dict[str, Rule] = {}
-        for rule, node, _subject, _kind, _line in self.raw:
-            if getattr(rule.python, "callers", False):
-                function = self._enclosing_function(node)
-                if function is not None and self._flows_out(node, function):
-                    helpers.setdefault(function.name, rule)
-        if not helpers:
-            return
-        for node in self.tree.nodes:
-            if isinstance(node, ast.Call):
-                func = node.func
-                name = func.id if isinstance(func, ast.Name) else func.attr if isinstance(func, ast.Attribute) else ""
-                enclosing = self._enclosing_function(node) if name in helpers else None
-                if name in helpers and (enclosing is None or enclosing.name != name):
-                    self.raw.append((helpers[name], node, f"{name}()", "caller", None))
-
-    def _flows_out(self, node: ast.AST, function: ast.FunctionDef | ast.AsyncFunctionDef) -> bool:
-        """The matched value leaves the function: it is returned (or yielded), directly or through a name the
-        function returns, without being passed to a call first. A helper that runs the command itself
-        (`def smi(): Popen(["nvidia-smi"])`) is the one place to change, so its callers are not."""
-        returned: set[str] = set()
-        for inner in ast.walk(function):
-            if isinstance(inner, (ast.Return, ast.Yield, ast.YieldFrom)) and inner.value is not None:
-                returned.update(n.id for n in ast.walk(inner.value) if isinstance(n, ast.Name))
-        parent: ast.AST | None = node
-        while parent is not None and parent is not function:
-            if isinstance(parent, ast.Call):
-                return False
-            if isinstance(parent, (ast.Return, ast.Yield, ast.YieldFrom)):
-                return True
-            if isinstance(parent, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
-                targets = parent.targets if isinstance(parent, ast.Assign) else [parent.target]
-                return any(isinstance(n, ast.Name) and n.id in returned for t in targets for n in ast.walk(t))
-            parent = self.tree.parent(parent)
-        return False
-
-    def _enclosing_function(self, node: ast.AST) -> ast.FunctionDef | ast.AsyncFunctionDef | None:
-        parent = self.tree.parent(node)
-        while parent is not None and not isinstance(parent, (ast.FunctionDef, ast.AsyncFunctionDef)):
-            parent = self.tree.parent(parent)
-        return parent
+        self.raw.extend(helper_calls(self.tree, self.raw))
 
     # -- results --------------------------------------------------------------------------------
     def _findings(self) -> list[Finding]:
