@@ -81,7 +81,8 @@ def dispose(
         return GUARDED, ""
     if _ops(path, kind) or (rule is not None and rule.category == "container"):
         return OPS, "CI, container or developer script"
-    if any(path == v or path.startswith(v + "/") for v in project.vendor_backends):
+    if any(path == v or path.startswith(v + "/") for v in project.vendor_backends) \
+            and project.provenance.get(path) not in ("both", "rocm"):   # ggml-cuda/, which ggml-hip compiles
         return OTHER_VENDOR, "another vendor's backend beside the ROCm one"
     if finding.optional or optional_dir or project.components.get(comp) in ("secondary", "optional"):
         return OPTIONAL, "a declared extra, an optional directory or a separate distribution" \

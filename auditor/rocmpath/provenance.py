@@ -10,6 +10,7 @@ from pathlib import PurePosixPath
 
 from auditor.parsing.nesting import MAX_NESTING
 from auditor.parsing.preproc import PreprocFacts, line_states
+from auditor.rocmpath.cmakebuild import subdir_config
 from auditor.rocmpath.model import ProjectBuild
 
 C_KINDS = ("cuda", "cpp")
@@ -38,6 +39,15 @@ def _matches(rel: str, pattern: str) -> bool:
     return rel == pattern or rel.endswith("/" + pattern)
 
 
+def _resolved(base: str, pattern: str, comp: str) -> str | None:
+    """`../ggml-cuda/*.cu` listed in `src/ggml-hip/CMakeLists.txt` is `src/ggml-cuda/*.cu`, relative to the
+    component; None when it leaves the tree or the component."""
+    joined = posixpath.normpath(posixpath.join(base, pattern))
+    if joined == ".." or joined.startswith("../") or joined.startswith("/") or not within(joined, comp):
+        return None
+    return relative_to(joined, comp)
+
+
 def provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_of,
                facts: PreprocFacts | None = None) -> None:
     """Which configuration compiles each C/C++/CUDA file of the component: from the build's source lists,
@@ -45,7 +55,7 @@ def provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_o
     an `#include` on a branch a ROCm build skips (`#ifndef USE_ROCM`) carries only the CUDA configuration."""
     patterns: dict[str, set[str]] = {}
     on_demand = not any(b.artifacts for b in pybuilds if PurePosixPath(b.path).name == "setup.py")
-    for b in list(pybuilds) + list(cbuilds):
+    for b, from_cmake in [(b, False) for b in pybuilds] + [(b, True) for b in cbuilds]:
         base = parent_dir(b.path)
         op_builder = "op_builder" in PurePosixPath(b.path).parts
         if op_builder:   # sources an op builder compiles on first use (JIT) when the install builds no extension
@@ -53,10 +63,17 @@ def provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_o
         for pattern, configs in b.sources.items():
             if op_builder and on_demand:
                 configs = {"opt-in"}
+            elif from_cmake:   # `ggml-hip/CMakeLists.txt` is the HIP backend's build, `ggml-sycl/…` SYCL's
+                configs = {subdir_config(base, config) for config in configs}
             if "${" in pattern:
                 continue
-            nested = base != "." and comp != base and within(base, comp)
-            key = f"{relative_to(base, comp)}/{pattern}" if nested else pattern
+            if ".." in PurePosixPath(pattern).parts:
+                key = _resolved(base, pattern, comp)
+                if key is None:
+                    continue
+            else:
+                nested = base != "." and comp != base and within(base, comp)
+                key = f"{relative_to(base, comp)}/{pattern}" if nested else pattern
             patterns.setdefault(key, set()).update(configs)
     for b in cbuilds:
         for target, config in b.subdirs.items():

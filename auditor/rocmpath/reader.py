@@ -22,7 +22,7 @@ from auditor.rocmpath.provenance import (
     C_KINDS, NOT_SHIPPED, parent_dir, within, behind_macros, packages, provenance,
 )
 from auditor.rocmpath.backends import vendor_backends
-from auditor.rocmpath.redefine import rocm_redefinitions
+from auditor.rocmpath.redefine import rocm_redefinitions, undefined_in_shims
 from auditor.rocmpath.reqsets import unread_requirement_files
 from auditor.types import SourceFile
 
@@ -251,7 +251,7 @@ def read_project(
                 redefined: dict[str, str] = {}
                 for f in mine:
                     if f.kind in C_KINDS:
-                        for name, line in rocm_redefinitions(text_of(f.path), facts).items():
+                        for name, line in rocm_redefinitions(text_of(f.path), facts, f.path in comp_shims).items():
                             redefined.setdefault(name, f"{f.path}:{line}")
                 if redefined:
                     project.rocm_redefinitions[comp] = redefined
@@ -271,6 +271,7 @@ def read_project(
                 if lines:
                     project.optional_lines[f.path] = project.optional_lines.get(f.path, frozenset()) | lines
     project.shims = frozenset(shims)
+    project.undefined_on_rocm = undefined_in_shims(project.paths.values(), {p: text_of(p) for p in shims})
     project.python_packages = tuple(python_packages)
     project.unread_requirements = frozenset(unread)
     project.vendor_backends = vendor_backends(own_files)
