@@ -154,13 +154,20 @@ def main() -> None:
     parser.add_argument("pairs", nargs="+", help="FORK_GITDIR[@BRANCH]:UPSTREAM_GITDIR")
     parser.add_argument("--work", type=Path, help="scratch directory (default: a temporary one)")
     parser.add_argument("--json", type=Path, help="also write the results here")
+    parser.add_argument("--keep", action="store_true",
+                        help="keep each pair's extracted tree and report.json under --work/<fork>")
     args = parser.parse_args()
     results = []
     for pair in args.pairs:
         fork, _, upstream = pair.partition(":")
         fork, _, ref = fork.partition("@")
-        with tempfile.TemporaryDirectory(dir=args.work) as tmp:
-            r = measure(Path(tmp), Path(fork), Path(upstream), ref or "HEAD")
+        if args.keep and args.work:
+            kept = args.work / Path(fork).parent.name
+            kept.mkdir(parents=True, exist_ok=True)
+            r = measure(kept, Path(fork), Path(upstream), ref or "HEAD")
+        else:
+            with tempfile.TemporaryDirectory(dir=args.work) as tmp:
+                r = measure(Path(tmp), Path(fork), Path(upstream), ref or "HEAD")
         results.append(r)
         print(f"{r.name}: merge-base {r.merge_base}, {r.changed} files changed, {len(r.port_work)} port work, "
               f"reported in {len(r.reported)} ({r.recall:.2f})")

@@ -113,7 +113,7 @@ def prepare(
     with timed(timings, "macro pre-pass"):
         cuda_only, derived = project_macros(found.files, guards.preprocessor, options.max_file_size, store, index,
                                             guards.as_data())
-        guards = guards.with_cuda_only_macros(cuda_only).with_rocm_values(derived)
+        guards = guards.with_cuda_only_macros(cuda_only | project.undefined_on_rocm).with_rocm_values(derived)
     scan = ScanContext(rulebook, guards, dropped)
     return RunContext(tuple(paths), root, shown_root, options, discovered, project, scan, only, store, index)
 

@@ -29,6 +29,8 @@ SOURCE_SUFFIX = re.compile(r"\.(?:cu|cuh|cpp|cc|c|hip|h|hpp)(?!\w)")
 NEGATION = re.compile(r"^\s*NOT\s+", re.IGNORECASE)
 OR_WORD = re.compile(r"\bOR\b", re.IGNORECASE)
 WORD = re.compile(r"\w+")
+# `./a.cu` is `a.cu`; `../ggml-cuda/*.cu` keeps its `../` (provenance resolves it against the CMakeLists' directory)
+LEADING_DOT_SLASH = re.compile(r"^(?:\./)+")
 MAX_CONDITION_CHARS = 4096    # an if() test longer than this is not a backend switch: unknown, not searched
 
 ROCM, CUDA, OTHER, BOTH, OPT_IN = "rocm", "cuda", "other-backend", "both", "opt-in"
@@ -283,9 +285,9 @@ class _CMakeReading:
             self._definitions(args, config)
         if word == "add_subdirectory":
             target = args.split()[0].strip('"') if args.split() else ""
-            build.subdirs[target] = _subdir_config(target, config)
+            build.subdirs[target] = subdir_config(target, config)
         for source in sources_named(code):
-            build.sources.setdefault(source.lstrip("./"), set()).add(config)
+            build.sources.setdefault(LEADING_DOT_SLASH.sub("", source), set()).add(config)
         if config in (CUDA, BOTH) \
                 and (re.search(r"\.cu\b|enable_language\s*\(\s*CUDA", code) or _languages_cuda(code)):
             build.compiles_cu = True
@@ -360,7 +362,7 @@ def _last_part(target: str) -> str:
     return PurePosixPath(target).name.lower()
 
 
-def _subdir_config(target: str, config: str) -> str:
+def subdir_config(target: str, config: str) -> str:
     if config != BOTH:
         return config
     name = _last_part(target)

@@ -94,7 +94,8 @@ def _off_the_default_install(
         return GUARDED, ""
     if _ops(path, kind) or (rule is not None and rule.category == "container"):
         return OPS, "CI, container or developer script"
-    if any(path == v or path.startswith(v + "/") for v in project.vendor_backends):
+    if any(path == v or path.startswith(v + "/") for v in project.vendor_backends) \
+            and project.provenance.get(path) not in ("both", "rocm"):   # ggml-cuda/, which ggml-hip compiles
         return OTHER_VENDOR, "another vendor's backend beside the ROCm one"
     if finding.optional or optional_dir or project.components.get(comp) in ("secondary", "optional"):
         return OPTIONAL, "a declared extra, an optional directory or a separate distribution" \
@@ -159,6 +160,11 @@ def _against_the_rocm_build(
         return OPTIONAL_FEATURE, "an opt-in part of the build (an op compiled on first use)"
     if verified and role == "unreferenced":
         return NOT_BUILT, "no build configuration lists or includes this file"
+    if verified and rule is not None and rule.name == "cuda-build-switch-gate":
+        cuda_only = sorted(name for name in project.cuda_macros if uses(name, finding.snippet))
+        if cuda_only:
+            return LIVE, f"only the CUDA build defines `{cuda_only[0]}`: the ROCm build compiles this gate's other side"
+        return GUARDED, "the ROCm build compiles this, and its build files do not keep the switch CUDA-only"
     if verified and kind in ("manifest", "build") and rule is not None and rule.category == "build_system" \
             and Severity.INFO < finding.severity <= Severity.MEDIUM:
         return VERIFY, "a CUDA build setting of a build that also has a ROCm configuration"

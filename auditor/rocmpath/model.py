@@ -117,6 +117,8 @@ class ProjectBuild:
     unread_requirements: frozenset[str] = frozenset()              # requirement files the packaging never reads
     vendor_backends: frozenset[str] = frozenset()                  # `nvidia/` beside `amd/`, cuda.txt beside rocm.txt
     collection: bool = False                                       # a collection of independent programs
+    # CUDA version macros a shim-only HIP build leaves undefined (its `#if CUDART_VERSION >= …` branches are CUDA's)
+    undefined_on_rocm: frozenset[str] = frozenset()
     unread: dict[str, str] = field(default_factory=dict)           # build file -> why the pre-pass did not read it all
 
     def sealed(self) -> "ProjectBuild":

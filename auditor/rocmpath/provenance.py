@@ -12,6 +12,7 @@ from pathlib import PurePosixPath
 from auditor.inputs.kinds import C_FAMILY
 from auditor.parsing.nesting import MAX_NESTING
 from auditor.parsing.preproc import PreprocFacts, line_states
+from auditor.rocmpath.cmakebuild import subdir_config
 from auditor.rocmpath.model import ProjectBuild
 
 C_KINDS = C_FAMILY
@@ -38,6 +39,15 @@ def _matches(rel: str, pattern: str) -> bool:
     if "*" in pattern:
         return fnmatch.fnmatch(rel, pattern) or fnmatch.fnmatch(rel, "*/" + pattern)
     return rel == pattern or rel.endswith("/" + pattern)
+
+
+def _resolved(base: str, pattern: str, comp: str) -> str | None:
+    """`../ggml-cuda/*.cu` listed in `src/ggml-hip/CMakeLists.txt` is `src/ggml-cuda/*.cu`, relative to the
+    component; None when it leaves the tree or the component."""
+    joined = posixpath.normpath(posixpath.join(base, pattern))
+    if joined == ".." or joined.startswith("../") or joined.startswith("/") or not within(joined, comp):
+        return None
+    return relative_to(joined, comp)
 
 
 def provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_of,
@@ -86,7 +96,7 @@ def _source_patterns(comp: str, pybuilds, cbuilds) -> dict[str, set[str]]:
     that compile it; a CMake subdirectory added for one configuration stands for every file under it."""
     patterns: dict[str, set[str]] = {}
     on_demand = not any(b.artifacts for b in pybuilds if PurePosixPath(b.path).name == "setup.py")
-    for b in list(pybuilds) + list(cbuilds):
+    for b, from_cmake in [(b, False) for b in pybuilds] + [(b, True) for b in cbuilds]:
         base = parent_dir(b.path)
         op_builder = "op_builder" in PurePosixPath(b.path).parts
         if op_builder:   # sources an op builder compiles on first use (JIT) when the install builds no extension
@@ -94,11 +104,13 @@ def _source_patterns(comp: str, pybuilds, cbuilds) -> dict[str, set[str]]:
         for pattern, configs in b.sources.items():
             if op_builder and on_demand:
                 configs = {"opt-in"}
+            elif from_cmake:   # `ggml-hip/CMakeLists.txt` is the HIP backend's build, `ggml-sycl/…` SYCL's
+                configs = {subdir_config(base, config) for config in configs}
             if "${" in pattern:
                 continue
-            nested = base != "." and comp != base and within(base, comp)
-            key = f"{relative_to(base, comp)}/{pattern}" if nested else pattern
-            patterns.setdefault(key, set()).update(configs)
+            key = _pattern_key(base, pattern, comp)
+            if key is not None:
+                patterns.setdefault(key, set()).update(configs)
     for b in cbuilds:
         for target, config in b.subdirs.items():
             if config in ("rocm", "cuda", "other-backend"):
@@ -106,6 +118,14 @@ def _source_patterns(comp: str, pybuilds, cbuilds) -> dict[str, set[str]]:
                 prefix = relative_to(base, comp) + "/" if base != comp and base != "." else ""
                 patterns.setdefault(f"{prefix}{target}/*", set()).add(config)
     return patterns
+
+
+def _pattern_key(base: str, pattern: str, comp: str) -> str | None:
+    """A source pattern a build file in `base` lists, relative to the component (None: outside it)."""
+    if ".." in PurePosixPath(pattern).parts:
+        return _resolved(base, pattern, comp)
+    nested = base != "." and comp != base and within(base, comp)
+    return f"{relative_to(base, comp)}/{pattern}" if nested else pattern
 
 
 def _spread_through_includes(roles: dict[str, set[str]], c_files, text_of, facts: PreprocFacts | None) -> None:

@@ -28,7 +28,7 @@ from auditor.rocmpath.provenance import (
     C_KINDS, parent_dir, within, behind_macros, packages, provenance,
 )
 from auditor.rocmpath.backends import vendor_backends
-from auditor.rocmpath.redefine import rocm_redefinitions
+from auditor.rocmpath.redefine import rocm_redefinitions, undefined_in_shims
 from auditor.rocmpath.reqsets import unread_requirement_files
 from auditor.types import SourceFile
 
@@ -127,7 +127,7 @@ def read_project(
         comp_shims = {f.path for f in mine if f.kind in C_KINDS and len(SHIM_LINE.findall(text_of(f.path))) >= 5}
         if hip_build:
             shims |= comp_shims
-            if facts is not None and (redefined := _redefined_for_rocm(mine, facts, text_of)):
+            if facts is not None and (redefined := _redefined_for_rocm(mine, facts, text_of, comp_shims)):
                 project.rocm_redefinitions[comp] = redefined
         project.paths[comp] = rocm_path(comp, mine, pybuilds, cbuilds, comp_shims if hip_build else set(),
                                         manifests.extras.get(comp, []), text_of)
@@ -140,6 +140,7 @@ def read_project(
     project.optional_macros = frozenset(optional_macros - rocm_macros) | _debug_switches(files, text_of)
     _mark_lines_behind_optional_macros(project, files, text_of)
     project.shims = frozenset(shims)
+    project.undefined_on_rocm = undefined_in_shims(project.paths.values(), {p: text_of(p) for p in shims})
     project.python_packages = tuple(python_packages)
     project.unread_requirements = frozenset(unread)
     project.vendor_backends = vendor_backends(own_files)
@@ -289,13 +290,13 @@ def _builds(project: ProjectBuild, mine: Sequence[SourceFile], texts: _BuildText
     return pybuilds, cbuilds
 
 
-def _redefined_for_rocm(mine: Sequence[SourceFile], facts: PreprocFacts,
-                        text_of: Callable[[str], str]) -> dict[str, str]:
+def _redefined_for_rocm(mine: Sequence[SourceFile], facts: PreprocFacts, text_of: Callable[[str], str],
+                        shims: set[str]) -> dict[str, str]:
     """The names the component's C/C++ files redefine for the ROCm build, each with its first path:line."""
     redefined: dict[str, str] = {}
     for f in mine:
         if f.kind in C_KINDS:
-            for name, line in rocm_redefinitions(text_of(f.path), facts).items():
+            for name, line in rocm_redefinitions(text_of(f.path), facts, f.path in shims).items():
                 redefined.setdefault(name, f"{f.path}:{line}")
     return redefined
 

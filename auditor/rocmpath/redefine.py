@@ -6,32 +6,39 @@ use of such a name in its component, so a finding on that name is `shim-mapping`
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable, Mapping
 
 from auditor.parsing.preproc import DEFINED_MACRO, PreprocFacts, line_states
+from auditor.rocmpath.model import RocmPath
 
 # after `__device__` on a line that holds no call, `=` or `;` before it: the name of the function declared there
 DECLARATION_CHARS = 400
 DEVICE_FUNCTION = re.compile(r"\b__device__\b[^;(=\n]*?\b([A-Za-z_]\w*+)[ \t]*\(")
 CUDA_NAME = re.compile(r"^(?:__[a-z]\w*|cuda[A-Z_]\w*|cu[A-Z]\w*|CU[A-Z_]\w*)$")
 ROCM_WORD = re.compile(r"ROCM|HIP", re.IGNORECASE)
+CUDA_VERSION_MACROS = ("CUDART_VERSION", "CUDA_VERSION")
 
 
-def rocm_redefinitions(text: str, facts: PreprocFacts) -> dict[str, int]:
+def rocm_redefinitions(text: str, facts: PreprocFacts, shim: bool = False) -> dict[str, int]:
     """CUDA-style names this file `#define`s or defines as device functions only for a ROCm build -> the line of the
-    first such definition."""
-    if not ROCM_WORD.search(text):
+    first such definition. In a `shim` (a header only the HIP build includes, like ggml's `vendors/hip.h`) every
+    definition a ROCm build compiles counts, not only those on a ROCm-only branch."""
+    if not shim and not ROCM_WORD.search(text):
         return {}
-    candidates = [(m.group(1), m.start()) for m in DEFINED_MACRO.finditer(text) if CUDA_NAME.match(m.group(1))]
-    candidates += [(name, offset) for name, offset in _device_functions(text) if CUDA_NAME.match(name)]
+    candidates = [(m.group(1), m.start(), shim) for m in DEFINED_MACRO.finditer(text) if CUDA_NAME.match(m.group(1))]
+    # a device function the project defines where ROCm compiles it is the project's own (ggml's `__hgt2_mask` under
+    # `#if CUDART_VERSION < 12000 || defined(GGML_USE_HIP)`): no CUDA toolkit would accept a second definition
+    candidates += [(name, offset, True) for name, offset in _device_functions(text) if CUDA_NAME.match(name)]
     if not candidates:
         return {}
-    rocm_only = line_states(text, facts).rocm_only
+    states = line_states(text, facts)
+    rocm_only = states.rocm_only
     out: dict[str, int] = {}
     line, counted = 1, 0
-    for name, offset in sorted(candidates, key=lambda c: c[1]):   # lines counted once over the text, not per name
+    for name, offset, compiled_counts in sorted(candidates, key=lambda c: c[1]):   # lines counted once, not per name
         line += text.count("\n", counted, offset)
         counted = offset
-        if line in rocm_only:
+        if line in rocm_only or (compiled_counts and line not in states.excluded and line not in states.dead):
             out.setdefault(name, line)
     return out
 
@@ -51,3 +58,14 @@ def _device_functions(text: str):
 
 def uses(name: str, snippet: str) -> bool:
     return re.search(rf"(?<![\w.]){re.escape(name)}\b", snippet) is not None
+
+
+def undefined_in_shims(paths: Iterable[RocmPath], shims: Mapping[str, str]) -> frozenset[str]:
+    """A HIP build that compiles the CUDA sources through shim headers (`shims`: path -> text; ggml's
+    `vendors/hip.h`), with no HIPIFY step (which turns `CUDART_VERSION` into `HIP_VERSION`): the CUDA version macros
+    no shim defines are undefined there, so `#if CUDART_VERSION >= 12000` is a CUDA-only branch."""
+    patterns = {e.pattern for path in paths if path.verified for e in path.evidence}
+    if not shims or "P2" not in patterns or "P3" in patterns:
+        return frozenset()
+    defined = {m.group(1) for text in shims.values() for m in DEFINED_MACRO.finditer(text)}
+    return frozenset(name for name in CUDA_VERSION_MACROS if name not in defined)

@@ -1,0 +1,52 @@
+"""RA846: code gated on a switch the CUDA build defines (xgboost's `XGBOOST_USE_CUDA`), which a ROCm build must
+define too or test beside its own; guarded where a verified ROCm build compiles it and does not keep the switch
+CUDA-only."""
+from __future__ import annotations
+
+from tests.conftest import write_tree
+
+GATED = ("#include <vector>\n"
+         "#if !defined(FOO_USE_CUDA)\n"                                  # line 2
+         "inline void AssertGPUSupport() { throw 1; }\n"
+         "#endif\n"
+         "#if defined(FOO_USE_CUDA) || defined(FOO_USE_HIP)\n"           # line 5: already ported
+         "void gpu_sum(std::vector<float>&);\n"
+         "#endif\n")
+
+
+def _gate(data: dict) -> dict[int, str]:
+    return {f["line"]: f["disposition"] for f in data["findings"] if f["rule"] == "RA846"}
+
+
+def test_a_cuda_only_project_gets_one_low_finding_per_ungated_directive(tmp_path, run_json):
+    root = write_tree(tmp_path / "p", {
+        "CMakeLists.txt": "project(foo CXX)\nadd_library(foo src/sum.cc)\nif(USE_CUDA)\n  enable_language(CUDA)\n"
+                          "  target_compile_definitions(foo PRIVATE -DFOO_USE_CUDA=1)\nendif()\n",
+        "src/sum.cc": GATED,
+    })
+    code, data = run_json(root, "--no-cache")
+    assert _gate(data) == {2: "live"}
+    assert [f["severity"] for f in data["findings"] if f["rule"] == "RA846"] == ["low"]
+    assert code == 0 and data["summary"]["verdict"] != "blocked"
+
+
+def test_a_rocm_build_that_keeps_the_switch_cuda_only_leaves_the_gate_live(tmp_path, run_json):
+    root = write_tree(tmp_path / "p", {
+        "CMakeLists.txt": "project(foo CXX)\nadd_library(foo src/sum.cc)\nif(USE_CUDA)\n  enable_language(CUDA)\n"
+                          "  add_compile_definitions(FOO_USE_CUDA)\nelseif(USE_HIP)\n  enable_language(HIP)\n"
+                          "  add_compile_definitions(FOO_USE_HIP)\nendif()\n",
+        "src/sum.cc": GATED,
+    })
+    _, data = run_json(root, "--no-cache")
+    assert _gate(data) == {2: "live"}
+
+
+def test_a_rocm_build_that_defines_the_switch_too_guards_the_gate(tmp_path, run_json):
+    root = write_tree(tmp_path / "p", {
+        "CMakeLists.txt": "project(foo CXX)\nadd_library(foo src/sum.cc)\nif(USE_HIP)\n  enable_language(HIP)\n"
+                          "  add_compile_definitions(FOO_USE_HIP FOO_USE_CUDA)\nelseif(USE_CUDA)\n"
+                          "  enable_language(CUDA)\n  add_compile_definitions(FOO_USE_CUDA)\nendif()\n",
+        "src/sum.cc": GATED,
+    })
+    _, data = run_json(root, "--no-cache")
+    assert _gate(data) == {2: "guarded"}
