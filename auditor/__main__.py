@@ -1,5 +1,5 @@
 import sys
 
-from auditor.cli import main
+from auditor.cli.app import main
 
 sys.exit(main())

@@ -19,7 +19,7 @@ from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor.errors import ToolError
+from auditor.util.errors import ToolError
 
 CONFIG_FILE = ".rocm-audit.toml"
 PYPROJECT = "pyproject.toml"
@@ -99,7 +99,7 @@ def _owned(path: Path) -> bool:
 def _mentions_table(pyproject: Path) -> bool:
     """Whether a `[tool.rocm-audit]` header is in the file, read line by line (a pyproject.toml larger than a
     config may be is still someone's project file, not an error, unless it holds our table)."""
-    from auditor.boundedio import UnsafeRead, read_bounded
+    from auditor.util.boundedio import UnsafeRead, read_bounded
 
     try:
         data = read_bounded(pyproject, MENTION_SCAN_CAP, "pyproject.toml")
@@ -111,7 +111,7 @@ def _mentions_table(pyproject: Path) -> bool:
 
 
 def _read_text(path: Path) -> str:
-    from auditor.boundedio import CONFIG_CAP, UnsafeRead, read_bounded
+    from auditor.util.boundedio import CONFIG_CAP, UnsafeRead, read_bounded
 
     try:
         return read_bounded(path, CONFIG_CAP, "config file").decode("utf-8")

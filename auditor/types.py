@@ -115,7 +115,7 @@ def fingerprint(rule_id: str, path: str, subject: str) -> str:
 
 LIVE = "live"                        # the dispositions the gate weighs (auditor/rocmpath/disposition.py has all)
 VERIFY = "verify on hardware"
-PROJECT_MACRO = "guarded by a project macro"   # the scan sets it on a guarded finding (auditor/scan.py)
+PROJECT_MACRO = "guarded by a project macro"   # the scan sets it on a guarded finding (auditor/scan/file.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -135,8 +135,8 @@ class Finding:
     disposition: str = "live"        # where the finding sits against the ROCm path (auditor/rocmpath); only
                                      # "live" findings decide the verdict
     disposition_note: str = ""       # why, e.g. "setup.py:42 builds the CK backend instead"
-    # The report row: what every renderer shows, filled in once by the analysis (auditor/analysis.py) and the
-    # gate (auditor/gate.py); an engine leaves these at their defaults.
+    # The report row: what every renderer shows, filled in once by the analysis (auditor/analysis/assemble.py) and the
+    # gate (auditor/gate/change.py); an engine leaves these at their defaults.
     hours: tuple[float, float] = (0.0, 0.0)   # this site's share of the effort, engineer-hours (low, high)
     in_optional_dir: bool = False    # under a directory the effort model treats as optional (tests/, examples/)
     component: str = "."             # the deepest component holding the file
@@ -313,7 +313,7 @@ class Gate:
 
 @dataclass(frozen=True, slots=True)
 class FindingGroup:
-    """Sites of one rule in one file, or across files when they share a subject (auditor/groups.py makes them)."""
+    """Sites of one rule in one file, or across files when they share a subject (analysis/groups.py makes them)."""
 
     rule_id: str
     key: str                          # the file, or the subject when the group spans files
@@ -355,12 +355,12 @@ class Report:
     vendored: tuple[str, ...] = ()                      # directories skipped as vendored code
     gate: Gate | None = None            # what each finding's `new` was measured against
     repo_prefix: str = ""               # the scanned root relative to its git repository's root, posix ("" = same)
-    groups: tuple[FindingGroup, ...] = ()   # every finding in one group (auditor/groups.py), most important first
+    groups: tuple[FindingGroup, ...] = ()   # every finding in one group (analysis/groups.py), most important first
     warnings: tuple[tuple[str, int, str], ...] = ()     # (path, line, message): unknown rule ids in suppressions
     unscanned: tuple[tuple[str, str], ...] = ()         # (path, why): not scanned completely, and that fails the
                                                         # run (auditor/failclosed); set by the gate, not the scan
     gate_findings: tuple[tuple[str, str], ...] = ()     # (where, what): the gate's own settings weakened
-                                                        # (auditor/failclosed/baselinerecord.py); each fails the run
+                                                        # (gate/failclosed/baselinerecord.py); each fails the run
     fail_on_verify: bool = False        # --fail-on-verify: findings to verify on hardware weigh like live ones
 
     @property

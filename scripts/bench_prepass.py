@@ -6,7 +6,7 @@ import tempfile
 import time
 from pathlib import Path
 
-from auditor.discover import discover
+from auditor.discover.files import discover
 from auditor.rocmpath.reader import read_project
 
 SIZE = 2 * 1024 * 1024 - 1024

@@ -10,7 +10,7 @@ import sys
 import time
 from pathlib import Path
 
-from auditor.discover import discover
+from auditor.discover.files import discover
 from auditor.parsing.cuda import parse
 
 

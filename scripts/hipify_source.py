@@ -20,8 +20,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from auditor.apitable import ApiEntry, ApiTable
-from auditor.hipify_perl import KIND_OF_CATEGORY, HipifyMaps, target_library
+from auditor.hipify.apitable import ApiEntry, ApiTable
+from auditor.hipify.perl import KIND_OF_CATEGORY, HipifyMaps, target_library
 
 # ROCm/HIPIFY docs/tables/CUDA_Device_API_supported_by_HIP.md at commit 0244dd397c19aa722fcd540db9d77f3953844f99
 # (newer than the hipify-perl read): CUDA name -> (HIP name, HIP version that added it).

@@ -10,7 +10,7 @@ from pathlib import Path
 import tree_sitter as ts
 import tree_sitter_cuda
 
-from auditor.discover import classify
+from auditor.discover.files import classify
 from auditor.parsing import cuda
 from auditor.pipeline import audit
 from auditor.rulebook import load_rulebook

@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.cli import main
+from auditor.cli.app import main
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"

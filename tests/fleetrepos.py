@@ -7,7 +7,7 @@ import io
 import json
 from pathlib import Path
 
-from auditor.cli import main
+from auditor.cli.app import main
 from tests.conftest import write_tree
 from tests.gitrepo import GitRepo
 

@@ -2,7 +2,7 @@
 compiles each source when the switch is held in a variable, and what that does to the verdict."""
 import json
 
-from auditor.cli import main
+from auditor.cli.app import main
 from auditor.rocmpath.pybuild import read_python_build
 from tests.conftest import write_tree
 

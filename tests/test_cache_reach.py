@@ -7,9 +7,9 @@ import stat
 
 import pytest
 
-from auditor.cache import EntryStore, result_cache
-from auditor.cachetrust import KEY_BYTES, cache_secret, secret_path
-from auditor.cli import main
+from auditor.runner.cache import EntryStore, result_cache
+from auditor.runner.cachetrust import KEY_BYTES, cache_secret, secret_path
+from auditor.cli.app import main
 from auditor.rulebook import load_rulebook
 from auditor.types import SourceFile
 from tests.gitrepo import GitRepo

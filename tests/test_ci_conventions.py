@@ -5,7 +5,7 @@ import json
 import jsonschema
 import pytest
 
-from auditor.cli import main
+from auditor.cli.app import main
 from tests.conftest import REPO, write_tree
 
 SARIF_SCHEMA = json.loads((REPO / "auditor" / "schema" / "sarif-github.schema.json").read_text())

@@ -7,8 +7,8 @@ import jsonschema
 import pytest
 import yaml
 
-from auditor.cli import main
-from auditor.discover import classify
+from auditor.cli.app import main
+from auditor.discover.files import classify
 from tests.conftest import FIXTURES, REPO, write_tree
 from tests.gitrepo import GitRepo
 

@@ -7,7 +7,7 @@ from pathlib import Path
 import jsonschema
 import pytest
 
-from auditor.cli import main
+from auditor.cli.app import main
 from tests.conftest import REPO, write_tree
 
 SCHEMA = json.loads((REPO / "auditor" / "schema" / "report.schema.json").read_text())
@@ -117,7 +117,7 @@ def test_terminal_summary_lists_verdict_and_worst_findings(tmp_path, capsys):
 
 
 def test_parallel_scan_gives_identical_output(capsys):
-    from auditor.runner import IN_PROCESS_BELOW
+    from auditor.runner.workers import IN_PROCESS_BELOW
 
     outputs = []
     for jobs in ("1", "2"):

@@ -2,7 +2,7 @@
 command line wins, `rocm-audit config` says where each value came from, a broken file exits 2 naming it."""
 import pytest
 
-from auditor.cli import main
+from auditor.cli.app import main
 from tests.conftest import write_tree
 
 BLOCKED = {"serve.py": "import tensorrt_llm\n", "monitor.py": "import pynvml\n"}   # critical, high

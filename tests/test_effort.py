@@ -144,7 +144,7 @@ def test_hipify_review_scales_with_unconverted_references_and_validation_with_ke
 
 
 def test_assumptions_name_a_source_for_every_constant():
-    from auditor.effort import load_model
+    from auditor.analysis.effort import load_model
 
     texts = " ".join(a.source for a in load_model().assumptions)
     for table in ("site", "dependency"):
@@ -170,7 +170,7 @@ OPS = ("append", "decode", "prefill", "rope", "norm", "topk", "sample", "gather"
 
 
 def test_files_named_by_a_generators_hash_are_one_family():
-    from auditor.effort import family
+    from auditor.analysis.effort import family
 
     assert family("csrc/moe/moe_gemm_276cec1f1d2c8ba1e4cb_kernel.cu") \
         == family("csrc/moe/moe_gemm_03fb1f7512d6581b0273_kernel.cu")
@@ -184,7 +184,7 @@ def test_a_generated_tree_costs_at_most_one_rewrite_per_rule_and_component(tmp_p
     """40 generated kernels with different names, each with a managed-memory call (an M site, 2-8 h): 80-320 h
     uncapped. Within the one component the rule costs one XL site at most, and the HIPIFY review of a directory
     of siblings is a skim after its first files; the report's own numbers say so."""
-    from auditor.cli import main
+    from auditor.cli.app import main
 
     files = {f"csrc/gen/attn_{op}_{n:x}{n:x}a1b2c3d4_kernel.cu": MANAGED_KERNEL.format(n=n)
              for n, op in enumerate(OPS)}

@@ -2,7 +2,7 @@
 engine fails on says why with --debug (the traceback), without hiding other files' results."""
 from __future__ import annotations
 
-from auditor.cli import main
+from auditor.cli.app import main
 from tests.conftest import write_tree
 
 

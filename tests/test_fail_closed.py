@@ -129,16 +129,16 @@ def test_a_kernel_with_syntax_errors_is_partial_and_its_findings_count(tmp_path,
 
 
 def test_a_worker_that_dies_on_a_file_fails_the_run(tmp_path, capfd, monkeypatch):
-    import auditor.runner
+    import auditor.runner.workers
 
-    real = auditor.runner.scan_file
+    real = auditor.runner.workers.scan_file
 
     def dies_on_crash(source, *args, **kwargs):
         if source.path == "app/crash.py":
             os._exit(9)    # as a segfault in a parser would end the child
         return real(source, *args, **kwargs)
 
-    monkeypatch.setattr(auditor.runner, "scan_file", dies_on_crash)
+    monkeypatch.setattr(auditor.runner.workers, "scan_file", dies_on_crash)
     repo = pull_request(tmp_path, {"app/crash.py": "import os\n", "app/other.py": "import pynvml\n"})
     code, out, _ = run(capfd, repo, "check", ".", "--no-progress", "-q", "--no-cache", "-j", "1",
                        "--fail-on", "critical")

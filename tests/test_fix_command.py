@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.cli import main
+from auditor.cli.app import main
 from auditor.pipeline import audit
 from auditor.rulebook import load_rulebook
 from tests.conftest import FIXTURES, write_tree

@@ -12,7 +12,7 @@ from dataclasses import replace
 
 import pytest
 
-from auditor.cli import main
+from auditor.cli.app import main
 from auditor.fix.apply import run_fix, write_all
 from auditor.fix.data import shipped_fixes
 from auditor.pipeline import ScanOptions, audit

@@ -3,7 +3,7 @@ where the function parsed completely and no unparsed code names it (a call there
 lanes it runs with are not known); the fixes that need the whole file are not made there."""
 from __future__ import annotations
 
-from auditor.cli import main
+from auditor.cli.app import main
 from tests.conftest import write_tree
 
 # a missing `;` and a stray brace: the parser gives up on the statement, and the call in it is not seen as a call

@@ -9,7 +9,7 @@ import re
 
 import pytest
 
-from auditor.cli import main
+from auditor.cli.app import main
 from tests.conftest import write_tree
 
 WARP_SUM = "__device__ float warp_sum(float v) {\n  return v + __shfl_xor_sync(0xffffffff, v, 1);\n}\n"

@@ -8,7 +8,7 @@ import pytest
 
 import auditor.fix.compilers as compilers
 import auditor.fix.cuda_fixes as cuda_fixes
-from auditor.cli import main
+from auditor.cli.app import main
 from auditor.fix.compilers import NVCC_FLAGS, Compiler, _comparable, _compile, find_compilers
 from auditor.fix.hipdevice import find_hip_device_check
 from tests.conftest import write_tree

@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.cli import main
+from auditor.cli.app import main
 
 REPO = Path(__file__).resolve().parent.parent
 SNAPSHOTS = REPO / "tests" / "data" / "snapshots"

@@ -29,7 +29,7 @@ CATEGORY_DIFFERENCES = {
 def reports(tmp_path_factory):
     import json
 
-    from auditor.cli import main
+    from auditor.cli.app import main
 
     out = {}
     for name, path in FIXTURES.items():

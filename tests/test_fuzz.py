@@ -6,9 +6,9 @@ from hypothesis import strategies as st
 from auditor.parsing.manifest import READERS, ManifestError, pip_install_commands
 from auditor.parsing.preproc import PreprocFacts, evaluate, line_states
 from auditor.rulebook import load_rulebook
-from auditor.scan import InputError, decode, scan_file
+from auditor.scan.file import InputError, decode, scan_file
 from auditor.types import SourceFile
-from auditor.suppress import read_suppressions
+from auditor.scan.suppress import read_suppressions
 
 RULEBOOK = load_rulebook()
 FACTS = PreprocFacts.from_guards(RULEBOOK.guards)
@@ -83,7 +83,7 @@ def test_readers_never_raise_unexpectedly(text):
 ))
 def test_baseline_and_config_readers_fail_only_with_their_own_errors(data, tmp_path_factory):
     from auditor.config import ConfigError, read_config
-    from auditor.gate import GateError, read_baseline
+    from auditor.gate.change import GateError, read_baseline
 
     folder = tmp_path_factory.mktemp("readers")
     baseline = folder / ".rocm-audit-baseline.json"

@@ -7,7 +7,7 @@ import re
 import jsonschema
 import pytest
 
-from auditor.cli import main
+from auditor.cli.app import main
 from tests.conftest import REPO
 from tests.gitrepo import GitRepo, git
 

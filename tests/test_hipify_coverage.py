@@ -5,11 +5,11 @@ from fnmatch import fnmatch
 
 import pytest
 
-from auditor.apitable import COLUMNS, STATUSES, ApiEntry, TableError, make_table, parse_table, render_table
-from auditor.coverage import coverage
-from auditor.hipify_perl import HipifyPerlError, read_hipify_perl
+from auditor.hipify.apitable import COLUMNS, STATUSES, ApiEntry, TableError, make_table, parse_table, render_table
+from auditor.hipify.coverage import coverage
+from auditor.hipify.perl import HipifyPerlError, read_hipify_perl
 from auditor.rulebook import RuleError, load_rulebook, parse_rule
-from auditor.scan import scan_text_as
+from auditor.scan.file import scan_text_as
 from auditor.types import FileCoverage, FileFacts, FileResult
 from tests.conftest import FIXTURES, REPO, write_tree
 
@@ -151,7 +151,7 @@ def test_json_and_terminal_surfaces(run_json, tmp_path):
 
 
 def test_terminal_summary_has_a_coverage_section(tmp_path, capsys):
-    from auditor.cli import main
+    from auditor.cli.app import main
 
     root = write_tree(tmp_path / "repo", {"k.cu": GRAPH_STEP.read_text()})
     main([str(root), "--no-progress", "--no-html", "--fail-on", "never", "-j", "1"])
@@ -164,7 +164,7 @@ def test_terminal_summary_has_a_coverage_section(tmp_path, capsys):
 
 
 def test_coverage_command_and_table_info(tmp_path, capsys):
-    from auditor.cli import main
+    from auditor.cli.app import main
 
     assert main(["coverage", "--table-info"]) == 0
     out = capsys.readouterr().out
@@ -252,7 +252,7 @@ def test_hipify_perl_reader_on_a_file_in_its_format():
 
 
 def test_hipify_perl_table_replaces_the_shipped_one(tmp_path, run_json, capsys):
-    from auditor.cli import main
+    from auditor.cli.app import main
 
     root = write_tree(tmp_path / "repo", {"k.cu": (
         "#include <cuda_runtime.h>\n"
@@ -269,7 +269,7 @@ def test_hipify_perl_table_replaces_the_shipped_one(tmp_path, run_json, capsys):
 
 
 def test_not_a_hipify_perl_is_a_tool_error(tmp_path, capsys):
-    from auditor.cli import main
+    from auditor.cli.app import main
 
     fake = tmp_path / "hipify-perl"
     fake.write_text("#!/bin/sh\necho hello\n")

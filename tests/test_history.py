@@ -8,7 +8,7 @@ import json
 
 import pytest
 
-from auditor.cli import main
+from auditor.cli.app import main
 from auditor.history.gitobjects import Commit
 from auditor.history.sample import sample
 from tests.history_repo import build, commit, git

@@ -6,7 +6,7 @@ import json
 
 import pytest
 
-from auditor.cli import main
+from auditor.cli.app import main
 from tests.history_repo import build
 from tests.test_html_report import _Page, browser  # noqa: F401  (the module's browser fixture)
 

@@ -10,16 +10,16 @@ from pathlib import Path
 
 import pytest
 
-from auditor import runner
-from auditor.cache import result_cache
-from auditor.cli import main
-from auditor.discover import discover
+from auditor.runner import workers as runner
+from auditor.runner.cache import result_cache
+from auditor.cli.app import main
+from auditor.discover.files import discover
 from auditor.history.record import Where, run_record
 from auditor.pipeline import audit
 from auditor.rulebook import load_rulebook
-from auditor.runner import scan_all
-from auditor.runsetup import rulebook_for, scan_options
-from auditor.settings import parse_settings
+from auditor.runner.workers import scan_all
+from auditor.invocation.runsetup import rulebook_for, scan_options
+from auditor.commandline.settings import parse_settings
 from tests.history_repo import commit, git
 
 CMAKE = """cmake_minimum_required(VERSION 3.21)

@@ -9,7 +9,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.cli import main
+from auditor.cli.app import main
 from auditor.rocmpath import provenance, pybuild
 from tests.history_repo import commit, git
 from tests.test_build_readers import CPU_OP, TMA_KERNEL, TORCHAO_LIKE_SETUP

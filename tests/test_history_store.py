@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.cli import main
+from auditor.cli.app import main
 from auditor.history.record import RuleCount, RunRecord, Where
 from auditor.history.store import SCHEMA_VERSION, StoreError, open_store
 from tests.conftest import REPO

@@ -11,8 +11,8 @@ from pathlib import Path
 import pytest
 from markupsafe import escape
 
-from auditor.cli import default_html_path, main
-from auditor.settings import DEFAULT_HTML, parse_settings
+from auditor.cli.app import default_html_path, main
+from auditor.commandline.settings import DEFAULT_HTML, parse_settings
 from scripts.screenshot import CHROMIUM_ARGS
 from tests.conftest import FIXTURES, write_tree
 
@@ -149,11 +149,11 @@ def test_default_report_avoids_a_cache_directory_inside_the_scanned_tree(tmp_pat
 
 
 def test_interactive_run_prints_where_the_report_went(tmp_path, monkeypatch, capsys):
-    import auditor.cli
+    import auditor.cli.app
 
     monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "cache"))
     monkeypatch.chdir(tmp_path)
-    monkeypatch.setattr(auditor.cli.sys.stdout, "isatty", lambda: True, raising=False)
+    monkeypatch.setattr(auditor.cli.app.sys.stdout, "isatty", lambda: True, raising=False)
     main([str(FIXTURES / "portable_repo"), "--no-progress", "-j", "1", "--fail-on", "never"])
     out = capsys.readouterr().out
     shown = Path(re.search(r"HTML report: (\S+)", out).group(1))

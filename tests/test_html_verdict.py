@@ -66,7 +66,7 @@ def test_the_list_opens_with_live_work_and_tests_examples_plugins_fold(browser, 
 
 
 def test_partial_files_are_listed_on_the_page_and_in_the_summary(tmp_path, capsys):
-    from auditor.cli import main
+    from auditor.cli.app import main
 
     tree = write_tree(tmp_path / "repo", {"k.cu": "__global__ void k(int *p) { p[0] = 1; }\n"
                                                   "int broken( { ;;; }}} \n__device__ int w() { return warpSize; }\n"})

@@ -10,7 +10,7 @@ from auditor.inputs.textual import TextEngine
 from auditor.rulebook import load_rulebook
 from auditor.rulebook.context import ScanContext
 from auditor.rulebook.schema import TEXT_KINDS
-from auditor.scan import scan_text_as
+from auditor.scan.file import scan_text_as
 from tests.conftest import write_tree
 
 

@@ -2,7 +2,7 @@
 require is a note with its own disposition, named in the verdict reason, and never flips the verdict alone."""
 import json
 
-from auditor.cli import main
+from auditor.cli.app import main
 
 PYPROJECT = """[project]
 name = "imaging"

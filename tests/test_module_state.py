@@ -18,15 +18,15 @@ CONTAINERS = {"dict", "list", "set", "defaultdict", "OrderedDict", "Counter", "d
 
 # (module, name): why it is process-wide state by nature.
 PROCESS_STATE = {
-    ("auditor/runner.py", "_Worker"):
+    ("auditor/runner/workers.py", "_Worker"):
         "a worker process's own copy of the run's scan context, set once by the process pool's initializer (the "
         "one way ProcessPoolExecutor hands a worker per-process data); the parent never reads it",
-    ("auditor/isolate.py", "Watchdog"):
+    ("auditor/runner/isolate.py", "Watchdog"):
         "one watchdog thread per process ends a scan stuck in C code; the deadline it watches is the process's",
     ("auditor/fleet/tasks.py", "_RUNNING"):
         "the scan processes this process started, which its interrupt handling must end (stop_all): a signal "
         "reaches the process, not a run",
-    ("auditor/runner.py", "_LOADED"):
+    ("auditor/runner/workers.py", "_LOADED"):
         "results this process read from the authenticated result cache, by cache directory and key: a key is "
         "everything a result depends on and no entry is rewritten under it, so a hit is that entry (history reads "
         "each unchanged file's result once for all its points); bounded by MAX_LOADED",
@@ -36,12 +36,12 @@ PROCESS_STATE = {
 
 # (module, function): why its memo cannot go stale or carry one run's facts into another.
 PURE_MEMOS = {
-    ("auditor/apitable.py", "shipped_table"): "no argument: the API table shipped in the package",
-    ("auditor/cache.py", "tool_digest"): "no argument: rocm-audit's own code and rule files",
-    ("auditor/cachetrust/key.py", "cache_secret"): "no argument: the user's key, made or read once per process",
-    ("auditor/datacodec.py", "decoder"): "a Python type",
-    ("auditor/datacodec.py", "_hints"): "a Python type",
-    ("auditor/effort.py", "load_model"): "no argument: the shipped effort model",
+    ("auditor/hipify/apitable.py", "shipped_table"): "no argument: the API table shipped in the package",
+    ("auditor/runner/cache.py", "tool_digest"): "no argument: rocm-audit's own code and rule files",
+    ("auditor/runner/cachetrust/key.py", "cache_secret"): "no argument: the user's key, made or read once per process",
+    ("auditor/util/datacodec.py", "decoder"): "a Python type",
+    ("auditor/util/datacodec.py", "_hints"): "a Python type",
+    ("auditor/analysis/effort.py", "load_model"): "no argument: the shipped effort model",
     ("auditor/engines/dependency.py", "_name_pattern"): "a name pattern (str)",
     ("auditor/engines/hipify.py", "_ordered"): "a tuple of frozen rules",
     ("auditor/engines/hipify.py", "_speaking"): "a tuple of frozen rules",
@@ -54,17 +54,17 @@ PURE_MEMOS = {
     ("auditor/parsing/cuda.py", "compile_query"): "a query's text (str)",
     ("auditor/parsing/cuda.py", "call_regex"): "a query's text (str)",
     ("auditor/rulebook/__init__.py", "shipped_switches"): "no argument: the shipped guards.toml's [python] names",
-    ("auditor/prefilter.py", "_spec_needles"): "a frozen rule spec",
-    ("auditor/prefilter.py", "query_needles"): "a query's text (str)",
-    ("auditor/prefilter.py", "_needle_index"): "a tuple of frozen rules (the index is not changed after it is made)",
-    ("auditor/prefilter.py", "_query_index"): "a tuple of query texts (the automaton is not changed once made)",
+    ("auditor/rulebook/prefilter.py", "_spec_needles"): "a frozen rule spec",
+    ("auditor/rulebook/prefilter.py", "query_needles"): "a query's text (str)",
+    ("auditor/rulebook/prefilter.py", "_needle_index"): "a tuple of frozen rules (the index is not changed after it is made)",
+    ("auditor/rulebook/prefilter.py", "_query_index"): "a tuple of query texts (the automaton is not changed once made)",
     ("auditor/report/html.py", "_lexer"): "a file name (str)",
     ("auditor/rocmpath/cmakebuild.py", "_last_part"): "a target name (str)",
     ("auditor/rocmpath/provenance.py", "_remembered_includes"):
         "a text (str), frozen configurations and frozen preprocessor facts; returns tuples and frozensets",
     ("auditor/rocmpath/pybuild.py", "_read_remembered"):
         "a path and a text (str); its caller returns a deep copy of the PyBuild, never the one remembered",
-    ("auditor/vcs.py", "_neutral_config"): "no argument: git's own list of config keys that run programs",
+    ("auditor/util/vcs.py", "_neutral_config"): "no argument: git's own list of config keys that run programs",
 }
 
 

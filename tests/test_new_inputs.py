@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from auditor.discover import classify, discover
-from auditor.discover import refine
+from auditor.discover.files import classify, discover
+from auditor.discover.files import refine
 from auditor.rulebook import load_rulebook
-from auditor.scan import scan_text_as
+from auditor.scan.file import scan_text_as
 from tests.conftest import REPO
 
 FIXTURE = REPO / "tests" / "data" / "gpu_inputs"
@@ -31,7 +31,7 @@ def annotated(root: Path) -> set[tuple[str, str, int]]:
 
 @pytest.fixture(scope="module")
 def report(tmp_path_factory):
-    from auditor.cli import main
+    from auditor.cli.app import main
 
     target = tmp_path_factory.mktemp("gpu_inputs") / "report.json"
     code = main([str(FIXTURE), "--format", "json", "-o", str(target), "--fail-on", "never", "-j", "1",

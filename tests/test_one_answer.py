@@ -9,7 +9,7 @@ import shutil
 
 import pytest
 
-from auditor.cli import main
+from auditor.cli.app import main
 from auditor.rocmpath.disposition import DISPOSITIONS
 from tests.conftest import FIXTURES, write_tree
 

@@ -145,7 +145,7 @@ def test_a_branch_cuda_never_compiles_is_rocm_code_even_when_rocm_may_skip_it():
 
 
 def test_warp_size_rules_drop_on_a_rocm_only_branch_and_a_64_bit_mask_is_not_32_bit():
-    from auditor.scan import scan_text_as
+    from auditor.scan.file import scan_text_as
 
     code = (
         "__device__ float f(float v) {\n"

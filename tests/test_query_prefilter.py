@@ -2,11 +2,11 @@
 needles derived from a query must never skip a file the query matches."""
 import pytest
 
-from auditor.discover import classify
+from auditor.discover.files import classify
 from auditor.engines import cuda as cuda_engine
-from auditor.prefilter import query_may_match, query_needles, regex_needles
+from auditor.rulebook.prefilter import query_may_match, query_needles, regex_needles
 from auditor.rulebook import RuleError, load_rulebook
-from auditor.scan import scan_text_as
+from auditor.scan.file import scan_text_as
 from tests.conftest import FIXTURES
 
 RULEBOOK = load_rulebook()
@@ -97,8 +97,7 @@ def _python_sources():
 @pytest.mark.parametrize(("name", "code"), list(_python_sources()))
 def test_skipping_python_rules_never_changes_the_findings(name, code, monkeypatch):
     """The needles of a Python rule (all of its clauses) are only ever a shortcut."""
-    from auditor import prefilter
-
+    from auditor.rulebook import prefilter
     def found() -> set:
         return {(f.rule_id, f.span.line, f.subject, f.guarded) for f in scan_text_as(name, "python", code, RULEBOOK).findings}
 
@@ -114,7 +113,7 @@ def test_skipping_python_rules_never_changes_the_findings(name, code, monkeypatc
 def test_a_string_rule_inside_calls_needs_the_call_not_just_a_substring_of_its_literal():
     """RA510 (`backend="mpi"` in init_process_group): "mpi" inside "compile" or "ucc" inside "success" once sent
     every file through the whole Python rule walk."""
-    from auditor.prefilter import Haystack, rules_present
+    from auditor.rulebook.prefilter import Haystack, rules_present
 
     ra510 = (RULEBOOK.by_id()["RA510"],)
     assert rules_present(ra510, Haystack('model = torch.compile(model)\nprint("success")\n')) == ()

@@ -8,7 +8,7 @@ from pathlib import Path
 import pytest
 
 from auditor.rulebook import RuleError, load_rulebook, rules_root
-from auditor.rulepack import example_problem
+from auditor.cli.rulepack import example_problem
 from tests.conftest import REPO, write_tree
 
 IDS_LINE = re.compile(r"^# ids: (RA\d{3}-RA\d{3}(?:, RA\d{3}-RA\d{3})*)  ")
@@ -120,7 +120,7 @@ def test_every_error_the_tool_raises_derives_from_its_own_base():
     import pkgutil
 
     import auditor
-    from auditor.errors import AuditorError
+    from auditor.util.errors import AuditorError
 
     stray = []
     for info in pkgutil.walk_packages(auditor.__path__, "auditor."):
@@ -135,7 +135,7 @@ def test_every_error_the_tool_raises_derives_from_its_own_base():
 
 
 def test_a_tool_error_of_any_kind_is_exit_2_with_one_line(tmp_path, capsys):
-    from auditor.cli import main
+    from auditor.cli.app import main
 
     bad = write_tree(tmp_path, {"pack/python/x.toml": "[[rule]]\nid = 'RA1'\n"}) / "pack"
     assert main(["rules", "--check", str(bad)]) == 2

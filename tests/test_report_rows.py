@@ -5,11 +5,11 @@ import re
 
 import pytest
 
-from auditor.cli import main
+from auditor.cli.app import main
 from auditor.pipeline import audit
 from auditor.report.formats import FORMATS, RENDERERS, RenderOptions, render
 from auditor.rulebook import load_rulebook
-from auditor.settings import FORMATS as FLAG_FORMATS
+from auditor.commandline.settings import FORMATS as FLAG_FORMATS
 from tests.conftest import FIXTURES
 
 EXAMPLE = FIXTURES.parent / "auditor" / "example"

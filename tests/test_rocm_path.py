@@ -4,7 +4,7 @@ import json
 
 import pytest
 
-from auditor.cli import main
+from auditor.cli.app import main
 from tests.conftest import REPO
 
 ROOT = REPO / "fixtures" / "rocm_paths"

@@ -8,7 +8,7 @@ import ast
 from auditor.engines.python.guards import MAX_TEST_DEPTH
 from auditor.rocmpath.pytruth import Truth
 from auditor.rulebook import load_rulebook
-from auditor.scan import scan_text_as
+from auditor.scan.file import scan_text_as
 
 RULEBOOK = load_rulebook()
 COMBINED = "not (torch.version.hip is None) and (torch.version.hip or torch.version.cuda)"

@@ -9,7 +9,7 @@ import sys
 
 import pytest
 
-from auditor.cli import main
+from auditor.cli.app import main
 from tests.conftest import write_tree
 
 BASE = ["--no-progress", "--no-html", "-j", "1"]

@@ -2,7 +2,7 @@
 import pytest
 
 from auditor.rulebook import load_rulebook
-from auditor.rulepack import example_problem
+from auditor.cli.rulepack import example_problem
 
 RULEBOOK = load_rulebook()
 

@@ -5,7 +5,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.cli import main
+from auditor.cli.app import main
 from auditor.rulebook import RuleError, load_pack
 from tests.conftest import write_tree
 

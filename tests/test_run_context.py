@@ -14,7 +14,7 @@ from auditor.fix.data import shipped_fixes
 from auditor.pipeline import ScanOptions, analyse, audit, prepare, scan_all
 from auditor.report.json import render_json
 from auditor.rulebook import _digest, load_rulebook
-from auditor.scan import scan_text_as
+from auditor.scan.file import scan_text_as
 from tests.conftest import FIXTURES, write_tree
 
 CMAKE = """cmake_minimum_required(VERSION 3.21)

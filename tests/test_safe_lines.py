@@ -11,7 +11,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.escape import log_line, log_lines
+from auditor.util.escape import log_line, log_lines
 from tests.conftest import write_tree
 
 COMMAND_NAME = "::error file=README.md,line=1::approve.cu"

@@ -3,11 +3,11 @@ counts, and partial parses listed with their reason."""
 import dataclasses
 import json
 
-from auditor.analysis import build_report
+from auditor.analysis.assemble import build_report
 from auditor.report.json import FINDINGS_LISTED, SITES_PER_GROUP, render_json
 from auditor.report.sarif import MAX_RESULTS, sarif_dict
 from auditor.rulebook import load_rulebook
-from auditor.scan import scan_file
+from auditor.scan.file import scan_file
 from auditor.types import SourceFile
 from tests.conftest import write_tree
 

@@ -3,7 +3,7 @@ named `ggml-sycl` beside `ggml-hip` is a backend, not work; `rule` never breaks 
 SARIF message ends in `..`; "1 file"; no HIPIFY percentage of nothing."""
 import json
 
-from auditor.cli import main
+from auditor.cli.app import main
 from tests.conftest import write_tree
 
 BASE = ["--no-progress", "--no-html", "-j", "1"]

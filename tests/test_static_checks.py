@@ -75,3 +75,24 @@ def test_no_module_is_over_400_lines():
              for path in (REPO / "auditor").rglob("*.py") if "example" not in path.relative_to(REPO).parts}
     over = {path: n for path, n in lines.items() if n > MAX_MODULE_LINES}
     assert not over, f"over {MAX_MODULE_LINES} lines: {over}"
+
+
+MAX_TOP_LEVEL_MODULES = 10
+DATA_FOLDERS = {"example", "schema", "templates", "__pycache__"}   # shipped data, not stages
+
+
+def test_the_folders_are_the_stages():
+    """auditor/ holds stage packages and a few shared modules; every stage folder is one layer (or one side of a
+    layer) of import-linter's stage contract, so the picture in pyproject.toml is the tree on disk."""
+    import tomllib
+
+    top = REPO / "auditor"
+    modules = sorted(p.name for p in top.glob("*.py"))
+    assert len(modules) <= MAX_TOP_LEVEL_MODULES, modules
+    folders = {p.name for p in top.iterdir() if p.is_dir() and p.name not in DATA_FOLDERS}
+    assert all((top / name / "__init__.py").is_file() for name in folders), folders
+    contracts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    layers = next(c["layers"] for c in contracts if c["id"] == "stages")
+    named = {part.strip() for layer in layers for part in layer.replace("|", ":").split(":")}
+    assert folders <= named, f"stage folders missing from the layers: {sorted(folders - named)}"
+    assert named <= folders | {p.removesuffix(".py") for p in modules}, sorted(named - folders)

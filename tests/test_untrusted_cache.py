@@ -11,10 +11,10 @@ from pathlib import Path
 
 import pytest
 
-from auditor.cache import (
+from auditor.runner.cache import (
     CHECKSUM_BYTES, EVICTION_MARKER, FORMAT, EntryStore, ResultCache, evict, result_cache, tool_digest,
 )
-from auditor.cli import main
+from auditor.cli.app import main
 from auditor.rulebook import load_rulebook
 from auditor.types import FileFacts, FileResult, Finding, Severity, SourceFile, Span
 from tests.conftest import write_tree

@@ -9,7 +9,7 @@ import subprocess
 
 import pytest
 
-from auditor.cli import main
+from auditor.cli.app import main
 from tests.conftest import write_tree
 from tests.gitrepo import GitRepo
 
@@ -70,7 +70,7 @@ def test_repo_config_bounds_and_cores(tmp_path, capsys):
     assert ".rocm-audit.toml:1: max-file-size ignored: over 64M" in err
     assert ".rocm-audit.toml:2: time-budget ignored: over 600 s" in err
     assert "max-file-size = 16777216" in out and "time-budget = 60.0" in out
-    from auditor.settings import default_jobs, parse_settings
+    from auditor.commandline.settings import default_jobs, parse_settings
 
     assert parse_settings([str(repo)]).jobs == default_jobs()
     assert parse_settings([str(repo), "-j", "4096"]).jobs == default_jobs()
@@ -188,7 +188,7 @@ def test_blank_pyproject_is_linear(tmp_path, capsys):
 def test_repo_config_cannot_ask_for_its_files_to_be_rewritten(tmp_path, capsys):
     """`fix = true` / `unsafe = true` in a scanned repository's config would turn a check into a rewrite of
     the very tree being judged: ignored, with the line named, and the tree is left as it was."""
-    from auditor.cli import main
+    from auditor.cli.app import main
 
     repo = write_tree(tmp_path / "repo", {
         ".rocm-audit.toml": 'fix = true\nunsafe = true\n',

@@ -12,8 +12,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor.cli import main
-from auditor.vcs import TEMP_PREFIX
+from auditor.cli.app import main
+from auditor.util.vcs import TEMP_PREFIX
 from tests.gitrepo import GitRepo
 
 
@@ -157,7 +157,7 @@ def test_git_missing_is_named(tmp_path, capsys, monkeypatch):
 
 def test_git_helper_runs_with_filters_blanked(tmp_path):
     repo, markers = hostile_repo(tmp_path)
-    from auditor.vcs import _neutral_config
+    from auditor.util.vcs import _neutral_config
 
     overrides = _neutral_config(str(repo.root))
     for key in ("filter.evil.clean=", "filter.evil.smudge=", "filter.evil.process=", "diff.evil.textconv=",

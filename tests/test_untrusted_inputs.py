@@ -14,8 +14,8 @@ from pathlib import Path
 
 import pytest
 
-from auditor.boundedio import UnsafeRead, read_bounded
-from auditor.cli import main
+from auditor.util.boundedio import UnsafeRead, read_bounded
+from auditor.cli.app import main
 from tests.conftest import write_tree
 
 ONE_GIB = 1024 ** 3

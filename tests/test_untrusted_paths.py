@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import os
 
-from auditor.cli import main
+from auditor.cli.app import main
 from tests.conftest import write_tree
 
 SENTINEL = "SENTINEL_OUTSIDE_7f3a"

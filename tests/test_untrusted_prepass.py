@@ -14,7 +14,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.discover import discover
+from auditor.discover.files import discover
 from auditor.rocmpath import deps, pulled
 from auditor.rocmpath.cmakebuild import read_cmake
 from auditor.rocmpath.makebuild import read_makefile

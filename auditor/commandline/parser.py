@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor import __version__
-from auditor.errors import ToolError
+from auditor.util.errors import ToolError
 from auditor.history import options as history_options
 from auditor.report.formats import FORMATS  # the format registry names them
 

@@ -9,7 +9,7 @@ from auditor.engines.cudaindex import CudaRuleIndex, index_rules, rule_key
 from auditor.engines.kernelscope import kernel_lacks
 from auditor.parsing import cuda as ts_cuda
 from auditor.parsing.preproc import DEFINED_MACRO, LineStates, line_states
-from auditor.prefilter import active_queries
+from auditor.rulebook.prefilter import active_queries
 from auditor.rulebook import Rulebook
 from auditor.rulebook.context import ScanContext
 from auditor.types import Finding, Rule, Span

@@ -12,7 +12,7 @@ from functools import cache
 
 from auditor.engines import make_finding, snippet_of
 from auditor.parsing.preproc import LineStates
-from auditor.references import Reference
+from auditor.hipify.references import Reference
 from auditor.types import Finding, Rule, Severity, Span
 
 # HIP declares these for __hip_bfloat162 only, not __half2 (clr hipamd/include/hip/amd_detail/amd_hip_bf16.h):

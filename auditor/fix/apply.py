@@ -9,7 +9,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from auditor.discover import common_root, discover
+from auditor.discover.files import common_root, discover
 from auditor.fix.cuda_fixes import fix_cuda
 from auditor.fix.data import FixSpec
 from auditor.fix.edits import FileFix, FixContext, line_starts
@@ -19,11 +19,11 @@ from auditor.fix.python_fixes import fix_python
 from auditor.fix.safewrite import Identity, WriteRefused, identity, write_within
 from auditor.fix.text_fixes import fix_text
 from auditor.fix.treecheck import Candidate, check_tree
-from auditor.macros import cuda_only_macros
+from auditor.runner.macros import cuda_only_macros
 from auditor.pipeline import ScanOptions, audit
 from auditor.rulebook import Rulebook
 from auditor.rulebook.context import ScanContext
-from auditor.scan import InputError, read_bytes, scan_text_as
+from auditor.scan.file import InputError, read_bytes, scan_text_as
 from auditor.types import FileResult, Finding, Report
 
 FIXERS = {"cuda": fix_cuda, "python": fix_python, "text": fix_text}

@@ -6,13 +6,13 @@ import re
 import sys
 from collections import Counter
 
-from auditor.escape import log_lines, visible
+from auditor.util.escape import log_lines, visible
 from auditor.fix.apply import FixRun, run_fix, unified_diff, write_all
 
 
 def fix_command(settings) -> int:
-    from auditor.runsetup import exit_code, files_root, rulebook_for, scan_options
-    from auditor.errors import ToolError
+    from auditor.invocation.runsetup import exit_code, files_root, rulebook_for, scan_options
+    from auditor.util.errors import ToolError
     from auditor.fix.data import FixDataError, shipped_fixes
 
     for path in settings.paths:

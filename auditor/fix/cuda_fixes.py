@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from collections.abc import Callable, Sequence
 
-from auditor.errors import AuditorError
+from auditor.util.errors import AuditorError
 from auditor.fix.data import FixSpec
 from auditor.fix.edits import Edit, FileFix, FixContext, NO_CONTEXT, apply_edits, line_starts
 from auditor.fix.lanes import lane_limit, tensor_core_use, unparsed_limit, unparsed_regions

@@ -9,7 +9,7 @@ from dataclasses import dataclass, replace
 from functools import cache
 from pathlib import Path
 
-from auditor.errors import ToolError
+from auditor.util.errors import ToolError
 
 SAFETY = ("safe", "unsafe")
 ACTIONS = {

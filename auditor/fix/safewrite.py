@@ -12,7 +12,7 @@ import stat
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from auditor.errors import AuditorError
+from auditor.util.errors import AuditorError
 
 TEMP_SUFFIX = ".rocm-audit-fix"
 _DIR_FLAGS = os.O_RDONLY | getattr(os, "O_DIRECTORY", 0) | getattr(os, "O_NOFOLLOW", 0)

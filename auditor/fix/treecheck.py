@@ -14,7 +14,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from auditor.discover import discover
+from auditor.discover.files import discover
 from auditor.fix.data import FixSpec
 from auditor.inputs.kinds import kinds_in_lane
 from auditor.pipeline import ScanOptions, audit

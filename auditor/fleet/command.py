@@ -9,7 +9,7 @@ import sys
 from collections.abc import Sequence
 from pathlib import Path
 
-from auditor.errors import ToolError, safe_text
+from auditor.util.errors import ToolError, safe_text
 from auditor.fleet.portfolio import VERDICTS, Portfolio, build_portfolio, reached
 from auditor.fleet.recorder import Recorder, open_recorder
 from auditor.fleet.sources import Source, SourceError, expand
@@ -23,7 +23,7 @@ FAIL_ON = ("blocked", "needs-port", "never")
 
 def build_parser() -> argparse.ArgumentParser:
     from auditor.commandline.parser import _Parser, _positive_int, _seconds
-    from auditor.settings import default_jobs
+    from auditor.commandline.settings import default_jobs
 
     parser = _Parser(prog="rocm-audit fleet", allow_abbrev=False,
                      description="Audit many repositories (as `rocm-audit check` would each) and write the "
@@ -64,7 +64,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 def fleet_command(argv: Sequence[str], recorder: Recorder | None = None) -> int:
     """`recorder`: where runs are recorded and resumed from, when not named with --db."""
-    from auditor.settings import UsageError
+    from auditor.commandline.settings import UsageError
 
     args = build_parser().parse_args(list(argv))
     if args.executor == "dask" and not args.scheduler:
@@ -115,7 +115,7 @@ def write_outputs(outcomes: Sequence[Outcome], out: Path,
 
     from auditor.fleet.html import render_html
     from auditor.fleet.text import render_json
-    from auditor.output import write_atomic
+    from auditor.invocation.output import write_atomic
 
     (out / "reports").mkdir(parents=True, exist_ok=True)
     paths: dict[str, str] = {}
@@ -175,7 +175,7 @@ def _unchanged(sources: Sequence[Source], recorder: Recorder | None, reports: Pa
 def _store_key(path: Path) -> str | None:
     """The key the history store keeps this repository's runs under (None: git cannot tell)."""
     from auditor.history.command import repository
-    from auditor.vcs import GitError
+    from auditor.util.vcs import GitError
 
     try:
         return repository(path)[2]
@@ -195,7 +195,7 @@ def _check_args(args: argparse.Namespace) -> tuple[str, ...]:
 
 
 def _clone_dir(args: argparse.Namespace) -> Path:
-    from auditor.cache import default_directory
+    from auditor.runner.cache import default_directory
     from auditor.commandline.parser import CACHE_ENV
 
     base = args.cache_dir or (Path(os.environ[CACHE_ENV]) if os.environ.get(CACHE_ENV) else default_directory())

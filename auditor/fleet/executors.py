@@ -5,7 +5,7 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from concurrent.futures import ThreadPoolExecutor
 
-from auditor.errors import ToolError
+from auditor.util.errors import ToolError
 from auditor.fleet.tasks import Outcome, RepoTask, failed, scan_repository, stop_all
 
 CONNECT_SECONDS = 30

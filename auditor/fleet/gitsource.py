@@ -1,4 +1,4 @@
-"""What git says about a fleet's repositories, through auditor/vcs.py's neutralised invocation (no hooks,
+"""What git says about a fleet's repositories, through auditor/util/vcs.py's neutralised invocation (no hooks,
 filters or fsmonitor of the repository run): the commit a local repository is scanned at and the key its runs
 are recorded under; and a git URL fetched shallow into a bare cache repository and read from git objects."""
 from __future__ import annotations
@@ -9,9 +9,9 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from auditor.errors import AuditorError
+from auditor.util.errors import AuditorError
 from auditor.fleet.sources import display_name
-from auditor.vcs import GitError, base_tree, git, git_bytes
+from auditor.util.vcs import GitError, base_tree, git, git_bytes
 
 # fetch and clone may use these transports; every other (ext::, which runs a command, among them) stays off
 TRANSPORTS = ("https", "http", "ssh", "git", "file")

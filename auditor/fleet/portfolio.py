@@ -11,7 +11,7 @@ from dataclasses import dataclass, replace
 from auditor.fleet.tasks import FAILED, Outcome
 
 VERDICTS = ("ready", "needs-port", "blocked")
-ORDER = {verdict: rank for rank, verdict in enumerate(VERDICTS)}   # as auditor/verdict.py orders them
+ORDER = {verdict: rank for rank, verdict in enumerate(VERDICTS)}   # as auditor/analysis/verdict.py orders them
 SEVERITY_RANK = {"critical": 4, "high": 3, "medium": 2, "low": 1, "info": 0}
 DEPENDENCY_CATEGORIES = ("cuda_only_python_package", "cuda_only_library")
 DEFAULT_DAY_HOURS = 8.0
@@ -106,7 +106,7 @@ def _row(outcome: Outcome, report_path: str | None) -> RepoRow:
 
 
 def _live_groups(report: dict) -> list[dict]:
-    """The finding groups the port must deal with (auditor/verdict.py is_live): on the default install path,
+    """The finding groups the port must deal with (auditor/analysis/verdict.py is_live): on the default install path,
     unguarded, above info."""
     return [g for g in report["groups"] if g["disposition"] == "live" and not g["guarded"]
             and g["severity"] != "info"]

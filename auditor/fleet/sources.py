@@ -7,7 +7,7 @@ from collections.abc import Iterable, Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor.errors import ToolError
+from auditor.util.errors import ToolError
 
 URL = re.compile(r"^(?:[a-z][a-z0-9+.-]*://|[\w.-]+@[\w.-]+:)", re.IGNORECASE)   # scheme://… or git@host:path
 COMMENT = re.compile(r"(?:^|\s)#.*$")   # a `#` at the start or after a space (a URL may hold `#`)

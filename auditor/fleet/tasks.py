@@ -14,7 +14,7 @@ import time
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from auditor.scan import MAX_FILE_BYTES   # files larger than check's default limit are not read out of git
+from auditor.scan.file import MAX_FILE_BYTES   # files larger than check's default limit are not read out of git
 from auditor.fleet.gitsource import BrokenRepository, fetch_shallow, head_commit, repo_key, tree_of, url_key
 
 SCANNED, UNCHANGED, FAILED = "scanned", "unchanged", "failed"
@@ -104,11 +104,11 @@ def stop_all() -> None:
 
 def audit_repository(task: RepoTask) -> Outcome:
     """In this process: the repository's report, or a failed outcome saying why (never an exception)."""
-    from auditor.boundedio import UnsafeRead
+    from auditor.util.boundedio import UnsafeRead
     from auditor.config import ConfigError
-    from auditor.errors import ToolError
-    from auditor.settings import UsageError
-    from auditor.vcs import GitError
+    from auditor.util.errors import ToolError
+    from auditor.commandline.settings import UsageError
+    from auditor.util.vcs import GitError
 
     try:
         if task.kind == "missing":
@@ -154,12 +154,12 @@ def check_report(path: Path, check_args: tuple[str, ...], shown_root: str | None
                  where=None) -> tuple[dict, dict | None]:
     """What `rocm-audit check PATH --format json` reports, built the way `check` builds it, and with `where`
     (history.record.Where) the run as the history store keeps it."""
-    from auditor.cache import evict
-    from auditor.errors import ToolError
+    from auditor.runner.cache import evict
+    from auditor.util.errors import ToolError
     from auditor.pipeline import audit
     from auditor.report.json import report_dict
-    from auditor.runsetup import rulebook_for, scan_options
-    from auditor.settings import parse_settings
+    from auditor.invocation.runsetup import rulebook_for, scan_options
+    from auditor.commandline.settings import parse_settings
 
     settings = parse_settings(["check", str(path), "--format", "json", "--no-html", "--no-progress", "-j", "1",
                                *check_args])

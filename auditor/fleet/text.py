@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import json
 
-from auditor.errors import safe_text
+from auditor.util.errors import safe_text
 from auditor.fleet.portfolio import Blocker, Portfolio, portfolio_dict
 
 SHOWN_BLOCKERS = 10

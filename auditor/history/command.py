@@ -11,19 +11,19 @@ import time
 from dataclasses import replace
 from pathlib import Path
 
-from auditor import vcs
-from auditor.errors import ToolError
+from auditor.util import vcs
+from auditor.util.errors import ToolError
 from auditor.history import gitobjects, render, sample
 from auditor.history.record import RunRecord, Where, run_record
 from auditor.history.store import StoreError, open_store
 from auditor.history.warm import warm_scanner
-from auditor.output import write_or_print
+from auditor.invocation.output import write_or_print
 
 
 def rules_digest(settings, rulebook) -> str:
     """What a recorded point depends on besides the tree: rocm-audit's code, the rules, the options that change
     results. A point recorded under another digest is scanned again."""
-    from auditor.cache import scan_context
+    from auditor.runner.cache import scan_context
 
     choices = [settings.exclude, settings.include_vendored, settings.max_file_size, settings.per_file_ignores,
                settings.optional_dirs]
@@ -82,7 +82,7 @@ def record_and_progress(settings, report, root: Path, rulebook):
 
 
 def history_command(settings) -> int:
-    from auditor.runsetup import rulebook_for, scan_options
+    from auditor.invocation.runsetup import rulebook_for, scan_options
 
     options = settings.history
     path = settings.paths[0] if settings.paths else Path(".")

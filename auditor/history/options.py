@@ -6,7 +6,7 @@ import argparse
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor.errors import ToolError
+from auditor.util.errors import ToolError
 
 DEFAULT_POINTS = 40
 FORMATS = ("terminal", "json", "csv", "html")   # what `history --format` writes

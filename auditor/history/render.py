@@ -7,7 +7,7 @@ import io
 import json
 from collections.abc import Sequence
 
-from auditor.escape import visible
+from auditor.util.escape import visible
 from auditor.history.events import Delta, Event, delta, events
 from auditor.history.record import RunRecord
 from auditor.report.progress import PointData, ProgressView, progress_view

@@ -12,7 +12,7 @@ import sqlite3
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor.errors import ToolError
+from auditor.util.errors import ToolError
 from auditor.history.record import ComponentRow, DependencyRow, RuleCount, RunRecord, Where
 
 BUSY_TIMEOUT_MS = 60_000          # a writer waits this long for another one's transaction

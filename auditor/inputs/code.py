@@ -18,7 +18,7 @@ class PythonEngine:
         from auditor.engines.python import EMBEDDED_CUDA_CALLS, scan_python
         from auditor.parsing.pyimports import unguarded_imports
         from auditor.parsing.python import PythonParseError, parse
-        from auditor.prefilter import Haystack, python_gate
+        from auditor.rulebook.prefilter import Haystack, python_gate
 
         path, text, lines = source.path, source.text, source.lines
         note: str | None = None
@@ -100,7 +100,9 @@ class CudaEngine:
         from auditor.parsing.guardmacros import NOTE as MACRO_NOTE
         from auditor.parsing.guardmacros import lines_guarded_by_project_macros
         from auditor.parsing.preproc import line_states
-        from auditor.references import HAZARD_CATEGORIES, HAZARD_RULES, file_coverage, find_references, function_spans
+        from auditor.hipify.references import (
+            HAZARD_CATEGORIES, HAZARD_RULES, file_coverage, find_references, function_spans,
+        )
         from auditor.xlang.exports import defined_functions, exports, quoted_includes
 
         path, text, lines, kind = source.path, source.text, source.lines, self.kind

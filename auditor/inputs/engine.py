@@ -5,7 +5,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Protocol
 
-from auditor.errors import ScannedFileError
+from auditor.util.errors import ScannedFileError
 from auditor.rulebook.context import ScanContext
 from auditor.types import FileCoverage, FileFacts, Finding
 

@@ -85,7 +85,7 @@ def _is_ci(p: PathView) -> bool:
 
 
 def _yaml_kind(path: Path) -> str | None:
-    from auditor.yamlkind import yaml_kind
+    from auditor.inputs.yamlkind import yaml_kind
 
     return yaml_kind(path)
 
@@ -115,7 +115,7 @@ KINDS: tuple[InputKind, ...] = (
               text_rules=True),
     InputKind("shell", TextEngine("shell"), lambda p: p.suffix in (".sh", ".bash"), build_input=True,
               fix_lane="text", lexer="bash", text_rules=True),
-    # a candidate: discovery keeps only Kubernetes and Helm files (auditor/yamlkind.py)
+    # a candidate: discovery keeps only Kubernetes and Helm files (auditor/inputs/yamlkind.py)
     InputKind("yaml", YamlEngine(), lambda p: p.suffix in YAML_SUFFIXES, refine=_yaml_kind),
     InputKind("k8s", TextEngine("k8s"), None, lexer="yaml", text_rules=True),
 )

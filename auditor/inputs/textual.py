@@ -38,7 +38,7 @@ class ManifestEngine:
 def _included(path, content, ctx, abspath, seen: set[str], is_manifest: Callable[[str], bool]) -> list[Finding]:
     """Follow `-r`/`-c` includes that discovery would not scan on its own: inside the scanned root only, regular
     files of bounded size only (an include of /dev/zero, /proc or ../../ outside the tree is not read)."""
-    from auditor.boundedio import SMALL_CAP, UnsafeRead, read_bounded
+    from auditor.util.boundedio import SMALL_CAP, UnsafeRead, read_bounded
 
     found: list[Finding] = []
     if abspath is None:
@@ -108,6 +108,6 @@ class YamlEngine:
     """A YAML file discovery did not place (a rule example, or a file named on the command line)."""
 
     def scan(self, source: ScanInput, ctx: ScanContext) -> EngineResult:
-        from auditor.yamlkind import looks_like_k8s
+        from auditor.inputs.yamlkind import looks_like_k8s
 
         return TextEngine("k8s").scan(source, ctx) if looks_like_k8s(source.text) else EngineResult()

@@ -6,7 +6,7 @@ import tomllib
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from auditor.errors import ScannedFileError
+from auditor.util.errors import ScannedFileError
 from auditor.parsing.declared import Declared
 
 URL_OPTION = re.compile(r"^\s*(?:--index-url|--extra-index-url|-i|--find-links|-f)(?:\s+|=)(\S+)")

@@ -13,7 +13,7 @@ import warnings
 from dataclasses import dataclass
 from functools import cached_property
 
-from auditor.errors import ScannedFileError
+from auditor.util.errors import ScannedFileError
 
 
 class PythonParseError(ScannedFileError):

@@ -6,13 +6,13 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import Path
 
-from auditor.cache import EntryStore, scan_context
-from auditor.discover import common_root
+from auditor.runner.cache import EntryStore, scan_context
+from auditor.discover.files import common_root
 from auditor.pipeline.context import Discovered, RunContext, analyse, discover_run, prepare, scan_all
 from auditor.pipeline.options import PREPASS_SECONDS, ScanOptions
-from auditor.progress import ScanProgress
+from auditor.runner.progress import ScanProgress
 from auditor.rulebook import Rulebook
-from auditor.runcache import FileIndex, file_stat, load_report, run_key, save_report
+from auditor.runner.runcache import FileIndex, file_stat, load_report, run_key, save_report
 from auditor.types import Report
 
 __all__ = ["PREPASS_SECONDS", "Discovered", "RunContext", "ScanOptions", "analyse", "audit", "prepare", "scan_all"]

@@ -13,24 +13,24 @@ from contextlib import contextmanager
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from auditor.analysis import build_report
-from auditor.cache import EntryStore, ResultCache
-from auditor.discover import Discovery, common_root, discover
-from auditor.effort import load_model
-from auditor.isolate import file_size
-from auditor.macros import project_macros
+from auditor.analysis.assemble import build_report
+from auditor.runner.cache import EntryStore, ResultCache
+from auditor.discover.files import Discovery, common_root, discover
+from auditor.analysis.effort import load_model
+from auditor.runner.isolate import file_size
+from auditor.runner.macros import project_macros
 from auditor.pipeline.options import PREPASS_SECONDS, ScanOptions
-from auditor.policy import apply_path_policy
-from auditor.progress import ScanProgress
+from auditor.analysis.policy import apply_path_policy
+from auditor.runner.progress import ScanProgress
 from auditor.rocmpath.disposition import own_package_rules
 from auditor.rocmpath.model import ProjectBuild
 from auditor.rocmpath.pulled import pulled_in_build_files
 from auditor.rocmpath.reader import read_project
 from auditor.rulebook import Rulebook
 from auditor.rulebook.context import ScanContext
-from auditor.runcache import FileIndex
-from auditor import runner
-from auditor.scan import InputError, read_source
+from auditor.runner.runcache import FileIndex
+from auditor.runner import workers as runner
+from auditor.scan.file import InputError, read_source
 from auditor.types import FileResult, Report, SourceFile
 
 
@@ -134,7 +134,7 @@ def scan_all(ctx: RunContext, progress: Callable[[int, int], ScanProgress | None
 
 def analyse(ctx: RunContext, results: Sequence[FileResult], timings: dict[str, float] | None = None) -> Report:
     """The report of these results: the config's path policy, then dispositions against the project build model,
-    components, verdicts, effort, coverage, groups (auditor/analysis.py)."""
+    components, verdicts, effort, coverage, groups (auditor/analysis/assemble.py)."""
     options = ctx.options
     results = apply_path_policy(results, ctx.scan, options.per_file_ignores, options.optional_dirs)
     with timed(timings, "report"):

@@ -4,8 +4,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor.runner import DEFAULT_TIME_BUDGET
-from auditor.scan import MAX_FILE_BYTES
+from auditor.runner.workers import DEFAULT_TIME_BUDGET
+from auditor.scan.file import MAX_FILE_BYTES
 
 # the build pre-pass (every build file read, vendored CMake walked) stops reading after this long; what it did not
 # read is reported. Each file's reading is linear in its size, capped (auditor/rocmpath/reader.py), so the check
@@ -21,8 +21,8 @@ class ScanOptions:
     jobs: int = 1
     max_file_size: int = MAX_FILE_BYTES
     time_budget: float = DEFAULT_TIME_BUDGET    # seconds per file
-    cache_dir: Path | None = None               # where results are cached (auditor/cache.py); None: no cache
-    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()   # config policy (auditor/policy.py)
+    cache_dir: Path | None = None               # where results are cached (auditor/runner/cache.py); None: no cache
+    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()   # config policy (auditor/analysis/policy.py)
     optional_dirs: tuple[str, ...] = ()
     scan_dirs: tuple[str, ...] = ()             # vendored-looking directories new in the change (--diff-base)
     across_macros: bool = False                 # also cache each result under a key that ignores the project's

@@ -5,10 +5,10 @@ import json
 from collections import Counter
 
 from auditor import __version__
-from auditor.groups import listed_findings
+from auditor.analysis.groups import listed_findings
 from auditor.report.view import category_of, lines_scanned
 from auditor.rocmpath.model import RocmPath
-from auditor.failclosed.incomplete import closed_failures
+from auditor.gate.failclosed.incomplete import closed_failures
 from auditor.types import CATEGORIES, Coverage, Effort, FindingGroup, Report, Severity
 
 SCHEMA_VERSION = 1
@@ -104,7 +104,7 @@ def report_dict(report: Report) -> dict:
 
 
 def group_dict(report: Report, group: FindingGroup) -> dict:
-    """One finding group (auditor/groups.py): the rule, how many sites in how many files, the first sites (the
+    """One finding group (auditor/analysis/groups.py): the rule, how many sites in how many files, the first sites (the
     rest are in `findings` unless that list was cut too), its disposition, what it is keyed by and its hours."""
     first = report.findings[group.first]
     rule = report.rules.get(group.rule_id)

@@ -3,9 +3,9 @@ known findings folded away. Every text from the scanned repository is escaped.""
 from __future__ import annotations
 
 from auditor.report import plan, text, view
-from auditor.escape import visible
+from auditor.util.escape import visible
 from auditor.report.sarif import repo_uri
-from auditor.failclosed.incomplete import closed_failures
+from auditor.gate.failclosed.incomplete import closed_failures
 from auditor.types import Report, Severity
 
 MAX_ROWS = 50

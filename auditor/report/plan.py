@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from auditor.effort import DEPENDENCY_CATEGORIES
+from auditor.analysis.effort import DEPENDENCY_CATEGORIES
 from auditor.report import text, view
 from auditor.rocmpath import disposition as dispositions
 from auditor.rocmpath.model import PATTERN_NAMES, RocmPath
@@ -89,7 +89,7 @@ def peripheral(path: str) -> bool:
 
 
 def groups(report: Report) -> tuple[FindingGroup, ...]:
-    """The report's finding groups (auditor/groups.py), as the analysis made them."""
+    """The report's finding groups (auditor/analysis/groups.py), as the analysis made them."""
     return report.groups
 
 

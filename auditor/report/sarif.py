@@ -5,8 +5,8 @@ from __future__ import annotations
 import json
 
 from auditor import __version__
-from auditor.escape import uri_path
-from auditor.failclosed.incomplete import closed_failures
+from auditor.util.escape import uri_path
+from auditor.gate.failclosed.incomplete import closed_failures
 from auditor.report.text import sentence   # one full stop: a ROCm alternative may end in one already
 from auditor.types import Finding, Report, Rule, Severity
 

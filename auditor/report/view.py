@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from auditor import __version__
-from auditor.effort import DEPENDENCY_CATEGORIES
+from auditor.analysis.effort import DEPENDENCY_CATEGORIES
 from auditor.types import CATEGORIES, Finding, Report, Severity
 
 ROCM_STATUS = {   # what a dependency finding's severity says about the package on ROCm (README.md, severities)

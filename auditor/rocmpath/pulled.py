@@ -14,7 +14,7 @@ import time
 from collections.abc import Sequence
 from pathlib import Path, PurePosixPath
 
-from auditor.escape import visible
+from auditor.util.escape import visible
 from auditor.rocmpath.provenance import parent_dir
 from auditor.rocmpath.reader import read_build_file
 from auditor.types import SourceFile

@@ -10,7 +10,7 @@ from collections.abc import Callable, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
-from auditor.boundedio import UnsafeRead, read_text_bounded
+from auditor.util.boundedio import UnsafeRead, read_text_bounded
 from auditor.inputs.kinds import BUILD_INPUTS
 from auditor.parsing.preproc import PreprocFacts
 from auditor.rulebook.context import PythonGuards

@@ -12,7 +12,7 @@ from functools import cache, cached_property
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
-from auditor.apitable import ApiTable, shipped_table
+from auditor.hipify.apitable import ApiTable, shipped_table
 from auditor.types import CATEGORIES, EFFORT_CLASSES, Rule, Severity
 
 from auditor.rulebook.schema import (  # noqa: F401  (re-exported: the rule format's names)

@@ -17,7 +17,7 @@ from auditor.parsing.preproc import PreprocFacts
 from auditor.types import Rule
 
 if TYPE_CHECKING:
-    from auditor.apitable import ApiTable
+    from auditor.hipify.apitable import ApiTable
     from auditor.rulebook import Rulebook
 
 T = TypeVar("T")
@@ -80,7 +80,7 @@ class Guards:
             project_macros=pre.project_macros | ((rocm | cuda_only) - known)))
 
     def with_cuda_only_macros(self, names: frozenset[str]) -> "Guards":
-        """Macros the project's sources define only on CUDA-only branches (auditor/macros.py)."""
+        """Macros the project's sources define only on CUDA-only branches (auditor/runner/macros.py)."""
         pre = self.preprocessor
         return replace(self, preprocessor=replace(pre, cuda_only_defined=pre.cuda_only_defined | names))
 

@@ -6,7 +6,7 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Union
 
-from auditor.errors import ToolError
+from auditor.util.errors import ToolError
 
 
 class RuleError(ToolError, ValueError):

@@ -17,7 +17,7 @@ from auditor.engines.python.contexts import SyntacticContexts
 from auditor.engines.python.guards import Pos, _end, _Guards, _start, string_value
 from auditor.engines.python.names import _attribute_names, _compiled, _pattern_matches
 from auditor.parsing.python import PythonTree
-from auditor.prefilter import Haystack, rules_present
+from auditor.rulebook.prefilter import Haystack, rules_present
 from auditor.rulebook import Rulebook
 from auditor.rulebook.context import ScanContext
 from auditor.types import Finding, Rule, Span

@@ -7,7 +7,7 @@ import sys
 
 from rich.console import Console
 
-from auditor.escape import log_line, log_lines
+from auditor.util.escape import log_line, log_lines
 
 from auditor.report.terminal.summary import render_terminal
 from auditor.types import Report, Severity

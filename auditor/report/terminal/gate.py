@@ -6,12 +6,12 @@ from rich.console import Console
 from rich.table import Table
 from rich.text import Text
 
-from auditor.escape import log_line
+from auditor.util.escape import log_line
 from auditor.report import view
 from auditor.report.terminal.lines import SEVERITY_STYLE
 from auditor.report.text import counted
 from auditor.report.terminal.lines import markup_safe as _m
-from auditor.failclosed.incomplete import closed_failures
+from auditor.gate.failclosed.incomplete import closed_failures
 from auditor.types import Report, Severity
 
 

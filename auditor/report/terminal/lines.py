@@ -9,7 +9,7 @@ from rich.markup import escape as rich_escape
 from rich.text import Text
 
 from auditor.report import text
-from auditor.escape import log_line
+from auditor.util.escape import log_line
 from auditor.types import Severity
 
 VERDICT_STYLE = {"ready": "bold green", "needs-port": "bold yellow", "blocked": "bold red"}

@@ -6,7 +6,7 @@ from rich.console import Console
 from rich.table import Table
 
 from auditor.report import view
-from auditor.escape import log_line
+from auditor.util.escape import log_line
 from auditor.report.terminal.lines import SEVERITY_STYLE
 from auditor.report.terminal.lines import markup_safe as _m
 from auditor.types import Report, Severity

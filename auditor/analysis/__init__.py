@@ -1,0 +1,1 @@
+"""From per-file results to the answer: dispositions applied, verdict, effort, groups, policy."""

@@ -1,0 +1,1 @@
+"""The command line: `rocm-audit` and its subcommands."""

@@ -1,0 +1,377 @@
+"""Entry point: flags into Settings, a Report into an exit code. No analysis here."""
+from __future__ import annotations
+
+import os
+import sys
+from collections.abc import Sequence
+from pathlib import Path
+
+from auditor.commandline.pipes import ClosedPipeQuiet
+from auditor.util.errors import ToolError, safe_text  # ToolError re-exported: the tests use it
+from auditor.invocation.runsetup import exit_code as _exit_code
+from auditor.invocation.runsetup import files_root as _files_root
+from auditor.invocation.runsetup import installed_api_table as _installed_api_table
+from auditor.invocation.runsetup import rulebook_for as _rulebook
+from auditor.invocation.runsetup import scan_options
+from auditor.invocation.output import bundled_example, default_html_path, emit, write_atomic, write_or_print  # noqa: F401
+
+EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
+
+
+def main(argv: Sequence[str] | None = None) -> int:
+    from auditor.commandline.settings import parse_settings
+
+    argv = sys.argv[1:] if argv is None else list(argv)
+    debug = "--debug" in argv
+    _show_file_errors(debug)
+    stdout = sys.stdout
+    sys.stdout = ClosedPipeQuiet(stdout)   # `rocm-audit rules | head -2`: the rest is dropped, the code is kept
+    try:
+        if argv[:1] == ["fleet"]:
+            return _fleet(argv[1:], debug)
+        return _guarded(lambda: _run(parse_settings(argv)), debug)
+    finally:
+        sys.stdout = stdout
+
+
+def _show_file_errors(debug: bool) -> None:
+    """With --debug, a file's internal error (auditor/scan/file.py) is printed with its traceback on stderr."""
+    import logging
+
+    logger = logging.getLogger("rocm_audit")
+    logger.handlers = [logging.StreamHandler(sys.stderr)] if debug else []
+    logger.setLevel(logging.DEBUG if debug else logging.WARNING)
+    logger.propagate = False
+
+
+def _fleet(argv: list[str], debug: bool) -> int:
+    """`rocm-audit fleet SOURCES…`: the portfolio of many repositories (auditor/fleet/, its own flags)."""
+    from auditor.fleet.command import fleet_command
+
+    return _guarded(lambda: fleet_command([a for a in argv if a != "--debug"]), debug)
+
+
+def _run(settings) -> int:
+    from auditor.util.deadline import Deadline
+
+    for warning in settings.warnings:
+        print(f"rocm-audit: warning: {safe_text(warning)}", file=sys.stderr)
+    deadline = Deadline(settings.max_run_time).start() if settings.max_run_time else None
+    try:
+        return _command(settings)
+    except KeyboardInterrupt:
+        if deadline is not None and deadline.expired:
+            raise ToolError(deadline.message()) from None
+        raise
+    finally:
+        if deadline is not None:
+            deadline.cancel()
+
+
+def _command(settings) -> int:
+    if settings.command == "rules" and settings.check_pack is not None:
+        from auditor.cli.rulepack import check_command
+
+        return check_command(settings)
+    if settings.command == "rules":
+        return _list_rules(settings)
+    if settings.command == "rule":
+        return _explain_rule(settings)
+    if settings.command == "config":
+        return _show_config(settings)
+    if settings.command == "baseline":
+        return _write_baseline(settings)
+    if settings.command == "coverage":
+        return _coverage(settings)
+    if settings.command == "fix":
+        from auditor.fix.command import fix_command
+
+        return fix_command(settings)
+    if settings.command == "history":
+        from auditor.history.command import history_command
+
+        return history_command(settings)
+    return _check(settings)
+
+
+def _guarded(run, debug: bool) -> int:
+    """Every failure of the tool is exit 2 with one line (a traceback too with --debug); never 1, which means
+    findings."""
+    try:
+        return run()
+    except ToolError as err:   # every error of the tool's input or environment derives from it
+        print(f"rocm-audit: error: {safe_text(str(err))}", file=sys.stderr)
+        return EXIT_ERROR
+    except KeyboardInterrupt:
+        print("rocm-audit: interrupted", file=sys.stderr)
+        return EXIT_ERROR
+    except BaseException as err:  # an internal error (or a stray budget alarm) is still a tool error: exit 2
+        if isinstance(err, SystemExit) and err.code in (None, 0, EXIT_ERROR):
+            raise
+        if debug:
+            import traceback
+
+            traceback.print_exc()
+        print(f"rocm-audit: internal error: {type(err).__name__}: {safe_text(str(err))}"
+              + ("" if debug else " (run with --debug for details)"), file=sys.stderr)
+        return EXIT_ERROR
+
+
+def _coverage(settings) -> int:
+    """`rocm-audit coverage [PATH…]`: the HIPIFY coverage section alone; `--table-info`: the table's sources."""
+    if settings.table_info:
+        from auditor.hipify.apitable import shipped_table
+
+        table = _installed_api_table(settings) or shipped_table()
+        print("\n".join(table.describe()))
+        return EXIT_CLEAN
+    from rich.console import Console
+
+    from auditor.pipeline import audit
+    from auditor.report.json import coverage_dict
+    from auditor.report.terminal import render_coverage
+
+    paths = settings.paths or (Path("."),)
+    for path in paths:
+        if not path.exists():
+            raise ToolError(f"path does not exist: {path}")
+    report = audit(paths, _rulebook(settings), scan_options(settings))
+    if settings.format == "json":
+        import json
+
+        write_or_print(json.dumps(coverage_dict(report.coverage), indent=2) + "\n", settings.output)
+    else:
+        render_coverage(report, Console(), all_names=True)
+    return EXIT_CLEAN
+
+
+def _check(settings) -> int:
+    from dataclasses import replace
+
+    from auditor.gate.change import against_baseline, against_git, read_baseline, render_baseline, shrink
+
+    rulebook = _rulebook(settings)
+    report, root, options = _scan(settings, rulebook)
+    if settings.baseline:
+        baseline = read_baseline(settings.baseline)
+        shown = settings.baseline.absolute()
+        report = against_baseline(report, baseline, Path(os.path.relpath(shown)) if shown.is_relative_to(Path.cwd())
+                                  else shown)
+        if settings.update_baseline:
+            smaller = shrink(baseline, report)
+            write_atomic(settings.baseline, render_baseline(smaller))
+            removed = sum(e.count for e in baseline.entries) - sum(e.count for e in smaller.entries)
+            print(safe_text(f"rocm-audit: {settings.baseline}: {removed} finding(s) no longer found removed"),
+                  file=sys.stderr)
+            report = replace(report, gate=replace(report.gate, gone=()) if report.gate else None)
+    elif settings.diff_base:
+        report = against_git(report, root, settings.diff_base, rulebook, options)
+    report = _fail_closed(report, settings)
+    strict_fails = bool(settings.strict and report.gate and report.gate.gone)
+    if strict_fails:
+        report = replace(report, gate=replace(report.gate, strict=True))
+    if settings.statistics:
+        from auditor.report.statistics import render_statistics
+
+        sys.stdout.write(render_statistics(report, settings.fail_on))
+    else:
+        emit(settings, report, root, _progress(settings, report, root, rulebook))
+    code = _exit_code(report, settings.fail_on, settings.exit_zero)
+    if strict_fails and not settings.exit_zero:
+        if settings.format != "terminal" or settings.output:   # the terminal summary says it already
+            from auditor.report.terminal import strict_failure
+
+            print(strict_failure(report), file=sys.stderr)
+        code = EXIT_FINDINGS
+    return code
+
+
+def _fail_closed(report, settings):
+    """What fails this run besides findings (auditor/failclosed): files not scanned completely, gate settings
+    a config in the tree changed from the baseline's record, a baseline the change grew."""
+    from dataclasses import replace
+
+    from auditor.gate.failclosed.incomplete import failing_unscanned
+
+    findings = settings.gate_findings
+    if settings.baseline and settings.diff_base:
+        from auditor.discover.files import common_root
+        from auditor.gate.failclosed.baselinerecord import grown
+
+        findings += grown(common_root(settings.paths or (Path("."),)), settings.diff_base, settings.baseline)
+    return replace(report, unscanned=failing_unscanned(report, settings.fail_on, settings.allow_partial),
+                   gate_findings=findings if settings.fail_on is not None else ())
+
+
+def _unvendored(options, paths, ref: str):
+    """--diff-base: directories named like vendored code that the change adds are scanned (auditor/failclosed)."""
+    from dataclasses import replace
+
+    from auditor.discover.files import common_root
+    from auditor.gate.failclosed.vendoring import new_vendored_dirs
+
+    found = new_vendored_dirs(common_root(paths), ref)
+    for note in found.notes:
+        print(f"rocm-audit: note: {safe_text(note)}", file=sys.stderr)
+    return replace(options, scan_dirs=tuple(sorted(found.scanned)))
+
+
+def _progress(settings, report, root, rulebook):
+    """check --record appends the run to the history database; the HTML report shows the recorded progress."""
+    from auditor.history.command import record_and_progress
+
+    return record_and_progress(settings, report, root, rulebook)
+
+
+def _scan(settings, rulebook):
+    """The audit of the settings' paths: (report, the root its paths are relative to, scan options)."""
+    from dataclasses import replace
+
+    from auditor.discover.files import common_root
+    from auditor.pipeline import audit
+
+    paths = settings.paths
+    if settings.example:
+        paths = (bundled_example(),)
+        if settings.format == "terminal" and not settings.quiet:
+            print(f"rocm-audit demo: scanning the example repository that ships with rocm-audit ({paths[0]}).\n"
+                  "Run `rocm-audit check` in your project (or `rocm-audit PATH`) to scan your own.", file=sys.stderr)
+    for path in paths:
+        if not path.exists() and not path.is_symlink():
+            raise ToolError(f"path does not exist: {path}")
+    options = scan_options(settings)
+    if settings.diff_base and settings.command == "check" and not settings.include_vendored:
+        options = _unvendored(options, paths, settings.diff_base)
+    bar: list = []
+
+    def start_progress(total: int, total_bytes: int):
+        if not settings.progress or settings.quiet or total < 50 or not sys.stderr.isatty():
+            return None
+        from auditor.report.terminal.progress import ProgressBar
+
+        bar.append(ProgressBar(total, total_bytes))
+        return bar[0]
+
+    root = _files_root(paths, settings)
+    shown_root = None if root is None else (os.path.relpath(root) if root.is_relative_to(Path.cwd()) else str(root))
+    try:
+        report = audit(paths, rulebook, options, shown_root=shown_root, progress=start_progress, root=root)
+    finally:
+        for shown in bar:
+            shown.stop()
+    if not report.results and not report.errors and all(p.is_dir() for p in paths):
+        # an empty or mistyped directory is not READY: CI must not pass on a scan of nothing. (Files named one
+        # by one, as the pre-commit hook passes them, may all be of kinds we do not read: that is a clean run.)
+        hint = " (`rocm-audit demo` scans the example that ships with rocm-audit)" if paths == (Path("."),) else ""
+        raise ToolError(f"nothing to scan in {', '.join(str(p) for p in paths)}: "
+                        f"no CUDA, C/C++, Python or manifest files{hint}")
+    root = root or common_root(paths)
+    from auditor.runner.cache import evict
+
+    evict(options.cache_dir)
+    return replace(report, repo_prefix=_repo_prefix(root), fail_on_verify=settings.fail_on_verify), root, options
+
+
+def _repo_prefix(root: Path) -> str:
+    from auditor.config import project_root
+
+    top = project_root(root)
+    if top is None:
+        return ""
+    prefix = root.resolve().relative_to(top.resolve()).as_posix()
+    return "" if prefix == "." else prefix
+
+
+def _write_baseline(settings) -> int:
+    """`rocm-audit baseline PATH`: every unguarded finding becomes known (reasons already written are kept)."""
+    from auditor.gate.change import BASELINE_FILE, GateError, baseline_from, read_baseline, render_baseline
+
+    report, root, _ = _scan(settings, _rulebook(settings))
+    target = settings.output or settings.baseline or (root / BASELINE_FILE)
+    previous = None
+    if target.exists():
+        try:
+            previous = read_baseline(target)
+        except GateError as err:
+            print(safe_text(f"rocm-audit: replacing an unreadable baseline ({err})"), file=sys.stderr)
+    from auditor.commandline.basesettings import record_of
+
+    baseline = baseline_from(report, previous, record_of(settings.sources))
+    write_atomic(target, render_baseline(baseline))
+    total = sum(e.count for e in baseline.entries)
+    files = f"{len(report.results)} file{'' if len(report.results) == 1 else 's'}"
+    print(safe_text(f"rocm-audit: wrote {target}: {total} known finding(s) in {len(baseline.entries)} entries "
+                    f"({files} scanned)"))
+    return EXIT_CLEAN
+
+
+def _show_config(settings) -> int:
+    from auditor.config import describe
+
+    from auditor.util.escape import log_lines
+
+    sys.stdout.write(log_lines(describe(settings.sources, settings.config_file, settings.config_start or Path.cwd())))
+    return EXIT_CLEAN
+
+
+def _list_rules(settings) -> int:
+    """One line a rule (id, category, severity, name); `--category` narrows it, `--json` prints it as data."""
+    import json
+
+    from rich.console import Console
+    from rich.table import Table
+
+    from auditor.types import CATEGORIES
+
+    rules = _rulebook(settings).rules
+    if settings.category:
+        if settings.category not in CATEGORIES:
+            raise ToolError(f"unknown category {settings.category!r} (one of: {', '.join(CATEGORIES)})")
+        rules = [r for r in rules if r.category == settings.category]
+    if settings.rules_json:
+        sys.stdout.write(json.dumps([
+            {"id": r.id, "name": r.name, "category": r.category, "severity": r.severity.label, "effort": r.effort,
+             "message": r.message, "rocm_alternative": r.rocm_alternative} for r in rules], indent=2) + "\n")
+        return EXIT_CLEAN
+    table = Table(box=None, pad_edge=False, show_edge=False, header_style="bold")
+    for column in ("id", "category", "severity", "name"):
+        table.add_column(column, no_wrap=True, overflow="ellipsis")
+    for rule in rules:
+        table.add_row(rule.id, rule.category, rule.severity.label, rule.name)
+    console = Console()
+    console.print(table)
+    console.print(f"{len(rules)} rules · rocm-audit rule ID explains one · --category CAT, --json", style="dim",
+                  highlight=False)
+    return EXIT_CLEAN
+
+
+def _explain_rule(settings) -> int:
+    from rich.console import Console
+
+    from auditor.report.text import paragraphs, plain
+
+    rulebook = _rulebook(settings)
+    rule = rulebook.by_id().get(settings.rule_id or "")
+    if rule is None:
+        by_name = {r.name: r for r in rulebook.rules}
+        rule = by_name.get((settings.rule_id or "").lower())
+    if rule is None:
+        raise ToolError(f"no rule {settings.rule_id!r} (rocm-audit rules lists them)")
+    console = Console()
+    # soft_wrap: lines are never broken by rich (a URL or a line of code stays whole; the terminal wraps it)
+    console.print(f"[bold]{rule.id} {rule.name}[/bold]  {rule.category} · {rule.severity.label} · effort {rule.effort}",
+                  soft_wrap=True)
+    console.print(plain(rule.message), markup=False, soft_wrap=True)
+    if rule.rocm_alternative:
+        console.print(f"ROCm alternative: {plain(rule.rocm_alternative)}", markup=False, soft_wrap=True)
+    console.print()
+    for paragraph in paragraphs(rule.docs):  # the docs are wrapped for the TOML file, not the terminal
+        console.print(plain(paragraph), markup=False, highlight=False, soft_wrap=True)
+        console.print()
+    for label, examples in (("Reported", rule.flag), ("Not reported", rule.ok)):
+        console.print(f"[bold]{label}:[/bold]")
+        for example in examples:
+            console.print(f"  # {example.file}", style="dim", markup=False, soft_wrap=True)
+            for line in example.code.rstrip().splitlines():
+                console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
+    return EXIT_CLEAN

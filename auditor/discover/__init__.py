@@ -1,0 +1,1 @@
+"""Which files a run reads, and of which kind."""

@@ -1,0 +1,104 @@
+"""What every scanning command sets up from its settings before it scans, shared by `check`, `baseline`,
+`coverage` and `fix`: the rulebook (shipped or with the user's packs, selected, with an installed HIPIFY table),
+the scan options and cache directory, the root paths are reported against, and the exit code of a report."""
+from __future__ import annotations
+
+from pathlib import Path
+
+from auditor.util.errors import ToolError
+from auditor.invocation.output import bundled_example
+
+EXIT_CLEAN, EXIT_FINDINGS = 0, 1
+
+
+def rulebook_for(settings):
+    from auditor.runner.cache import cached_rulebook
+    from auditor.analysis.policy import unknown_selectors
+    from auditor.rulebook.schema import RuleError
+
+    try:
+        if settings.rule_packs:   # the user's own rules: read as given, not from the cache
+            from auditor.rulebook import load_rulebook
+
+            everything = load_rulebook(packs=settings.rule_packs)
+        else:
+            everything = cached_rulebook(cache_dir_for(settings))
+    except RuleError as err:
+        raise ToolError(f"rule files: {err}") from None
+    check_rule_patterns(everything, settings)
+    rulebook = everything.select(settings.select, settings.ignore)
+    if unknown := unknown_selectors(everything, settings.per_file_ignores):
+        raise ToolError(f"per-file-ignores: no rule matches {', '.join(map(repr, unknown))} "
+                        "(rocm-audit rules lists them)")
+    table = installed_api_table(settings)
+    return rulebook if table is None else rulebook.with_api_table(table)
+
+
+def check_rule_patterns(rulebook, settings) -> None:
+    """A --select/--ignore value (or config select/ignore) that names no rule is a mistake, not an empty set:
+    `--select RA3O1` would otherwise turn the gate off."""
+    from auditor.rulebook import _id_matches
+
+    sources = {name: source for name, _value, source in settings.sources}
+    for flag, patterns in (("select", settings.select), ("ignore", settings.ignore)):
+        for pattern in patterns:
+            if not any(_id_matches(rule, pattern) for rule in rulebook.rules):
+                where = sources.get(flag, "command line")
+                raise ToolError(f"--{flag} {pattern!r} ({where}): no rule id, prefix or name matches it "
+                                "(rocm-audit rules lists them)")
+
+
+def installed_api_table(settings):
+    """An installed hipify-perl's tables (--hipify-perl PATH, else on PATH), or None for the shipped table."""
+    from auditor.hipify.perl import HipifyPerlError, installed_table
+
+    try:
+        return installed_table(getattr(settings, "hipify_perl", None))
+    except HipifyPerlError as err:
+        raise ToolError(str(err)) from None
+
+
+def scan_options(settings):
+    from auditor.pipeline import ScanOptions
+
+    return ScanOptions(settings.exclude, settings.force_exclude, settings.include_vendored, settings.jobs,
+                       settings.max_file_size, settings.time_budget, cache_dir_for(settings),
+                       settings.per_file_ignores, settings.optional_dirs)
+
+
+def cache_dir_for(settings) -> Path | None:
+    """The cache directory of this run, or None (--no-cache; or the default one lies in a scanned path)."""
+    from auditor.runner.cache import cache_directory
+
+    scanned: tuple[Path, ...]
+    if settings.example:
+        scanned = (bundled_example(),)
+    elif settings.command in ("check", "baseline", "coverage", "fix"):
+        scanned = settings.paths or (Path("."),)
+    else:
+        scanned = ()
+    return cache_directory(settings.no_cache, settings.cache_dir, scanned)
+
+
+def files_root(paths, settings) -> Path | None:
+    """Files named one by one (the pre-commit hook) are reported relative to their repository (or config
+    file's directory), so that paths and fingerprints are the same as in a scan of the whole tree."""
+    from auditor.config import project_root
+    from auditor.discover.files import common_root
+
+    if not paths or any(p.is_dir() for p in paths):
+        return None
+    common = common_root(paths)
+    top = project_root(common) or (settings.config_file.parent.absolute() if settings.config_file else None)
+    return top.resolve() if top and common.is_relative_to(top.resolve()) else None
+
+
+def exit_code(report, fail_on, exit_zero: bool = False) -> int:
+    """1 when a finding that would break on ROCm (Report.failing, the one definition) reaches `fail_on`, or when the
+    run fails closed (auditor/failclosed: files not scanned completely, gate settings weakened by the change; both
+    are set only when the run fails at some threshold); 0 with --exit-zero whatever was found (a tool error is
+    still 2, raised before this)."""
+    if exit_zero:
+        return EXIT_CLEAN
+    fails_closed = bool(report.unscanned or report.gate_findings)
+    return EXIT_FINDINGS if report.failing(fail_on) or fails_closed else EXIT_CLEAN

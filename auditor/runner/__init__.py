@@ -1,0 +1,1 @@
+"""Scanning many files: worker processes, isolation and time budgets, the result cache, progress."""

@@ -1,0 +1,1 @@
+"""One file: read it, pick its engine, apply suppressions."""

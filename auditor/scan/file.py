@@ -1,0 +1,138 @@
+"""scan_file: read once, parse once, run the engine of the file's kind (auditor/inputs/kinds.py). Never raises."""
+from __future__ import annotations
+
+import codecs
+import logging
+import re
+import traceback
+from pathlib import Path, PurePosixPath
+
+from auditor.util.errors import ScannedFileError
+from auditor.util.escape import visible
+from auditor.inputs.engine import Incomplete, ParseFailure, ScanInput
+from auditor.inputs.kinds import BY_NAME
+from auditor.parsing.manifest import ManifestError
+from auditor.parsing.preproc import PreprocFacts
+from auditor.rulebook import Rulebook
+from auditor.rulebook.context import ScanContext
+from auditor.scan.suppress import read_suppressions
+from auditor.types import FileFacts, FileResult, Finding, SourceFile
+
+MAX_FILE_BYTES = 16 * 1024 * 1024
+ROCM_BUILD = re.compile(
+    r"IS_HIP_EXTENSION|ROCM_HOME|USE_ROCM|enable_language\s*\(\s*HIP\b|LANGUAGES[^)\n]*\bHIP\b"
+    r"|find_package\s*\(\s*(?:hip|HIP)\b|\bhipcc\b|--offload-arch|PYTORCH_ROCM_ARCH|HIP_PLATFORM"
+    r"|CMAKE_HIP_ARCHITECTURES|\bBUILD_TARGET\b.*\brocm\b|torch\.version\.hip"
+)
+DEBUG_LOG = logging.getLogger("rocm_audit")   # --debug shows it (auditor/cli/app.py): a file's internal error in full
+BUILD_FILE_NAMES = {"setup.py", "CMakeLists.txt", "pyproject.toml", "Makefile", "setup.cfg"}
+
+
+class InputError(ScannedFileError):
+    """The file cannot be read as text; the message says why."""
+
+
+def decode(data: bytes) -> tuple[str, str | None]:
+    """Text and, when it was not plain UTF-8, how it was decoded."""
+    if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
+        return data.decode("utf-16", "replace"), "UTF-16"
+    if b"\0" in data[:8192]:
+        raise InputError("binary file (NUL bytes)")
+    try:
+        return data.decode("utf-8-sig"), None
+    except UnicodeDecodeError:
+        return data.decode("latin-1"), "Latin-1 (not valid UTF-8)"
+
+
+def read_bytes(source: SourceFile, max_bytes: int = MAX_FILE_BYTES) -> bytes:
+    path = Path(source.abspath)
+    try:
+        size = path.stat().st_size
+        if size > max_bytes:
+            raise InputError(f"skipped: {size / 1e6:.1f} MB is over the {max_bytes / 1e6:.0f} MB file size limit")
+        with path.open("rb") as handle:
+            return handle.read(max_bytes + 1)
+    except OSError as err:
+        raise InputError(f"cannot read: {err.strerror or err}") from None
+
+
+def read_source(source: SourceFile, max_bytes: int = MAX_FILE_BYTES) -> tuple[str, str | None]:
+    return decode(read_bytes(source, max_bytes))
+
+
+def scan_file(
+    source: SourceFile, ctx: Rulebook | ScanContext, max_bytes: int = MAX_FILE_BYTES, data: bytes | None = None
+) -> FileResult:
+    """`data`: the file's bytes when the caller has read them already (read_bytes). `ctx`: the run's scan context
+    (a rulebook alone scans with its own guards and no project facts)."""
+    ctx = ScanContext.of(ctx)
+    try:
+        text, encoding_note = read_source(source, max_bytes) if data is None else decode(data)
+    except InputError as err:
+        return FileResult(source.path, source.kind, error=str(err))
+    try:
+        return scan_text_as(source.path, source.kind, text, ctx, Path(source.abspath), encoding_note)
+    except RecursionError:
+        return FileResult(source.path, source.kind, error="cannot parse: nesting too deep")
+    except Exception as err:  # noqa: BLE001 - the isolation boundary: a bug in one rule must not hide other files' results
+        DEBUG_LOG.debug("rocm-audit: internal error scanning %s:\n%s", visible(source.path), traceback.format_exc())
+        return FileResult(source.path, source.kind, error=f"internal error: {type(err).__name__}: {err}")
+
+
+def scan_text_as(
+    path: str,
+    kind: str,
+    text: str,
+    ctx: Rulebook | ScanContext,
+    abspath: Path | None = None,
+    encoding_note: str | None = None,
+) -> FileResult:
+    """Scan text as a file of the given kind (also used for rule examples)."""
+    ctx = ScanContext.of(ctx)
+    lines = text.splitlines()
+    partial_reason = encoding_note
+    try:
+        outcome = BY_NAME[kind].engine.scan(ScanInput(path, text, lines, abspath), ctx)
+    except (ManifestError, ParseFailure) as err:
+        return FileResult(path, kind, error=str(err))
+    found, engine_facts, parse_note = outcome.findings, outcome.facts, outcome.parse_note
+    partial_reason = partial_reason or parse_note
+    incomplete = parse_note if isinstance(parse_note, Incomplete) else None
+    suppressions = read_suppressions(text, ctx.derived(("suppression-ids",), ctx.suppression_ids))
+    kept = [f for f in found if not suppressions.covers(f.rule_id, f.span.line)]
+    facts = FileFacts(
+        lines=len(lines),
+        defines_kernels=BY_NAME[kind].c_family and "__global__" in text,
+        cpp_extension=engine_facts.cpp_extension,
+        rocm_build=PurePosixPath(path).name in BUILD_FILE_NAMES and bool(ROCM_BUILD.search(text)),
+        partial_reason=partial_reason or "",
+        unknown_suppressions=tuple(suppressions.unknown_ids),
+        imports=engine_facts.imports,
+        exports=engine_facts.exports,
+        functions=engine_facts.functions,
+        includes=engine_facts.includes,
+    )
+    return FileResult(
+        path, kind,
+        findings=tuple(sorted(kept, key=Finding.sort_key)),
+        suppressed=len(found) - len(kept),
+        partial=partial_reason is not None,
+        error=incomplete,
+        facts=facts,
+        coverage=outcome.coverage,
+    )
+
+
+def preprocessor_part(kind: str, text: str, facts: PreprocFacts) -> PreprocFacts | None:
+    """The part of `facts` a scan of this kind of file with this text can read (`InputKind.preprocessor_read`);
+    None: any of them."""
+    known = BY_NAME.get(kind)
+    read = known.preprocessor_read if known is not None else "all"
+    if read == "embedded":
+        from auditor.engines.python import EMBEDDED_CUDA_CALLS
+        from auditor.rulebook.prefilter import Haystack, Needles, name_needle
+
+        read = "all" if Needles(map(name_needle, EMBEDDED_CUDA_CALLS)).may_match(Haystack(text.lower())) else "none"
+    if read == "none":
+        return PreprocFacts(frozenset(), frozenset(), frozenset())
+    return facts.within(text) if read == "text" else None
