@@ -3,6 +3,8 @@ define too or test beside its own; guarded where a verified ROCm build compiles 
 CUDA-only."""
 from __future__ import annotations
 
+import pytest
+
 from tests.conftest import write_tree
 
 GATED = ("#include <vector>\n"
@@ -30,23 +32,17 @@ def test_a_cuda_only_project_gets_one_low_finding_per_ungated_directive(tmp_path
     assert code == 0 and data["summary"]["verdict"] != "blocked"
 
 
-def test_a_rocm_build_that_keeps_the_switch_cuda_only_leaves_the_gate_live(tmp_path, run_json):
-    root = write_tree(tmp_path / "p", {
-        "CMakeLists.txt": "project(foo CXX)\nadd_library(foo src/sum.cc)\nif(USE_CUDA)\n  enable_language(CUDA)\n"
-                          "  add_compile_definitions(FOO_USE_CUDA)\nelseif(USE_HIP)\n  enable_language(HIP)\n"
-                          "  add_compile_definitions(FOO_USE_HIP)\nendif()\n",
-        "src/sum.cc": GATED,
-    })
+@pytest.mark.parametrize(("cmake", "disposition"), [
+    # the ROCm build keeps the switch CUDA-only: the gate stays live
+    (("project(foo CXX)\nadd_library(foo src/sum.cc)\nif(USE_CUDA)\n  enable_language(CUDA)\n"
+      "  add_compile_definitions(FOO_USE_CUDA)\nelseif(USE_HIP)\n  enable_language(HIP)\n"
+      "  add_compile_definitions(FOO_USE_HIP)\nendif()\n"), "live"),
+    # the ROCm build defines the switch too: the gate is guarded
+    (("project(foo CXX)\nadd_library(foo src/sum.cc)\nif(USE_HIP)\n  enable_language(HIP)\n"
+      "  add_compile_definitions(FOO_USE_HIP FOO_USE_CUDA)\nelseif(USE_CUDA)\n"
+      "  enable_language(CUDA)\n  add_compile_definitions(FOO_USE_CUDA)\nendif()\n"), "guarded"),
+], ids=["cuda-only-switch", "switch-defined-on-rocm"])
+def test_a_rocm_build_decides_the_gate_by_whether_it_defines_the_switch(tmp_path, run_json, cmake, disposition):
+    root = write_tree(tmp_path / "p", {"CMakeLists.txt": cmake, "src/sum.cc": GATED})
     _, data = run_json(root, "--no-cache")
-    assert _gate(data) == {2: "live"}
-
-
-def test_a_rocm_build_that_defines_the_switch_too_guards_the_gate(tmp_path, run_json):
-    root = write_tree(tmp_path / "p", {
-        "CMakeLists.txt": "project(foo CXX)\nadd_library(foo src/sum.cc)\nif(USE_HIP)\n  enable_language(HIP)\n"
-                          "  add_compile_definitions(FOO_USE_HIP FOO_USE_CUDA)\nelseif(USE_CUDA)\n"
-                          "  enable_language(CUDA)\n  add_compile_definitions(FOO_USE_CUDA)\nendif()\n",
-        "src/sum.cc": GATED,
-    })
-    _, data = run_json(root, "--no-cache")
-    assert _gate(data) == {2: "guarded"}
+    assert _gate(data) == {2: disposition}
