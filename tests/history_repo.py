@@ -2,11 +2,17 @@
 go, a Hopper kernel added on a branch and merged, a tag. Commit times are fixed, so points are exact."""
 from __future__ import annotations
 
+import io
+import json
 import subprocess
+import tarfile
 from pathlib import Path
 
 from tests.conftest import write_tree
 from tests.gitrepo import GIT_ENV
+
+# what a point says, as the history's JSON and a cold scan of the commit both give it
+POINT_FIELDS = ("verdict", "live", "effort_low_days", "effort_high_days", "coverage", "complete", "by_rule")
 
 
 def git(root: Path, *args: str, date: str | None = None) -> str:
@@ -28,6 +34,43 @@ def commit(root: Path, files: dict[str, str | None], message: str, date: str, au
     git(root, "commit", "-q", "-m", message, f"--author={author} <{author.split()[0].lower()}@example.com>",
         date=date)
     return git(root, "rev-parse", "HEAD").strip()
+
+
+def linear_history(root: Path, steps: list[tuple[dict[str, str | None], str]]) -> list[str]:
+    """A new repository at `root` with one commit per (files, message) step, a month apart; their ids."""
+    root.mkdir(parents=True)
+    git(root, "init", "-q", "-b", "main")
+    return [commit(root, files, message, f"2026-0{n + 1}-01T00:00:00Z") for n, (files, message) in enumerate(steps)]
+
+
+def history_points(root: Path, work: Path) -> list[dict]:
+    """`rocm-audit history ROOT --format json`'s points, with a database of its own under `work`."""
+    from auditor.cli.app import main
+
+    out = work / "history.json"
+    assert main(["history", str(root), "--db", str(work / "h.db"), "--format", "json", "-o", str(out),
+                 "--no-progress", "-j", "1"]) == 0
+    return json.loads(out.read_text())["points"]
+
+
+def cold_point(root: Path, commit_id: str, into: Path) -> dict:
+    """The commit checked out on its own (git archive) and scanned with no cache at all, as the point's fields."""
+    from auditor.commandline.settings import parse_settings
+    from auditor.history.record import Where, run_record
+    from auditor.invocation.runsetup import rulebook_for, scan_options
+    from auditor.pipeline import audit
+
+    tree = into / commit_id[:12]
+    tree.mkdir(parents=True)
+    archive = subprocess.run(["git", "archive", "--format=tar", commit_id], cwd=root, capture_output=True,
+                             check=True).stdout
+    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
+        tar.extractall(tree, filter="data")
+    settings = parse_settings([str(tree), "--no-cache", "-j", "1"])
+    run = run_record(audit([tree], rulebook_for(settings), scan_options(settings), root=tree), Where("", "", ""))
+    return {"verdict": run.verdict, "live": run.live, "effort_low_days": run.effort_low_days,
+            "effort_high_days": run.effort_high_days, "coverage": run.coverage, "complete": run.complete,
+            "by_rule": run.live_by_rule()}
 
 
 KERNEL = """#include <cuda_runtime.h>

@@ -3,24 +3,16 @@ project's build macros changed and a file never names them): every point must st
 of that commit gives."""
 from __future__ import annotations
 
-import io
-import json
-import tarfile
 from pathlib import Path
 
 import pytest
 
 from auditor.runner import workers as runner
 from auditor.runner.cache import result_cache
-from auditor.cli.app import main
 from auditor.discover.files import discover
-from auditor.history.record import Where, run_record
-from auditor.pipeline import audit
 from auditor.rulebook import load_rulebook
 from auditor.runner.workers import scan_all
-from auditor.invocation.runsetup import rulebook_for, scan_options
-from auditor.commandline.settings import parse_settings
-from tests.history_repo import commit, git
+from tests.history_repo import POINT_FIELDS, cold_point, history_points, linear_history
 
 CMAKE = """cmake_minimum_required(VERSION 3.21)
 project(gridops LANGUAGES CXX)
@@ -69,8 +61,6 @@ __global__ void k(unsigned* r) { asm volatile("redux.sync.add.u32 %0, %0, 0xffff
 def project(tmp_path_factory) -> tuple[Path, list[str]]:
     """Commits that change the build's macros with the sources unchanged, and sources with the build unchanged."""
     root = tmp_path_factory.mktemp("incremental") / "gridops"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
     steps = [
         ({"CMakeLists.txt": CMAKE, "src/reduce.cu": REDUCE, "src/plain.cu": PLAIN,
           "app.py": "import torch\nimport pynvml\n", "requirements.txt": "torch\npynvml\n"}, "start"),
@@ -81,40 +71,15 @@ def project(tmp_path_factory) -> tuple[Path, list[str]]:
         ({"CMakeLists.txt": CMAKE_DEFINES, "src/reduce.cu": REDUCE.replace("out[", "x[0] = v;\n  out[")},
          "GRID_USE_HIP again, with a source change"),
     ]
-    ids = [commit(root, files, message, f"2026-0{n + 1}-01T00:00:00Z") for n, (files, message) in enumerate(steps)]
-    return root, ids
-
-
-def cold_point(root: Path, commit_id: str, into: Path) -> dict:
-    """The commit checked out on its own (git archive) and scanned with no cache at all, as the point's fields."""
-    tree = into / commit_id[:12]
-    tree.mkdir(parents=True)
-    archive = git_bytes(root, "archive", "--format=tar", commit_id)
-    with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
-        tar.extractall(tree, filter="data")
-    settings = parse_settings([str(tree), "--no-cache", "-j", "1"])
-    run = run_record(audit([tree], rulebook_for(settings), scan_options(settings), root=tree), Where("", "", ""))
-    return {"verdict": run.verdict, "live": run.live, "effort_low_days": run.effort_low_days,
-            "effort_high_days": run.effort_high_days, "coverage": run.coverage, "complete": run.complete,
-            "by_rule": run.live_by_rule()}
-
-
-def git_bytes(root: Path, *args: str) -> bytes:
-    import subprocess
-
-    return subprocess.run(["git", *args], cwd=root, capture_output=True, check=True).stdout
+    return root, linear_history(root, steps)
 
 
 def test_every_point_is_what_a_cold_scan_of_its_commit_gives(project, tmp_path):
     root, ids = project
-    out = tmp_path / "history.json"
-    assert main(["history", str(root), "--db", str(tmp_path / "h.db"), "--format", "json", "-o", str(out),
-                 "--no-progress", "-j", "1"]) == 0
-    points = json.loads(out.read_text())["points"]
+    points = history_points(root, tmp_path)
     assert [p["commit"] for p in points] == ids
-    fields = ("verdict", "live", "effort_low_days", "effort_high_days", "coverage", "complete", "by_rule")
     for point, commit_id in zip(points, ids):
-        assert {k: point[k] for k in fields} == cold_point(root, commit_id, tmp_path / "cold"), commit_id[:9]
+        assert {k: point[k] for k in POINT_FIELDS} == cold_point(root, commit_id, tmp_path / "cold"), commit_id[:9]
     # the build's macro decides what counts: the points differ where a stale result would hide it
     # (reduce.cu's and ext.py's PTX is guarded exactly while the HIP build defines GRID_USE_HIP)
     assert [p["by_rule"].get("RA300", 0) for p in points] == [1, 0, 0, 2, 2, 0]

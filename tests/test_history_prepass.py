@@ -4,16 +4,13 @@ what a cold scan of its commit gives, in a fresh process state, when the build s
 earlier text, and the sources and headers change around them."""
 from __future__ import annotations
 
-import json
 from pathlib import Path
 
 import pytest
 
-from auditor.cli.app import main
 from auditor.rocmpath import provenance, pybuild
-from tests.history_repo import commit, git
+from tests.history_repo import POINT_FIELDS, cold_point, history_points, linear_history
 from tests.test_build_readers import CPU_OP, TMA_KERNEL, TORCHAO_LIKE_SETUP
-from tests.test_history_incremental import cold_point
 
 # every CUDA source built on every platform: nothing says ROCm builds an alternative
 PLAIN_SETUP = TORCHAO_LIKE_SETUP.replace("    if use_cuda:\n        sources += cuda_sources\n",
@@ -32,8 +29,6 @@ GUARDED_INCLUDE = '#ifndef USE_ROCM\n#include "lane.cuh"\n#endif\n' + TMA_KERNEL
 @pytest.fixture(scope="module")
 def project(tmp_path_factory) -> tuple[Path, list[str]]:
     root = tmp_path_factory.mktemp("prepass") / "pkg"
-    root.mkdir()
-    git(root, "init", "-q", "-b", "main")
     steps = [
         ({"setup.py": PLAIN_SETUP, "pkg/__init__.py": "", "pkg/csrc/cpu/pack.cpp": CPU_OP,
           "pkg/csrc/cuda/tma/tma_map.cu": TMA_KERNEL, "pkg/csrc/cuda/sm90/gemm_sm90.cu": TMA_KERNEL},
@@ -44,8 +39,7 @@ def project(tmp_path_factory) -> tuple[Path, list[str]]:
         ({"pkg/csrc/cpu/reduce.cpp": GUARDED_INCLUDE}, "the include only when not on ROCm"),
         ({"setup.py": TORCHAO_LIKE_SETUP, "pkg/csrc/cpu/reduce.cpp": INCLUDING}, "both texts seen before, again"),
     ]
-    ids = [commit(root, files, message, f"2026-0{n + 1}-01T00:00:00Z") for n, (files, message) in enumerate(steps)]
-    return root, ids
+    return root, linear_history(root, steps)
 
 
 def forget_remembered() -> None:
@@ -56,20 +50,16 @@ def forget_remembered() -> None:
 def test_remembered_prepass_gives_every_point_a_cold_scan_gives(project, tmp_path):
     root, ids = project
     forget_remembered()
-    out = tmp_path / "history.json"
-    assert main(["history", str(root), "--db", str(tmp_path / "h.db"), "--format", "json", "-o", str(out),
-                 "--no-progress", "-j", "1"]) == 0
-    points = json.loads(out.read_text())["points"]
+    points = history_points(root, tmp_path)
     # the history did reuse readings: setup.py's two texts come back, headers stay the same across points
     assert pybuild._read_remembered.cache_info().hits >= 2
     assert provenance._remembered_includes.cache_info().hits > 0
     assert [p["commit"] for p in points] == ids
-    fields = ("verdict", "live", "effort_low_days", "effort_high_days", "coverage", "complete", "by_rule")
     cold = []
     for commit_id in ids:
         forget_remembered()       # nothing remembered from the history or another commit
         cold.append(cold_point(root, commit_id, tmp_path / "cold"))
-    assert [{k: p[k] for k in fields} for p in points] == cold
+    assert [{k: p[k] for k in POINT_FIELDS} for p in points] == cold
     # the build script and the guarded include decide what counts: a stale reading would show here
     assert [c["live"] for c in cold] == [14, 0, 8, 22, 21, 8]
     assert [c["verdict"] for c in cold] == ["blocked", "ready", "blocked", "blocked", "blocked", "blocked"]
