@@ -321,10 +321,3 @@ def _debug_switches(files: Sequence[SourceFile], text_of: Callable[[str], str]) 
     return undefined_switches(tested, builds)
 
 
-def _line_of(text: str, word: str) -> int:
-    for number, line in enumerate(text.splitlines(), start=1):
-        if re.search(rf"\b{re.escape(word)}\b", line):
-            return number
-    return 1
-
-
