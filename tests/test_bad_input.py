@@ -1,7 +1,6 @@
 """Bad input is reported and skipped; the rest of the scan goes on (a file left unscanned fails the run:
 tests/test_fail_closed.py)."""
 import os
-from pathlib import Path
 
 from tests.conftest import write_tree
 
@@ -95,14 +94,14 @@ def test_unreadable_file_is_listed(tmp_path, run_json, monkeypatch):
     write_tree(tmp_path, {"locked.py": "import tensorrt_llm\n", "open.py": "import pynvml\n"})
     (tmp_path / "locked.py").chmod(0)
     if os.geteuid() == 0:   # root reads every file whatever its mode: make the open fail as it would for a user
-        real_open = Path.open
+        real_open = os.open
 
-        def refuse_locked(self, *args, **kwargs):
-            if self.name == "locked.py":
-                raise PermissionError(13, "Permission denied", str(self))
-            return real_open(self, *args, **kwargs)
+        def refuse_locked(path, *args, **kwargs):
+            if os.fspath(path).endswith("locked.py"):
+                raise PermissionError(13, "Permission denied", os.fspath(path))
+            return real_open(path, *args, **kwargs)
 
-        monkeypatch.setattr(Path, "open", refuse_locked)
+        monkeypatch.setattr(os, "open", refuse_locked)
     code, report = run_json(tmp_path)
     assert code == 1
     assert report["errors"] == [{"path": "locked.py", "message": "cannot read: Permission denied"}]
@@ -122,3 +121,28 @@ def test_a_file_over_the_time_budget_is_reported_and_the_scan_goes_on(tmp_path, 
     assert errors == {"slow/generated.cu": "skipped: scanning took over the 1 s per-file time budget"}
     assert [(f["path"], f["rule"]) for f in report["findings"]] == [("app/serve.py", "RA100")]
     assert code == 1
+
+
+def test_a_fifo_or_device_named_on_the_command_line_fails_the_run_without_blocking(tmp_path, run_json):
+    # `git diff --name-only | xargs rocm-audit check` passes names; one that is a FIFO used to block the macro
+    # pre-pass forever, and `check /dev/zero` said READY with exit 0 after scanning nothing
+    write_tree(tmp_path, {"src/ok.py": "import os\n"})
+    os.mkfifo(tmp_path / "src" / "kernel.cu")
+    code, report = run_json("check", tmp_path / "src" / "kernel.cu", tmp_path / "src" / "ok.py")
+    assert code == 1
+    assert {e["path"]: e["message"] for e in report["errors"]} == {
+        "kernel.cu": "not read: not a regular file or directory"}
+    assert report["complete"] is False and "kernel.cu" in report["fails_closed"][0]["message"]
+    code, report = run_json("check", "/dev/zero")
+    assert code == 1 and report["errors"][0]["message"] == "not read: not a regular file or directory"
+
+
+def test_a_fifo_swapped_in_after_discovery_is_an_error_not_a_hang(tmp_path):
+    from auditor.rulebook import load_rulebook
+    from auditor.scan.file import scan_file
+    from auditor.types import SourceFile
+
+    fifo = tmp_path / "kernel.cu"
+    os.mkfifo(fifo)
+    result = scan_file(SourceFile("kernel.cu", str(fifo), "cuda"), load_rulebook())
+    assert result.error == "cannot read: a FIFO, not a regular file"

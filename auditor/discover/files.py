@@ -96,6 +96,9 @@ def discover(
                 found.setdefault(source.path, source)
         elif absolute.exists():
             relative = _relative(absolute, root)
+            if not absolute.is_file():   # a FIFO would block the scan, a device would never end
+                errors.append((visible(relative), "not read: not a regular file or directory"))
+                continue
             if force_exclude and (exclude_spec.match_file(relative)
                                   or (use_gitignore and _ignored_by_git(absolute, root)
                                       and not _is_tracked(relative, root, tracked_under_root))):

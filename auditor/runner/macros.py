@@ -12,6 +12,7 @@ from typing import cast
 from collections.abc import Iterable
 
 from auditor.runner.cache import EntryStore
+from auditor.util.boundedio import read_prefix
 from auditor.util.datacodec import DecodeError, decode
 from auditor.inputs.kinds import C_FAMILY
 from auditor.parsing.preproc import PreprocFacts, line_states
@@ -58,8 +59,7 @@ def _file_part(source: SourceFile, facts: PreprocFacts, max_bytes: int, memo: "_
     if memo is not None and (known := memo.load(source, stat)) is not None:
         return known
     try:
-        with open(source.abspath, "rb") as handle:
-            data = handle.read(max_bytes + 1)
+        data = read_prefix(source.abspath, max_bytes + 1)
     except OSError:
         return None
     text = data.decode("utf-8", "replace")

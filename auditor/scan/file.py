@@ -7,6 +7,7 @@ import re
 import traceback
 from pathlib import Path, PurePosixPath
 
+from auditor.util.boundedio import read_prefix
 from auditor.util.errors import ScannedFileError
 from auditor.util.escape import visible
 from auditor.inputs.engine import Incomplete, ParseFailure, ScanInput
@@ -50,8 +51,7 @@ def read_bytes(source: SourceFile, max_bytes: int = MAX_FILE_BYTES) -> bytes:
         size = path.stat().st_size
         if size > max_bytes:
             raise InputError(f"skipped: {size / 1e6:.1f} MB is over the {max_bytes / 1e6:.0f} MB file size limit")
-        with path.open("rb") as handle:
-            return handle.read(max_bytes + 1)
+        return read_prefix(path, max_bytes + 1)
     except OSError as err:
         raise InputError(f"cannot read: {err.strerror or err}") from None
 

@@ -3,6 +3,7 @@ installed hipify-perl): regular files only, never more than a cap. A device (`/d
 file would otherwise block or never end; a huge file would cost memory and time before any budget applies."""
 from __future__ import annotations
 
+import errno
 import os
 import stat
 from pathlib import Path
@@ -41,18 +42,37 @@ def read_bounded(path: Path, cap: int, what: str = "file", follow_links: bool = 
             raise UnsafeRead(f"{path}: the {what} is {_kind(info.st_mode)}, not a regular file")
         if info.st_size > cap:
             raise UnsafeRead(f"{path}: the {what} is {info.st_size:,} bytes, over the {cap:,}-byte limit")
-        chunks, total = [], 0
-        while total <= cap:
-            chunk = os.read(fd, min(1 << 20, cap + 1 - total))
-            if not chunk:
-                break
-            chunks.append(chunk)
-            total += len(chunk)
-        if total > cap:   # grew while being read
+        data = _read_fd(fd, cap + 1)
+        if len(data) > cap:   # grew while being read
             raise UnsafeRead(f"{path}: the {what} is over the {cap:,}-byte limit")
-        return b"".join(chunks)
+        return data
     finally:
         os.close(fd)
+
+
+def read_prefix(path: Path | str, limit: int) -> bytes:
+    """At most `limit` bytes of a scanned source file. Opened without blocking and checked on the descriptor, so
+    a FIFO, device or socket in its place (swapped in after discovery, or named on the command line) raises
+    OSError instead of waiting for a writer or reading forever."""
+    fd = os.open(path, os.O_RDONLY | os.O_NONBLOCK | getattr(os, "O_CLOEXEC", 0))
+    try:
+        mode = os.fstat(fd).st_mode
+        if not stat.S_ISREG(mode):
+            raise OSError(errno.EINVAL, f"{_kind(mode)}, not a regular file")
+        return _read_fd(fd, limit)
+    finally:
+        os.close(fd)
+
+
+def _read_fd(fd: int, limit: int) -> bytes:
+    chunks, total = [], 0
+    while total < limit:
+        chunk = os.read(fd, min(1 << 20, limit - total))
+        if not chunk:
+            break
+        chunks.append(chunk)
+        total += len(chunk)
+    return b"".join(chunks)
 
 
 def read_text_bounded(path: Path, cap: int, what: str = "file", follow_links: bool = True,
