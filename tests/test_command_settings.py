@@ -86,3 +86,10 @@ def test_a_scanned_trees_config_still_cannot_open_the_gate_of_any_command(tmp_pa
     assert any("allow-partial ignored" in w for w in check.warnings)
     fix = parse_settings(["fix", str(repo)])
     assert isinstance(fix, FixSettings) and fix.fail_on is None and fix.cache.cache_dir != Path("here")
+
+
+def test_every_command_the_parser_knows_has_its_function():
+    from auditor.cli.app import COMMANDS
+    from auditor.commandline.parser import SUBCOMMANDS
+
+    assert set(COMMANDS) == set(SUBCOMMANDS) - {"fleet"}   # fleet reads its own flags (cli/app.py main)

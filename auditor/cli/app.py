@@ -1,19 +1,27 @@
-"""Entry point: flags into Settings, a Report into an exit code. No analysis here."""
+"""Entry point: flags into the settings of the command given, a Report into an exit code. No analysis here."""
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from auditor.commandline.pipes import ClosedPipeQuiet
 from auditor.util.errors import ToolError, safe_text  # ToolError re-exported: the tests use it
+from auditor.invocation.judging import fail_closed, unvendored
 from auditor.invocation.runsetup import exit_code as _exit_code
 from auditor.invocation.runsetup import files_root as _files_root
 from auditor.invocation.runsetup import installed_api_table as _installed_api_table
 from auditor.invocation.runsetup import rulebook_for as _rulebook
 from auditor.invocation.runsetup import scan_options
 from auditor.invocation.output import bundled_example, default_html_path, emit, write_atomic, write_or_print  # noqa: F401
+
+if TYPE_CHECKING:
+    from auditor.commandline.commands import (
+        BaselineSettings, CheckSettings, ConfigSettings, CoverageSettings, FixSettings, HistorySettings, RuleSettings,
+        RulesSettings, Settings,
+    )
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -51,7 +59,7 @@ def _fleet(argv: list[str], debug: bool) -> int:
     return _guarded(lambda: fleet_command([a for a in argv if a != "--debug"]), debug)
 
 
-def _run(settings) -> int:
+def _run(settings: Settings) -> int:
     from auditor.util.deadline import Deadline
 
     for warning in settings.warnings:
@@ -68,12 +76,12 @@ def _run(settings) -> int:
             deadline.cancel()
 
 
-def _command(settings) -> int:
+def _command(settings: Settings) -> int:
     """The command's own function (COMMANDS, at the end of this module), given its settings."""
     return COMMANDS[settings.command](settings)
 
 
-def _rules(settings) -> int:
+def _rules(settings: RulesSettings) -> int:
     if settings.check_pack is not None:
         from auditor.cli.rulepack import check_command
 
@@ -81,13 +89,13 @@ def _rules(settings) -> int:
     return _list_rules(settings)
 
 
-def _fix(settings) -> int:
+def _fix(settings: FixSettings) -> int:
     from auditor.fix.command import fix_command
 
     return fix_command(settings)
 
 
-def _history(settings) -> int:
+def _history(settings: HistorySettings) -> int:
     from auditor.history.command import history_command
 
     return history_command(settings)
@@ -116,7 +124,7 @@ def _guarded(run, debug: bool) -> int:
         return EXIT_ERROR
 
 
-def _coverage(settings) -> int:
+def _coverage(settings: CoverageSettings) -> int:
     """`rocm-audit coverage [PATH…]`: the HIPIFY coverage section alone; `--table-info`: the table's sources."""
     if settings.table_info:
         from auditor.hipify.apitable import shipped_table
@@ -144,7 +152,7 @@ def _coverage(settings) -> int:
     return EXIT_CLEAN
 
 
-def _check(settings) -> int:
+def _check(settings: CheckSettings) -> int:
     from dataclasses import replace
 
     from auditor.gate.change import against_baseline, against_git, read_baseline, render_baseline, shrink
@@ -155,7 +163,7 @@ def _check(settings) -> int:
     _must_exist(paths)
     options = scan_options(settings)
     if gate.diff_base and settings.command == "check" and not settings.scope.include_vendored:
-        options = _unvendored(options, paths, gate.diff_base)
+        options = unvendored(options, paths, gate.diff_base)
     report, root = _scan(settings, paths, rulebook, options, gate.fail_on_verify)
     if gate.baseline:
         baseline = read_baseline(gate.baseline)
@@ -171,7 +179,7 @@ def _check(settings) -> int:
             report = replace(report, gate=replace(report.gate, gone=()) if report.gate else None)
     elif gate.diff_base:
         report = against_git(report, root, gate.diff_base, rulebook, options)
-    report = _fail_closed(report, settings)
+    report = fail_closed(report, gate, settings.scope.paths)
     strict_fails = bool(gate.strict and report.gate and report.gate.gone)
     if strict_fails:
         report = replace(report, gate=replace(report.gate, strict=True))
@@ -191,45 +199,14 @@ def _check(settings) -> int:
     return code
 
 
-def _fail_closed(report, settings):
-    """What fails this run besides findings (auditor/failclosed): files not scanned completely, gate settings
-    a config in the tree changed from the baseline's record, a baseline the change grew."""
-    from dataclasses import replace
-
-    from auditor.gate.failclosed.incomplete import failing_unscanned
-
-    gate = settings.gate
-    findings = gate.gate_findings
-    if gate.baseline and gate.diff_base:
-        from auditor.discover.files import common_root
-        from auditor.gate.failclosed.baselinerecord import grown
-
-        findings += grown(common_root(settings.scope.paths or (Path("."),)), gate.diff_base, gate.baseline)
-    return replace(report, unscanned=failing_unscanned(report, gate.fail_on, gate.allow_partial),
-                   gate_findings=findings if gate.fail_on is not None else ())
-
-
-def _unvendored(options, paths, ref: str):
-    """--diff-base: directories named like vendored code that the change adds are scanned (auditor/failclosed)."""
-    from dataclasses import replace
-
-    from auditor.discover.files import common_root
-    from auditor.gate.failclosed.vendoring import new_vendored_dirs
-
-    found = new_vendored_dirs(common_root(paths), ref)
-    for note in found.notes:
-        print(f"rocm-audit: note: {safe_text(note)}", file=sys.stderr)
-    return replace(options, scan_dirs=tuple(sorted(found.scanned)))
-
-
-def _progress(settings, report, root, rulebook):
+def _progress(settings: CheckSettings, report, root, rulebook):
     """check --record appends the run to the history database; the HTML report shows the recorded progress."""
     from auditor.history.command import record_and_progress
 
     return record_and_progress(settings, report, root, rulebook)
 
 
-def _example(settings) -> tuple[Path, ...]:
+def _example(settings: CheckSettings) -> tuple[Path, ...]:
     """`demo`: the example repository that ships with rocm-audit, said so on a terminal run."""
     paths = (bundled_example(),)
     if settings.reporting.format == "terminal" and not settings.reporting.quiet:
@@ -244,7 +221,7 @@ def _must_exist(paths) -> None:
             raise ToolError(f"path does not exist: {path}")
 
 
-def _scan(settings, paths, rulebook, options, fail_on_verify: bool):
+def _scan(settings: CheckSettings | BaselineSettings, paths, rulebook, options, fail_on_verify: bool):
     """check's and baseline's audit of `paths`: (report, the root its paths are relative to). `settings`: the
     progress bar and the config file (files named one by one are reported relative to its directory)."""
     from dataclasses import replace
@@ -283,7 +260,7 @@ def _repo_prefix(root: Path) -> str:
     return "" if prefix == "." else prefix
 
 
-def _write_baseline(settings) -> int:
+def _write_baseline(settings: BaselineSettings) -> int:
     """`rocm-audit baseline PATH`: every unguarded finding becomes known (reasons already written are kept)."""
     from auditor.gate.change import BASELINE_FILE, GateError, baseline_from, read_baseline, render_baseline
 
@@ -308,7 +285,7 @@ def _write_baseline(settings) -> int:
     return EXIT_CLEAN
 
 
-def _show_config(settings) -> int:
+def _show_config(settings: ConfigSettings) -> int:
     from auditor.config import describe
 
     from auditor.util.escape import log_lines
@@ -318,7 +295,7 @@ def _show_config(settings) -> int:
 
 
 
-def _list_rules(settings) -> int:
+def _list_rules(settings: RulesSettings) -> int:
     """One line a rule (id, category, severity, name); `--category` narrows it, `--json` prints it as data."""
     import json
 
@@ -349,7 +326,7 @@ def _list_rules(settings) -> int:
     return EXIT_CLEAN
 
 
-def _explain_rule(settings) -> int:
+def _explain_rule(settings: RuleSettings) -> int:
     from rich.console import Console
 
     from auditor.report.text import paragraphs, plain
@@ -381,5 +358,7 @@ def _explain_rule(settings) -> int:
     return EXIT_CLEAN
 
 
-COMMANDS = {"check": _check, "demo": _check, "rules": _rules, "rule": _explain_rule, "config": _show_config,
-            "baseline": _write_baseline, "coverage": _coverage, "fix": _fix, "history": _history}
+COMMANDS: dict[str, Callable[[Any], int]] = {   # each takes its command's settings (commandline/commands.py)
+    "check": _check, "demo": _check, "rules": _rules, "rule": _explain_rule, "config": _show_config,
+    "baseline": _write_baseline, "coverage": _coverage, "fix": _fix, "history": _history,
+}
