@@ -72,8 +72,8 @@ def test_repo_config_bounds_and_cores(tmp_path, capsys):
     assert "max-file-size = 16777216" in out and "time-budget = 60.0" in out
     from auditor.commandline.settings import default_jobs, parse_settings
 
-    assert parse_settings([str(repo)]).jobs == default_jobs()
-    assert parse_settings([str(repo), "-j", "4096"]).jobs == default_jobs()
+    assert parse_settings([str(repo)]).scope.jobs == default_jobs()
+    assert parse_settings([str(repo), "-j", "4096"]).scope.jobs == default_jobs()
 
 
 def test_repo_config_baseline_must_stay_inside_the_repository(tmp_path, capsys):

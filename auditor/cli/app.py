@@ -1,19 +1,27 @@
-"""Entry point: flags into Settings, a Report into an exit code. No analysis here."""
+"""Entry point: flags into the settings of the command given, a Report into an exit code. No analysis here."""
 from __future__ import annotations
 
 import os
 import sys
-from collections.abc import Sequence
+from collections.abc import Callable, Sequence
 from pathlib import Path
+from typing import TYPE_CHECKING, Any
 
 from auditor.commandline.pipes import ClosedPipeQuiet
 from auditor.util.errors import ToolError, safe_text  # ToolError re-exported: the tests use it
+from auditor.invocation.judging import fail_closed, unvendored
 from auditor.invocation.runsetup import exit_code as _exit_code
 from auditor.invocation.runsetup import files_root as _files_root
 from auditor.invocation.runsetup import installed_api_table as _installed_api_table
 from auditor.invocation.runsetup import rulebook_for as _rulebook
 from auditor.invocation.runsetup import scan_options
 from auditor.invocation.output import bundled_example, default_html_path, emit, write_atomic, write_or_print  # noqa: F401
+
+if TYPE_CHECKING:
+    from auditor.commandline.commands import (
+        BaselineSettings, CheckSettings, ConfigSettings, CoverageSettings, FixSettings, HistorySettings, RuleSettings,
+        RulesSettings, Settings,
+    )
 
 EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
@@ -51,7 +59,7 @@ def _fleet(argv: list[str], debug: bool) -> int:
     return _guarded(lambda: fleet_command([a for a in argv if a != "--debug"]), debug)
 
 
-def _run(settings) -> int:
+def _run(settings: Settings) -> int:
     from auditor.util.deadline import Deadline
 
     for warning in settings.warnings:
@@ -68,30 +76,29 @@ def _run(settings) -> int:
             deadline.cancel()
 
 
-def _command(settings) -> int:
-    if settings.command == "rules" and settings.check_pack is not None:
+def _command(settings: Settings) -> int:
+    """The command's own function (COMMANDS, at the end of this module), given its settings."""
+    return COMMANDS[settings.command](settings)
+
+
+def _rules(settings: RulesSettings) -> int:
+    if settings.check_pack is not None:
         from auditor.cli.rulepack import check_command
 
         return check_command(settings)
-    if settings.command == "rules":
-        return _list_rules(settings)
-    if settings.command == "rule":
-        return _explain_rule(settings)
-    if settings.command == "config":
-        return _show_config(settings)
-    if settings.command == "baseline":
-        return _write_baseline(settings)
-    if settings.command == "coverage":
-        return _coverage(settings)
-    if settings.command == "fix":
-        from auditor.fix.command import fix_command
+    return _list_rules(settings)
 
-        return fix_command(settings)
-    if settings.command == "history":
-        from auditor.history.command import history_command
 
-        return history_command(settings)
-    return _check(settings)
+def _fix(settings: FixSettings) -> int:
+    from auditor.fix.command import fix_command
+
+    return fix_command(settings)
+
+
+def _history(settings: HistorySettings) -> int:
+    from auditor.history.command import history_command
+
+    return history_command(settings)
 
 
 def _guarded(run, debug: bool) -> int:
@@ -117,12 +124,12 @@ def _guarded(run, debug: bool) -> int:
         return EXIT_ERROR
 
 
-def _coverage(settings) -> int:
+def _coverage(settings: CoverageSettings) -> int:
     """`rocm-audit coverage [PATH…]`: the HIPIFY coverage section alone; `--table-info`: the table's sources."""
     if settings.table_info:
         from auditor.hipify.apitable import shipped_table
 
-        table = _installed_api_table(settings) or shipped_table()
+        table = _installed_api_table(settings.rules.hipify_perl) or shipped_table()
         print("\n".join(table.describe()))
         return EXIT_CLEAN
     from rich.console import Console
@@ -131,7 +138,7 @@ def _coverage(settings) -> int:
     from auditor.report.json import coverage_dict
     from auditor.report.terminal import render_coverage
 
-    paths = settings.paths or (Path("."),)
+    paths = settings.scope.paths or (Path("."),)
     for path in paths:
         if not path.exists():
             raise ToolError(f"path does not exist: {path}")
@@ -145,40 +152,46 @@ def _coverage(settings) -> int:
     return EXIT_CLEAN
 
 
-def _check(settings) -> int:
+def _check(settings: CheckSettings) -> int:
     from dataclasses import replace
 
     from auditor.gate.change import against_baseline, against_git, read_baseline, render_baseline, shrink
 
+    gate, shown = settings.gate, settings.reporting
     rulebook = _rulebook(settings)
-    report, root, options = _scan(settings, rulebook)
-    if settings.baseline:
-        baseline = read_baseline(settings.baseline)
-        shown = settings.baseline.absolute()
-        report = against_baseline(report, baseline, Path(os.path.relpath(shown)) if shown.is_relative_to(Path.cwd())
-                                  else shown)
-        if settings.update_baseline:
+    paths = _example(settings) if settings.example else settings.scope.paths
+    _must_exist(paths)
+    options = scan_options(settings)
+    if gate.diff_base and settings.command == "check" and not settings.scope.include_vendored:
+        options = unvendored(options, paths, gate.diff_base)
+    report, root = _scan(settings, paths, rulebook, options, gate.fail_on_verify)
+    if gate.baseline:
+        baseline = read_baseline(gate.baseline)
+        where = gate.baseline.absolute()
+        report = against_baseline(report, baseline, Path(os.path.relpath(where)) if where.is_relative_to(Path.cwd())
+                                  else where)
+        if gate.update_baseline:
             smaller = shrink(baseline, report)
-            write_atomic(settings.baseline, render_baseline(smaller))
+            write_atomic(gate.baseline, render_baseline(smaller))
             removed = sum(e.count for e in baseline.entries) - sum(e.count for e in smaller.entries)
-            print(safe_text(f"rocm-audit: {settings.baseline}: {removed} finding(s) no longer found removed"),
+            print(safe_text(f"rocm-audit: {gate.baseline}: {removed} finding(s) no longer found removed"),
                   file=sys.stderr)
             report = replace(report, gate=replace(report.gate, gone=()) if report.gate else None)
-    elif settings.diff_base:
-        report = against_git(report, root, settings.diff_base, rulebook, options)
-    report = _fail_closed(report, settings)
-    strict_fails = bool(settings.strict and report.gate and report.gate.gone)
+    elif gate.diff_base:
+        report = against_git(report, root, gate.diff_base, rulebook, options)
+    report = fail_closed(report, gate, settings.scope.paths)
+    strict_fails = bool(gate.strict and report.gate and report.gate.gone)
     if strict_fails:
         report = replace(report, gate=replace(report.gate, strict=True))
-    if settings.statistics:
+    if shown.statistics:
         from auditor.report.statistics import render_statistics
 
-        sys.stdout.write(render_statistics(report, settings.fail_on))
+        sys.stdout.write(render_statistics(report, gate.fail_on))
     else:
         emit(settings, report, root, _progress(settings, report, root, rulebook))
-    code = _exit_code(report, settings.fail_on, settings.exit_zero)
-    if strict_fails and not settings.exit_zero:
-        if settings.format != "terminal" or settings.output:   # the terminal summary says it already
+    code = _exit_code(report, gate.fail_on, gate.exit_zero)
+    if strict_fails and not gate.exit_zero:
+        if shown.format != "terminal" or shown.output:   # the terminal summary says it already
             from auditor.report.terminal import strict_failure
 
             print(strict_failure(report), file=sys.stderr)
@@ -186,90 +199,55 @@ def _check(settings) -> int:
     return code
 
 
-def _fail_closed(report, settings):
-    """What fails this run besides findings (auditor/failclosed): files not scanned completely, gate settings
-    a config in the tree changed from the baseline's record, a baseline the change grew."""
-    from dataclasses import replace
-
-    from auditor.gate.failclosed.incomplete import failing_unscanned
-
-    findings = settings.gate_findings
-    if settings.baseline and settings.diff_base:
-        from auditor.discover.files import common_root
-        from auditor.gate.failclosed.baselinerecord import grown
-
-        findings += grown(common_root(settings.paths or (Path("."),)), settings.diff_base, settings.baseline)
-    return replace(report, unscanned=failing_unscanned(report, settings.fail_on, settings.allow_partial),
-                   gate_findings=findings if settings.fail_on is not None else ())
-
-
-def _unvendored(options, paths, ref: str):
-    """--diff-base: directories named like vendored code that the change adds are scanned (auditor/failclosed)."""
-    from dataclasses import replace
-
-    from auditor.discover.files import common_root
-    from auditor.gate.failclosed.vendoring import new_vendored_dirs
-
-    found = new_vendored_dirs(common_root(paths), ref)
-    for note in found.notes:
-        print(f"rocm-audit: note: {safe_text(note)}", file=sys.stderr)
-    return replace(options, scan_dirs=tuple(sorted(found.scanned)))
-
-
-def _progress(settings, report, root, rulebook):
+def _progress(settings: CheckSettings, report, root, rulebook):
     """check --record appends the run to the history database; the HTML report shows the recorded progress."""
     from auditor.history.command import record_and_progress
 
     return record_and_progress(settings, report, root, rulebook)
 
 
-def _scan(settings, rulebook):
-    """The audit of the settings' paths: (report, the root its paths are relative to, scan options)."""
-    from dataclasses import replace
+def _example(settings: CheckSettings) -> tuple[Path, ...]:
+    """`demo`: the example repository that ships with rocm-audit, said so on a terminal run."""
+    paths = (bundled_example(),)
+    if settings.reporting.format == "terminal" and not settings.reporting.quiet:
+        print(f"rocm-audit demo: scanning the example repository that ships with rocm-audit ({paths[0]}).\n"
+              "Run `rocm-audit check` in your project (or `rocm-audit PATH`) to scan your own.", file=sys.stderr)
+    return paths
 
-    from auditor.discover.files import common_root
-    from auditor.pipeline import audit
 
-    paths = settings.paths
-    if settings.example:
-        paths = (bundled_example(),)
-        if settings.format == "terminal" and not settings.quiet:
-            print(f"rocm-audit demo: scanning the example repository that ships with rocm-audit ({paths[0]}).\n"
-                  "Run `rocm-audit check` in your project (or `rocm-audit PATH`) to scan your own.", file=sys.stderr)
+def _must_exist(paths) -> None:
     for path in paths:
         if not path.exists() and not path.is_symlink():
             raise ToolError(f"path does not exist: {path}")
-    options = scan_options(settings)
-    if settings.diff_base and settings.command == "check" and not settings.include_vendored:
-        options = _unvendored(options, paths, settings.diff_base)
+
+
+def _scan(settings: CheckSettings | BaselineSettings, paths, rulebook, options, fail_on_verify: bool):
+    """check's and baseline's audit of `paths`: (report, the root its paths are relative to). `settings`: the
+    progress bar and the config file (files named one by one are reported relative to its directory)."""
+    from dataclasses import replace
+
+    from auditor.discover.files import common_root
+    from auditor.invocation.scanning import audit_tree
+
     bar: list = []
 
     def start_progress(total: int, total_bytes: int):
-        if not settings.progress or settings.quiet or total < 50 or not sys.stderr.isatty():
+        if not settings.progress or total < 50 or not sys.stderr.isatty():
             return None
         from auditor.report.terminal.progress import ProgressBar
 
         bar.append(ProgressBar(total, total_bytes))
         return bar[0]
 
-    root = _files_root(paths, settings)
+    root = _files_root(paths, settings.config_file)
     shown_root = None if root is None else (os.path.relpath(root) if root.is_relative_to(Path.cwd()) else str(root))
     try:
-        report = audit(paths, rulebook, options, shown_root=shown_root, progress=start_progress, root=root)
+        report = audit_tree(paths, rulebook, options, shown_root=shown_root, progress=start_progress, root=root)
     finally:
         for shown in bar:
             shown.stop()
-    if not report.results and not report.errors and all(p.is_dir() for p in paths):
-        # an empty or mistyped directory is not READY: CI must not pass on a scan of nothing. (Files named one
-        # by one, as the pre-commit hook passes them, may all be of kinds we do not read: that is a clean run.)
-        hint = " (`rocm-audit demo` scans the example that ships with rocm-audit)" if paths == (Path("."),) else ""
-        raise ToolError(f"nothing to scan in {', '.join(str(p) for p in paths)}: "
-                        f"no CUDA, C/C++, Python or manifest files{hint}")
     root = root or common_root(paths)
-    from auditor.runner.cache import evict
-
-    evict(options.cache_dir)
-    return replace(report, repo_prefix=_repo_prefix(root), fail_on_verify=settings.fail_on_verify), root, options
+    return replace(report, repo_prefix=_repo_prefix(root), fail_on_verify=fail_on_verify), root
 
 
 def _repo_prefix(root: Path) -> str:
@@ -282,11 +260,13 @@ def _repo_prefix(root: Path) -> str:
     return "" if prefix == "." else prefix
 
 
-def _write_baseline(settings) -> int:
+def _write_baseline(settings: BaselineSettings) -> int:
     """`rocm-audit baseline PATH`: every unguarded finding becomes known (reasons already written are kept)."""
     from auditor.gate.change import BASELINE_FILE, GateError, baseline_from, read_baseline, render_baseline
 
-    report, root, _ = _scan(settings, _rulebook(settings))
+    rulebook = _rulebook(settings)
+    _must_exist(settings.scope.paths)
+    report, root = _scan(settings, settings.scope.paths, rulebook, scan_options(settings), settings.fail_on_verify)
     target = settings.output or settings.baseline or (root / BASELINE_FILE)
     previous = None
     if target.exists():
@@ -305,7 +285,7 @@ def _write_baseline(settings) -> int:
     return EXIT_CLEAN
 
 
-def _show_config(settings) -> int:
+def _show_config(settings: ConfigSettings) -> int:
     from auditor.config import describe
 
     from auditor.util.escape import log_lines
@@ -314,7 +294,8 @@ def _show_config(settings) -> int:
     return EXIT_CLEAN
 
 
-def _list_rules(settings) -> int:
+
+def _list_rules(settings: RulesSettings) -> int:
     """One line a rule (id, category, severity, name); `--category` narrows it, `--json` prints it as data."""
     import json
 
@@ -345,16 +326,16 @@ def _list_rules(settings) -> int:
     return EXIT_CLEAN
 
 
-def _explain_rule(settings) -> int:
+def _explain_rule(settings: RuleSettings) -> int:
     from rich.console import Console
 
     from auditor.report.text import paragraphs, plain
 
     rulebook = _rulebook(settings)
-    rule = rulebook.by_id().get(settings.rule_id or "")
+    rule = rulebook.by_id().get(settings.rule_id)
     if rule is None:
         by_name = {r.name: r for r in rulebook.rules}
-        rule = by_name.get((settings.rule_id or "").lower())
+        rule = by_name.get(settings.rule_id.lower())
     if rule is None:
         raise ToolError(f"no rule {settings.rule_id!r} (rocm-audit rules lists them)")
     console = Console()
@@ -375,3 +356,9 @@ def _explain_rule(settings) -> int:
             for line in example.code.rstrip().splitlines():
                 console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
     return EXIT_CLEAN
+
+
+COMMANDS: dict[str, Callable[[Any], int]] = {   # each takes its command's settings (commandline/commands.py)
+    "check": _check, "demo": _check, "rules": _rules, "rule": _explain_rule, "config": _show_config,
+    "baseline": _write_baseline, "coverage": _coverage, "fix": _fix, "history": _history,
+}

@@ -130,7 +130,7 @@ def check_command(settings) -> int:
     from auditor.rulebook.schema import RuleError
 
     try:
-        result = check_pack(settings.check_pack, settings.rule_packs, settings.time_budget)
+        result = check_pack(settings.check_pack, settings.rules.rule_packs, settings.time_budget)
     except RuleError as err:
         raise ToolError(f"rule pack: {err}") from None
     for problem in result.problems:

@@ -1,4 +1,4 @@
-"""Command-line flags into a frozen Settings. No analysis here."""
+"""Command-line flags into the frozen settings of the command given (commandline/commands.py). No analysis here."""
 from __future__ import annotations
 
 import argparse
@@ -6,10 +6,14 @@ import difflib
 import os
 import re
 from collections.abc import Sequence
-from dataclasses import dataclass
 from pathlib import Path
-from typing import TYPE_CHECKING
+from typing import TYPE_CHECKING, TypedDict
 
+from auditor.commandline.commands import (
+    BaselineSettings, CheckSettings, ConfigSettings, CoverageSettings, FixSettings, HistorySettings, RuleSettings,
+    RulesSettings, Settings,
+)
+from auditor.commandline.concerns import Cache, Gate, Output, Recording, RuleChoice, Scope
 from auditor.commandline.parser import CACHE_ENV, RULES_JSON, SUBCOMMANDS, help_text, reading_parser
 from auditor.commandline.parser import FAIL_ON as FAIL_ON   # re-exported: the names other modules and tests use
 from auditor.commandline.parser import FILE_OUTPUTS as FILE_OUTPUTS
@@ -22,60 +26,6 @@ if TYPE_CHECKING:
     from auditor.config import Resolved
 
 DEFAULT_HTML = "rocm-audit-report.html"   # `--html rocm-audit-report.html` puts the page in the current directory
-
-
-@dataclass(frozen=True, slots=True)
-class Settings:
-    command: str
-    paths: tuple[Path, ...]
-    format: str
-    output: Path | None
-    fail_on: Severity | None          # None = never
-    select: tuple[str, ...]
-    ignore: tuple[str, ...]
-    exclude: tuple[str, ...]
-    force_exclude: bool
-    include_vendored: bool
-    jobs: int
-    no_html: bool
-    progress: bool
-    quiet: bool
-    max_file_size: int
-    time_budget: float
-    rule_id: str | None
-    debug: bool
-    example: bool                     # no path given: the bundled example repository
-    baseline: Path | None = None      # known findings (--baseline FILE)
-    update_baseline: bool = False
-    strict: bool = False              # fail when the baseline lists findings that are gone
-    diff_base: str | None = None      # git ref: only what HEAD adds since the merge-base is new
-    outputs: tuple[tuple[str, Path], ...] = ()          # (format, file) from --html/--sarif/--json/--markdown FILE
-    config_file: Path | None = None   # the config file in use
-    sources: tuple[tuple[str, object, str], ...] = ()   # (long flag, value, where it came from)
-    config_start: Path | None = None  # where the config file search started
-    hipify_perl: Path | None = None   # an installed hipify-perl whose tables replace the shipped API table
-    table_info: bool = False          # `coverage --table-info`: what the API table was built from
-    no_cache: bool = False            # neither read nor write the result cache
-    cache_dir: Path | None = None     # --cache-dir, ROCM_AUDIT_CACHE_DIR or the user's own config; None: default
-    per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()   # (glob, rule ids or prefixes)
-    optional_dirs: tuple[str, ...] = ()   # gitignore-style patterns: findings there are optional
-    verbose: bool = False             # the terminal summary lists every finding group and the full tables
-    category: str | None = None       # `rules --category CAT`: only the rules of this category
-    rules_json: bool = False          # `rules --json`: the rule list as JSON
-    diff: bool = False                # fix: print a unified diff and change nothing
-    unsafe: bool = False              # fix: also apply the fixes marked unsafe
-    verify: bool = False              # fix: compile each touched .cu before and after (nvcc; hipcc when found)
-    max_run_time: float | None = None  # seconds for the whole run (None: no limit); over it, exit 2
-    warnings: tuple[str, ...] = ()    # config keys ignored (a repository's config may not set them)
-    rule_packs: tuple[Path, ...] = ()  # --rules DIR: team rule packs added to the shipped rules
-    check_pack: Path | None = None    # `rules --check DIR`: validate this rule pack and run its examples
-    allow_partial: bool = False       # files not scanned completely do not fail the run (never from the tree)
-    gate_findings: tuple[tuple[str, str], ...] = ()   # (where, what): gate settings the tree changed from the
-                                                      # baseline's record (basesettings.from_record)
-    fail_on_verify: bool = False      # findings to verify on hardware count as breaking (Report.breaks)
-    exit_zero: bool = False           # --exit-zero: findings never make the exit code 1
-    statistics: bool = False          # --statistics: a count per rule, as ruff prints it
-    history: history_options.HistoryOptions = history_options.HistoryOptions()   # --record, --db; `history`
 
 
 def _split(values: Sequence[str] | None) -> tuple[str, ...]:
@@ -110,65 +60,104 @@ def _with_environment(sources: tuple, given: dict) -> tuple:
 
 
 def parse_settings(argv: Sequence[str]) -> Settings:
-    """Command line over config file over defaults (auditor/config.py)."""
+    """Command line over config file over defaults (auditor/config.py), into the settings of the command given."""
     given = _typed_on_the_command_line(argv)
     config_start = _config_start(given)
     resolved, gate_findings = _resolved(given, config_start)
     ns = argparse.Namespace(**resolved.values)
     command, args, rule_id = _command_and_paths(ns)
-    rules_json = getattr(ns, "json", None) == RULES_JSON
-    return Settings(
-        command=command,
-        paths=tuple(Path(a) for a in args),
-        format=ns.format,
-        output=ns.output,
-        fail_on=None if ns.fail_on == "never" else Severity.parse(ns.fail_on),
-        select=_split(ns.select) + (_split(ns.extend_select) if ns.select else ()),
-        ignore=_split(ns.ignore),
-        exclude=tuple(ns.exclude or ()),
-        force_exclude=ns.force_exclude,
-        include_vendored=ns.include_vendored,
-        jobs=min(ns.jobs or default_jobs(), default_jobs()),
-        no_html=ns.no_html,
-        progress=not ns.no_progress,
-        quiet=ns.quiet,
-        max_file_size=ns.max_file_size,
-        time_budget=ns.time_budget,
-        rule_id=rule_id,
-        debug=ns.debug,
-        example=command == "demo",
-        baseline=ns.baseline,
-        update_baseline=ns.update_baseline,
-        strict=ns.strict,
-        diff_base=ns.diff_base,
-        outputs=tuple((name, getattr(ns, name)) for name in FILE_OUTPUTS
-                      if getattr(ns, name) and getattr(ns, name) != RULES_JSON),
-        config_file=resolved.config.path if resolved.config else None,
-        sources=_with_environment(resolved.sources, given),
-        config_start=config_start,
-        hipify_perl=getattr(ns, "hipify_perl", None),
-        table_info=bool(getattr(ns, "table_info", False)),
-        no_cache=bool(ns.no_cache),
-        cache_dir=_cache_dir(given, ns.cache_dir),
-        per_file_ignores=tuple(_per_file_ignore(item) for item in ns.per_file_ignores or ()),
-        optional_dirs=_split(ns.optional_dirs),
-        verbose=bool(getattr(ns, "verbose", False)),
-        category=getattr(ns, "category", None),
-        rules_json=rules_json,
-        diff=bool(getattr(ns, "diff", False)),
-        unsafe=bool(getattr(ns, "unsafe", False)),
-        verify=bool(getattr(ns, "verify", False)),
-        max_run_time=ns.max_run_time,
-        warnings=resolved.warnings,
-        rule_packs=tuple(getattr(ns, "rule_packs", None) or ()),
-        check_pack=getattr(ns, "check_pack", None),
-        allow_partial=bool(getattr(ns, "allow_partial", False)),
-        gate_findings=gate_findings,
-        fail_on_verify=bool(ns.fail_on_verify),
-        exit_zero=bool(ns.exit_zero),
-        statistics=bool(ns.statistics),
-        history=history_options.from_namespace(ns, command),
-    )
+    paths = tuple(Path(a) for a in args)
+    per_file_ignores = tuple(_per_file_ignore(item) for item in ns.per_file_ignores or ())
+    history = history_options.from_namespace(ns, command)   # checks its flags against the command
+    common = _Common(command=command, sources=_with_environment(resolved.sources, given),
+                     warnings=resolved.warnings, max_run_time=ns.max_run_time)
+    config_file = resolved.config.path if resolved.config else None
+    if command == "config":
+        return ConfigSettings(**common, config_file=config_file, config_start=config_start)
+    rules = RuleChoice(select=_split(ns.select) + (_split(ns.extend_select) if ns.select else ()),
+                       ignore=_split(ns.ignore), per_file_ignores=per_file_ignores,
+                       rule_packs=tuple(getattr(ns, "rule_packs", None) or ()),
+                       hipify_perl=getattr(ns, "hipify_perl", None))
+    cache = Cache(no_cache=bool(ns.no_cache), cache_dir=_cache_dir(given, ns.cache_dir),
+                  scanned=_scanned(command, paths))
+    if command == "rules":
+        return RulesSettings(**common, rules=rules, cache=cache, category=getattr(ns, "category", None),
+                             rules_json=getattr(ns, "json", None) == RULES_JSON,
+                             check_pack=getattr(ns, "check_pack", None), time_budget=ns.time_budget)
+    if command == "rule":
+        return RuleSettings(**common, rules=rules, cache=cache, rule_id=rule_id or "")
+    scanning = _Scanning(scope=_scope(ns, paths), rules=rules, cache=cache)
+    progress = not ns.no_progress and not ns.quiet
+    if command == "baseline":
+        return BaselineSettings(**common, **scanning, config_file=config_file, output=ns.output,
+                                baseline=ns.baseline, fail_on_verify=bool(ns.fail_on_verify), progress=progress)
+    if command == "coverage":
+        return CoverageSettings(**common, **scanning, format=ns.format, output=ns.output,
+                                table_info=bool(getattr(ns, "table_info", False)))
+    if command == "fix":
+        return FixSettings(**common, **scanning, config_file=config_file, fail_on=_fail_on(ns),
+                           diff=bool(getattr(ns, "diff", False)), unsafe=bool(getattr(ns, "unsafe", False)),
+                           verify=bool(getattr(ns, "verify", False)))
+    if command == "history":
+        return HistorySettings(**common, **scanning, format=ns.format, output=ns.output, quiet=ns.quiet,
+                               history=history)
+    return CheckSettings(**common, **scanning, example=command == "demo", config_file=config_file,
+                         gate=_gate(ns, gate_findings), reporting=_output(ns),
+                         recording=Recording(history.record, history.db), progress=progress)
+
+
+def check_settings(argv: Sequence[str]) -> CheckSettings:
+    """The settings of a `check` command line (the fleet's scan of one repository is one)."""
+    settings = parse_settings(["check", *argv])
+    if not isinstance(settings, CheckSettings):
+        raise UsageError(f"not a check: {' '.join(argv)}")
+    return settings
+
+
+class _Common(TypedDict):
+    command: str
+    sources: tuple[tuple[str, object, str], ...]
+    warnings: tuple[str, ...]
+    max_run_time: float | None
+
+
+class _Scanning(TypedDict):
+    scope: Scope
+    rules: RuleChoice
+    cache: Cache
+
+
+def _fail_on(ns: argparse.Namespace) -> Severity | None:
+    return None if ns.fail_on == "never" else Severity.parse(ns.fail_on)
+
+
+def _scope(ns: argparse.Namespace, paths: tuple[Path, ...]) -> Scope:
+    return Scope(paths=paths, exclude=tuple(ns.exclude or ()), force_exclude=ns.force_exclude,
+                 include_vendored=ns.include_vendored, jobs=min(ns.jobs or default_jobs(), default_jobs()),
+                 max_file_size=ns.max_file_size, time_budget=ns.time_budget, optional_dirs=_split(ns.optional_dirs))
+
+
+def _gate(ns: argparse.Namespace, gate_findings: tuple[tuple[str, str], ...]) -> Gate:
+    return Gate(fail_on=_fail_on(ns), fail_on_verify=bool(ns.fail_on_verify), exit_zero=bool(ns.exit_zero),
+                baseline=ns.baseline, update_baseline=ns.update_baseline, strict=ns.strict, diff_base=ns.diff_base,
+                allow_partial=bool(getattr(ns, "allow_partial", False)), gate_findings=gate_findings)
+
+
+def _output(ns: argparse.Namespace) -> Output:
+    return Output(format=ns.format, output=ns.output,
+                  outputs=tuple((name, getattr(ns, name)) for name in FILE_OUTPUTS
+                                if getattr(ns, name) and getattr(ns, name) != RULES_JSON),
+                  no_html=ns.no_html, quiet=ns.quiet, verbose=bool(getattr(ns, "verbose", False)),
+                  statistics=bool(ns.statistics))
+
+
+def _scanned(command: str, paths: tuple[Path, ...]) -> tuple[Path, ...]:
+    """The trees a command scans, which the default cache directory must not lie in."""
+    if command == "demo":
+        from auditor.invocation.output import bundled_example
+
+        return (bundled_example(),)
+    return paths or (Path("."),) if command in ("check", "baseline", "coverage", "fix") else ()
 
 
 

@@ -15,7 +15,8 @@ def fix_command(settings) -> int:
     from auditor.util.errors import ToolError
     from auditor.fix.data import FixDataError, shipped_fixes
 
-    for path in settings.paths:
+    paths = settings.scope.paths
+    for path in paths:
         if not path.exists():
             raise ToolError(f"path does not exist: {path}")
     try:
@@ -24,8 +25,8 @@ def fix_command(settings) -> int:
         raise ToolError(f"fix files: {err}") from None
     rulebook = rulebook_for(settings)
     specs = {rule: spec for rule, spec in specs.items() if rule in rulebook.by_id()}   # --select/--ignore
-    run = run_fix(settings.paths, rulebook, specs, scan_options(settings), settings.unsafe,
-                  root=files_root(settings.paths, settings))
+    run = run_fix(paths, rulebook, specs, scan_options(settings), settings.unsafe,
+                  root=files_root(paths, settings.config_file))
     verified = ""
     if settings.verify:
         from auditor.fix.compilers import verify_run
@@ -36,7 +37,7 @@ def fix_command(settings) -> int:
             if outcome.changed:
                 sys.stdout.write(unified_diff(outcome))
     else:
-        run = write_all(run, settings.paths, rulebook, scan_options(settings))
+        run = write_all(run, paths, rulebook, scan_options(settings))
     print(log_lines(summary(run, settings.diff) + (verified + "\n" if verified else "")),
           file=sys.stderr if settings.diff else sys.stdout, end="")
     return exit_code(run.before if settings.diff else run.after, settings.fail_on)

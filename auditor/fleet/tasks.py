@@ -154,21 +154,16 @@ def check_report(path: Path, check_args: tuple[str, ...], shown_root: str | None
                  where=None) -> tuple[dict, dict | None]:
     """What `rocm-audit check PATH --format json` reports, built the way `check` builds it, and with `where`
     (history.record.Where) the run as the history store keeps it."""
-    from auditor.runner.cache import evict
-    from auditor.util.errors import ToolError
-    from auditor.pipeline import audit
-    from auditor.report.json import report_dict
+    from auditor.commandline.settings import check_settings
     from auditor.invocation.runsetup import rulebook_for, scan_options
-    from auditor.commandline.settings import parse_settings
+    from auditor.invocation.scanning import audit_tree
+    from auditor.report.json import report_dict
 
-    settings = parse_settings(["check", str(path), "--format", "json", "--no-html", "--no-progress", "-j", "1",
-                               *check_args])
+    settings = check_settings([str(path), "--format", "json", "--no-html", "--no-progress", "-j", "1",
+                              *check_args])
     options = scan_options(settings)
     rulebook = rulebook_for(settings)
-    report = audit(settings.paths, rulebook, options, shown_root=shown_root)
-    if not report.results and not report.errors:
-        raise ToolError("nothing to scan: no CUDA, C/C++, Python or manifest files")
-    evict(options.cache_dir)
+    report = audit_tree(settings.scope.paths, rulebook, options, shown_root=shown_root)
     record = None
     if where is not None:
         from dataclasses import asdict

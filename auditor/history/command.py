@@ -25,9 +25,10 @@ def rules_digest(settings, rulebook) -> str:
     results. A point recorded under another digest is scanned again."""
     from auditor.runner.cache import scan_context
 
-    choices = [settings.exclude, settings.include_vendored, settings.max_file_size, settings.per_file_ignores,
-               settings.optional_dirs]
-    text = scan_context(rulebook, settings.max_file_size) + json.dumps(choices, default=str)
+    scope = settings.scope
+    choices = [scope.exclude, scope.include_vendored, scope.max_file_size, settings.rules.per_file_ignores,
+               scope.optional_dirs]
+    text = scan_context(rulebook, scope.max_file_size) + json.dumps(choices, default=str)
     return hashlib.blake2b(text.encode(), digest_size=12).hexdigest()
 
 
@@ -53,9 +54,9 @@ def record_and_progress(settings, report, root: Path, rulebook):
     """For `check`: append the run when --record asks, then the Progress view for an HTML report when the store
     holds points of this repository (read-only; a default database that cannot be read is skipped with a
     warning, one named with --db is an error)."""
-    options = settings.history
-    wants_html = settings.format == "html" or any(fmt == "html" for fmt, _ in settings.outputs) or (
-        settings.format == "terminal" and not settings.output and sys.stdout.isatty() and not settings.no_html)
+    options, shown = settings.recording, settings.reporting
+    wants_html = shown.format == "html" or any(fmt == "html" for fmt, _ in shown.outputs) or (
+        shown.format == "terminal" and not shown.output and sys.stdout.isatty() and not shown.no_html)
     if not options.record and not wants_html:
         return None
     try:
@@ -85,8 +86,8 @@ def history_command(settings) -> int:
     from auditor.invocation.runsetup import rulebook_for, scan_options
 
     options = settings.history
-    path = settings.paths[0] if settings.paths else Path(".")
-    if len(settings.paths) > 1:
+    path = settings.scope.paths[0] if settings.scope.paths else Path(".")
+    if len(settings.scope.paths) > 1:
         raise ToolError("history takes one path (a repository or a directory in one)")
     if not path.exists():
         raise ToolError(f"path does not exist: {path}")

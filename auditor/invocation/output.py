@@ -21,7 +21,8 @@ def bundled_example() -> Path:
 def render_options(settings, root: Path | None = None, progress=None) -> RenderOptions:
     """The settings' rendering choices. `root`: where the scanned files are, for the code the HTML report shows
     around each finding; `progress`: the recorded history for its Progress section (auditor/history)."""
-    return RenderOptions(fail_on=settings.fail_on, quiet=settings.quiet, verbose=settings.verbose, source_root=root,
+    shown = settings.reporting
+    return RenderOptions(fail_on=settings.gate.fail_on, quiet=shown.quiet, verbose=shown.verbose, source_root=root,
                          progress=progress)
 
 
@@ -29,14 +30,15 @@ def emit(settings, report, root: Path | None = None, progress=None) -> None:
     """The files asked for with --html/--sarif/--json/--markdown FILE, then the main format (-o FILE or stdout);
     in an interactive terminal run, also the HTML report in the current directory."""
     options = render_options(settings, root, progress)
-    for fmt, path in settings.outputs:
+    shown = settings.reporting
+    for fmt, path in shown.outputs:
         write_atomic(path, render(fmt, report, options))
-    if settings.format != "terminal" or settings.output:
-        write_or_print(render(settings.format, report, options), settings.output)
+    if shown.format != "terminal" or shown.output:
+        write_or_print(render(shown.format, report, options), shown.output)
         return
     from auditor.report.terminal.console import print_line, print_terminal
 
-    print_terminal(report, settings.quiet, settings.fail_on, settings.verbose)
+    print_terminal(report, shown.quiet, settings.gate.fail_on, shown.verbose)
     default_html = default_html_path(settings, sys.stdout.isatty())
     if default_html is not None:
         write_atomic(default_html, render("html", report, options))
@@ -47,15 +49,16 @@ def default_html_path(settings, interactive: bool) -> Path | None:
     """An interactive run writes the HTML report unless told not to or given --html FILE: in the user's cache
     directory (a temporary directory when that lies in the scanned tree or cannot be made), never in the
     scanned repository as an untracked file. `--html rocm-audit-report.html` puts it in the current one."""
-    asked = any(fmt == "html" for fmt, _ in settings.outputs)
-    if not interactive or settings.no_html or settings.quiet or asked or settings.format != "terminal":
+    shown = settings.reporting
+    asked = any(fmt == "html" for fmt, _ in shown.outputs)
+    if not interactive or shown.no_html or shown.quiet or asked or shown.format != "terminal":
         return None
     import hashlib
 
     from auditor.runner.cache import default_directory
     from auditor.discover.files import common_root
 
-    scanned = (bundled_example(),) if settings.example else (settings.paths or (Path("."),))
+    scanned = (bundled_example(),) if settings.example else (settings.scope.paths or (Path("."),))
     top = common_root(scanned)
     name = f"{top.name or 'root'}-{hashlib.blake2b(str(top).encode(), digest_size=4).hexdigest()}.html"
     directory = default_directory() / "reports"

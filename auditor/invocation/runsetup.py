@@ -6,81 +6,77 @@ from __future__ import annotations
 from pathlib import Path
 
 from auditor.util.errors import ToolError
-from auditor.invocation.output import bundled_example
 
 EXIT_CLEAN, EXIT_FINDINGS = 0, 1
 
 
 def rulebook_for(settings):
+    """The rulebook of a command's settings (its RuleChoice, Cache and sources; commandline/settings.py)."""
     from auditor.runner.cache import cached_rulebook
     from auditor.analysis.policy import unknown_selectors
     from auditor.rulebook.schema import RuleError
 
+    choice = settings.rules
     try:
-        if settings.rule_packs:   # the user's own rules: read as given, not from the cache
+        if choice.rule_packs:   # the user's own rules: read as given, not from the cache
             from auditor.rulebook import load_rulebook
 
-            everything = load_rulebook(packs=settings.rule_packs)
+            everything = load_rulebook(packs=choice.rule_packs)
         else:
-            everything = cached_rulebook(cache_dir_for(settings))
+            everything = cached_rulebook(cache_dir_for(settings.cache))
     except RuleError as err:
         raise ToolError(f"rule files: {err}") from None
-    check_rule_patterns(everything, settings)
-    rulebook = everything.select(settings.select, settings.ignore)
-    if unknown := unknown_selectors(everything, settings.per_file_ignores):
+    check_rule_patterns(everything, choice, settings.sources)
+    rulebook = everything.select(choice.select, choice.ignore)
+    if unknown := unknown_selectors(everything, choice.per_file_ignores):
         raise ToolError(f"per-file-ignores: no rule matches {', '.join(map(repr, unknown))} "
                         "(rocm-audit rules lists them)")
-    table = installed_api_table(settings)
+    table = installed_api_table(choice.hipify_perl)
     return rulebook if table is None else rulebook.with_api_table(table)
 
 
-def check_rule_patterns(rulebook, settings) -> None:
+def check_rule_patterns(rulebook, choice, sources) -> None:
     """A --select/--ignore value (or config select/ignore) that names no rule is a mistake, not an empty set:
     `--select RA3O1` would otherwise turn the gate off."""
     from auditor.rulebook import _id_matches
 
-    sources = {name: source for name, _value, source in settings.sources}
-    for flag, patterns in (("select", settings.select), ("ignore", settings.ignore)):
+    where_set = {name: source for name, _value, source in sources}
+    for flag, patterns in (("select", choice.select), ("ignore", choice.ignore)):
         for pattern in patterns:
             if not any(_id_matches(rule, pattern) for rule in rulebook.rules):
-                where = sources.get(flag, "command line")
+                where = where_set.get(flag, "command line")
                 raise ToolError(f"--{flag} {pattern!r} ({where}): no rule id, prefix or name matches it "
                                 "(rocm-audit rules lists them)")
 
 
-def installed_api_table(settings):
+def installed_api_table(hipify_perl: Path | None):
     """An installed hipify-perl's tables (--hipify-perl PATH, else on PATH), or None for the shipped table."""
     from auditor.hipify.perl import HipifyPerlError, installed_table
 
     try:
-        return installed_table(getattr(settings, "hipify_perl", None))
+        return installed_table(hipify_perl)
     except HipifyPerlError as err:
         raise ToolError(str(err)) from None
 
 
 def scan_options(settings):
+    """The pipeline's ScanOptions from a scanning command's settings (its Scope, RuleChoice and Cache)."""
     from auditor.pipeline import ScanOptions
 
-    return ScanOptions(settings.exclude, settings.force_exclude, settings.include_vendored, settings.jobs,
-                       settings.max_file_size, settings.time_budget, cache_dir_for(settings),
-                       settings.per_file_ignores, settings.optional_dirs)
+    scope = settings.scope
+    return ScanOptions(scope.exclude, scope.force_exclude, scope.include_vendored, scope.jobs, scope.max_file_size,
+                       scope.time_budget, cache_dir_for(settings.cache), settings.rules.per_file_ignores,
+                       scope.optional_dirs)
 
 
-def cache_dir_for(settings) -> Path | None:
+def cache_dir_for(cache) -> Path | None:
     """The cache directory of this run, or None (--no-cache; or the default one lies in a scanned path)."""
     from auditor.runner.cache import cache_directory
 
-    scanned: tuple[Path, ...]
-    if settings.example:
-        scanned = (bundled_example(),)
-    elif settings.command in ("check", "baseline", "coverage", "fix"):
-        scanned = settings.paths or (Path("."),)
-    else:
-        scanned = ()
-    return cache_directory(settings.no_cache, settings.cache_dir, scanned)
+    return cache_directory(cache.no_cache, cache.cache_dir, cache.scanned)
 
 
-def files_root(paths, settings) -> Path | None:
+def files_root(paths, config_file: Path | None) -> Path | None:
     """Files named one by one (the pre-commit hook) are reported relative to their repository (or config
     file's directory), so that paths and fingerprints are the same as in a scan of the whole tree."""
     from auditor.config import project_root
@@ -89,7 +85,7 @@ def files_root(paths, settings) -> Path | None:
     if not paths or any(p.is_dir() for p in paths):
         return None
     common = common_root(paths)
-    top = project_root(common) or (settings.config_file.parent.absolute() if settings.config_file else None)
+    top = project_root(common) or (config_file.parent.absolute() if config_file else None)
     return top.resolve() if top and common.is_relative_to(top.resolve()) else None
 
 

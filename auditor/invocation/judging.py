@@ -1,0 +1,36 @@
+"""What `check` adds to the findings when it judges a run (auditor/gate/failclosed): what fails closed, and the
+vendored-looking directories a `--diff-base` change adds, which are scanned."""
+from __future__ import annotations
+
+import sys
+from dataclasses import replace
+from pathlib import Path
+
+from auditor.util.errors import safe_text
+
+
+def fail_closed(report, gate, paths: tuple[Path, ...]):
+    """What fails this run besides findings: files not scanned completely, gate settings a config in the tree
+    changed from the baseline's record, a baseline the change grew. `gate`: the run's Gate
+    (commandline/concerns.py); `paths`: the paths scanned."""
+    from auditor.gate.failclosed.incomplete import failing_unscanned
+
+    findings = gate.gate_findings
+    if gate.baseline and gate.diff_base:
+        from auditor.discover.files import common_root
+        from auditor.gate.failclosed.baselinerecord import grown
+
+        findings += grown(common_root(paths or (Path("."),)), gate.diff_base, gate.baseline)
+    return replace(report, unscanned=failing_unscanned(report, gate.fail_on, gate.allow_partial),
+                   gate_findings=findings if gate.fail_on is not None else ())
+
+
+def unvendored(options, paths, ref: str):
+    """--diff-base: directories named like vendored code that the change adds are scanned."""
+    from auditor.discover.files import common_root
+    from auditor.gate.failclosed.vendoring import new_vendored_dirs
+
+    found = new_vendored_dirs(common_root(paths), ref)
+    for note in found.notes:
+        print(f"rocm-audit: note: {safe_text(note)}", file=sys.stderr)
+    return replace(options, scan_dirs=tuple(sorted(found.scanned)))
