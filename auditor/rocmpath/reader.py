@@ -30,6 +30,7 @@ from auditor.rocmpath.provenance import (
 from auditor.rocmpath.backends import vendor_backends
 from auditor.rocmpath.redefine import rocm_redefinitions, undefined_in_shims
 from auditor.rocmpath.reqsets import unread_requirement_files
+from auditor.rocmpath.tolerated import tolerated_artifacts
 from auditor.types import SourceFile
 
 MAX_BUILD_BYTES = 2 * 1024 * 1024
@@ -133,6 +134,9 @@ def read_project(
                                         manifests.extras.get(comp, []), text_of)
         provenance(project, comp, mine, pybuilds, cbuilds, text_of, facts)
         project.shipped_python[comp] = packages(comp, mine)
+        project.tolerated_artifacts.update(tolerated_artifacts(
+            set(project.cuda_only_artifact_files.values()) - set(project.tolerated_artifacts),
+            project.shipped_python[comp], mine, text_of))
         python_packages.append((project.shipped_python[comp], tuple(f for f in mine if f.kind == "python")))
         unread |= unread_requirement_files([f.path for f in mine if f.path in known], text_of)
     project.rocm_macros = frozenset(rocm_macros)

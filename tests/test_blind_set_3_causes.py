@@ -1,0 +1,71 @@
+"""The general causes behind the third blind set's misses (issue 25), each on a small tree built from what a real
+project does: a CUDA-only extension the shipped Python imports only where a failed import is tolerated is an
+optional feature of a ROCm install (AutoGPTQ's Marlin kernels)."""
+import pytest
+
+from tests.conftest import write_tree
+
+SETUP = (
+    "import os\n"
+    "from setuptools import setup\n"
+    "from torch.utils import cpp_extension\n"
+    "import torch\n"
+    "ROCM_VERSION = os.environ.get('ROCM_VERSION', None)\n"
+    "if ROCM_VERSION and not torch.version.hip:\n"
+    "    raise SystemExit('ROCm build needs a ROCm torch')\n"
+    "version = '0.1'\n"
+    "if ROCM_VERSION:\n"
+    "    version += f'+rocm{ROCM_VERSION}'\n"
+    "extensions = [cpp_extension.CUDAExtension('q_cuda', ['ext/q.cpp', 'ext/q_kernel.cu'])]\n"
+    "if not ROCM_VERSION:\n"
+    "    extensions.append(cpp_extension.CUDAExtension('mar_cuda', ['ext/mar/mar.cpp', 'ext/mar/mar_kernel.cu']))\n"
+    "setup(name='q', version=version, packages=['q'], ext_modules=extensions, cmdclass={'build_ext': cpp_extension.BuildExtension})\n"
+)
+PTX_KERNEL = ("__device__ inline int lop3(int a, int b, int c) {\n"
+              "  int res;\n"
+              "  asm volatile(\"lop3.b32 %0, %1, %2, %3, 0x96;\\n\" : \"=r\"(res) : \"r\"(a), \"r\"(b), \"r\"(c));\n"
+              "  return res;\n"
+              "}\n"
+              "__global__ void k(int* x) { x[threadIdx.x] = lop3(x[0], x[1], x[2]); }\n")
+TOLERANT = ("try:\n"
+            "    import mar_cuda\n"
+            "except ImportError:\n"
+            "    mar_cuda = None\n")
+AVAILABLE = ("from q.flags import MAR_AVAILABLE\n"
+             "if MAR_AVAILABLE:\n"
+             "    import mar_cuda\n")
+
+
+def _tree(tmp_path, importers: dict[str, str]):
+    return write_tree(tmp_path / "q", {
+        "setup.py": SETUP,
+        "q/__init__.py": "",
+        "q/flags.py": "try:\n    import mar_cuda  # noqa\n    MAR_AVAILABLE = True\nexcept Exception:\n"
+                      "    MAR_AVAILABLE = False\n",
+        **importers,
+        "ext/q.cpp": "#include <torch/extension.h>\n",
+        "ext/q_kernel.cu": "__global__ void add(float* x) { x[threadIdx.x] += 1.f; }\n",
+        "ext/mar/mar.cpp": "#include <torch/extension.h>\n",
+        "ext/mar/mar_kernel.cu": PTX_KERNEL,
+        "tests/test_mar.py": "import mar_cuda\n",   # tests are not shipped: an unguarded import there counts not
+    })
+
+
+@pytest.mark.parametrize("importers", [
+    {"q/marlin.py": TOLERANT},
+    {"q/marlin.py": TOLERANT, "q/repack.py": AVAILABLE},
+], ids=["try-except", "availability-flag"])
+def test_a_cuda_only_extension_imported_only_where_failure_is_tolerated_is_an_optional_feature(
+        tmp_path, run_json, importers):
+    _, data = run_json(_tree(tmp_path, importers), "--no-cache")
+    ptx = next(f for f in data["findings"] if f["path"] == "ext/mar/mar_kernel.cu" and f["rule"] == "RA300")
+    assert ptx["disposition"] == "optional feature"
+    assert "runs without `mar_cuda`: its imports tolerate a failure (q/" in ptx["disposition_note"]
+    assert data["summary"]["verdict"] == "ready"
+
+
+def test_a_cuda_only_extension_the_package_imports_unconditionally_stays_port_work(tmp_path, run_json):
+    _, data = run_json(_tree(tmp_path, {"q/marlin.py": TOLERANT, "q/ops.py": "import mar_cuda\n"}), "--no-cache")
+    ptx = next(f for f in data["findings"] if f["path"] == "ext/mar/mar_kernel.cu" and f["rule"] == "RA300")
+    assert ptx["disposition"] == "live"
+    assert data["summary"]["verdict"] != "ready"
