@@ -107,3 +107,56 @@ def test_a_switch_defined_from_arch_feature_macros_is_zero_on_rocm(tmp_path, run
     assert ptx and set(ptx.values()) == {"guarded"}, ptx
     assert set(ptx) == {("csrc/sm100.cu", 4), ("csrc/ptx.cuh", 9)}
     assert data["summary"]["verdict"] != "blocked"
+
+
+SPARSE_SETUP = (
+    "import glob, os, os.path as osp\n"
+    "from itertools import product\n"
+    "import torch\n"
+    "from setuptools import setup\n"
+    "from torch.utils.cpp_extension import CUDA_HOME, BuildExtension, CppExtension, CUDAExtension\n"
+    "WITH_CUDA = torch.cuda.is_available() and (CUDA_HOME is not None or torch.version.hip)\n"
+    "suffices = ['cpu', 'cuda'] if WITH_CUDA else ['cpu']\n"
+    "def get_extensions():\n"
+    "    extensions = []\n"
+    "    extensions_dir = osp.join('csrc')\n"
+    "    for main, suffix in product(glob.glob(osp.join(extensions_dir, '*.cpp')), suffices):\n"
+    "        name = main.split(os.sep)[-1][:-4]\n"
+    "        sources, define_macros = [main], []\n"
+    "        if suffix == 'cuda':\n"
+    "            define_macros += [('WITH_CUDA', None)]\n"
+    "            if torch.version.hip:\n"
+    "                define_macros += [('USE_ROCM', None)]\n"
+    "        path = osp.join(extensions_dir, 'cuda', f'{name}_cuda.cu')\n"
+    "        if suffix == 'cuda' and osp.exists(path):\n"
+    "            sources += [path]\n"
+    "        Extension = CppExtension if suffix == 'cpu' else CUDAExtension\n"
+    "        extensions += [Extension(f'sp._{name}_{suffix}', sources, define_macros=define_macros)]\n"
+    "    return extensions\n"
+    "setup(name='sp', packages=['sp'], ext_modules=get_extensions(), cmdclass={'build_ext': BuildExtension})\n"
+)
+SPMM = ("#include \"utils.cuh\"\n"
+        "__global__ void spmm(const int* rowptr, float* out) {\n"
+        "  int thread_idx = blockDim.x * blockIdx.x + threadIdx.x;\n"
+        "  int row = thread_idx >> 5;\n"                                    # line 4
+        "  float v = SHFL_SYNC(FULL_MASK, (float)rowptr[row], 0);\n"
+        "  out[row] = v;\n"
+        "}\n")
+UTILS = ("#pragma once\n#define FULL_MASK 0xffffffff\n#ifdef USE_ROCM\n"
+         "#define SHFL_SYNC(mask, var, delta) __shfl(var, delta)\n#else\n#define SHFL_SYNC __shfl_sync\n#endif\n")
+
+
+def test_a_per_suffix_loop_and_joined_source_paths_put_the_kernel_in_the_rocm_build(tmp_path, run_json):
+    """pytorch_sparse: `for main, suffix in product(files, suffices)` then `if suffix == 'cuda':` is one
+    variant of a loop (the 'cuda' variant is the GPU build on ROCm too, which adds USE_ROCM), and the kernel comes
+    from `osp.join(extensions_dir, 'cuda', f'{name}_cuda.cu')`. Its 32-lane rows, shuffled through the project's
+    SHFL_SYNC macro, are in code the ROCm build compiles: to verify on a 64-lane GPU, not a CUDA-only file."""
+    root = write_tree(tmp_path / "sp", {
+        "setup.py": SPARSE_SETUP, "sp/__init__.py": "",
+        "csrc/spmm.cpp": "#include <torch/extension.h>\n", "csrc/cuda/spmm_cuda.cu": SPMM,
+        "csrc/cuda/utils.cuh": UTILS,
+    })
+    _, data = run_json(root, "--no-cache")
+    lanes = next(f for f in data["findings"] if f["rule"] == "RA203")
+    assert (lanes["path"], lanes["line"]) == ("csrc/cuda/spmm_cuda.cu", 4)
+    assert lanes["disposition"] == "verify on hardware", lanes["disposition_note"]

@@ -71,8 +71,10 @@ def _strings(nodes: Iterable[ast.AST]) -> list[tuple[int, str]]:
     for sub in nodes:
         if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
             out.append((sub.lineno, sub.value))
-        elif isinstance(sub, ast.Call) and dotted(sub.func).endswith("path.join"):
-            parts = [a.value for a in sub.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        elif isinstance(sub, ast.Call) and dotted(sub.func).endswith(("path.join", "osp.join")):
+            # an f-string part stands for any name (`f"{name}_cuda.cu"` is `*_cuda.cu`)
+            parts = [a.value if isinstance(a, ast.Constant) else _wildcard(a) for a in sub.args
+                     if isinstance(a, ast.Constant) and isinstance(a.value, str) or isinstance(a, ast.JoinedStr)]
             if len(parts) > 1:
                 out.append((sub.lineno, "/".join(parts)))
         elif isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Div):
@@ -80,6 +82,10 @@ def _strings(nodes: Iterable[ast.AST]) -> list[tuple[int, str]]:
             if parts:
                 out.append((sub.lineno, "/".join(parts)))
     return out
+
+
+def _wildcard(node: ast.JoinedStr) -> str:
+    return "".join(v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else "*" for v in node.values)
 
 
 def _only_refuses(body: list[ast.stmt]) -> bool:
