@@ -160,3 +160,24 @@ def test_a_per_suffix_loop_and_joined_source_paths_put_the_kernel_in_the_rocm_bu
     lanes = next(f for f in data["findings"] if f["rule"] == "RA203")
     assert (lanes["path"], lanes["line"]) == ("csrc/cuda/spmm_cuda.cu", 4)
     assert lanes["disposition"] == "verify on hardware", lanes["disposition_note"]
+
+
+def test_setup_flags_behind_an_environment_opt_in_that_is_off_by_default_are_an_optional_feature(tmp_path, run_json):
+    """torch-harmonics: `profile_mode = os.environ.get("X_PROFILE", "0") == "1"`, then `if profile_mode:` adds
+    `-Xptxas=-v`: a default install never runs it; the same flag outside the opt-in stays live."""
+    setup = ("import os\n"
+             "from setuptools import setup\n"
+             "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+             "profile_mode = os.environ.get('H_PROFILE', '0') == '1'\n"
+             "nvcc = ['-O3']\n"
+             "if profile_mode:\n"
+             "    nvcc.append('-Xptxas=-v')\n"                                   # line 7: opt-in
+             "always = os.environ.get('H_FAST', '1') == '1'\n"
+             "if always:\n"
+             "    nvcc.append('-Xptxas=-O3')\n"                                  # line 10: on by default
+             "setup(name='h', packages=['h'], ext_modules=[CUDAExtension('h._C', ['k.cu'],\n"
+             "      extra_compile_args={'nvcc': nvcc})], cmdclass={'build_ext': BuildExtension})\n")
+    root = write_tree(tmp_path / "h", {"setup.py": setup, "h/__init__.py": "", "k.cu": "__global__ void k() {}\n"})
+    _, data = run_json(root, "--no-cache")
+    flags = {f["line"]: f["disposition"] for f in data["findings"] if f["rule"] == "RA651"}
+    assert flags == {7: "optional feature", 10: "live"}

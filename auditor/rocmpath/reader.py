@@ -31,6 +31,7 @@ from auditor.rocmpath.backends import vendor_backends
 from auditor.rocmpath.redefine import rocm_redefinitions, undefined_in_shims
 from auditor.rocmpath.reqsets import unread_requirement_files
 from auditor.rocmpath.tolerated import tolerated_artifacts
+from auditor.rocmpath.envoptin import opt_in_lines
 from auditor.types import SourceFile
 
 MAX_BUILD_BYTES = 2 * 1024 * 1024
@@ -307,7 +308,11 @@ def _redefined_for_rocm(mine: Sequence[SourceFile], facts: PreprocFacts, text_of
 
 def _mark_lines_behind_optional_macros(project: ProjectBuild, files: Sequence[SourceFile],
                                        text_of: Callable[[str], str]) -> None:
-    """The C/C++ lines inside `#if` branches on the project's opt-in and debug macros are optional features."""
+    """The C/C++ lines inside `#if` branches on the project's opt-in and debug macros, and setup.py lines behind
+    an environment opt-in that is off by default, are optional features."""
+    for f in files:
+        if PurePosixPath(f.path).name == "setup.py" and (lines := opt_in_lines(text_of(f.path))):
+            project.optional_lines[f.path] = project.optional_lines.get(f.path, frozenset()) | lines
     if project.optional_macros:
         for f in files:
             if f.kind in C_KINDS:
