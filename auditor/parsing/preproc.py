@@ -229,8 +229,8 @@ class _BranchReading:
         if on_cuda_side and self.cuda_only_macro[name.group(0)]:
             self.facts = self.facts.with_cuda_only(frozenset({name.group(0)}))
         literal = re.match(r"[A-Za-z_]\w*\s+(\d{1,18})\s*(?://.*|/\*.*)?$", rest)
-        # a branch only ROCm takes, or one ROCm certainly takes (the `#else` of `#if defined(__CUDA_ARCH_FEAT_SM100_ALL)`
-        # defining `X_SUPPORTED 0`): the value the ROCm build sees
+        # a branch only ROCm takes, or one ROCm certainly takes (the `#else` of
+        # `#if defined(__CUDA_ARCH_FEAT_SM100_ALL)` defining `X_SUPPORTED 0`): the value the ROCm build sees
         rocm_takes = all(g.truth is True for g in self.stack)
         if literal and self.stack and (rocm_takes or any(g.rocm_only for g in self.stack)) and not on_cuda_side:
             self.derived[name.group(0)] = int(literal.group(1))

@@ -81,7 +81,8 @@ class SyntacticContexts:
         child, parent, text = node, self.tree.parent(node), False
         while isinstance(parent, CARRIERS):
             if isinstance(parent, ast.FormattedValue) or isinstance(parent, ast.BinOp) and isinstance(
-                    parent.op, ast.Mod) and isinstance(parent.left, ast.Constant) and isinstance(parent.left.value, str):
+                    parent.op, ast.Mod) and isinstance(parent.left, ast.Constant) \
+                    and isinstance(parent.left.value, str):
                 text = True
             elif isinstance(parent, ast.Call) and parent.func is not child:
                 text = text or self._call_name(parent).split(".")[-1] in STRINGIFIERS or isinstance(
