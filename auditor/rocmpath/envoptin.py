@@ -6,7 +6,6 @@ from __future__ import annotations
 import ast
 
 ENV_READS = ("os.environ.get", "os.getenv", "environ.get", "getenv")
-OFF_DEFAULTS = ("", "0", "false", "False", "OFF", "off", "no")
 
 
 def opt_in_lines(text: str) -> frozenset[int]:

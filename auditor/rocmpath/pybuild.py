@@ -73,8 +73,7 @@ def _strings(nodes: Iterable[ast.AST]) -> list[tuple[int, str]]:
             out.append((sub.lineno, sub.value))
         elif isinstance(sub, ast.Call) and dotted(sub.func).endswith(("path.join", "osp.join")):
             # an f-string part stands for any name (`f"{name}_cuda.cu"` is `*_cuda.cu`)
-            parts = [a.value if isinstance(a, ast.Constant) else _wildcard(a) for a in sub.args
-                     if isinstance(a, ast.Constant) and isinstance(a.value, str) or isinstance(a, ast.JoinedStr)]
+            parts = [part for a in sub.args if (part := _path_part(a)) is not None]
             if len(parts) > 1:
                 out.append((sub.lineno, "/".join(parts)))
         elif isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Div):
@@ -84,8 +83,14 @@ def _strings(nodes: Iterable[ast.AST]) -> list[tuple[int, str]]:
     return out
 
 
-def _wildcard(node: ast.JoinedStr) -> str:
-    return "".join(v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else "*" for v in node.values)
+def _path_part(node: ast.AST) -> str | None:
+    """A string constant as written, an f-string with `*` for each formatted value; None for anything else."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else "*"
+                       for v in node.values)
+    return None
 
 
 def _only_refuses(body: list[ast.stmt]) -> bool:

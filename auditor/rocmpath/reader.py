@@ -134,10 +134,7 @@ def read_project(
         project.paths[comp] = rocm_path(comp, mine, pybuilds, cbuilds, comp_shims if hip_build else set(),
                                         manifests.extras.get(comp, []), text_of)
         provenance(project, comp, mine, pybuilds, cbuilds, text_of, facts)
-        project.shipped_python[comp] = packages(comp, mine)
-        project.tolerated_artifacts.update(tolerated_artifacts(
-            set(project.cuda_only_artifact_files.values()) - set(project.tolerated_artifacts),
-            project.shipped_python[comp], mine, text_of))
+        _note_shipped_python(project, comp, mine, text_of)
         python_packages.append((project.shipped_python[comp], tuple(f for f in mine if f.kind == "python")))
         unread |= unread_requirement_files([f.path for f in mine if f.path in known], text_of)
     project.rocm_macros = frozenset(rocm_macros)
@@ -304,6 +301,15 @@ def _redefined_for_rocm(mine: Sequence[SourceFile], facts: PreprocFacts, text_of
             for name, line in rocm_redefinitions(text_of(f.path), facts, f.path in shims).items():
                 redefined.setdefault(name, f"{f.path}:{line}")
     return redefined
+
+
+def _note_shipped_python(project: ProjectBuild, comp: str, mine, text_of: Callable[[str], str]) -> None:
+    """The component's shipped packages, and the CUDA-only artifacts its shipped Python can do without
+    (auditor/rocmpath/tolerated.py)."""
+    project.shipped_python[comp] = packages(comp, mine)
+    project.tolerated_artifacts.update(tolerated_artifacts(
+        set(project.cuda_only_artifact_files.values()) - set(project.tolerated_artifacts),
+        project.shipped_python[comp], mine, text_of))
 
 
 def _mark_lines_behind_optional_macros(project: ProjectBuild, files: Sequence[SourceFile],
