@@ -46,3 +46,35 @@ def test_a_rocm_build_decides_the_gate_by_whether_it_defines_the_switch(tmp_path
     root = write_tree(tmp_path / "p", {"CMakeLists.txt": cmake, "src/sum.cc": GATED})
     _, data = run_json(root, "--no-cache")
     assert _gate(data) == {2: disposition}
+
+
+def test_a_gate_the_rocm_build_handles_beside_it_is_not_reported(tmp_path, run_json):
+    """detectron2: the CUDA test nested in a group that tests the HIP switch too, and one followed by its twin for
+    the HIP switch, are handled; a CUDA-only test next to a test of both switches still compiles out on ROCm."""
+    source = ("#include <string>\n"
+              "std::string label() {\n"
+              "#if defined(FOO_USE_CUDA) || defined(FOO_USE_HIP)\n"
+              "#if defined(FOO_USE_CUDA)\n"                                # line 4: nested, its #else is HIP
+              "  return \"CUDA\";\n"
+              "#else\n"
+              "  return \"HIP\";\n"
+              "#endif\n"
+              "#endif\n"
+              "  return \"none\";\n"
+              "}\n"
+              "#ifdef FOO_USE_CUDA\n"                                      # line 12: twin on line 15
+              "#include \"../common/utils.h\"\n"
+              "#endif\n"
+              "#ifdef FOO_USE_HIP\n"
+              "#include \"common/utils.h\"\n"
+              "#endif\n")
+    root = write_tree(tmp_path / "p", {
+        "CMakeLists.txt": "project(foo CXX)\nadd_library(foo src/sum.cc src/label.cc)\nif(USE_CUDA)\n"
+                          "  enable_language(CUDA)\n  target_compile_definitions(foo PRIVATE -DFOO_USE_CUDA=1)\n"
+                          "endif()\n",
+        "src/sum.cc": GATED,
+        "src/label.cc": source,
+    })
+    _, data = run_json(root, "--no-cache")
+    gates = {(f["path"], f["line"]) for f in data["findings"] if f["rule"] == "RA846"}
+    assert gates == {("src/sum.cc", 2)}

@@ -6,6 +6,7 @@ from collections.abc import Callable, Iterable
 
 from auditor.engines import make_finding, snippet_of
 from auditor.engines.cudaindex import CudaRuleIndex, index_rules, rule_key
+from auditor.engines.directives import rocm_handled_beside
 from auditor.engines.kernelscope import kernel_lacks
 from auditor.parsing import cuda as ts_cuda
 from auditor.parsing.preproc import DEFINED_MACRO, LineStates, line_states
@@ -121,7 +122,7 @@ def _query_hits(index: CudaRuleIndex, ctx: ScanContext, tree: ts_cuda.CudaTree, 
 
     def query_hit(rule: Rule, node) -> None:
         if _in_functions(rule, node) and not _table_index(rule, node) and not _other_isa(rule, node, path) \
-                and not kernel_lacks(rule, node):
+                and not kernel_lacks(rule, node) and not rocm_handled_beside(rule, node):
             hit(rule, node, " ".join(ts_cuda.text(node).split())[:80])
 
     present = {rule_key(rule): rule for rule in _queries_present(index.calls + index.queries, lowered)}

@@ -219,7 +219,7 @@ class _BranchReading:
             self.rocm_only.update(numbers)   # never compiled for CUDA (`#if defined(USE_ROCM) && defined(__gfx942__)`)
 
     def define(self, rest: str) -> None:
-        """A macro defined only on the CUDA side is CUDA-only; a number defined on a ROCm-only branch is the
+        """A macro defined only on the CUDA side is CUDA-only; a number defined on a branch ROCm takes is the
         value the ROCm build sees."""
         name = re.match(r"[A-Za-z_]\w*", rest)
         if not name or any(group.dead for group in self.stack):
@@ -229,7 +229,10 @@ class _BranchReading:
         if on_cuda_side and self.cuda_only_macro[name.group(0)]:
             self.facts = self.facts.with_cuda_only(frozenset({name.group(0)}))
         literal = re.match(r"[A-Za-z_]\w*\s+(\d{1,18})\s*(?://.*|/\*.*)?$", rest)
-        if literal and self.stack and any(g.rocm_only for g in self.stack) and not on_cuda_side:
+        # a branch only ROCm takes, or one ROCm certainly takes (the `#else` of
+        # `#if defined(__CUDA_ARCH_FEAT_SM100_ALL)` defining `X_SUPPORTED 0`): the value the ROCm build sees
+        rocm_takes = all(g.truth is True for g in self.stack)
+        if literal and self.stack and (rocm_takes or any(g.rocm_only for g in self.stack)) and not on_cuda_side:
             self.derived[name.group(0)] = int(literal.group(1))
             self.facts = self.facts.with_value(name.group(0), int(literal.group(1)))
 

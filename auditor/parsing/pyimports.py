@@ -10,7 +10,9 @@ import ast
 import re
 from collections.abc import Iterable
 
-GUARD_TEST = re.compile(r"(?:^|\.)(?:TYPE_CHECKING|is_\w+_available|find_spec|_is_package_available|has_\w+)$")
+# (`MARLIN_AVAILABLE`, `HAS_TRITON`: a flag set by a guarded import elsewhere)
+GUARD_TEST = re.compile(r"(?:^|\.)(?:TYPE_CHECKING|is_\w+_available|find_spec|_is_package_available|has_\w+"
+                        r"|[A-Z][A-Z0-9_]*_AVAILABLE|HAS_[A-Z0-9_]+)$")
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 _LAZY = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
 

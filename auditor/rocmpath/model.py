@@ -112,6 +112,7 @@ class ProjectBuild:
     own_packages: frozenset[str] = frozenset()                     # top-level import names the project ships
     dependencies: frozenset[str] = frozenset()                     # what the default install requires (normalized)
     cuda_only_artifact_files: dict[str, str] = field(default_factory=dict)  # file -> CUDA-only artifact it builds
+    tolerated_artifacts: dict[str, str] = field(default_factory=dict)  # CUDA-only artifact -> guarded import
     optional_lines: dict[str, frozenset[int]] = field(default_factory=dict)  # file -> lines behind opt-in macros
     python_packages: tuple[tuple[frozenset[str], tuple[SourceFile, ...]], ...] = ()   # per component: packages, files
     unread_requirements: frozenset[str] = frozenset()              # requirement files the packaging never reads

@@ -71,8 +71,9 @@ def _strings(nodes: Iterable[ast.AST]) -> list[tuple[int, str]]:
     for sub in nodes:
         if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
             out.append((sub.lineno, sub.value))
-        elif isinstance(sub, ast.Call) and dotted(sub.func).endswith("path.join"):
-            parts = [a.value for a in sub.args if isinstance(a, ast.Constant) and isinstance(a.value, str)]
+        elif isinstance(sub, ast.Call) and dotted(sub.func).endswith(("path.join", "osp.join")):
+            # an f-string part stands for any name (`f"{name}_cuda.cu"` is `*_cuda.cu`)
+            parts = [part for a in sub.args if (part := _path_part(a)) is not None]
             if len(parts) > 1:
                 out.append((sub.lineno, "/".join(parts)))
         elif isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Div):
@@ -80,6 +81,16 @@ def _strings(nodes: Iterable[ast.AST]) -> list[tuple[int, str]]:
             if parts:
                 out.append((sub.lineno, "/".join(parts)))
     return out
+
+
+def _path_part(node: ast.AST) -> str | None:
+    """A string constant as written, an f-string with `*` for each formatted value; None for anything else."""
+    if isinstance(node, ast.Constant):
+        return node.value if isinstance(node.value, str) else None
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else "*"
+                       for v in node.values)
+    return None
 
 
 def _only_refuses(body: list[ast.stmt]) -> bool:

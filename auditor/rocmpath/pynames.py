@@ -41,14 +41,16 @@ def derived_truth(nodes: list[ast.AST], unset: frozenset[str], switches: PythonG
     cuda -= rebound        # a project's own `CUDA_HOME = os.environ.get(…, "/usr/local/cuda")` is no None
     rocm -= rebound
     cuda |= unset
-    truth = Truth(set(rocm), frozenset(cuda), switches)
+    loops = frozenset(n.id for node in nodes if isinstance(node, (ast.For, ast.comprehension))
+                      for n in ast.walk(node.target) if isinstance(n, ast.Name))
+    truth = Truth(set(rocm), frozenset(cuda), switches, loops)
     for _ in range(2):
         values: dict[str, list[bool | None]] = {}
         for name, value in assigned:
             values.setdefault(name, []).append(truth.of(value))
         truth = Truth(rocm | {n for n, v in values.items() if True in v},
                       frozenset(cuda | {n for n, v in values.items() if all(x is False for x in v) and n not in unset}),
-                      switches)
+                      switches, loops)
     return truth
 
 

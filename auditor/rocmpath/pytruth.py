@@ -36,10 +36,11 @@ class Truth:
     """The truth of a Python test in the ROCm configuration: True, False, or None (unknown)."""
 
     def __init__(self, rocm_names: set[str], cuda_names: frozenset[str] = frozenset(),
-                 switches: PythonGuards | None = None):
+                 switches: PythonGuards | None = None, loop_names: frozenset[str] = frozenset()):
         """`switches`: guards.toml's [python] names, the ones the Python engine reads (the shipped file's when
-        None)."""
+        None); `loop_names`: names a `for` binds, which vary per iteration rather than per platform."""
         self.rocm_names = rocm_names
+        self.loop_names = loop_names
         self.cuda_names = cuda_names      # false (None) on ROCm: `use_cuda = torch.version.cuda and …`, CUDA_HOME
         self.switches = switches if switches is not None else shipped_switches()
         self.rocm_atom = re.compile(self.switches.build_rocm_true_pattern)
@@ -73,6 +74,8 @@ class Truth:
             word = node.left.value.strip().lower()
             inside = True if word in ("rocm", "hip") else False if word in ("cu", "cuda") else None
             return None if inside is None else inside == isinstance(op, ast.In)
+        if isinstance(node.left, ast.Name) and node.left.id in self.loop_names:
+            return None   # `for main, suffix in product(files, ["cpu", "cuda"])`: `suffix == "cuda"` is one variant
         if isinstance(right, ast.Constant) and isinstance(right.value, str) and isinstance(op, (ast.Eq, ast.NotEq)):
             # BUILD_TARGET == "rocm": the ROCm backend option on; == "cuda": off
             word = right.value.strip().lower()

@@ -30,6 +30,8 @@ from auditor.rocmpath.provenance import (
 from auditor.rocmpath.backends import vendor_backends
 from auditor.rocmpath.redefine import rocm_redefinitions, undefined_in_shims
 from auditor.rocmpath.reqsets import unread_requirement_files
+from auditor.rocmpath.tolerated import tolerated_artifacts
+from auditor.rocmpath.envoptin import opt_in_lines
 from auditor.types import SourceFile
 
 MAX_BUILD_BYTES = 2 * 1024 * 1024
@@ -132,7 +134,7 @@ def read_project(
         project.paths[comp] = rocm_path(comp, mine, pybuilds, cbuilds, comp_shims if hip_build else set(),
                                         manifests.extras.get(comp, []), text_of)
         provenance(project, comp, mine, pybuilds, cbuilds, text_of, facts)
-        project.shipped_python[comp] = packages(comp, mine)
+        _note_shipped_python(project, comp, mine, text_of)
         python_packages.append((project.shipped_python[comp], tuple(f for f in mine if f.kind == "python")))
         unread |= unread_requirement_files([f.path for f in mine if f.path in known], text_of)
     project.rocm_macros = frozenset(rocm_macros)
@@ -301,9 +303,22 @@ def _redefined_for_rocm(mine: Sequence[SourceFile], facts: PreprocFacts, text_of
     return redefined
 
 
+def _note_shipped_python(project: ProjectBuild, comp: str, mine, text_of: Callable[[str], str]) -> None:
+    """The component's shipped packages, and the CUDA-only artifacts its shipped Python can do without
+    (auditor/rocmpath/tolerated.py)."""
+    project.shipped_python[comp] = packages(comp, mine)
+    project.tolerated_artifacts.update(tolerated_artifacts(
+        set(project.cuda_only_artifact_files.values()) - set(project.tolerated_artifacts),
+        project.shipped_python[comp], mine, text_of))
+
+
 def _mark_lines_behind_optional_macros(project: ProjectBuild, files: Sequence[SourceFile],
                                        text_of: Callable[[str], str]) -> None:
-    """The C/C++ lines inside `#if` branches on the project's opt-in and debug macros are optional features."""
+    """The C/C++ lines inside `#if` branches on the project's opt-in and debug macros, and setup.py lines behind
+    an environment opt-in that is off by default, are optional features."""
+    for f in files:
+        if PurePosixPath(f.path).name == "setup.py" and (lines := opt_in_lines(text_of(f.path))):
+            project.optional_lines[f.path] = project.optional_lines.get(f.path, frozenset()) | lines
     if project.optional_macros:
         for f in files:
             if f.kind in C_KINDS:

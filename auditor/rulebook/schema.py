@@ -68,6 +68,7 @@ class CudaMatch:
     in_functions: Strings = ()
     not_subscript: str | None = None
     kernel_needs: str | None = None    # regex: a hit in a __global__ kernel whose text lacks it is not one
+    rocm_twin: str | None = None       # regex of ROCm switches: a directive handled beside one is not a hit
 
 
 @dataclass(frozen=True, slots=True)
@@ -100,7 +101,7 @@ PYTHON_CONTEXTS = {"compare", "argument", "attribute", "call", "test", "format",
 TEXT_KINDS = {"build", "container", "ci", "shell", "k8s", "bazel", "conda", "cython"}
 HIPIFY_STATUSES = {"unsupported"}   # what HIPIFY cannot translate; the API table says which names
 REGEX_FIELDS = ("lines", "guarded_by", "asm", "unless_asm", "strings", "local_version", "index_url", "declared_in",
-                "not_subscript", "kernel_needs")
+                "not_subscript", "kernel_needs", "rocm_twin")
 
 
 def field_names(kind: type) -> frozenset[str]:
@@ -193,6 +194,8 @@ def _validate_cuda(match: CudaMatch, where: str) -> None:
         raise RuleError(f"{where}: not_subscript narrows a query: a regex on the text of a hit that is an array index")
     if match.kernel_needs is not None and match.query is None:
         raise RuleError(f"{where}: kernel_needs narrows a query: a regex its hit's __global__ kernel must match")
+    if match.rocm_twin is not None and match.query is None:
+        raise RuleError(f"{where}: rocm_twin narrows a query on preprocessor directives: a regex of ROCm switches")
     if match.in_functions and match.query is None:
         raise RuleError(f"{where}: in_functions narrows a query: a list of function specifiers such as __global__")
     if not match.files or not set(match.files) <= {"cuda", "cpp"}:

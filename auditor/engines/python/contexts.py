@@ -18,6 +18,12 @@ LOG_CALL = re.compile(r"^(?:print|warnings\.warn|(?:\w+\.)*(?:log(?:ger|ging)?|_
 # a branch that builds or loads an extension: skipping it on ROCm drops the extension (`if CUDA_HOME is not None:
 # ext_modules.append(CUDAExtension(...))`), which is the port's problem, not a harmless test
 BUILDS = re.compile(r"(?:^|\.)(?:\w*Extension|setup|load|load_inline)$")
+# calls that turn a value into text, and methods that file a value away in a collection
+STRINGIFIERS = frozenset({"str", "repr", "join", "format"})
+COLLECTORS = frozenset({"append", "extend", "add", "insert", "setdefault"})
+# nodes a value passes through on its way into text (a call's argument, a comprehension's iterable, an f-string)
+CARRIERS = (ast.Call, ast.keyword, ast.comprehension, ast.GeneratorExp, ast.ListComp, ast.FormattedValue,
+            ast.JoinedStr, ast.BinOp, ast.Subscript, ast.Starred)
 
 
 class SyntacticContexts:
@@ -38,6 +44,8 @@ class SyntacticContexts:
             return "log"   # `elif CUDA_HOME is None: warnings.warn(...)  else: warnings.warn(...)`: picks a message
         if context in ("test", "compare") and self._rocm_takes_a_harmless_branch(node):
             return "harmless-test"   # `if CUDA_HOME and os.path.isdir(...):` with no else: ROCm just skips it
+        if self._only_displayed(node):
+            return "log"   # `cap = ".".join(str(x) for x in get_device_capability(k))`, shown in a device label
         reads = self._reads_of_assigned(node) if context in ("test", "compare", "format") else None
         if reads and context != "format" and all(self._only_messages_follow(r) for r in reads):
             return "log"   # `newer = any(p.major >= 8 ...)` then only `if not newer: print(...)`: a message
@@ -58,6 +66,52 @@ class SyntacticContexts:
             scope = self.tree.parent(scope)
         return [n for n in ast.walk(scope or stmt) if isinstance(n, ast.Name) and n.id == name
                 and isinstance(n.ctx, ast.Load) and n.lineno > (stmt.end_lineno or stmt.lineno)]
+
+    def _only_displayed(self, node: ast.AST, depth: int = 2) -> bool:
+        """Turned into text (str(), join, format, an f-string, `%`) assigned to a name whose every read only shows
+        it: printed or logged, formatted into another such name, kept in a record, or the key under which
+        something is filed (`devices[name].append(k)`): a label, not a decision (detectron2's collect_env)."""
+        if not self._stringified_into(node):
+            return False
+        reads = self._reads_of_assigned(node)
+        return bool(reads) and all(self._displayed(read, depth) for read in reads)
+
+    def _stringified_into(self, node: ast.AST) -> bool:
+        """The node's value reaches the right side of `name = ...` only through carriers, made text on the way."""
+        child, parent, text = node, self.tree.parent(node), False
+        while isinstance(parent, CARRIERS):
+            if isinstance(parent, ast.FormattedValue) or isinstance(parent, ast.BinOp) and isinstance(
+                    parent.op, ast.Mod) and isinstance(parent.left, ast.Constant) \
+                    and isinstance(parent.left.value, str):
+                text = True
+            elif isinstance(parent, ast.Call) and parent.func is not child:
+                text = text or self._call_name(parent).split(".")[-1] in STRINGIFIERS or isinstance(
+                    parent.func, ast.Attribute) and parent.func.attr in STRINGIFIERS
+            child, parent = parent, self.tree.parent(parent)
+        return text and isinstance(parent, ast.Assign) and len(parent.targets) == 1 and isinstance(
+            parent.targets[0], ast.Name) and parent.value is child
+
+    def _displayed(self, read: ast.Name, depth: int) -> bool:
+        if self._in_log_call(read) or self._in_record(read) or self._filed(read):
+            return True
+        return depth > 0 and self._only_displayed(read, depth - 1)
+
+    def _filed(self, read: ast.Name) -> bool:
+        """A key something is stored under (`d[read] = v`, `d[read].append(v)`), or an item of a tuple (a record
+        row) handed to a collection's `append`/`add`: kept, not compared."""
+        parent = self.tree.parent(read)
+        if isinstance(parent, ast.Subscript) and parent.slice is read:
+            if isinstance(parent.ctx, ast.Store):
+                return True
+            method = self.tree.parent(parent)
+            return isinstance(method, ast.Attribute) and method.attr in COLLECTORS and isinstance(
+                self.tree.parent(method), ast.Call)
+        if not isinstance(parent, ast.Tuple):
+            return False   # a bare value or a list handed on (`flags.append(arch)`) may be a command line
+        while isinstance(parent, ast.Tuple):
+            parent = self.tree.parent(parent)
+        return isinstance(parent, ast.Call) and isinstance(parent.func, ast.Attribute) and \
+            parent.func.attr in COLLECTORS
 
     def _read_only_where_guarded(self, node: ast.AST) -> bool:
         """`archs = ["-gencode=...", ...]` whose every read sits where a ROCm run never goes (the else of `if

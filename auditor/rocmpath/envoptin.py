@@ -1,0 +1,83 @@
+"""Lines of a setup.py behind an environment opt-in that is off by default: `profile = os.environ.get("X_PROFILE",
+"0") == "1"` then `if profile: flags.append("-Xptxas=-v")`. A default install never runs them, on CUDA or ROCm,
+so what they add is an optional feature, like the lines behind a Makefile opt-in (`USE_X ?= 0`)."""
+from __future__ import annotations
+
+import ast
+
+ENV_READS = ("os.environ.get", "os.getenv", "environ.get", "getenv")
+
+
+def opt_in_lines(text: str) -> frozenset[int]:
+    """The body lines of each `if NAME:` (or `if NAME and …:`) whose NAME is assigned, once and at module or
+    function level, a test of an environment variable that is false at the variable's default."""
+    if "environ" not in text and "getenv" not in text:
+        return frozenset()
+    try:
+        tree = ast.parse(text)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return frozenset()
+    assigned: dict[str, list[bool]] = {}
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Assign):
+            for target in node.targets:
+                if isinstance(target, ast.Name):
+                    assigned.setdefault(target.id, []).append(_off_by_default(node.value))
+    switches = {name for name, offs in assigned.items() if len(offs) == 1 and offs[0]}
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and _requires(node.test, switches):
+            for stmt in node.body:
+                lines.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
+    return frozenset(lines)
+
+
+def _requires(test: ast.AST, switches: set[str]) -> bool:
+    if isinstance(test, ast.Name):
+        return test.id in switches
+    return isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and any(
+        isinstance(v, ast.Name) and v.id in switches for v in test.values)
+
+
+def _off_by_default(value: ast.AST) -> bool:
+    """`env("X", "0") == "1"`, `env("X") == "1"`, `env("X", "0") in ("1", "ON")`: false when X is unset."""
+    if not (isinstance(value, ast.Compare) and len(value.ops) == 1 and _env_read(value.left)):
+        return False
+    default = _default(value.left)
+    if default is None:
+        return False
+    op, right = value.ops[0], value.comparators[0]
+    if isinstance(op, ast.Eq) and isinstance(right, ast.Constant):
+        return right.value != default
+    if isinstance(op, ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)):
+        return all(isinstance(e, ast.Constant) and e.value != default for e in right.elts)
+    return False
+
+
+def _env_read(node: ast.AST) -> bool:
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
+            "lower", "upper", "strip"):
+        node = node.func.value
+    return isinstance(node, ast.Call) and _dotted(node.func) in ENV_READS
+
+
+def _default(node: ast.AST) -> str | None:
+    """The value the read gives when the variable is unset (None: not a constant string)."""
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
+            "lower", "upper", "strip"):
+        node = node.func.value
+    assert isinstance(node, ast.Call)
+    if len(node.args) < 2:
+        return "" if len(node.args) == 1 else None   # unset: None, which no constant string equals
+    default = node.args[1]
+    return default.value if isinstance(default, ast.Constant) and isinstance(default.value, str) else None
+
+
+def _dotted(node: ast.AST) -> str:
+    parts: list[str] = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+    return ".".join(reversed(parts))
