@@ -14,7 +14,7 @@ import pathspec
 
 from auditor.discover.files import Discovery, descends_into
 from auditor.history.gitobjects import Tree
-from auditor.inputs.kinds import classify, refine
+from auditor.inputs.kinds import BY_NAME, classify, refine
 from auditor.pipeline.context import Discovered
 from auditor.pipeline.options import PREPASS_SECONDS, ScanOptions
 from auditor.rocmpath.pulled import pulled_in_build_files
@@ -22,18 +22,22 @@ from auditor.types import SourceFile
 from auditor.util.escape import visible
 
 
-def discovered_point(tree: Tree, written: frozenset[str], prefix: str, root: Path,
-                     options: ScanOptions) -> Discovered:
+def discovered_point(tree: Tree, written: frozenset[str], prefix: str, root: Path, options: ScanOptions,
+                     kinds: Kinds | None = None) -> Discovered:
     """What pipeline.discover_run gives for `root` (the written tree, at `prefix` in the repository), from the
-    listing. `written`: the files on disk (a name that could not be written is not there in the walk either)."""
-    found = discover_listing(tree, written, prefix, root, options)
+    listing. `written`: the files on disk (a name that could not be written is not there in the walk either);
+    `kinds`: each path's kind as its name gives it, kept by `history` across its points."""
+    found = discover_listing(tree, written, prefix, root, options, kinds)
     deadline = time.monotonic() + PREPASS_SECONDS
     pulled_in = tuple(pulled_in_build_files(found.files, root, found.vendored, deadline))
     return Discovered(found, pulled_in, deadline)
 
 
-def discover_listing(tree: Tree, written: frozenset[str], prefix: str, root: Path,
-                     options: ScanOptions) -> Discovery:
+Kinds = dict[str, tuple[str, str | None]]      # path -> (as shown, its kind from the path alone)
+
+
+def discover_listing(tree: Tree, written: frozenset[str], prefix: str, root: Path, options: ScanOptions,
+                     kinds: Kinds | None = None) -> Discovery:
     base = f"{prefix}/" if prefix else ""
 
     def under(paths) -> list[str]:
@@ -46,13 +50,16 @@ def discover_listing(tree: Tree, written: frozenset[str], prefix: str, root: Pat
         walk.entered(path)
     for path in under(tree.links):   # never followed, but the walk enters their directories
         walk.entered(path.rpartition("/")[0])
+    kinds = {} if kinds is None else kinds
     files = []
     for path in under(p for p in tree.files if p in written):
         parent = path.rpartition("/")[0]
         if (not parent or walk.entered(parent)) and not walk.exclude.match_file(path):
-            kind = refine(classify(path), root / path)
+            shown, kind = kinds.get(path) or kinds.setdefault(path, (visible(path), classify(path)))
+            if kind is not None and BY_NAME[kind].refine is not None:     # read (bounded) to tell
+                kind = refine(kind, root / path)
             if kind:
-                files.append(SourceFile(visible(path), str(root / path), kind))
+                files.append(SourceFile(shown, f"{root}/{path}", kind))
     return Discovery(tuple(sorted(files, key=lambda s: s.path)), (), str(root), tuple(sorted(walk.vendored)))
 
 
