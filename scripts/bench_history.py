@@ -3,6 +3,7 @@ first-parent history should cost at most 3x one scan of its newest commit with a
 
     .venv/bin/python scripts/bench_history.py PATH            # PATH: a full clone (not shallow) of a repository
     .venv/bin/python scripts/bench_history.py PATH --points 40 --jobs 2 --repeat 3
+    .venv/bin/python scripts/bench_history.py PATH --since 2026-02-15     # a recent range: an ongoing port
 
 Each run is the console script in a subprocess, as a user runs it, with an empty cache directory and database
 of its own (in a temporary directory, deleted afterwards): the cold scan is `rocm-audit check PATH` of the
@@ -10,9 +11,10 @@ checkout; the history is `rocm-audit history PATH --max-points N`, which reads e
 objects. A second history run shows the cost when every point is already recorded. A third, into a new database
 but with the first history's result cache, scans nothing: what it costs is the per-point work besides scanning
 (discovery, the build pre-pass, the report) plus reading the cached results; the first history's CPU time less
-this is the raw scanning of each point's added or changed files, which no reuse across points can remove (the
-floor). Wall times are medians; the CPU time (every process of the run) is printed too, since on a shared
-machine the wall time follows the load.
+this is the scanning of each point's added or changed files (and of the files a change of the build's macros
+makes depend on it) with the caching of their results, which no reuse across points can remove (the floor).
+Wall times are medians; the CPU time (every process of the run) is printed too, since on a shared machine the
+wall time follows the load.
 """
 from __future__ import annotations
 

@@ -55,17 +55,30 @@ def history_points(root: Path, work: Path) -> list[dict]:
 
 def cold_point(root: Path, commit_id: str, into: Path) -> dict:
     """The commit checked out on its own (git archive) and scanned with no cache at all, as the point's fields."""
-    from auditor.commandline.settings import parse_settings
-    from auditor.history.record import Where, run_record
-    from auditor.invocation.runsetup import rulebook_for, scan_options
-    from auditor.pipeline import audit
-
     tree = into / commit_id[:12]
     tree.mkdir(parents=True)
     archive = subprocess.run(["git", "archive", "--format=tar", commit_id], cwd=root, capture_output=True,
                              check=True).stdout
     with tarfile.open(fileobj=io.BytesIO(archive)) as tar:
         tar.extractall(tree, filter="data")
+    return scanned_point(tree)
+
+
+def checkout_point(root: Path, commit_id: str, into: Path) -> dict:
+    """A clone of the repository with the commit checked out (a git work tree: what git tracks is scanned even
+    where a .gitignore matches it), scanned with no cache at all, as the point's fields."""
+    tree = into / f"checkout-{commit_id[:12]}"
+    git(into, "clone", "-q", "--no-checkout", str(root), str(tree))
+    git(tree, "checkout", "-q", commit_id)
+    return scanned_point(tree)
+
+
+def scanned_point(tree: Path) -> dict:
+    from auditor.commandline.settings import parse_settings
+    from auditor.history.record import Where, run_record
+    from auditor.invocation.runsetup import rulebook_for, scan_options
+    from auditor.pipeline import audit
+
     settings = parse_settings([str(tree), "--no-cache", "-j", "1"])
     run = run_record(audit([tree], rulebook_for(settings), scan_options(settings), root=tree), Where("", "", ""))
     return {"verdict": run.verdict, "live": run.live, "effort_low_days": run.effort_low_days,

@@ -111,3 +111,46 @@ def test_a_file_is_scanned_again_only_when_it_names_a_macro_the_build_changed(tm
     scanned.clear()    # and back: each file's result under the first macros is still there
     scan_all(files, before, 1, cache=result_cache(tmp_path / "cache", before, 1 << 20, True), time_budget=0)
     assert scanned == []
+
+
+def test_the_macro_pre_pass_answer_is_reused_only_for_the_same_files_with_the_same_bytes(tmp_path, monkeypatch):
+    """The pre-pass keeps its answer under every C/C++ file's path and digest: the same tree reads one entry and
+    no file; a changed #define, a file added or the guards changed give a fresh answer, as without a cache."""
+    import os
+
+    from auditor.runner import macros
+    from auditor.runner.cache import EntryStore
+    from auditor.runner.runcache import FileIndex
+
+    tree = tmp_path / "tree"
+    flags = "#if defined(__CUDA_ARCH__)\n#define HAS_PTX 1\n#endif\n"
+    texts = {"include/flags.h": flags, "src/k.cu": "#include \"flags.h\"\n#ifdef HAS_PTX\n#endif\n"}
+    own = load_rulebook().own_context.guards
+    read: list[str] = []
+    real = macros._file_part
+    monkeypatch.setattr(macros, "_file_part", lambda source, *a: read.append(source.path) or real(source, *a))
+
+    def answer(guards=own):
+        for name, text in texts.items():
+            (tree / name).parent.mkdir(parents=True, exist_ok=True)
+            if not (tree / name).exists() or (tree / name).read_text() != text:
+                (tree / name).write_text(text)
+                os.utime(tree / name, ns=(946_684_800 * 10**9,) * 2)     # old: the index trusts its stat
+        files = discover([tree], tree).files
+        store = EntryStore(tmp_path / "cache")
+        index = FileIndex.open(store, str(tree))
+        read.clear()
+        found = macros.project_macros(files, guards.preprocessor, 1 << 20, store, index, guards.as_data())
+        index.save()
+        files_read = sorted(read)
+        assert found == macros.project_macros(files, guards.preprocessor, 1 << 20)    # what no cache gives
+        return found, files_read
+
+    assert answer() == ((frozenset({"HAS_PTX"}), {}), ["include/flags.h", "src/k.cu"])
+    assert answer() == ((frozenset({"HAS_PTX"}), {}), [])                  # the same files: one entry read
+    texts["include/flags.h"] = flags + "#define HAS_PTX 1\n"                # now defined on ROCm too
+    assert answer() == ((frozenset(), {}), ["include/flags.h", "src/k.cu"])
+    texts["src/more.cuh"] = "#if defined(__HIP_PLATFORM_AMD__)\n#define K_HIP 1\n#endif\n"
+    assert answer()[0] == (frozenset(), {"K_HIP": 1})
+    hip = own.with_project_macros(frozenset({"K_HIP"}), frozenset())
+    assert answer(hip)[1] != []                                              # other guards: not the same answer

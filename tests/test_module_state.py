@@ -42,6 +42,7 @@ PURE_MEMOS = {
     ("auditor/util/datacodec.py", "decoder"): "a Python type",
     ("auditor/util/datacodec.py", "_hints"): "a Python type",
     ("auditor/analysis/effort.py", "load_model"): "no argument: the shipped effort model",
+    ("auditor/rocmpath/deps.py", "_install_requires"): "a setup.py's text (str); the answer is a tuple of str",
     ("auditor/engines/dependency.py", "_name_pattern"): "a name pattern (str)",
     ("auditor/engines/hipify.py", "_ordered"): "a tuple of frozen rules",
     ("auditor/engines/hipify.py", "_speaking"): "a tuple of frozen rules",

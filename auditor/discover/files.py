@@ -224,7 +224,7 @@ def _walk(
             if _excluded(path, relative, is_dir, exclude_spec, () if kept else specs):
                 continue
             if is_dir:
-                if _descends_into(entry.name, path, relative, vendoring, scan_dirs):
+                if descends_into(entry.name, path, relative, vendoring, scan_dirs):
                     subdirs.append((path, relative))
             elif (source := _source_file(entry, path, relative, errors)) is not None:
                 yield source
@@ -244,7 +244,7 @@ def _gitignores_above(top: Path, root: Path) -> list[tuple[Path, pathspec.PathSp
     return inherited
 
 
-def _descends_into(name: str, path: Path, relative: str, vendoring: tuple[set[str], list[str]] | None,
+def descends_into(name: str, path: Path, relative: str, vendoring: tuple[set[str], list[str]] | None,
                    scan_dirs: frozenset[str]) -> bool:
     """Whether the walk enters a directory: never one always skipped (caches, .git) or vendored code (which it
     records in `vendoring[1]`), unless the user names it in `scan_dirs`."""

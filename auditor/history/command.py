@@ -14,6 +14,7 @@ from pathlib import Path
 from auditor.util import vcs
 from auditor.util.errors import ToolError
 from auditor.history import gitobjects, render, sample
+from auditor.history.listing import Kinds, discovered_point
 from auditor.history.record import RunRecord, Where, run_record
 from auditor.history.store import StoreError, open_store
 from auditor.history.warm import warm_scanner
@@ -152,6 +153,7 @@ def _points(settings, top, prefix, key, label, chosen, rulebook, digest, scan_op
     shown = not settings.quiet and sys.stderr.isatty()
     points: list[RunRecord] = []
     warmed = False
+    kinds: Kinds = {}
     try:
         with open_store(settings.history.db) as store, \
                 gitobjects.TreeWriter(top, scan_options.max_file_size) as writer:
@@ -167,7 +169,8 @@ def _points(settings, top, prefix, key, label, chosen, rulebook, digest, scan_op
                 problems = writer.show(commit.id)
                 root = writer.root / prefix if prefix else writer.root
                 root.mkdir(parents=True, exist_ok=True)
-                report = audit([root], rulebook, scan_options, shown_root=label, root=root)
+                discovered = discovered_point(writer.tree, writer.written, prefix, root, scan_options, kinds)
+                report = audit([root], rulebook, scan_options, shown_root=label, root=root, discovered=discovered)
                 where = Where(key, label, commit.id, commit.committed_at, commit.author)
                 run = run_record(report, where, digest, source="history")
                 if problems:

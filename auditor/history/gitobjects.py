@@ -12,6 +12,7 @@ from pathlib import Path, PurePosixPath
 
 from auditor.util import vcs
 REGULAR_MODES = (b"100644", b"100755")
+GITLINK_MODE = b"160000"
 BATCH_BYTES = 64 * 1024 * 1024        # blobs read per `cat-file --batch` call, at most (vcs caps one answer)
 # Every file written gets this old modification time: the per-file index (auditor/runner/runcache.py) distrusts the
 # stat of a file modified seconds ago, and would read and hash every file of every point again. A rewritten
@@ -91,17 +92,35 @@ def iso_utc(seconds: int) -> str:
     return datetime.fromtimestamp(seconds, timezone.utc).isoformat()
 
 
-def tree(top: Path, commit: str) -> dict[str, Blob]:
-    """Every regular file of the commit's tree: path (from the repository root) -> blob. Links and submodules
-    are left out, as a scan of a checkout leaves them."""
+@dataclass(frozen=True, slots=True)
+class Tree:
+    """A commit's tree as `git ls-tree -r` lists it (paths from the repository root)."""
+
+    files: dict[str, Blob]            # regular files
+    gitlinks: tuple[str, ...]         # submodules: an empty directory in a checkout
+    links: tuple[str, ...]            # symbolic links: never followed, but their directories exist
+
+
+def tree(top: Path, commit: str) -> Tree:
+    """Every entry of the commit's tree. Links and submodules are never written or scanned, as a scan of a
+    checkout leaves them; discovery still sees the directories they make (auditor/history/listing.py)."""
     listing = vcs.git_bytes(top, "ls-tree", "-r", "-l", "-z", "--full-tree", "--end-of-options", commit)
     files: dict[str, Blob] = {}
+    gitlinks: list[str] = []
+    links: list[str] = []
     for record in listing.split(b"\0"):
         meta, _, raw = record.partition(b"\t")
         parts = meta.split()
-        if len(parts) == 4 and parts[0] in REGULAR_MODES and parts[1] == b"blob" and parts[3].isdigit():
-            files[raw.decode("utf-8", "surrogateescape")] = Blob(parts[2].decode(), int(parts[3]))
-    return files
+        if len(parts) != 4:
+            continue
+        path = raw.decode("utf-8", "surrogateescape")
+        if parts[0] in REGULAR_MODES and parts[1] == b"blob" and parts[3].isdigit():
+            files[path] = Blob(parts[2].decode(), int(parts[3]))
+        elif parts[0] == GITLINK_MODE:
+            gitlinks.append(path)
+        else:
+            links.append(path)
+    return Tree(files, tuple(gitlinks), tuple(links))
 
 
 def read_blobs(top: Path, oids: list[str]) -> dict[str, bytes]:
@@ -131,6 +150,7 @@ class TreeWriter:
         self.max_file_size = max_file_size
         self.root = Path(tempfile.mkdtemp(prefix=f"{vcs.TEMP_PREFIX}{os.getpid()}-history-"))
         self._written: dict[str, str] = {}       # path -> blob id now on disk
+        self.tree = Tree({}, (), ())              # the tree last shown
 
     def __enter__(self) -> TreeWriter:
         return self
@@ -142,7 +162,8 @@ class TreeWriter:
         """Make the directory hold `commit`'s tree; the paths that could not be written (unsafe names, blobs git
         lacks), which make the point partial. A blob over the size limit is not read: a sparse file of its size
         stands in, which the scanner reports as skipped, as it would in a checkout (the point is then partial)."""
-        wanted = tree(self.top, commit)
+        self.tree = tree(self.top, commit)
+        wanted = self.tree.files
         problems: list[str] = []
         for path in [p for p, oid in self._written.items() if wanted.get(p, Blob("", 0)).oid != oid]:
             target = _inside(self.root, path)
@@ -163,6 +184,11 @@ class TreeWriter:
                 batch, size = [], 0
         problems += self._write(batch)
         return problems
+
+    @property
+    def written(self) -> frozenset[str]:
+        """The paths of the tree shown that are on disk (not the names that could not be written)."""
+        return frozenset(self._written)
 
     def _stand_in(self, path: str, blob: Blob) -> list[str]:
         target = _inside(self.root, path)

@@ -30,14 +30,16 @@ def audit(
     root: Path | None = None,
     only: frozenset[str] | None = None,
     timings: dict[str, float] | None = None,
+    discovered: Discovered | None = None,
 ) -> Report:
     """`progress(total files, total bytes)` may return a ScanProgress that is told how the scan goes. `root`
     (default: the paths' common directory) is what finding paths are relative to; `only` limits the scan to these paths
     while the cross-file pre-pass still sees every file discovered. `timings`, when given, receives the
-    seconds each stage took."""
+    seconds each stage took. `discovered`: the run's files when the caller found them (history, from a commit's
+    listing), else they are discovered here."""
     root = root or common_root(paths)
     store = EntryStore(options.cache_dir) if options.cache_dir else None
-    discovered = discover_run(paths, root, options, timings)
+    discovered = discovered or discover_run(paths, root, options, timings)
     if shown_root is None:
         shown_root = str(paths[0]) if len(paths) == 1 else str(root)
     key = _run_key(scan_context(rulebook, options.max_file_size), discovered, options, shown_root, paths, root, only) \

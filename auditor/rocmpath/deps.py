@@ -6,6 +6,7 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Callable, Iterable
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from auditor.parsing.manifest import ManifestError, pyproject_toml, requirements_txt
@@ -22,18 +23,20 @@ def normalized(requirement: str) -> str:
     return re.sub(r"[-_.]+", "-", m.group(1)).lower() if m else ""
 
 
-def _install_requires(text: str) -> list[str]:
+@lru_cache(maxsize=64)
+def _install_requires(text: str) -> tuple[str, ...]:
+    """Memoised by the text: `history` parses a setup.py once for all the points that hold the same one."""
     if len(text) > MAX_PYTHON_BUILD_CHARS:      # the reader names it as not read
-        return []
+        return ()
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
-        return []
-    out = []
+        return ()
+    out: list[str] = []
     for node in ast.walk(tree):
         if isinstance(node, ast.keyword) and node.arg == "install_requires":
             out += [c.value for c in ast.walk(node.value) if isinstance(c, ast.Constant) and isinstance(c.value, str)]
-    return out
+    return tuple(out)
 
 
 def hard_dependencies(files: Iterable[SourceFile], text_of: Callable[[str], str]) -> frozenset[str]:

@@ -11,7 +11,7 @@ import json
 from typing import cast
 from collections.abc import Iterable
 
-from auditor.runner.cache import EntryStore
+from auditor.runner.cache import EntryStore, tool_digest
 from auditor.util.boundedio import read_prefix
 from auditor.util.datacodec import DecodeError, decode
 from auditor.inputs.kinds import C_FAMILY
@@ -33,13 +33,16 @@ def project_macros(
 ) -> tuple[frozenset[str], dict[str, int]]:
     """(macros defined only on CUDA-only branches, values derived on ROCm: `#if defined(__HIP_PLATFORM_AMD__)
     / #define BNB_HIP 1` makes `#if BNB_HIP` true on ROCm in every file). With `store` and `index`, each
-    file's part is cached under its digest and the `guards` the facts were made from."""
+    file's part is cached under its digest and the `guards` the facts were made from, and the answer under the
+    digests of every file (`history`'s points, most of which change no C/C++ file, read one entry)."""
+    memo = _Memo(store, index, guards, max_bytes) if store is not None and index is not None else None
+    sources = [source for source in sources if source.kind in C_KINDS]
+    whole = memo.whole_key(sources) if memo is not None else None
+    if memo is not None and whole is not None and (known := memo.load_whole(whole)) is not None:
+        return known
     verdict: dict[str, bool] = {}
     values: dict[str, set[int]] = {}
-    memo = _Memo(store, index, guards) if store is not None and index is not None else None
     for source in sources:
-        if source.kind not in C_KINDS:
-            continue
         part = _file_part(source, facts, max_bytes, memo)
         if part is None:
             continue
@@ -49,7 +52,10 @@ def project_macros(
         for name, value in rocm_values:
             values.setdefault(name, set()).add(value)
     derived = {name: next(iter(found)) for name, found in values.items() if len(found) == 1}
-    return frozenset(name for name, cuda_only in verdict.items() if cuda_only and name not in derived), derived
+    answer = frozenset(name for name, cuda_only in verdict.items() if cuda_only and name not in derived), derived
+    if memo is not None and (whole := whole or memo.whole_key(sources)) is not None:
+        memo.save_whole(whole, answer)
+    return answer
 
 
 def _file_part(source: SourceFile, facts: PreprocFacts, max_bytes: int, memo: "_Memo | None") -> FilePart | None:
@@ -76,10 +82,40 @@ def _file_part(source: SourceFile, facts: PreprocFacts, max_bytes: int, memo: "_
 
 
 class _Memo:
-    def __init__(self, store: EntryStore, index: FileIndex, guards: object):
-        self.store, self.index = store, index
-        self.context = hashlib.blake2b(json.dumps(guards, sort_keys=True, default=str).encode(),
-                                       digest_size=20).hexdigest()
+    """Keys: rocm-audit's code and rules (tool_digest), the guards, the size limit, and the file's digest (one
+    file's part) or every C/C++ file's path and digest (the answer)."""
+
+    def __init__(self, store: EntryStore, index: FileIndex, guards: object, max_bytes: int):
+        self.store, self.index, self.max_bytes = store, index, max_bytes
+        context = json.dumps([tool_digest(), guards, max_bytes], sort_keys=True, default=str)
+        self.context = hashlib.blake2b(context.encode(), digest_size=20).hexdigest()
+
+    def whole_key(self, sources: list[SourceFile]) -> str | None:
+        """The key of the answer for these files, when the index knows every file's digest (else None: read)."""
+        h = hashlib.blake2b(self.context.encode(), digest_size=20)
+        for source in sources:
+            stat = file_stat(source.abspath)
+            if stat is None:
+                return None
+            digest = "(over the size limit)" if stat[0] > self.max_bytes else self.index.digest(source, stat)
+            if digest is None:
+                return None
+            h.update(f"\0{source.path}\0{digest}".encode("utf-8", "surrogatepass"))
+        return h.hexdigest()
+
+    def load_whole(self, key: str) -> tuple[frozenset[str], dict[str, int]] | None:
+        payload = self.store.load("macros-run", key)
+        if payload is None:
+            return None
+        try:
+            cuda_only, derived = decode(tuple[tuple[str, ...], dict[str, int]], json.loads(payload))
+        except (ValueError, TypeError, RecursionError, DecodeError):
+            return None
+        return frozenset(cuda_only), derived
+
+    def save_whole(self, key: str, answer: tuple[frozenset[str], dict[str, int]]) -> None:
+        self.store.store("macros-run", key, json.dumps([sorted(answer[0]), answer[1]]).encode("utf-8",
+                                                                                              "surrogatepass"))
 
     def _key(self, digest: str) -> str:
         return hashlib.blake2b(f"{self.context}\0{digest}".encode(), digest_size=20).hexdigest()

@@ -3,9 +3,11 @@ index (imports, aliases, `torch.ops` chains and ROCm guards are read as for any 
 the op and the library behind it."""
 from __future__ import annotations
 
+import hashlib
 import re
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import replace
+from functools import partial
 
 from auditor.engines.python import scan_python
 from auditor.parsing.python import PythonParseError, parse
@@ -49,25 +51,34 @@ def link_ops(results: Sequence[FileResult], findings: Sequence[Finding], rules_i
 def _call_sites(rule: Rule, ops: Sequence[Op], texts: Mapping[str, str], rulebook: ScanContext) -> list[Finding]:
     calls = tuple(sorted({c for op in ops for c in op.calls}))
     derived = replace(rule, spec=PythonMatch(calls=calls))
-    single = replace(rulebook.rulebook, rules=(derived,))     # a rulebook of the one rule made from the index
-    names = {op.name for op in ops}
+    names = frozenset(op.name for op in ops)
     # a call spells its module's last component (`tex` aliases `import fusedte_torch as tex`, which spells it)
-    modules = {module.rsplit(".", 1)[-1] for op in ops for module in op.modules}
+    modules = frozenset(module.rsplit(".", 1)[-1] for op in ops for module in op.modules)
     by_call = sorted(((c.removesuffix(".*"), op) for op in ops for c in op.calls), key=lambda p: -len(p[0]))
     out = []
     for path, text in sorted(texts.items()):
-        if not any(module in text for module in modules) or set(WORD.findall(text)).isdisjoint(names):
-            continue
-        try:
-            tree = parse(text)
-        except PythonParseError:
-            continue
-        for f in scan_python(tree, single, path, text.splitlines(), text.lower()).findings:
+        # a pure function of the rules as loaded, the rule made from the index and the file: kept with the
+        # rulebook, so `history` scans a file again only when its text or the ops change
+        key = ("xlang call sites", derived, names, modules, path, hashlib.blake2b(text.encode(
+            "utf-8", "surrogatepass"), digest_size=20).digest())
+        for f in rulebook.compiled(key, partial(_sites_in, derived, names, modules, path, text, rulebook)):
             op = next((o for prefix, o in by_call if f.subject == prefix or f.subject.startswith(prefix + ".")),
                       None)
             if op is not None:
                 out.append(_described(f, op, rule))
     return out
+
+
+def _sites_in(derived: Rule, names: frozenset[str], modules: frozenset[str], path: str, text: str,
+              rulebook: ScanContext) -> tuple[Finding, ...]:
+    if not any(module in text for module in modules) or set(WORD.findall(text)).isdisjoint(names):
+        return ()
+    try:
+        tree = parse(text)
+    except PythonParseError:
+        return ()
+    single = replace(rulebook.rulebook, rules=(derived,))     # a rulebook of the one rule made from the index
+    return tuple(scan_python(tree, single, path, text.splitlines(), text.lower()).findings)
 
 
 def _described(finding: Finding, op: Op, rule: Rule) -> Finding:
