@@ -31,6 +31,9 @@ TREE = {
     "kern/norm.py": "import torch\n\nfrom .utils import device_name\n\n\ndef rmsnorm(x):\n    return x\n",
     "kern/optional.py": ("try:\n    from .comm import cudart\nexcept ImportError:\n    cudart = None\n\n\n"
                          "def later():\n    from .utils import device_name\n    return device_name()\n"),
+    "kern/dispatch.py": ("import torch\n\nif not torch.version.hip:\n    from .comm import cudart\n"
+                         "    from .utils import device_name\n"
+                         "PYDOC = \"\"\"\nfrom .utils import device_name\n\"\"\"\n"),
     # an import cycle through a failing module ends: a imports b, b imports a and utils
     "kern/a.py": "from . import b\n",
     "kern/b.py": "from . import a\nfrom .utils import device_name\n",
@@ -63,6 +66,7 @@ def test_an_unconditional_import_of_a_module_that_fails_on_rocm_is_reported_at_i
 def test_guarded_lazy_and_unrelated_imports_stay_quiet(report):
     paths = {path for path, _ in _chained(report)}
     assert "kern/optional.py" not in paths       # try/except ImportError, and an import inside a function
+    assert "kern/dispatch.py" not in paths       # an import in a branch, and import text inside a string
     assert "kern/comm/mapping.py" not in paths
     assert not {"kern/comm/cuda_ipc.py", "kern/utils.py"} & paths   # the roots are reported by their own rules
 

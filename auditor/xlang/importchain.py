@@ -3,9 +3,9 @@
 A module fails at import on ROCm when code it runs at import time does something only CUDA has: a module-level,
 unguarded import of a CUDA-only package, a module-level call that loads a CUDA library (`ctypes.CDLL(...)`), or
 a module-level call of a function or class of the module whose body does (vLLM's `cudart = CudaRTLibrary()`).
-A module that imports such a module unconditionally fails with it, and so on up the chain: each importer is
-reported at its import line with the chain. Imports under `try: ... except ImportError`, in a branch or in a
-function are not followed (`pyimports.unconditional_statements`). The root cause is reported once, where it is;
+A module that imports such a module unconditionally (an unindented import statement) fails with it, and so on
+up the chain: each importer is reported at its import line with the chain. Imports under `try: ... except
+ImportError`, in a branch or in a function are not followed. The root cause is reported once, where it is;
 the importers are its symptoms, at the rule's (info) severity, grouped by the root (their subject), so one cause
 does not count as many. The walk is breadth-first over modules, each visited once (import cycles end), at most
 MAX_DEPTH imports from a root."""
@@ -26,7 +26,8 @@ from auditor.rulebook.schema import ImportChainMatch
 from auditor.types import LIVE, FileResult, Finding, Rule, Severity, Span
 
 MAX_DEPTH = 8
-WORD = re.compile(r"[A-Za-z_]\w*")
+TRIPLE = re.compile(r'"""|\'\'\'')
+IMPORT_LINE = re.compile(r"(?:from[ \t]+[\w.]+[ \t]+import|import[ \t]+\w)")
 Reader = Callable[[str], "str | None"]
 _SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign)
 _DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
@@ -50,11 +51,12 @@ def link_imports(results: Sequence[FileResult], findings: Sequence[Finding], rul
     if not rules or not python:
         return []
     names = module_names(python)
-    by_name: dict[str, list[str]] = {}
-    for path, name in names.items():
-        by_name.setdefault(name, []).append(path)
     categories = {rule_id: rule.category for rule_id, rule in rulebook.by_id().items()}
     trees = _Trees(read)
+    # what each file may import, from the scan's own parse (FileFacts.imports, a superset of the unconditional
+    # imports read here): only a file that may import a failing module is parsed again, for its lines
+    may_import = {r.path: frozenset(absolute(i, names[r.path], r.path.endswith("__init__.py")) for i in r.facts.imports)
+                  for r in results if r.path in names}
     out: list[Finding] = []
     for rule in rules:
         spec = rule.spec
@@ -64,7 +66,7 @@ def link_imports(results: Sequence[FileResult], findings: Sequence[Finding], rul
                   and categories.get(f.rule_id) in spec.fails_with and f.severity >= Severity.parse(spec.root_severity)]
         roots = _roots(wanted, trees)
         if roots:
-            out += _importers(rule, roots, names, by_name, trees)
+            out += _importers(rule, roots, names, may_import, trees)
     return out
 
 
@@ -152,34 +154,66 @@ def _body_lines(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> 
     return out
 
 
-def _import_sites(path: str, module_name: str, module: ast.Module) -> list[tuple[int, str, tuple[str, ...]]]:
-    """Each unconditional import statement: its line, its text, the absolute module names it may load."""
+def _import_sites(path: str, module_name: str, text: str) -> list[tuple[int, tuple[str, ...]]]:
+    """Each import statement at the module's top level (unindented: not in a branch, a `try`, a function), with
+    the absolute module names it may load. Read from the lines, each statement parsed alone: cheaper than parsing
+    every importer again."""
     is_package = path.endswith("__init__.py")
+    lines = text.splitlines()
     out = []
-    for node in unconditional_statements(module):
+    i = 0
+    quote = ""    # the triple quote of a string the line is inside ("" when it is code)
+    while i < len(lines):
+        if quote or not IMPORT_LINE.match(lines[i]):
+            quote = _quote_after(lines[i], quote)
+            i += 1
+            continue
+        end = i
+        chunk = lines[i]
+        while (chunk.count("(") > chunk.count(")") or chunk.endswith("\\")) and end + 1 < min(len(lines), i + 200):
+            end += 1
+            chunk += "\n" + lines[end]
+        node = _statement(chunk)
         if isinstance(node, ast.Import):
-            out.append((node.lineno, "import", tuple(alias.name for alias in node.names)))
+            out.append((i + 1, tuple(alias.name for alias in node.names)))
         elif isinstance(node, ast.ImportFrom):
             target = absolute("." * node.level + (node.module or ""), module_name, is_package)
             subs = tuple(f"{target}.{a.name}" if target else a.name for a in node.names if a.name != "*")
-            out.append((node.lineno, "from", (target, *subs) if target else subs))
+            out.append((i + 1, (target, *subs) if target else subs))
+        i = end + 1
     return out
 
 
+def _quote_after(line: str, quote: str) -> str:
+    """The triple-quoted string open at the end of `line`, given the one open at its start."""
+    for match in TRIPLE.finditer(line):
+        if not quote:
+            quote = match.group(0)
+        elif match.group(0) == quote:
+            quote = ""
+    return quote
+
+
+def _statement(chunk: str) -> ast.stmt | None:
+    try:
+        body = ast.parse(chunk).body
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        return None
+    return body[0] if len(body) == 1 else None
+
+
 def _importers(rule: Rule, roots: dict[str, Failing], names: Mapping[str, str],
-               by_name: Mapping[str, list[str]], trees: _Trees) -> list[Finding]:
+               may_import: Mapping[str, frozenset[str]], trees: _Trees) -> list[Finding]:
     failing: dict[str, Failing] = dict(roots)
     frontier = dict(roots)
     out: list[Finding] = []
     for _ in range(MAX_DEPTH):
         failing_names = {names[p]: p for p in frontier}
-        words = {name.rsplit(".", 1)[-1] for name in failing_names}
         found: dict[str, Failing] = {}
         for path, name in sorted(names.items()):
-            if path in failing or set(WORD.findall(trees.source(path) or "")).isdisjoint(words):
+            if path in failing or may_import.get(path, frozenset()).isdisjoint(failing_names):
                 continue
-            module = trees.module(path)
-            for line, _kind, loaded in _import_sites(path, name, module) if module is not None else ():
+            for line, loaded in _import_sites(path, name, trees.source(path) or ""):
                 hit = next((failing_names[m] for m in loaded if m in failing_names), None)
                 if hit is None:
                     continue
