@@ -131,7 +131,9 @@ def test_a_module_only_loaded_by_a_function_or_a_guard_is_an_optional_integratio
     })
     _, report = run_json(root, "--fail-on", "never")
     by_path = {f["path"]: f["disposition"] for f in report["findings"]}
-    assert by_path == {"pkg/core.py": "live", "pkg/fast.py": "optional"}
+    # __init__.py's `from . import core` fails with core on ROCm (RA920, a symptom); fast_engine()'s import does not
+    assert by_path == {"pkg/core.py": "live", "pkg/fast.py": "optional", "pkg/__init__.py": "live"}
+    assert [f["rule"] for f in report["findings"] if f["path"] == "pkg/__init__.py"] == ["RA920"]
     assert report["summary"]["verdict"] == "blocked"
 
 

@@ -18,6 +18,7 @@ from auditor.rulebook.context import ScanContext
 from auditor.scan.suppress import unknown_suppression_message, unknown_suppressions
 from auditor.types import LIVE, VERIFY, Component, FileResult, Finding, FindingGroup, Report
 from auditor.analysis.verdict import verdicts
+from auditor.xlang.importchain import link_imports
 from auditor.xlang.link import link_ops, settled
 
 # the dispositions of a library finding that make an extension op CUDA-only (auditor/xlang): not one the ROCm
@@ -92,6 +93,7 @@ def _judged_findings(
     findings = placed(findings)
     if read is not None:
         linked = link_ops(results, findings, rulebook, read, CARRIED)
+        linked += link_imports(results, findings, rulebook, read, CARRIED)
         findings += [settled(p, f) for p, f in zip(placed(linked), linked)]
     findings.sort(key=Finding.sort_key)
     return findings

@@ -40,6 +40,7 @@ def _with_tree(result: FileResult, example: Example, rulebook: Rulebook) -> File
     files of its tree, scanned beside it."""
     from dataclasses import replace
 
+    from auditor.xlang.importchain import link_imports
     from auditor.xlang.link import link_ops
 
     files = dict(example.tree)
@@ -48,7 +49,8 @@ def _with_tree(result: FileResult, example: Example, rulebook: Rulebook) -> File
               if (kind := classify(path)) and path != example.file]
     results = [result, *others]
     found = [f for r in results for f in r.findings]
-    linked = [f for f in link_ops(results, found, rulebook, files.get) if f.path == example.file]
+    linked = [f for f in [*link_ops(results, found, rulebook, files.get),
+                          *link_imports(results, found, rulebook, files.get)] if f.path == example.file]
     return replace(result, findings=(*result.findings, *linked))
 
 

@@ -16,6 +16,7 @@ from auditor.types import PROJECT_MACRO, FileFacts, Finding, Span
 class PythonEngine:
     def scan(self, source: ScanInput, ctx: ScanContext) -> EngineResult:
         from auditor.engines.python import EMBEDDED_CUDA_CALLS, scan_python
+        from auditor.engines.python.cudasource import CUDA_SOURCE_NEEDLES
         from auditor.parsing.pyimports import unguarded_imports
         from auditor.parsing.python import PythonParseError, parse
         from auditor.rulebook.prefilter import Haystack, python_gate
@@ -33,13 +34,13 @@ class PythonEngine:
             note = recovered.note if recovered.whole else Incomplete(recovered.note)
         imports = unguarded_imports(tree.module)
         lowered = Haystack(text.lower())
-        gate = python_gate(ctx, EMBEDDED_CUDA_CALLS)
+        gate = python_gate(ctx, EMBEDDED_CUDA_CALLS, CUDA_SOURCE_NEEDLES)
         if PurePosixPath(path).name != "setup.py" and not gate.may_match(lowered):
             return EngineResult((), FileFacts(imports=imports), note)
         scan = scan_python(tree, ctx, path, lines, lowered)
         found = list(scan.findings)
         found.extend(requirement_findings(ctx.family("dependency"), scan.declared, path, lines))
-        for embedded in scan.embedded:
+        for embedded in dict.fromkeys(scan.embedded):   # a load_inline source is also a CUDA source string
             from auditor.engines.cuda import scan_cuda   # tree-sitter only when there is CUDA to parse
             from auditor.parsing import cuda as ts_cuda
 

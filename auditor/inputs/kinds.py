@@ -17,8 +17,8 @@ from auditor.parsing.manifest import manifest_flavour
 # What a file's scan reads of the preprocessor facts (the rulebook's `preprocessor` guards, with the project's
 # macros): "none"; "text", only about names its decoded text contains (line_states over that text, see
 # PreprocFacts.within); "embedded", all of them when the file may embed CUDA code (a Python call of
-# EMBEDDED_CUDA_CALLS, found by the same needles as the Python engine's gate), else none; "all" (a notebook's
-# cells and Cython's C are code derived from the text, not the text itself).
+# EMBEDDED_CUDA_CALLS or a CUDA source string, found by the same needles as the Python engine's gate), else none;
+# "all" (a notebook's cells and Cython's C are code derived from the text, not the text itself).
 PreprocessorRead = Literal["none", "text", "embedded", "all"]
 FixLane = Literal["cuda", "python", "text"]
 

@@ -98,3 +98,21 @@ def absolute(imported: str, module: str, is_package: bool) -> str:
     base = module.split(".") if is_package else module.split(".")[:-1]
     anchor = base[: len(base) - (level - 1)] if level > 1 else base
     return ".".join(anchor + ([bare] if bare else []))
+
+
+def unconditional_statements(module: ast.Module) -> list[ast.stmt]:
+    """The statements importing this module runs whatever happens: its body, and the bodies of `with`, `class`
+    and of a `try` whose handlers do not catch an import failure, never a branch (`if`, a loop, `match`) or a
+    function. Each statement once, in order; a compound one before what it holds."""
+    out: list[ast.stmt] = []
+    frontier: list[ast.stmt] = list(reversed(module.body))
+    while frontier:
+        node = frontier.pop()
+        out.append(node)
+        inner: list[ast.stmt] = []
+        if isinstance(node, (ast.With, ast.AsyncWith, ast.ClassDef)):
+            inner = node.body
+        elif isinstance(node, (ast.Try, ast.TryStar)):
+            inner = ([] if _catches_import_error(node) else node.body) + node.orelse + node.finalbody
+        frontier.extend(reversed(inner))
+    return out

@@ -33,6 +33,7 @@ DEFAULT_EXAMPLE_FILE = {
     "ci": ".github/workflows/ci.yml",
     "shell": "run.sh",
     "extension": "example.py",
+    "importchain": "example.py",
     "k8s": "deploy/worker.yaml",
     "bazel": "BUILD.bazel",
     "conda": "recipe/meta.yaml",

@@ -200,17 +200,19 @@ class PythonGate:
         return bool(rules_present(self.rules, haystack)) or self.also.may_match(haystack)
 
 
-def python_gate(context, also_calls: Iterable[str] = ()) -> PythonGate:
+def python_gate(context, also_calls: Iterable[str] = (), also_text: Iterable[str] = ()) -> PythonGate:
     """What a Python file must contain for a python or import rule in force (of the run's scan context), or one of
-    `also_calls` (the engine's calls that carry embedded CUDA), to apply."""
+    `also_calls` (the engine's calls that carry embedded CUDA) or of `also_text` (lower-case words of CUDA source
+    held in a string), to apply."""
     also_calls = tuple(sorted(also_calls))
+    also_text = tuple(sorted(also_text))
 
     def make() -> PythonGate:
         rules = tuple(rule for rule in context.family("dependency") + context.family("python")
                       if rule.matcher == "python" or getattr(rule.spec, "imports", ()))
-        return PythonGate(rules, Needles(name_needle(call) for call in also_calls))
+        return PythonGate(rules, Needles([*(name_needle(call) for call in also_calls), *also_text]))
 
-    return context.derived(("python-gate", also_calls), make)
+    return context.derived(("python-gate", also_calls, also_text), make)
 
 
 # --- tree-sitter queries ---------------------------------------------------------------------------

@@ -93,10 +93,23 @@ class ExtensionMatch:
     library_severity: str = "medium"   # at least this severity (a library HIPIFY maps, NVTX, is not a reroute)
 
 
-Match = Union[DependencyMatch, PythonMatch, CudaMatch, TextMatch, ExtensionMatch]
-MatchType = type[DependencyMatch] | type[PythonMatch] | type[CudaMatch] | type[TextMatch] | type[ExtensionMatch]
+@dataclass(frozen=True, slots=True)
+class ImportChainMatch:
+    """A Python import of one of the project's own modules that cannot be imported on ROCm: one whose module-level
+    code has a finding of one of these categories (auditor/xlang/importchain.py): no engine runs it, the link
+    does."""
+
+    family: ClassVar[str] = "importchain"
+    primary: ClassVar[frozenset[str]] = frozenset({"fails_with"})
+    fails_with: Strings = ()           # categories of the module-level findings that make an import fail
+    root_severity: str = "high"        # at least this severity
+
+
+Match = Union[DependencyMatch, PythonMatch, CudaMatch, TextMatch, ExtensionMatch, ImportChainMatch]
+MatchType = (type[DependencyMatch] | type[PythonMatch] | type[CudaMatch] | type[TextMatch] | type[ExtensionMatch]
+             | type[ImportChainMatch])
 MATCH_TYPES: dict[str, MatchType] = {t.family: t for t in (DependencyMatch, PythonMatch, CudaMatch, TextMatch,
-                                                            ExtensionMatch)}
+                                                            ExtensionMatch, ImportChainMatch)}
 PYTHON_CONTEXTS = {"compare", "argument", "attribute", "call", "test", "format", "log", "member", "other"}
 TEXT_KINDS = {"build", "container", "ci", "shell", "k8s", "bazel", "conda", "cython"}
 HIPIFY_STATUSES = {"unsupported"}   # what HIPIFY cannot translate; the API table says which names
@@ -162,17 +175,8 @@ def validate(match: Match, where: str, check_regexes: bool = True) -> None:
             raise RuleError(f"{where}: a text rule needs lines and files = a subset of {sorted(TEXT_KINDS)}")
     elif isinstance(match, CudaMatch):
         _validate_cuda(match, where)
-    elif isinstance(match, ExtensionMatch):
-        from auditor.types import CATEGORIES
-
-        if not match.implemented_with or not set(match.implemented_with) <= set(CATEGORIES):
-            raise RuleError(f"{where}: implemented_with is a list of finding categories {list(CATEGORIES)}")
-        from auditor.types import Severity
-
-        try:
-            Severity.parse(match.library_severity)
-        except ValueError as err:
-            raise RuleError(f"{where}: library_severity: {err}") from None
+    elif isinstance(match, (ExtensionMatch, ImportChainMatch)):
+        _validate_link(match, where)
     elif match.versions is not None:
         from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
@@ -259,3 +263,19 @@ def validate_guards(data: dict[str, Any], label: str) -> None:
                     re.compile(value)
                 except re.error as err:
                     raise RuleError(f"{where}: {err}") from None
+
+
+def _validate_link(match: ExtensionMatch | ImportChainMatch, where: str) -> None:
+    """A cross-file link's categories and severity threshold."""
+    from auditor.types import CATEGORIES, Severity
+
+    name, categories, level, severity = (
+        ("implemented_with", match.implemented_with, "library_severity", match.library_severity)
+        if isinstance(match, ExtensionMatch) else
+        ("fails_with", match.fails_with, "root_severity", match.root_severity))
+    if not categories or not set(categories) <= set(CATEGORIES):
+        raise RuleError(f"{where}: {name} is a list of finding categories {list(CATEGORIES)}")
+    try:
+        Severity.parse(severity)
+    except ValueError as err:
+        raise RuleError(f"{where}: {level}: {err}") from None

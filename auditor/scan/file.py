@@ -130,9 +130,11 @@ def preprocessor_part(kind: str, text: str, facts: PreprocFacts) -> PreprocFacts
     read = known.preprocessor_read if known is not None else "all"
     if read == "embedded":
         from auditor.engines.python import EMBEDDED_CUDA_CALLS
+        from auditor.engines.python.cudasource import CUDA_SOURCE_NEEDLES
         from auditor.rulebook.prefilter import Haystack, Needles, name_needle
 
-        read = "all" if Needles(map(name_needle, EMBEDDED_CUDA_CALLS)).may_match(Haystack(text.lower())) else "none"
+        needles = Needles([*map(name_needle, EMBEDDED_CUDA_CALLS), *CUDA_SOURCE_NEEDLES])
+        read = "all" if needles.may_match(Haystack(text.lower())) else "none"
     if read == "none":
         return PreprocFacts(frozenset(), frozenset(), frozenset())
     return facts.within(text) if read == "text" else None

@@ -17,6 +17,7 @@ from auditor.engines.python.contexts import SyntacticContexts
 from auditor.engines.python.guards import Pos, _end, _Guards, _start, string_value
 from auditor.engines.python.names import _attribute_names, _compiled, _pattern_matches
 from auditor.parsing.python import PythonTree
+from auditor.engines.python.cudasource import is_cuda_source
 from auditor.rulebook.prefilter import Haystack, rules_present
 from auditor.rulebook import Rulebook
 from auditor.rulebook.context import ScanContext
@@ -349,6 +350,8 @@ class _Engine(SyntacticContexts):
 
 def _on_constant(engine: _Engine, node: ast.Constant) -> None:
     if isinstance(node.value, str):
+        if is_cuda_source(node.value) and not isinstance(engine.tree.parent(node), ast.Expr):   # not a docstring
+            engine.scan.embedded.append(EmbeddedCuda(node.value, node.lineno))
         engine.on_string(node)
 
 
