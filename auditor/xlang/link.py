@@ -63,20 +63,27 @@ def _call_sites(rule: Rule, ops: Sequence[Op], texts: Mapping[str, str], ruleboo
         except PythonParseError:
             continue
         for f in scan_python(tree, single, path, text.splitlines(), text.lower()).findings:
-            op = next((o for prefix, o in by_call if f.subject == prefix or f.subject.startswith(prefix + ".")),
-                      None)
+            op = next((o for prefix, o in by_call if _spells(f.subject, prefix)), None)
             if op is not None:
                 out.append(_described(f, op, rule))
     return out
 
 
+def _spells(subject: str, call: str) -> bool:
+    """Whether a call's qualified name is the op's `call` (`*.mod.op`: under any package), or an attribute of it."""
+    if call.startswith("*."):
+        return subject.endswith(call[1:])
+    return subject == call or subject.startswith(call + ".")
+
+
 def _described(finding: Finding, op: Op, rule: Rule) -> Finding:
     libraries = ", ".join(f"{lib.name} ({lib.rule_id} at {lib.where})" for lib in op.libraries)
     units = ", ".join(op.units)
+    via = f" through {' -> '.join(op.chain)}" if len(op.chain) > 1 else ""
     strongest = max(lib.severity for lib in op.libraries)
     severity = finding.severity if finding.guarded else min(rule.severity, strongest)
     described = replace(finding, severity=Severity(severity),
-                        detail=f"calls op {op.name}, implemented with {libraries} in {units} "
+                        detail=f"calls op {op.name}, implemented with {libraries} in {units}{via} "
                                f"(registered at {op.binding})")
     if not any(lib.disposition == LIVE for lib in op.libraries):
         first = op.libraries[0]
