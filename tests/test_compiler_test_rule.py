@@ -47,3 +47,34 @@ def test_a_hipified_extension_has_its_cudacc_renamed_but_not_its_nvcc(tmp_path, 
     assert _tests(data) == {2: ("guarded", "low"), 7: ("live", "low")}
     note = next(f["disposition_note"] for f in data["findings"] if f["rule"] == "RA848" and f["line"] == 2)
     assert "HIPIFY" in note and "__HIPCC__" in note
+
+
+CHAINS = ("int pick() {\n"
+          "  int alg;\n"
+          "#if defined(CUDART_VERSION) && (CUDART_VERSION >= 11000)\n"     # line 3: CUDART_VERSION, never renamed
+          "  alg = 2;\n"
+          "#endif\n"
+          "#if CUDA_VERSION >= 12000\n"                                     # line 6: HIPIFY makes it HIP_VERSION
+          "  int extra = 1;\n"
+          "#endif\n"
+          "#if CUDA_VERSION >= 12000\n"                                     # line 9: has a fallback
+          "  alg = 3;\n"
+          "#else\n"
+          "  alg = 1;\n"
+          "#endif\n"
+          "  return alg;\n"
+          "}\n")
+
+
+def test_version_chains_with_no_fallback_are_live_unless_hipify_renames_their_macro(tmp_path, run_json):
+    cmake = write_tree(tmp_path / "cmake", {
+        "CMakeLists.txt": "project(foo CXX CUDA)\nadd_library(foo src/k.cu)\n", "src/k.cu": CHAINS})
+    _, data = run_json(cmake, "--no-cache")
+    assert {f["line"]: f["disposition"] for f in data["findings"] if f["rule"] == "RA849"} == {3: "live", 6: "live"}
+    ext = write_tree(tmp_path / "ext", {
+        "setup.py": ("from setuptools import setup\n"
+                     "from torch.utils.cpp_extension import CUDAExtension\n"
+                     "setup(name='foo', ext_modules=[CUDAExtension('foo._C', ['src/k.cu'])])\n"),
+        "src/k.cu": CHAINS})
+    _, data = run_json(ext, "--no-cache")
+    assert {f["line"]: f["disposition"] for f in data["findings"] if f["rule"] == "RA849"} == {3: "live", 6: "guarded"}

@@ -124,9 +124,11 @@ def _mapped_for_rocm(finding: Finding, kind: str, rule: Rule | None, project: Pr
     """A shim header, a name the project redefines for the ROCm build, a `__CUDACC__` test HIPIFY renames, a file
     written for ROCm."""
     path = finding.path
-    if rule is not None and rule.name == "cuda-compiler-test" and comp in project.hipified \
-            and not uses("__NVCC__", finding.snippet):
-        return GUARDED, "this component's ROCm build runs HIPIFY, which renames `__CUDACC__` to `__HIPCC__`"
+    if rule is not None and comp in project.hipified and (
+            (rule.name == "cuda-compiler-test" and not uses("__NVCC__", finding.snippet))
+            or (rule.name == "cuda-version-chain-without-fallback" and not uses("CUDART_VERSION", finding.snippet))):
+        return GUARDED, ("this component's ROCm build runs HIPIFY, which renames `__CUDACC__` to `__HIPCC__` and "
+                         "`CUDA_VERSION` to `HIP_VERSION`")
     if path in project.shims:
         return SHIM, "the shim header that maps CUDA names for the HIP build"
     if kind in ("cuda", "cpp"):
