@@ -163,7 +163,23 @@ def test_the_projects_own_rocm_dispatch_guards_the_call(linked):
 
 
 def test_an_op_with_no_library_behind_it_and_a_class_method_are_not_reported(linked):
-    assert sorted(linked) == [("fusedte/attention.py", 7), ("fusedte/attention.py", 13), ("fusedte/gemm.py", 5)]
+    assert sorted(k for k in linked if k[0].endswith(".py")) == [
+        ("fusedte/attention.py", 7), ("fusedte/attention.py", 13), ("fusedte/gemm.py", 5)]
+
+
+def test_the_registration_of_such_an_op_is_reported_at_low_unless_a_rocm_build_never_compiles_it(linked, tmp_path):
+    registration = linked[("csrc/extensions/pybind.cpp", 5)]
+    assert registration.detail.startswith("registers op fused_attn_fwd, implemented with cudnn (RA400 at "
+                                           "csrc/fused_attn.cu:")
+    assert registration.severity.label == "low" and registration.would_break()
+    assert "m.def(\"fused_attn_fwd\"" in registration.snippet
+    assert sorted(k for k in linked if not k[0].endswith(".py")) == [
+        ("csrc/extensions/pybind.cpp", 5), ("csrc/gemm/gemm.cu", 11)]   # layernorm_fwd: no library behind it
+    fenced = PYBIND.replace('  m.def("fused_attn_fwd"', '#ifndef USE_ROCM\n  m.def("fused_attn_fwd"').replace(
+        "py::call_guard<py::gil_scoped_release>());\n", "py::call_guard<py::gil_scoped_release>());\n#endif\n", 1)
+    found = _linked({**TREE, "csrc/extensions/pybind.cpp": fenced}, tmp_path)
+    assert not [k for k in found if k[0] == "csrc/extensions/pybind.cpp"]
+    assert ("fusedte/attention.py", 7) in found   # the op is missing on ROCm: the call still needs a route
 
 
 def test_library_code_the_rocm_build_never_compiles_makes_no_call_site(tmp_path):

@@ -117,13 +117,9 @@ def read_project(
     for comp in order:
         mine = owned[comp]
         pybuilds, cbuilds = _builds(project, mine, texts, switches)
-        for b in pybuilds:
-            rocm_macros |= b.rocm_macros
-            cuda_macros |= b.cuda_macros
-        for cb in cbuilds:
-            rocm_macros |= cb.rocm_macros
-            cuda_macros |= cb.cuda_macros
-            optional_macros |= cb.optional_macros
+        rocm_macros |= {m for b in pybuilds for m in b.rocm_macros} | {m for b in cbuilds for m in b.rocm_macros}
+        cuda_macros |= {m for b in pybuilds for m in b.cuda_macros} | {m for b in cbuilds for m in b.cuda_macros}
+        optional_macros |= {m for cb in cbuilds for m in cb.optional_macros}
         hip_build = any(b.builds_on_rocm for b in cbuilds) or any(b.builds_on_rocm for b in pybuilds)
         if any(b.hipify or b.uses_cuda_extension for b in pybuilds) and not any(b.builds_on_rocm for b in cbuilds):
             hipified.add(comp)
