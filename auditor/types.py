@@ -201,6 +201,7 @@ class FileFacts:
     # C/C++, for the cross-language link (auditor/xlang): ops registered for Python (module, op, function, line),
     # the functions defined (name, first and last line, the names it calls), the headers included by a quoted path
     exports: tuple[tuple[str, str, str, int], ...] = ()
+    fenced_exports: tuple[int, ...] = ()   # lines of those registrations on a branch a ROCm build never compiles
     functions: tuple[tuple[str, int, int, tuple[str, ...]], ...] = ()
     includes: tuple[str, ...] = ()
 

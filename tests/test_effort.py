@@ -18,7 +18,7 @@ OPTIONAL = set(MODEL["optional_paths"]["names"])
 PINNED = {
     "llm_serving": (8.0, 29.0),       # TensorRT-LLM replaced (XL dependency) dominates; CI and Docker are ops
     "torch_extension": (5.3, 15.3),   # the SM90 wgmma/TMA kernel (L) plus warp-size fixes
-    "cmake_cuda_lib": (4.3, 14.6),    # cuDNN (MIOpen via hipify -roc) and cuBLASLt ports, texture objects, nvcc build
+    "cmake_cuda_lib": (4.3, 14.7),    # cuDNN (MIOpen via hipify -roc) and cuBLASLt ports, texture objects, nvcc build
     "portable_repo": (2.0, 5.0),      # nothing to port: validation on AMD hardware only (csrc is JIT-built)
     "example": (8.5, 31.0),
 }

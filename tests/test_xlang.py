@@ -163,7 +163,23 @@ def test_the_projects_own_rocm_dispatch_guards_the_call(linked):
 
 
 def test_an_op_with_no_library_behind_it_and_a_class_method_are_not_reported(linked):
-    assert sorted(linked) == [("fusedte/attention.py", 7), ("fusedte/attention.py", 13), ("fusedte/gemm.py", 5)]
+    assert sorted(k for k in linked if k[0].endswith(".py")) == [
+        ("fusedte/attention.py", 7), ("fusedte/attention.py", 13), ("fusedte/gemm.py", 5)]
+
+
+def test_the_registration_of_such_an_op_is_reported_at_low_unless_a_rocm_build_never_compiles_it(linked, tmp_path):
+    registration = linked[("csrc/extensions/pybind.cpp", 5)]
+    assert registration.detail.startswith("registers op fused_attn_fwd, implemented with cudnn (RA400 at "
+                                           "csrc/fused_attn.cu:")
+    assert registration.severity.label == "low" and registration.would_break()
+    assert "m.def(\"fused_attn_fwd\"" in registration.snippet
+    assert sorted(k for k in linked if not k[0].endswith(".py")) == [
+        ("csrc/extensions/pybind.cpp", 5), ("csrc/gemm/gemm.cu", 11)]   # layernorm_fwd: no library behind it
+    fenced = PYBIND.replace('  m.def("fused_attn_fwd"', '#ifndef USE_ROCM\n  m.def("fused_attn_fwd"').replace(
+        "py::call_guard<py::gil_scoped_release>());\n", "py::call_guard<py::gil_scoped_release>());\n#endif\n", 1)
+    found = _linked({**TREE, "csrc/extensions/pybind.cpp": fenced}, tmp_path)
+    assert not [k for k in found if k[0] == "csrc/extensions/pybind.cpp"]
+    assert ("fusedte/attention.py", 7) in found   # the op is missing on ROCm: the call still needs a route
 
 
 def test_library_code_the_rocm_build_never_compiles_makes_no_call_site(tmp_path):
@@ -185,3 +201,40 @@ def test_registrations_are_read_from_pybind11_and_torch_library_blocks():
 def test_the_build_script_names_each_extension_and_its_sources():
     names = [(e.name, e.sources[0]) for e in declared_extensions(SETUP)]
     assert names == [("fusedte_torch", "csrc/extensions/pybind.cpp"), ("fusedte.gemm_ops", "csrc/gemm/ops.cpp")]
+
+
+CORE_TREE = {
+    **TREE,
+    # the extension's wrapper calls the C API of the project's core library, a separate distribution whose
+    # cuDNN code sits in another of its units, two calls further (TransformerEngine's `nvte_fused_attn_fwd`)
+    "csrc/extensions/attention.cpp": ATTENTION.replace("fused_attn_fwd_cuda(q, k, v)", "nvte_fused_attn_fwd(q, k, v)"),
+    "core/setup.py": "from setuptools import setup\nsetup(name='fusedte-core')\n",
+    "core/fused_attn.cpp": ('#include "attn_cudnn.h"\n'
+                            "at::Tensor nvte_fused_attn_fwd(const at::Tensor& q, const at::Tensor& k, "
+                            "const at::Tensor& v) {\n  return attn_cudnn_fwd(q, k, v, 0);\n}\n"),
+    "core/attn_cudnn.h": "#pragma once\nat::Tensor attn_cudnn_fwd(const at::Tensor&, const at::Tensor&, "
+                         "const at::Tensor&, int);\n",
+    "core/attn_cudnn.cu": ('#include <cudnn.h>\n#include "attn_cudnn.h"\n'
+                           "at::Tensor attn_cudnn_fwd(const at::Tensor& q, const at::Tensor& k, const at::Tensor& v,"
+                           " int depth) {\n"
+                           "  if (depth > 1) return attn_cudnn_fwd(q, k, v, depth - 1);   // a cycle: not followed\n"
+                           "  cudnnHandle_t handle;\n  cudnnCreate(&handle);\n  return q;\n}\n"),
+    # a one-word pybind11 module the package installs under itself (`from fusedte import fusedte_jax`)
+    "csrc/jax/pybind.cpp": ('#include "../../core/attn_cudnn.h"\n'
+                            "int backend() { return attn_cudnn_fwd(at::Tensor(), at::Tensor(), at::Tensor(), 0)"
+                            ".dim(); }\n"
+                            "PYBIND11_MODULE(fusedte_jax, m) {\n  m.def(\"get_backend\", &backend);\n}\n"),
+    "fusedte/jax.py": "from fusedte import fusedte_jax\n\n\ndef backend():\n    return fusedte_jax.get_backend()\n",
+}
+
+
+def test_a_call_is_followed_into_the_core_librarys_other_units_and_reported_with_the_chain(tmp_path):
+    found = _linked(CORE_TREE, tmp_path)
+    call = found[("fusedte/attention.py", 7)]
+    assert "implemented with cudnn (RA400 at core/attn_cudnn.cu:" in call.detail
+    assert "through fused_attn_fwd -> nvte_fused_attn_fwd -> attn_cudnn_fwd" in call.detail
+    # the core library is a separate distribution: the call is reported, as optional as the code behind it
+    assert call.disposition == "optional" and "core/attn_cudnn.cu:6" in call.disposition_note
+    jax = found[("fusedte/jax.py", 5)]
+    assert jax.detail.startswith("calls op get_backend, implemented with cudnn") and "through backend -> " \
+        "attn_cudnn_fwd" in jax.detail

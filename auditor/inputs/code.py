@@ -124,8 +124,9 @@ class CudaEngine:
                    and (categories.get(f.rule_id) in HAZARD_CATEGORIES or f.rule_id in HAZARD_RULES)}
         coverage = file_coverage(references, hazards, function_spans(inventory))
         functions = defined_functions(inventory.get("function", ()), inventory.get("call", ()), ts_cuda.text)
-        linked = FileFacts(exports=exports(text), includes=quoted_includes(inventory, ts_cuda.text),
-                           functions=functions)
+        registered = exports(text)
+        linked = FileFacts(exports=registered, includes=quoted_includes(inventory, ts_cuda.text), functions=functions,
+                           fenced_exports=tuple(e[3] for e in registered if e[3] in states.excluded))
         return EngineResult(tuple(found), linked, tree.lost_text() or None, coverage)
 
 

@@ -76,7 +76,7 @@ def dispose(
     what keeps it off the default install, what maps it for the ROCm build, and what the ROCm build does with
     its file; else live."""
     return (_off_the_default_install(finding, kind, rule, project, comp, optional_dir, hard_deps, optional_modules)
-            or _mapped_for_rocm(finding, kind, project, comp)
+            or _mapped_for_rocm(finding, kind, rule, project, comp)
             or _against_the_rocm_build(finding, kind, rule, project, comp)
             or (LIVE, ""))
 
@@ -119,9 +119,16 @@ def _off_the_default_install(
     return None
 
 
-def _mapped_for_rocm(finding: Finding, kind: str, project: ProjectBuild, comp: str) -> tuple[str, str] | None:
-    """A shim header, a name the project redefines for the ROCm build, a file written for ROCm."""
+def _mapped_for_rocm(finding: Finding, kind: str, rule: Rule | None, project: ProjectBuild,
+                     comp: str) -> tuple[str, str] | None:
+    """A shim header, a name the project redefines for the ROCm build, a `__CUDACC__` test HIPIFY renames, a file
+    written for ROCm."""
     path = finding.path
+    if rule is not None and comp in project.hipified and (
+            (rule.name == "cuda-compiler-test" and not uses("__NVCC__", finding.snippet))
+            or (rule.name == "cuda-version-chain-without-fallback" and not uses("CUDART_VERSION", finding.snippet))):
+        return GUARDED, ("this component's ROCm build runs HIPIFY, which renames `__CUDACC__` to `__HIPCC__` and "
+                         "`CUDA_VERSION` to `HIP_VERSION`")
     if path in project.shims:
         return SHIM, "the shim header that maps CUDA names for the HIP build"
     if kind in ("cuda", "cpp"):

@@ -120,6 +120,9 @@ class ProjectBuild:
     collection: bool = False                                       # a collection of independent programs
     # CUDA version macros a shim-only HIP build leaves undefined (its `#if CUDART_VERSION >= …` branches are CUDA's)
     undefined_on_rocm: frozenset[str] = frozenset()
+    # components whose ROCm build runs HIPIFY on the CUDA sources (an explicit hipify call, or a CUDAExtension that
+    # ROCm PyTorch hipifies), with no CMake/Make HIP build beside it: `__CUDACC__` becomes `__HIPCC__` there
+    hipified: frozenset[str] = frozenset()
     unread: dict[str, str] = field(default_factory=dict)           # build file -> why the pre-pass did not read it all
 
     def sealed(self) -> "ProjectBuild":

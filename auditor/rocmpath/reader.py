@@ -114,18 +114,17 @@ def read_project(
     optional_macros: set[str] = set()
     shims: set[str] = set()
     python_packages: list[tuple[frozenset[str], tuple[SourceFile, ...]]] = []
+    hipified: set[str] = set()
     unread: set[str] = set()
     for comp in order:
         mine = owned[comp]
         pybuilds, cbuilds = _builds(project, mine, texts, switches)
-        for b in pybuilds:
-            rocm_macros |= b.rocm_macros
-            cuda_macros |= b.cuda_macros
-        for cb in cbuilds:
-            rocm_macros |= cb.rocm_macros
-            cuda_macros |= cb.cuda_macros
-            optional_macros |= cb.optional_macros
+        rocm_macros |= {m for b in pybuilds for m in b.rocm_macros} | {m for b in cbuilds for m in b.rocm_macros}
+        cuda_macros |= {m for b in pybuilds for m in b.cuda_macros} | {m for b in cbuilds for m in b.cuda_macros}
+        optional_macros |= {m for cb in cbuilds for m in cb.optional_macros}
         hip_build = any(b.builds_on_rocm for b in cbuilds) or any(b.builds_on_rocm for b in pybuilds)
+        if any(b.hipify or b.uses_cuda_extension for b in pybuilds) and not any(b.builds_on_rocm for b in cbuilds):
+            hipified.add(comp)
         comp_shims = {f.path for f in mine if f.kind in C_KINDS and len(SHIM_LINE.findall(text_of(f.path))) >= 5}
         if hip_build:
             shims |= comp_shims
@@ -142,6 +141,7 @@ def read_project(
     project.optional_macros = frozenset(optional_macros - rocm_macros) | _debug_switches(files, text_of)
     _mark_lines_behind_optional_macros(project, files, text_of)
     project.shims = frozenset(shims)
+    project.hipified = frozenset(hipified)
     project.undefined_on_rocm = undefined_in_shims(project.paths.values(), {p: text_of(p) for p in shims})
     project.python_packages = tuple(python_packages)
     project.unread_requirements = frozenset(unread)

@@ -109,6 +109,7 @@ def scan_text_as(
         unknown_suppressions=tuple(suppressions.unknown_ids),
         imports=engine_facts.imports,
         exports=engine_facts.exports,
+        fenced_exports=engine_facts.fenced_exports,
         functions=engine_facts.functions,
         includes=engine_facts.includes,
     )

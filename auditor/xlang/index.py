@@ -6,7 +6,7 @@ import posixpath
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 
-from auditor.types import LIVE, FileResult, Finding, Rule, Severity
+from auditor.types import FileResult, Finding, Rule, Severity
 from auditor.xlang.builds import Extension, names_file
 
 MAX_HEADER_DEPTH = 4      # includes followed from a translation unit
@@ -37,15 +37,19 @@ class Op:
     binding: str                    # path:line of its registration
     units: tuple[str, ...]          # the files with the library use: its function's, or a callee's a few calls deep
     libraries: tuple[Library, ...]
+    chain: tuple[str, ...] = ()     # the calls from the bound function to the first unit's library use
 
     @property
     def calls(self) -> tuple[str, ...]:
-        """The qualified names a call of it spells (`torch.ops.ns.op.default(…)` too)."""
+        """The qualified names a call of it spells (`torch.ops.ns.op.default(…)` too; a one-word module,
+        `PYBIND11_MODULE(te_jax, m)`, also under the package the build installs it in: `pkg.te_jax.op`)."""
         out = []
         for module in self.modules:
             out.append(f"{module}.{self.name}")
             if module.startswith("torch.ops."):
                 out.append(f"{module}.{self.name}.*")
+            elif "." not in module:
+                out.append(f"*.{module}.{self.name}")
         return tuple(out)
 
 
@@ -93,11 +97,11 @@ def build_index(results: Sequence[FileResult], findings: Sequence[Finding], rule
         scope = _scope(frozenset(bound_in), cpp, listed)
         found = _traced(functions, scope, defined, cpp, libraries, memo) if functions else {}
         if not functions:   # a schema with no implementation in view: the registering file itself
-            found = {p: libs for p in bound_in if (libs := _libraries({p}, cpp, libraries, memo))}
+            found = {p: (libs, ()) for p in bound_in if (libs := _libraries({p}, cpp, libraries, memo))}
         if found:
             units = tuple(sorted(found))
-            named = {lib.name: lib for unit in units for lib in found[unit]}
-            out.append(Op(modules, op, binding, units, tuple(named.values())))
+            named = {lib.name: lib for unit in units for lib in found[unit][0]}
+            out.append(Op(modules, op, binding, units, tuple(named.values()), found[units[0]][1]))
     return tuple(out)
 
 
@@ -119,14 +123,17 @@ def _scope(bound_in: frozenset[str], cpp: Mapping[str, FileResult], listed: Sequ
 
 
 Uses = Mapping[str, Mapping[str, list[Library]]]   # file -> library name -> its uses there
+Found = tuple[list[Library], tuple[str, ...]]      # a unit's libraries, and the calls that reach them
 
 
 def _traced(functions: set[str], scope: frozenset[str], defined: Mapping[str, list[Definition]],
-            cpp: Mapping[str, FileResult], libraries: Uses, memo: dict[str, list[str]]) -> dict[str, list[Library]]:
-    """The units with a library use that define the bound functions or what they call, a few calls deep
-    (a binding's thin wrapper `fwd` calls `fwd_cuda` in the extension's .cu, or `nvte_fwd` in the project's core
-    library): a unit whose library use is found is not followed further."""
-    found: dict[str, list[Library]] = {}
+            cpp: Mapping[str, FileResult], libraries: Uses, memo: dict[str, list[str]]) -> dict[str, Found]:
+    """The units with a library use that define the bound functions or what they call, a few calls deep (a
+    binding's thin wrapper `fwd` calls `fwd_cuda` in the extension's .cu, or `nvte_fwd` in the project's core
+    library, which calls the cuDNN code of another of its units), each with the chain of calls that reaches it: a
+    unit whose library use is found is not followed further, and no function is followed twice (no cycles)."""
+    found: dict[str, Found] = {}
+    caller: dict[str, str] = {}
     seen = set(functions)
     frontier = sorted(functions)
     for depth in range(MAX_CALL_DEPTH):
@@ -134,22 +141,29 @@ def _traced(functions: set[str], scope: frozenset[str], defined: Mapping[str, li
         for name in frontier:
             definitions = defined.get(name, ())
             for path, lines, callees in definitions:
-                # a callee outside the extension (a C API of the project's core library) only when its name
-                # is defined once in the tree
-                if path not in scope and (depth == 0 or len(definitions) != 1):
+                # a callee outside the extension (a C API of the project's core library, and what that calls)
+                # only when every definition of its name is in one file: an overloaded name is not followed
+                if path not in scope and (depth == 0 or len({d[0] for d in definitions}) != 1):
                     continue
                 libs = _libraries({path}, cpp, libraries, memo, lines)
-                if path not in scope:   # outside the extension, only code the default build compiles
-                    libs = [lib for lib in libs if lib.disposition == LIVE]
                 if libs:
-                    found.setdefault(path, libs)
+                    found.setdefault(path, (libs, _chain(name, caller)))
                     continue
                 for callee in callees:
                     if callee not in seen and len(seen) < MAX_FUNCTIONS:
                         seen.add(callee)
+                        caller[callee] = name
                         following.append(callee)
         frontier = following
     return found
+
+
+def _chain(name: str, caller: Mapping[str, str]) -> tuple[str, ...]:
+    """The calls from a bound function to `name` (`fused_attn_fwd`, `nvte_fused_attn_fwd`, …)."""
+    chain = [name]
+    while chain[-1] in caller and len(chain) <= MAX_CALL_DEPTH:
+        chain.append(caller[chain[-1]])
+    return tuple(reversed(chain))
 
 
 def _libraries(units: set[str], cpp: Mapping[str, FileResult], libraries: Uses, memo: dict[str, list[str]],

@@ -14,7 +14,7 @@ from auditor.parsing.python import PythonParseError, parse
 from auditor.rulebook import Rulebook
 from auditor.rulebook.context import ScanContext
 from auditor.rulebook.schema import ExtensionMatch, PythonMatch
-from auditor.types import LIVE, FileResult, Finding, Rule, Severity
+from auditor.types import LIVE, FileResult, Finding, Rule, Severity, Span
 from auditor.xlang.builds import declared_extensions
 from auditor.xlang.index import Op, build_index
 
@@ -45,6 +45,31 @@ def link_ops(results: Sequence[FileResult], findings: Sequence[Finding], rules_i
         ops = build_index(results, wanted, by_id, frozenset(spec.implemented_with), extensions, carried)
         if ops:
             out += _call_sites(rule, ops, texts, rulebook)
+            out += _registrations(rule, ops, results, read)
+    return out
+
+
+def _registrations(rule: Rule, ops: Sequence[Op], results: Sequence[FileResult], read: Reader) -> list[Finding]:
+    """The C++ side of each op: its registration (`m.def("op", &fn)`), at low severity, unless it already sits on
+    a branch a ROCm build never compiles. Ports fence these (`#ifndef USE_ROCM` around TransformerEngine's
+    `m.def("get_cublasLt_version", …)`) or bind a ROCm implementation there."""
+    fenced = {(r.path, line) for r in results for line in r.facts.fenced_exports}
+    lines_of: dict[str, list[str]] = {}
+    out = []
+    for op in ops:
+        path, _, number = op.binding.rpartition(":")
+        line = int(number)
+        if (path, line) in fenced:
+            continue
+        if path not in lines_of:
+            lines_of[path] = (read(path) or "").splitlines()
+        text = lines_of[path][line - 1].strip() if line <= len(lines_of[path]) else ""
+        libraries = ", ".join(f"{lib.name} ({lib.rule_id} at {lib.where})" for lib in op.libraries)
+        out.append(Finding(
+            rule.id, path, Span(line), op.name, text[:200],
+            "Registers for Python an op of the project's own extension whose implementation uses a CUDA-only "
+            "library: a ROCm build must fence the registration or bind a ROCm implementation here.",
+            Severity.LOW, detail=f"registers op {op.name}, implemented with {libraries} in {', '.join(op.units)}"))
     return out
 
 
@@ -62,8 +87,7 @@ def _call_sites(rule: Rule, ops: Sequence[Op], texts: Mapping[str, str], ruleboo
         key = ("xlang call sites", derived, names, modules, path, hashlib.blake2b(text.encode(
             "utf-8", "surrogatepass"), digest_size=20).digest())
         for f in rulebook.compiled(key, partial(_sites_in, derived, names, modules, path, text, rulebook)):
-            op = next((o for prefix, o in by_call if f.subject == prefix or f.subject.startswith(prefix + ".")),
-                      None)
+            op = next((o for prefix, o in by_call if _spells(f.subject, prefix)), None)
             if op is not None:
                 out.append(_described(f, op, rule))
     return out
@@ -81,13 +105,21 @@ def _sites_in(derived: Rule, names: frozenset[str], modules: frozenset[str], pat
     return tuple(scan_python(tree, single, path, text.splitlines(), text.lower()).findings)
 
 
+def _spells(subject: str, call: str) -> bool:
+    """Whether a call's qualified name is the op's `call` (`*.mod.op`: under any package), or an attribute of it."""
+    if call.startswith("*."):
+        return subject.endswith(call[1:])
+    return subject == call or subject.startswith(call + ".")
+
+
 def _described(finding: Finding, op: Op, rule: Rule) -> Finding:
     libraries = ", ".join(f"{lib.name} ({lib.rule_id} at {lib.where})" for lib in op.libraries)
     units = ", ".join(op.units)
+    via = f" through {' -> '.join(op.chain)}" if len(op.chain) > 1 else ""
     strongest = max(lib.severity for lib in op.libraries)
     severity = finding.severity if finding.guarded else min(rule.severity, strongest)
     described = replace(finding, severity=Severity(severity),
-                        detail=f"calls op {op.name}, implemented with {libraries} in {units} "
+                        detail=f"calls op {op.name}, implemented with {libraries} in {units}{via} "
                                f"(registered at {op.binding})")
     if not any(lib.disposition == LIVE for lib in op.libraries):
         first = op.libraries[0]
