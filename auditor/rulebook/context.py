@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from auditor.parsing.preproc import PreprocFacts
+from auditor.truth.cpp import PreprocFacts
+from auditor.truth.switches import BuildTests
 from auditor.types import Rule
 
 if TYPE_CHECKING:
@@ -56,19 +57,18 @@ class PythonGuards:
 class Guards:
     """The validated guards.toml (auditor/rulebook/schema.py checks every key at load) with the scanned project's
     preprocessor facts: `preprocessor` is what the C/C++ engine and the macro pre-pass evaluate `#if` with,
-    `python` what the Python engine reads a test's truth on ROCm from, `rocm_condition` the build files'
-    ROCm-branch regex."""
+    `python` what the Python engine reads a test's truth on ROCm from, `build` the text rules' reading of a build
+    file's ROCm tests (auditor/truth/cmake.py, make.py)."""
 
     preprocessor: PreprocFacts
     python: PythonGuards
-    rocm_condition: str
+    build: BuildTests
 
     @classmethod
     def of(cls, table: Mapping[str, Mapping[str, object]]) -> "Guards":
         """The guards of a rulebook, before any project fact."""
-        build = table.get("build", {})
         return cls(PreprocFacts.from_guards(dict(table)), PythonGuards.of(table.get("python", {})),
-                   str(build.get("rocm_condition_pattern", "(?!)")))
+                   BuildTests.of(dict(table.get("build", {}))))
 
     def with_project_macros(self, rocm: frozenset[str], cuda_only: frozenset[str]) -> "Guards":
         """Macros the project's build defines on ROCm (`GGML_USE_HIP`), and those it defines only for CUDA or
@@ -101,7 +101,7 @@ class Guards:
                                  "cuda_only_defined": sorted(pre.cuda_only_defined),
                                  "rocm_values": dict(pre.rocm_values),
                                  "project_macros": sorted(pre.project_macros)},
-                "python": self.python.as_data(), "build": {"rocm_condition_pattern": self.rocm_condition}}
+                "python": self.python.as_data(), "build": self.build.as_data()}
 
 
 class Memo:
