@@ -46,14 +46,14 @@ def test_a_literal_condition_is_told_apart_from_a_macro_test():
     ("USE_ROCM", True), ("NOT USE_ROCM", False), ("ROCM_FOUND", True), ('GPU_BACKEND STREQUAL "hip"', True),
     ("USE_CUDA", None),                                      # a CUDA-only project has it too: proves nothing
     ("USE_ROCM AND BUILD_TESTS", None), ('GPU_BACKEND STREQUAL "cuda"', None),
-    ("GGML_HIP", None),                                      # the build reader's wider [cmake] names take it
+    ("GGML_HIP", True),                                      # a backend option: the build reader's names too
 ])
 def test_cmake_test_on_rocm_for_the_text_rules(text, truth):
     assert cmake_truth(text, GUARDS.build) is truth
 
 
 @pytest.mark.parametrize(("text", "rocm_vars", "arm"), [
-    ("GGML_HIP", {}, ROCM), ("NOT USE_ROCM", {}, CUDA), ("GGML_CUDA", {}, CUDA), ("GGML_SYCL", {}, OTHER),
+    ("GGML_HIP", {}, ROCM), ("NOT USE_ROCM", {}, CUDA), ("ROCM", {}, ROCM), ("GGML_CUDA", {}, CUDA), ("GGML_SYCL", {}, OTHER),
     ('VLLM_GPU_LANG STREQUAL "CUDA"', {"VLLM_GPU_LANG": "HIP"}, CUDA),
     ('VLLM_GPU_LANG STREQUAL "HIP"', {"VLLM_GPU_LANG": "HIP"}, ROCM),
     ("HAVE_HIPBLASLT", {"HAVE_HIPBLASLT": "ON"}, ROCM),     # set only on a ROCm arm
@@ -61,6 +61,16 @@ def test_cmake_test_on_rocm_for_the_text_rules(text, truth):
 ])
 def test_cmake_arm_for_the_build_reader(text, rocm_vars, arm):
     assert configuration(text, rocm_vars) == arm
+
+
+@pytest.mark.parametrize("text", ["USE_ROCM", "NOT USE_ROCM", "GGML_HIP", "ROCM", "HIP_FOUND", 'BACKEND STREQUAL "hip"',
+                                  "USE_CUDA", "GGML_SYCL", "BUILD_TESTS"])
+def test_the_text_rules_and_the_build_reader_agree_on_cmake_rocm_tests(text):
+    """One ROCm test for both (issue 23: they had diverged, `GGML_HIP` was a ROCm test to the build reader only):
+    where the text rules call a test true or false on ROCm, the build reader's arm says the same."""
+    truth = cmake_truth(text, GUARDS.build)
+    arm = configuration(text, {})
+    assert truth is None or arm == (ROCM if truth else CUDA)
 
 
 def test_cmake_option_a_rocm_user_passes_and_the_evidence_quoted_first():

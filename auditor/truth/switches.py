@@ -20,7 +20,7 @@ SWITCH_KEYS: dict[str, dict[str, str]] = {
                "cuda_only_call_pattern": "regex", "cuda_only_env": "names", "build_rocm_true_pattern": "regex",
                "build_rocm_call_pattern": "regex", "build_cuda_only_pattern": "regex"},
     "build": {"rocm_condition_pattern": "regex", "rocm_value_pattern": "regex", "make_true_value_pattern": "regex"},
-    "cmake": {"rocm_option_pattern": "regex", "cuda_option_pattern": "regex", "other_backend_pattern": "regex",
+    "cmake": {"cuda_option_pattern": "regex", "other_backend_pattern": "regex",
               "hip_evidence_pattern": "regex", "hip_evidence_ranks": "regexes", "hip_language_pattern": "regex",
               "rocm_option_name_pattern": "regex", "rocm_compare_pattern": "regex", "cuda_compile_pattern": "regex"},
     "make": {"cuda_compile_pattern": "regex", "rocm_compile_pattern": "regex"},
@@ -30,7 +30,7 @@ SWITCH_KEYS: dict[str, dict[str, str]] = {
                 "setup_cuda_configuration_pattern": "regex", "hip_macro_prefix": "names"},
 }
 # sections only the shipped file's readers use: every key is required (a reader has no default to fall back on)
-REQUIRED = ("cmake", "make", "markers")
+REQUIRED = ("build", "cmake", "make", "markers")
 
 
 class SwitchError(ToolError, ValueError):
@@ -98,7 +98,7 @@ class BuildTests:
 
 @dataclass(frozen=True)
 class CMakeSwitches:
-    rocm_option: re.Pattern[str]
+    rocm_option: re.Pattern[str]          # [build]'s ROCm test: the text rules and this reader read one pattern
     cuda_option: re.Pattern[str]
     other_backend: re.Pattern[str]
     hip_evidence: re.Pattern[str]
@@ -141,7 +141,8 @@ class Switches:
     @classmethod
     def of(cls, data: dict[str, Any], label: str = "guards.toml") -> "Switches":
         check_switches(data, label)
-        return cls(BuildTests.of(data.get("build", {})), _compiled(CMakeSwitches, "cmake", data),
+        cmake = {**data["cmake"], "rocm_option_pattern": data["build"]["rocm_condition_pattern"]}
+        return cls(BuildTests.of(data["build"]), _compiled(CMakeSwitches, "cmake", {**data, "cmake": cmake}),
                    _compiled(MakeSwitches, "make", data), _compiled(Markers, "markers", data))
 
 
@@ -150,7 +151,7 @@ def _compiled(kind: type, section: str, data: dict[str, Any]) -> Any:
     list of regexes)."""
     values: dict[str, Any] = {}
     for key, value in data[section].items():
-        kind_of = SWITCH_KEYS[section][key]
+        kind_of = SWITCH_KEYS[section].get(key, "regex")
         name = key.removesuffix("_pattern")
         if kind_of == "regex":
             values[name] = re.compile(value)
