@@ -99,3 +99,17 @@ def test_make_lines_and_markers():
     assert not rocm_ci("jobs:\n  test:\n    runs-on: ubuntu-latest\n    name: label rocm issues\n")
     found = rocm_dispatch("if torch.version.hip:\n    pass\n")
     assert found is not None and found.group(0) == "torch.version.hip"
+
+
+@pytest.mark.parametrize(("test", "truth"), [
+    ('BUILD_TARGET == "rocm"', True), ('BUILD_TARGET != "ROCm"', False), ('BUILD_TARGET == "cuda"', False),
+    ('"rocm" in torch.__version__', True), ('"cu" not in torch.__version__', True), ('MODE == "fast"', None),
+    ("torch.version.hip is not None", True), ("IS_ROCM and WITH_FP8", None),
+])
+def test_python_build_test_on_rocm(test, truth):
+    """The build reader's Python tests (auditor/rocmpath/pytruth.py): names and comparison values from [python]."""
+    import ast
+
+    from auditor.rocmpath.pytruth import Truth
+
+    assert Truth(set()).of(ast.parse(test, mode="eval").body) is truth

@@ -38,6 +38,11 @@ class PythonGuards:
     build_rocm_true_pattern: str = "(?!)"
     build_rocm_call_pattern: str = "(?!)"
     build_cuda_only_pattern: str = "(?!)"
+    # the build reader's comparisons: a backend value (`BUILD_TARGET == "rocm"`), a word of torch.__version__
+    build_rocm_values: frozenset[str] = frozenset()
+    build_cuda_values: frozenset[str] = frozenset()
+    rocm_version_words: frozenset[str] = frozenset()
+    cuda_version_words: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, section: Mapping[str, Any]) -> "PythonGuards":
@@ -45,7 +50,9 @@ class PythonGuards:
                    frozenset(section.get("cuda_only_names", ())), str(section.get("cuda_only_call_pattern", "(?!)")),
                    frozenset(section.get("cuda_only_env", ())),
                    *(str(section.get(key, "(?!)")) for key in ("build_rocm_true_pattern", "build_rocm_call_pattern",
-                                                              "build_cuda_only_pattern")))
+                                                              "build_cuda_only_pattern")),
+                   *(frozenset(section.get(key, ())) for key in ("build_rocm_values", "build_cuda_values",
+                                                                 "rocm_version_words", "cuda_version_words")))
 
     def as_data(self) -> dict:
         return {"rocm_true_names": sorted(self.rocm_true_names), "rocm_true_pattern": self.rocm_true_pattern,
