@@ -46,13 +46,17 @@ class PythonGuards:
 
     @classmethod
     def of(cls, section: Mapping[str, Any]) -> "PythonGuards":
-        return cls(frozenset(section.get("rocm_true_names", ())), str(section.get("rocm_true_pattern", "(?!)")),
-                   frozenset(section.get("cuda_only_names", ())), str(section.get("cuda_only_call_pattern", "(?!)")),
-                   frozenset(section.get("cuda_only_env", ())),
-                   *(str(section.get(key, "(?!)")) for key in ("build_rocm_true_pattern", "build_rocm_call_pattern",
-                                                              "build_cuda_only_pattern")),
-                   *(frozenset(section.get(key, ())) for key in ("build_rocm_values", "build_cuda_values",
-                                                                 "rocm_version_words", "cuda_version_words")))
+        def names(key: str) -> frozenset[str]:
+            return frozenset(section.get(key, ()))
+
+        def pattern(key: str) -> str:
+            return str(section.get(key, "(?!)"))
+
+        return cls(names("rocm_true_names"), pattern("rocm_true_pattern"), names("cuda_only_names"),
+                   pattern("cuda_only_call_pattern"), names("cuda_only_env"), pattern("build_rocm_true_pattern"),
+                   pattern("build_rocm_call_pattern"), pattern("build_cuda_only_pattern"),
+                   names("build_rocm_values"), names("build_cuda_values"), names("rocm_version_words"),
+                   names("cuda_version_words"))
 
     def as_data(self) -> dict:
         return {"rocm_true_names": sorted(self.rocm_true_names), "rocm_true_pattern": self.rocm_true_pattern,
