@@ -3,7 +3,7 @@ from auditor.parsing.buildblocks import excluded_lines
 from auditor.rulebook import load_rulebook
 from auditor.scan.file import scan_text_as
 
-PATTERN = load_rulebook().guards["build"]["rocm_condition_pattern"]
+PATTERN = load_rulebook().own_context.guards.build   # the text rules' [build] tests
 
 CMAKE = """cmake_minimum_required(VERSION 3.24)
 project(kernels LANGUAGES CXX)

@@ -4,7 +4,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from auditor.parsing.manifest import READERS, ManifestError, pip_install_commands
-from auditor.parsing.preproc import PreprocFacts, evaluate, line_states
+from auditor.parsing.preproc import line_states
+from auditor.truth.cpp import PreprocFacts, evaluate
 from auditor.rulebook import load_rulebook
 from auditor.scan.file import InputError, decode, scan_file
 from auditor.types import SourceFile

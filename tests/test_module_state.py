@@ -55,6 +55,7 @@ PURE_MEMOS = {
     ("auditor/parsing/cuda.py", "compile_query"): "a query's text (str)",
     ("auditor/parsing/cuda.py", "call_regex"): "a query's text (str)",
     ("auditor/rulebook/__init__.py", "shipped_switches"): "no argument: the shipped guards.toml's [python] names",
+    ("auditor/truth/switches.py", "shipped"): "no argument: the shipped guards.toml's build-reader switches, frozen",
     ("auditor/rulebook/prefilter.py", "_spec_needles"): "a frozen rule spec",
     ("auditor/rulebook/prefilter.py", "query_needles"): "a query's text (str)",
     ("auditor/rulebook/prefilter.py", "_needle_index"): "a tuple of frozen rules (the index is not changed after it is made)",

@@ -1,7 +1,8 @@
 """Which lines a ROCm build compiles: the guard logic behind `guarded: true`."""
 import pytest
 
-from auditor.parsing.preproc import PreprocFacts, evaluate, line_states
+from auditor.parsing.preproc import line_states
+from auditor.truth.cpp import PreprocFacts, evaluate
 from auditor.rulebook import load_rulebook
 
 FACTS = PreprocFacts.from_guards(load_rulebook().guards)

@@ -244,7 +244,7 @@ def test_p7_env_switch_marks_the_cuda_only_extension(reports):
 
 def test_rocm_redefinitions_need_a_rocm_only_branch():
     """The same defines outside a ROCm branch redefine nothing for ROCm: the mask stays a finding."""
-    from auditor.parsing.preproc import PreprocFacts
+    from auditor.truth.cpp import PreprocFacts
     from auditor.rocmpath.redefine import rocm_redefinitions
     from auditor.rulebook import load_rulebook
     facts = PreprocFacts.from_guards(load_rulebook().guards)

@@ -41,7 +41,7 @@ def scan_text(text: str, rulebook: Rulebook | ScanContext, path: str, kind: str,
     if kind == "build":
         from auditor.parsing.buildblocks import excluded_lines
 
-        excluded = excluded_lines(path, text, ctx.guards.rocm_condition)
+        excluded = excluded_lines(path, text, ctx.guards.build)
     code = code_lines(text, kind)
     # `guarded_by`: the file itself has the ROCm counterpart (Bazel's if_rocm beside if_cuda)
     joined = "\n".join(code) if any(r.text.guarded_by is not None for r in rules) else ""

@@ -5,7 +5,8 @@ from __future__ import annotations
 
 from dataclasses import replace
 
-from auditor.parsing.preproc import LineStates, PreprocFacts, line_states
+from auditor.parsing.preproc import LineStates, line_states
+from auditor.truth.cpp import PreprocFacts
 
 NOTE = "the branch a ROCm build skips is chosen by a macro the project's own build defines"
 

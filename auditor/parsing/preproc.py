@@ -1,4 +1,5 @@
-"""Which lines a ROCm build compiles: a line-based reading of #if/#ifdef/#elif/#else/#endif.
+"""Which lines a ROCm build compiles: a line-based reading of #if/#ifdef/#elif/#else/#endif (each condition's
+truth on ROCm is auditor/truth/cpp.py's).
 
 Line-based on purpose: it does not depend on tree-sitter placing a directive around whole
 constructs, which it cannot do when a branch splits a statement.
@@ -6,113 +7,13 @@ constructs, which it cannot do when a branch splits a statement.
 from __future__ import annotations
 
 import re
-from dataclasses import dataclass, replace
+from dataclasses import dataclass
 
-from auditor.parsing.ifexpr import UNDEFINED, Expr
+from auditor.truth.cpp import PreprocFacts, Tri, both, condition, either, negate
 
 # the name a `#define` line defines (per line of a text: MULTILINE)
 DEFINED_MACRO = re.compile(r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)", re.MULTILINE)
 DIRECTIVE = re.compile(r"^\s*#\s*(if|ifdef|ifndef|elif|elifdef|elifndef|else|endif|define)\b(.*)$")
-COMMENT = re.compile(r"//.*$|/\*.*?\*/")
-
-Tri = bool | None  # True, False or unknown
-
-
-@dataclass(frozen=True, slots=True)
-class PreprocFacts:
-    rocm_defined: frozenset[str]
-    rocm_version_macros: frozenset[str]
-    cuda_only_defined: frozenset[str]
-    rocm_values: tuple[tuple[str, int], ...] = ()   # derived: `#define BNB_HIP 1` on a branch true on ROCm
-    project_macros: frozenset[str] = frozenset()      # the project's own build macros among the names above
-
-    @classmethod
-    def from_guards(cls, guards: dict) -> "PreprocFacts":
-        section = guards.get("preprocessor", {})
-        return cls(
-            frozenset(section.get("rocm_defined", ())),
-            frozenset(section.get("rocm_version_macros", ())),
-            frozenset(section.get("cuda_only_defined", ())),
-            tuple(sorted(dict(section.get("rocm_values", {})).items())),
-            frozenset(section.get("project_macros", ())),
-        )
-
-    def with_value(self, name: str, value: int) -> "PreprocFacts":
-        values = dict(self.rocm_values)
-        values[name] = value
-        return replace(self, cuda_only_defined=self.cuda_only_defined - {name},
-                       rocm_values=tuple(sorted(values.items())))
-
-    def defined(self, name: str) -> Tri:
-        if name in self.rocm_defined or name in self.rocm_version_macros or any(n == name for n, _ in self.rocm_values):
-            return True
-        if name in self.cuda_only_defined:
-            return False
-        return None
-
-    def value(self, name: str) -> int | None:
-        for known, value in self.rocm_values:
-            if known == name:
-                return value
-        if name in self.rocm_defined:
-            return 1
-        if name in self.cuda_only_defined:
-            return UNDEFINED
-        return None
-
-    def within(self, text: str) -> "PreprocFacts":
-        """These facts about the names `text` contains only. line_states(text, ·) asks about nothing else: every
-        name it looks up (or defines) is a run of characters of the text, so it gives the same states under both
-        (a result cache keys a C/C++ file by this: another project's macros the file never names change nothing)."""
-        return PreprocFacts(frozenset(n for n in self.rocm_defined if n in text),
-                            frozenset(n for n in self.rocm_version_macros if n in text),
-                            frozenset(n for n in self.cuda_only_defined if n in text),
-                            tuple((n, v) for n, v in self.rocm_values if n in text),
-                            frozenset(n for n in self.project_macros if n in text))
-
-    def as_key(self) -> str:
-        return repr((sorted(self.rocm_defined), sorted(self.rocm_version_macros), sorted(self.cuda_only_defined),
-                     sorted(self.rocm_values), sorted(self.project_macros)))
-
-    def on_cuda(self) -> "PreprocFacts":
-        """The same facts for a CUDA build: the ROCm macros are undefined there, the CUDA-only ones unknown."""
-        return PreprocFacts(frozenset(), frozenset(), self.rocm_defined | self.rocm_version_macros)
-
-    def with_cuda_only(self, names: frozenset[str]) -> "PreprocFacts":
-        """These facts plus macros the scanned code itself defines only on CUDA-only branches."""
-        extra = names - self.rocm_defined - self.rocm_version_macros
-        return replace(self, cuda_only_defined=self.cuda_only_defined | extra)
-
-
-def _truth(value: int | None) -> Tri:
-    return None if value is None else value != 0
-
-
-def evaluate(condition: str, facts: PreprocFacts) -> tuple[Tri, bool]:
-    """(truth under ROCm, whether the condition names no macro at all, e.g. `#if 0`)."""
-    try:
-        expr = Expr(COMMENT.sub(" ", condition), facts)
-        value = expr.parse()
-        return _truth(value), expr.literal_only
-    except (ValueError, IndexError, ArithmeticError):
-        return None, False
-
-
-def _not(t: Tri) -> Tri:
-    return None if t is None else not t
-
-
-def _and(a: Tri, b: Tri) -> Tri:
-    if a is False or b is False:
-        return False
-    return None if a is None or b is None else True
-
-
-def _or(a: Tri, b: Tri) -> Tri:
-    if a is True or b is True:
-        return True
-    return None if a is None or b is None else False
-
 
 @dataclass(frozen=True, slots=True)
 class LineStates:
@@ -237,24 +138,24 @@ class _BranchReading:
             self.facts = self.facts.with_value(name.group(0), int(literal.group(1)))
 
     def open_group(self, word: str, rest: str) -> None:
-        truth, is_dead = _condition(word, rest, self.facts)
-        self.stack.append(_Group(truth, is_dead and truth is False, _condition(word, rest, self.cuda_facts)[0]))
+        truth, is_dead = condition(word, rest, self.facts)
+        self.stack.append(_Group(truth, is_dead and truth is False, condition(word, rest, self.cuda_facts)[0]))
 
     def next_branch(self, word: str, rest: str) -> None:
         """`#elif` (as `word`: if, ifdef, ifndef): taken when no branch before it was and its condition holds."""
-        truth, _ = _condition(word, rest, self.facts)
-        cuda_truth, _ = _condition(word, rest, self.cuda_facts)
+        truth, _ = condition(word, rest, self.facts)
+        cuda_truth, _ = condition(word, rest, self.cuda_facts)
         top = self.stack[-1]
-        top.truth = _and(_not(top.taken), truth)
-        top.taken = _or(top.taken, truth)
-        top.cuda_truth = _and(_not(top.cuda_taken), cuda_truth)
-        top.cuda_taken = _or(top.cuda_taken, cuda_truth)
+        top.truth = both(negate(top.taken), truth)
+        top.taken = either(top.taken, truth)
+        top.cuda_truth = both(negate(top.cuda_taken), cuda_truth)
+        top.cuda_taken = either(top.cuda_taken, cuda_truth)
         top.dead = False
 
     def else_branch(self) -> None:
         top = self.stack[-1]
-        top.truth = _not(top.taken)
-        top.cuda_truth = _not(top.cuda_taken)
+        top.truth = negate(top.taken)
+        top.cuda_truth = negate(top.cuda_taken)
         top.dead = False
 
 
@@ -288,11 +189,3 @@ def _hollow_alternatives(lines: list[str], excluded: set[int]) -> set[int]:
                     skipped = set(range(start, end + 1)) & excluded
                     back |= skipped
     return back
-
-
-def _condition(word: str, rest: str, facts: PreprocFacts) -> tuple[Tri, bool]:
-    if word in ("ifdef", "ifndef"):
-        name = rest.split()[0] if rest.split() else ""
-        known = facts.defined(name)
-        return (known if word == "ifdef" else _not(known)), False
-    return evaluate(rest, facts)

@@ -1,6 +1,7 @@
-"""A CMakeLists.txt read in the ROCm configuration: the ROCm backend option on, every other
-option at its default. Tracks if/elseif/else, `enable_language(HIP)`, backend subdirectories, compile
-definitions and the sources each branch adds (a Makefile: auditor/rocmpath/makebuild.py)."""
+"""A CMakeLists.txt read in the ROCm configuration: the ROCm backend option on, every other option at its default
+(each if() test's configuration and the HIP evidence: auditor/truth/cmake.py). Tracks if/elseif/else,
+`enable_language(HIP)`, backend subdirectories, compile definitions and the sources each branch adds (a Makefile:
+auditor/rocmpath/makebuild.py)."""
 from __future__ import annotations
 
 import functools
@@ -9,31 +10,20 @@ from dataclasses import dataclass, field
 from pathlib import PurePosixPath
 
 from auditor.parsing.nesting import MAX_NESTING, too_deep
+from auditor.truth.cmake import (
+    BOTH, CUDA, OTHER, ROCM, builds_for_hip, compiles_cuda, configuration, evidence_rank, hip_language,
+    option_switch, rocm_option_name,
+)
 
 COMMAND = re.compile(r"^\s*([A-Za-z_]\w*)\s*\((.*)", re.DOTALL)
-ROCM_WORD = re.compile(
-    r"(?i)\b(?:USE_ROCM|USE_HIP|BUILD_ROCM|WITH_ROCM|ENABLE_ROCM|ENABLE_HIP|BUILD_HIP|ROCM_FOUND|HIP_FOUND|"
-    r"\w+_HIP|HIP_\w*PLATFORM\w*|GPU_BACKEND_HIP)\b|\"(?:hip|rocm|amd)\""
-)
-CUDA_WORD = re.compile(r"(?i)\b(?:USE_CUDA|BUILD_CUDA|WITH_CUDA|ENABLE_CUDA|\w+_CUDA|CUDA_FOUND|CUDAToolkit_FOUND)\b"
-                       r"|\"cuda\"")
-OTHER_VENDOR = re.compile(r"(?i)\"(?:cpu|mps|xpu|sycl|metal|vulkan|opencl|npu|cann|musa)\""
-                          r"|\b\w+_(?:SYCL|METAL|VULKAN|MUSA|CANN)\b")
-EVIDENCE = re.compile(r"(?i)enable_language\s*\(\s*HIP|LANGUAGE\s+HIP|find_package\s*\(\s*hip|--offload-arch|"
-                      r"-amdgpu|CMAKE_HIP_ARCHITECTURES|hip::|HIP_ARCHITECTURES|\bhipcc\b")
 DEFINE = re.compile(r"(?:-D)?([A-Za-z_]\w*)(?:=\S*)?")
 # a source file named in a command: a run of path characters ending in a source suffix. Found run by run (a
 # `findall` of one pattern tries every start inside a long run: quadratic on 100 KB of path characters)
 PATH_RUN = re.compile(r"[\w./*${}-]+")
 SOURCE_SUFFIX = re.compile(r"\.(?:cu|cuh|cpp|cc|c|hip|h|hpp)(?!\w)")
-NEGATION = re.compile(r"^\s*NOT\s+", re.IGNORECASE)
-OR_WORD = re.compile(r"\bOR\b", re.IGNORECASE)
-WORD = re.compile(r"\w+")
 # `./a.cu` is `a.cu`; `../ggml-cuda/*.cu` keeps its `../` (provenance resolves it against the CMakeLists' directory)
 LEADING_DOT_SLASH = re.compile(r"^(?:\./)+")
-MAX_CONDITION_CHARS = 4096    # an if() test longer than this is not a backend switch: unknown, not searched
 
-ROCM, CUDA, OTHER, BOTH, OPT_IN = "rocm", "cuda", "other-backend", "both", "opt-in"
 
 
 @dataclass
@@ -57,42 +47,6 @@ class CBuild:
     @property
     def builds_on_rocm(self) -> bool:
         return bool(self.evidence) and not (self.refusals and len(self.refusals) >= len(self.rocm_tests))
-
-
-_STREQUAL = re.compile(r'^\s*(?:\$\{)?(\w+)\}?\s+STREQUAL\s+"?([^"\s]*)"?\s*$', re.IGNORECASE)
-
-
-def _condition(text: str, rocm_vars: dict[str, str], shared: frozenset[str] | set[str] = frozenset()) -> str | None:
-    """rocm, cuda, other-backend, or None (unknown) for the ROCm configuration. `rocm_vars`: variables a ROCm branch
-    sets, with the value set there; `shared`: those other branches set to a true value too (no ROCm marker by name,
-    though their value still tells `STREQUAL` tests apart)."""
-    if len(text) > MAX_CONDITION_CHARS:
-        return None
-    negated = NEGATION.match(text) is not None
-    core = NEGATION.sub("", text, count=1)
-    if OR_WORD.search(core):
-        return None
-    words = set(WORD.findall(core))
-    compared = _STREQUAL.match(core)
-    if compared and rocm_vars.get(compared.group(1)):
-        # `VLLM_GPU_LANG STREQUAL "CUDA"` where a ROCm branch sets it to "HIP": the value decides, not the name
-        wanted = compared.group(2).upper()
-        quoted = f'"{wanted}"'
-        result = ROCM if wanted == rocm_vars[compared.group(1)] else CUDA if CUDA_WORD.search(quoted) \
-            else OTHER if OTHER_VENDOR.search(quoted) else None
-        if result is None:
-            return None
-    elif ROCM_WORD.search(core) or any(word in rocm_vars and word not in shared for word in words):
-        result = ROCM
-    elif OTHER_VENDOR.search(core):
-        result = OTHER
-    elif CUDA_WORD.search(core):
-        result = CUDA
-    else:
-        return None
-    if negated:
-        return {ROCM: CUDA, CUDA: None, OTHER: None}[result]
-    return result
 
 
 def _code(line: str) -> str:
@@ -179,7 +133,7 @@ def read_cmake(path: str, text: str) -> CBuild:
     build = reading.build
     if reading.unconditional_hip:
         build.rocm_tests.append(1)
-    build.evidence.sort(key=lambda e: (_strength(e[1]), e[0]))
+    build.evidence.sort(key=lambda e: (evidence_rank(e[1]), e[0]))
     return build
 
 
@@ -200,9 +154,9 @@ def _rocm_variables(lines: list[tuple[int, int, str]]) -> tuple[dict[str, str], 
             if word == "if":
                 if len(stack) >= MAX_NESTING:
                     break
-                stack.append([_condition(args, rocm_vars, shared), False])
+                stack.append([configuration(args, rocm_vars, shared), False])
             elif word == "elseif" and stack:
-                cond = _condition(args, rocm_vars, shared)
+                cond = configuration(args, rocm_vars, shared)
                 if cond == ROCM and stack[-1][0] is None:
                     stack[-1][0] = CUDA  # if(BUILD_CUDA-ish unknown) … elseif(BUILD_HIP): the first arm is CUDA's
                 stack[-1] = [cond, stack[-1][1] or stack[-1][0] == ROCM]
@@ -242,17 +196,17 @@ class _CMakeReading:
             if len(stack) >= MAX_NESTING:
                 build.partial = too_deep()
                 return True
-            cond = _condition(args, self.rocm_vars, self.shared)
+            cond = configuration(args, self.rocm_vars, self.shared)
             stack.append([cond, False])
             if cond == ROCM:
                 build.rocm_tests.append(first)
-                build.rocm_option = build.rocm_option or _option(args)
+                build.rocm_option = build.rocm_option or option_switch(args)
             return True
         if word == "elseif" and stack:
-            cond = _condition(args, self.rocm_vars, self.shared)
+            cond = configuration(args, self.rocm_vars, self.shared)
             if cond == ROCM:
                 build.rocm_tests.append(first)
-                build.rocm_option = build.rocm_option or _option(args)
+                build.rocm_option = build.rocm_option or option_switch(args)
                 if stack[-1][0] is None:
                     for n in range(_arm_start(stack[-1]), first):
                         build.cuda_lines.add(n)
@@ -277,7 +231,7 @@ class _CMakeReading:
             build.cuda_lines.update(range(first, last + 1))
         if word == "option":
             name = args.split()[0] if args.split() else ""
-            if re.fullmatch(r"\w*(?:HIP|ROCM|HIPBLAS)\w*", name) and not re.search(r"\bON\s*$", args):
+            if rocm_option_name(name, args):
                 if not self.option_seen:   # the first default-OFF HIP option is the backend switch
                     build.rocm_option, self.option_seen = f"-D{name}=ON", True
         self._hip_evidence(word, args, code, first, config)
@@ -289,7 +243,7 @@ class _CMakeReading:
         for source in sources_named(code):
             build.sources.setdefault(LEADING_DOT_SLASH.sub("", source), set()).add(config)
         if config in (CUDA, BOTH) \
-                and (re.search(r"\.cu\b|enable_language\s*\(\s*CUDA", code) or _languages_cuda(code)):
+                and (compiles_cuda(code) or _languages_cuda(code)):
             build.compiles_cu = True
 
     def _hip_evidence(self, word: str, args: str, code: str, first: int, config: str) -> None:
@@ -297,10 +251,10 @@ class _CMakeReading:
         build = self.build
         if word == "project":
             build.has_project = True
-            if re.search(r"\bHIP\b", args):
+            if hip_language(args):
                 build.evidence.append((first, code.strip()))
                 self.unconditional_hip = self.unconditional_hip or config == BOTH
-        if EVIDENCE.search(code) and config in (ROCM, BOTH):
+        if builds_for_hip(code) and config in (ROCM, BOTH):
             build.evidence.append((first, code.strip()))
             if word == "enable_language" and config == BOTH:
                 self.unconditional_hip = True
@@ -326,23 +280,6 @@ def _languages_cuda(code: str) -> bool:
         if at >= 0 and "CUDA" in piece[at + 9:]:
             return True
     return False
-
-
-def _strength(text: str) -> int:
-    for rank, pattern in enumerate((r"(?i)enable_language\s*\(\s*HIP", r"(?i)LANGUAGE\s+HIP",
-                                    r"(?i)find_package\s*\(\s*hip", r"--offload-arch|CMAKE_HIP_ARCHITECTURES")):
-        if re.search(pattern, text):
-            return rank
-    return 9
-
-
-def _option(condition: str) -> str:
-    """`-DGGML_HIP=ON` from `GGML_HIP`, `-DBACKEND=hip` from `BACKEND STREQUAL "hip"`."""
-    m = re.search(r"(?<!\w)\$?\{?(\w+)\}?\s+STREQUAL\s+\"(hip|rocm|HIP|ROCM)\"", condition)
-    if m:
-        return f"-D{m.group(1).lstrip('$').strip('{}')}={m.group(2)}"
-    m = re.fullmatch(r"\s*\$?\{?(\w+)\}?\s*", condition)
-    return f"-D{m.group(1)}=ON" if m and not m.group(1).endswith("_FOUND") else ""
 
 
 def _arm_start(top: list) -> int:

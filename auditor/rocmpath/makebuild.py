@@ -6,6 +6,7 @@ import re
 
 from auditor.parsing.nesting import MAX_NESTING, too_deep
 from auditor.rocmpath.cmakebuild import CBuild
+from auditor.truth.make import compiles_cuda, compiles_for_rocm
 
 MAKE_OPT_IN = re.compile(r"^\s*([A-Za-z_]\w*)\s*\?=\s*0\s*$")
 MAKE_IFEQ = re.compile(r"^\s*ifeq\s*\(\s*\$\(([A-Za-z_]\w*)\)\s*,\s*1\s*\)")
@@ -31,12 +32,12 @@ def read_makefile(path: str, text: str) -> CBuild:
         if re.match(r"^\s*endif\b", line) and depth_opt:
             depth_opt.pop()
             continue
-        if re.search(r"\bnvcc\b|\.cu\b", line):
+        if compiles_cuda(line):
             build.compiles_cu = True
         if any(depth_opt):
             build.optional_macros.update(re.findall(r"-D([A-Za-z_]\w*)", line))
             build.opt_in_lines.add(number)
-        if re.search(r"\bhipcc\b|--offload-arch|-amdgpu", line):
+        if compiles_for_rocm(line):
             build.evidence.append((number, line.strip()))
             build.rocm_tests.append(number)
     return build

@@ -11,7 +11,8 @@ from pathlib import PurePosixPath
 
 from auditor.inputs.kinds import C_FAMILY
 from auditor.parsing.nesting import MAX_NESTING
-from auditor.parsing.preproc import PreprocFacts, line_states
+from auditor.parsing.preproc import line_states
+from auditor.truth.cpp import PreprocFacts
 from auditor.rocmpath.cmakebuild import subdir_config
 from auditor.rocmpath.model import ProjectBuild
 

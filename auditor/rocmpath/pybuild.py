@@ -20,17 +20,12 @@ from auditor.rocmpath.pymacros import macro_edits
 from auditor.rocmpath.pynames import derived_truth, extension_classes, unset_on_rocm
 from auditor.rocmpath.pytruth import dotted
 from auditor.rulebook.context import PythonGuards
+from auditor.truth.markers import hip_macro, setup_cuda_configuration, setup_rocm, setup_strong
 
-EVIDENCE = re.compile(
-    r"--offload-arch|-amdgpu|hipify|composable_kernel|__HIP_PLATFORM_AMD__|-DUSE_ROCM|"
-    r"-D__HIP|\bhip_fmha\b|\.hip$|\bck_tile\b|/ck/|\baiter\b", re.IGNORECASE
-)
-STRONG = re.compile(r"--offload-arch|-amdgpu|-D__HIP|__HIP_PLATFORM|-DUSE_ROCM|hipify", re.IGNORECASE)
 SOURCE = re.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|hip|h|hpp)$|\*")
 DEFINE = re.compile(r"^-D([A-Za-z_]\w*)")
 FLAG = re.compile(r"^--?[A-Za-z][\w=.,+-]*$")   # one compiler option, never a sentence
 EXIT_CALLS = re.compile(r"(?:^|\.)(?:exit|abort|warn|warning|print)$")
-CUDA_CONFIGURATION = re.compile(r"(?:^|\.)(?:torch\.version\.cuda|is_cuda|is_nvidia|__version__)$")
 EXTENSIONS = re.compile(r"(?:^|\.)(?:CUDAExtension|CppExtension|Extension|HIPExtension)$")
 
 ROCM, CUDA = "rocm", "cuda"
@@ -113,7 +108,7 @@ def _only_refuses(body: list[ast.stmt]) -> bool:
 
 def _names_cuda_configuration(test: ast.AST) -> bool:
     """`torch.version.cuda`, `is_cuda()`, `'cu' in torch.__version__`: not merely a toolkit probe (`CUDA_HOME`)."""
-    return any(isinstance(n, (ast.Name, ast.Attribute)) and CUDA_CONFIGURATION.search(dotted(n))
+    return any(isinstance(n, (ast.Name, ast.Attribute)) and setup_cuda_configuration(dotted(n))
                for n in ast.walk(test))
 
 
@@ -200,7 +195,7 @@ class _Reader:
             return
         arm = node.body if value else node.orelse
         names_class = isinstance(arm, (ast.Name, ast.Attribute)) and EXTENSIONS.search(dotted(arm)) is not None
-        if names_class or any(EVIDENCE.search(text) for _, text in _strings(ast.walk(arm))):
+        if names_class or any(setup_rocm(text) for _, text in _strings(ast.walk(arm))):
             self.build.rocm_tests.append(node.lineno)
             if names_class and "CUDA" in dotted(arm):
                 # ROCm PyTorch hipifies and compiles a CUDAExtension: the project builds its extension for HIP
@@ -282,7 +277,7 @@ class _Reader:
         for line, text in _strings(self.nodes):
             config = self.config_at(line)
             macro = DEFINE.match(text)
-            if config == ROCM and (EVIDENCE.search(text) or (macro or FLAG.match(text)) and build.uses_cuda_extension):
+            if config == ROCM and (setup_rocm(text) or (macro or FLAG.match(text)) and build.uses_cuda_extension):
                 # a -D (or any compiler) flag for the ROCm branch of a CUDAExtension build (fused-ssim's
                 # `-ffast-math`): ROCm PyTorch hipifies and compiles that extension (P3), and the project configures
                 # it for HIP
@@ -294,7 +289,7 @@ class _Reader:
                 build.sources.setdefault(text.lstrip("./"), set()).add(config)
         self._macro_lists()
         self._variables()
-        build.evidence.sort(key=lambda e: (not STRONG.search(e[1]), e[0]))
+        build.evidence.sort(key=lambda e: (not setup_strong(e[1]), e[0]))
         build.rocm_tests.sort()
         return build
 
@@ -306,7 +301,7 @@ class _Reader:
             config = self.config_at(line)
             if kind == "define":
                 (build.rocm_macros if config == ROCM else build.cuda_macros if config == CUDA else set()).add(macro)
-            if config == ROCM and build.uses_cuda_extension and (kind == "define" or macro.startswith("__HIP")):
+            if config == ROCM and build.uses_cuda_extension and (kind == "define" or hip_macro(macro)):
                 build.evidence.append((line, f"-{kind[0].upper()}{macro}"))
 
     def _variables(self) -> None:

@@ -11,7 +11,6 @@ from auditor.rulebook.context import PythonGuards
 
 # what `from torch.utils.cpp_extension import …` binds is read from guards.toml's names under this module
 TORCH_EXTENSION_MODULE = "torch.utils.cpp_extension"
-ROCM_STRINGS = re.compile(r'^(?:rocm|hip|amd)$', re.IGNORECASE)
 
 
 def dotted(node: ast.AST) -> str:
@@ -72,16 +71,17 @@ class Truth:
                 and isinstance(node.left.value, str) and dotted(right).endswith("__version__"):
             # `'cu' in torch.__version__`: ROCm PyTorch's version carries `+rocm6.2`, never `cu`
             word = node.left.value.strip().lower()
-            inside = True if word in ("rocm", "hip") else False if word in ("cu", "cuda") else None
+            inside = True if word in self.switches.rocm_version_words \
+                else False if word in self.switches.cuda_version_words else None
             return None if inside is None else inside == isinstance(op, ast.In)
         if isinstance(node.left, ast.Name) and node.left.id in self.loop_names:
             return None   # `for main, suffix in product(files, ["cpu", "cuda"])`: `suffix == "cuda"` is one variant
         if isinstance(right, ast.Constant) and isinstance(right.value, str) and isinstance(op, (ast.Eq, ast.NotEq)):
             # BUILD_TARGET == "rocm": the ROCm backend option on; == "cuda": off
             word = right.value.strip().lower()
-            if ROCM_STRINGS.match(word):
+            if word in self.switches.build_rocm_values:
                 return isinstance(op, ast.Eq)
-            if word in ("cuda", "nvidia"):
+            if word in self.switches.build_cuda_values:
                 return not isinstance(op, ast.Eq)
         return None
 

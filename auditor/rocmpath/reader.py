@@ -12,7 +12,8 @@ from pathlib import Path, PurePosixPath
 
 from auditor.util.boundedio import UnsafeRead, read_text_bounded
 from auditor.inputs.kinds import BUILD_INPUTS
-from auditor.parsing.preproc import PreprocFacts
+from auditor.truth.cpp import PreprocFacts
+from auditor.truth.make import compiles_cuda
 from auditor.rulebook.context import PythonGuards
 from auditor.rocmpath.debugswitch import tested_switches, undefined_switches
 from auditor.rocmpath.deps import MAX_PYTHON_BUILD_CHARS, hard_dependencies
@@ -226,7 +227,7 @@ def _manifests(own_files: Sequence[SourceFile], texts: _BuildTexts) -> _Manifest
         elif name == "CMakeLists.txt" \
                 and re.search(r"^[ \t]*project[ \t]*\(", text_of(f.path), re.MULTILINE | re.IGNORECASE):
             comps.setdefault(directory, []).append(f.path)
-        elif name in ("Makefile", "makefile", "GNUmakefile") and re.search(r"\bnvcc\b|\.cu\b", text_of(f.path)):
+        elif name in ("Makefile", "makefile", "GNUmakefile") and compiles_cuda(text_of(f.path)):
             comps.setdefault(directory, []).append(f.path)
     return _Manifests(comps, extras, frozenset(dist_names))
 

@@ -8,7 +8,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable, Mapping
 
-from auditor.parsing.preproc import DEFINED_MACRO, PreprocFacts, line_states
+from auditor.parsing.preproc import DEFINED_MACRO, line_states
+from auditor.truth.cpp import PreprocFacts
 from auditor.rocmpath.model import RocmPath
 
 # after `__device__` on a line that holds no call, `=` or `;` before it: the name of the function declared there

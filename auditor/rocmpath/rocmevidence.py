@@ -12,41 +12,11 @@ from auditor.rocmpath.model import BUILDS_ON_ROCM, RUNS_ON_ROCM, Evidence, RocmP
 from auditor.rocmpath.provenance import NOT_SHIPPED
 from auditor.rocmpath.pybuild import PyBuild
 from auditor.rocmpath.rocmmanifests import manifest_recipe, rocm_requirements
+from auditor.truth.markers import rocm_ci, rocm_dispatch
 from auditor.types import SourceFile
 
 GPU_SUFFIXES = (".cu", ".cuh", ".hip")
-# a CI job that builds or runs on ROCm: a ROCm image, an AMD runner, ROCm build settings or tools (a word such as
-# "rocm" alone is not one: issue labelers and triage bots name it too)
-ROCM_CI = re.compile(r"(?i)\brocm/[\w.-]+:|--offload-arch|PYTORCH_ROCM_ARCH"
-                     r"|\bhipcc\b|whl/rocm|\bROCM_VERSION\b|\bgfx9\d\w\b|-D\w*HIP\w*=ON|BUILD_TARGET\W+rocm")
-# the runner of a job, after `runs-on:` / `agents:` on the same line (read line by line: a pattern such as
-# `runs-on:[^\n]*…` rescans the rest of the line from every `runs-on:` in it)
-ROCM_RUNNER = {re.compile(r"(?i)runs-on:"): re.compile(r"(?i)\b(?:mi\d{3}\w*|rocm|amd)"),
-               re.compile(r"(?i)agents:"): re.compile(r"(?i)\b(?:mi\d{3}\w*|amd)")}
 REPO_AUTOMATION = re.compile(r"(?i)label|triage|stale|issue|welcome|greet|pr[-_]title|assign")
-ROCM_DISPATCH = re.compile(r"torch\.version\.hip|\bis_hip\(\)|gcnArchName|\bamdsmi\b|IS_HIP_EXTENSION")
-# a literal every ROCM_DISPATCH match contains: the regex (whose alternation has no literal prefix for re to skip
-# ahead by) runs only on a text that holds one
-ROCM_DISPATCH_WORDS = ("torch.version.hip", "is_hip()", "gcnArchName", "amdsmi", "IS_HIP_EXTENSION")
-
-
-def _rocm_dispatch(text: str) -> re.Match[str] | None:
-    return ROCM_DISPATCH.search(text) if any(word in text for word in ROCM_DISPATCH_WORDS) else None
-
-
-def _rocm_ci(text: str) -> bool:
-    if ROCM_CI.search(text):
-        return True
-    for key, runner in ROCM_RUNNER.items():
-        done = 0
-        for m in key.finditer(text):
-            if m.start() < done:
-                continue        # on a line already searched from its first key
-            end = text.find("\n", m.end())
-            done = len(text) if end < 0 else end
-            if runner.search(text, m.end(), done):
-                return True
-    return False
 
 
 def rocm_path(comp: str, mine: Sequence[SourceFile], pybuilds: Sequence[PyBuild], cbuilds: Sequence[CBuild],
@@ -54,7 +24,7 @@ def rocm_path(comp: str, mine: Sequence[SourceFile], pybuilds: Sequence[PyBuild]
     built = _build_evidence(pybuilds, cbuilds)
     rocm_reqs = [f.path for f in mine if f.kind == "manifest" and rocm_requirements(f.path)]
     ci = tuple(sorted(f.path for f in mine if f.kind == "ci" and not REPO_AUTOMATION.search(PurePosixPath(f.path).name)
-                      and _rocm_ci(text_of(f.path))))
+                      and rocm_ci(text_of(f.path))))
     evidence = [*built.evidence, *_declared_evidence(shims, extras, rocm_reqs), *_dispatch_evidence(mine, text_of)]
     compiles_gpu = any(b.uses_cuda_extension or b.artifacts for b in pybuilds) or any(b.compiles_cu for b in cbuilds)
     # GPU sources only a JIT `load()` compiles are hipified by ROCm PyTorch at load time
@@ -137,7 +107,7 @@ def _dispatch_evidence(mine: Sequence[SourceFile], text_of: Callable[[str], str]
     """The first shipped Python file that branches on ROCm at run time (P5)."""
     dispatch = next(((f.path, m) for f in mine if f.kind == "python" and PurePosixPath(f.path).name != "setup.py"
                      and not set(PurePosixPath(f.path).parts) & NOT_SHIPPED
-                     and (m := _rocm_dispatch(text_of(f.path)))), None)
+                     and (m := rocm_dispatch(text_of(f.path)))), None)
     if not dispatch:
         return []
     path, m = dispatch

@@ -281,10 +281,9 @@ def load_rulebook(root: Path | None = None, check_queries: bool = False, packs: 
 def shipped_switches() -> PythonGuards:
     """The shipped guards.toml's [python] switches: what a build reader called without a rulebook reads."""
     from auditor.rulebook.context import PythonGuards
+    from auditor.truth.switches import shipped_table
 
-    guards = tomllib.loads((rules_root() / "guards.toml").read_text(encoding="utf-8"))
-    validate_guards(guards, "guards.toml")
-    return PythonGuards.of(guards.get("python", {}))
+    return PythonGuards.of(shipped_table().get("python", {}))
 
 
 def _check_unique(rules: list[Rule]) -> None:

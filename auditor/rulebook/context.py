@@ -13,7 +13,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
 from typing import TYPE_CHECKING, Any, TypeVar
 
-from auditor.parsing.preproc import PreprocFacts
+from auditor.truth.cpp import PreprocFacts
+from auditor.truth.switches import BuildTests
 from auditor.types import Rule
 
 if TYPE_CHECKING:
@@ -37,14 +38,25 @@ class PythonGuards:
     build_rocm_true_pattern: str = "(?!)"
     build_rocm_call_pattern: str = "(?!)"
     build_cuda_only_pattern: str = "(?!)"
+    # the build reader's comparisons: a backend value (`BUILD_TARGET == "rocm"`), a word of torch.__version__
+    build_rocm_values: frozenset[str] = frozenset()
+    build_cuda_values: frozenset[str] = frozenset()
+    rocm_version_words: frozenset[str] = frozenset()
+    cuda_version_words: frozenset[str] = frozenset()
 
     @classmethod
     def of(cls, section: Mapping[str, Any]) -> "PythonGuards":
-        return cls(frozenset(section.get("rocm_true_names", ())), str(section.get("rocm_true_pattern", "(?!)")),
-                   frozenset(section.get("cuda_only_names", ())), str(section.get("cuda_only_call_pattern", "(?!)")),
-                   frozenset(section.get("cuda_only_env", ())),
-                   *(str(section.get(key, "(?!)")) for key in ("build_rocm_true_pattern", "build_rocm_call_pattern",
-                                                              "build_cuda_only_pattern")))
+        def names(key: str) -> frozenset[str]:
+            return frozenset(section.get(key, ()))
+
+        def pattern(key: str) -> str:
+            return str(section.get(key, "(?!)"))
+
+        return cls(names("rocm_true_names"), pattern("rocm_true_pattern"), names("cuda_only_names"),
+                   pattern("cuda_only_call_pattern"), names("cuda_only_env"), pattern("build_rocm_true_pattern"),
+                   pattern("build_rocm_call_pattern"), pattern("build_cuda_only_pattern"),
+                   names("build_rocm_values"), names("build_cuda_values"), names("rocm_version_words"),
+                   names("cuda_version_words"))
 
     def as_data(self) -> dict:
         return {"rocm_true_names": sorted(self.rocm_true_names), "rocm_true_pattern": self.rocm_true_pattern,
@@ -56,19 +68,18 @@ class PythonGuards:
 class Guards:
     """The validated guards.toml (auditor/rulebook/schema.py checks every key at load) with the scanned project's
     preprocessor facts: `preprocessor` is what the C/C++ engine and the macro pre-pass evaluate `#if` with,
-    `python` what the Python engine reads a test's truth on ROCm from, `rocm_condition` the build files'
-    ROCm-branch regex."""
+    `python` what the Python engine reads a test's truth on ROCm from, `build` the text rules' reading of a build
+    file's ROCm tests (auditor/truth/cmake.py, make.py)."""
 
     preprocessor: PreprocFacts
     python: PythonGuards
-    rocm_condition: str
+    build: BuildTests
 
     @classmethod
     def of(cls, table: Mapping[str, Mapping[str, object]]) -> "Guards":
         """The guards of a rulebook, before any project fact."""
-        build = table.get("build", {})
         return cls(PreprocFacts.from_guards(dict(table)), PythonGuards.of(table.get("python", {})),
-                   str(build.get("rocm_condition_pattern", "(?!)")))
+                   BuildTests.of(dict(table.get("build", {}))))
 
     def with_project_macros(self, rocm: frozenset[str], cuda_only: frozenset[str]) -> "Guards":
         """Macros the project's build defines on ROCm (`GGML_USE_HIP`), and those it defines only for CUDA or
@@ -101,7 +112,7 @@ class Guards:
                                  "cuda_only_defined": sorted(pre.cuda_only_defined),
                                  "rocm_values": dict(pre.rocm_values),
                                  "project_macros": sorted(pre.project_macros)},
-                "python": self.python.as_data(), "build": {"rocm_condition_pattern": self.rocm_condition}}
+                "python": self.python.as_data(), "build": self.build.as_data()}
 
 
 class Memo:

@@ -6,6 +6,7 @@ import re
 from dataclasses import dataclass, fields
 from typing import Any, ClassVar, Union
 
+from auditor.truth.switches import SwitchError, check_switches
 from auditor.util.errors import ToolError
 
 
@@ -228,41 +229,13 @@ def from_dict(family: str, data: dict, where: str = "cached rule") -> Match:
     return kind(**{name: _coerce(kind, name, value, where) for name, value in data.items()})
 
 
-# rules/guards.toml: each key an engine reads, with its type. A misspelt key would otherwise read as absent, and
-# its regex as one that never matches.
-GUARD_KEYS: dict[str, dict[str, str]] = {
-    "preprocessor": {"rocm_defined": "names", "rocm_version_macros": "names", "cuda_only_defined": "names",
-                     "rocm_values": "values"},
-    "python": {"rocm_true_names": "names", "rocm_true_pattern": "regex", "cuda_only_names": "names",
-               "cuda_only_call_pattern": "regex", "cuda_only_env": "names", "build_rocm_true_pattern": "regex",
-               "build_rocm_call_pattern": "regex", "build_cuda_only_pattern": "regex"},
-    "build": {"rocm_condition_pattern": "regex"},
-}
-
-
 def validate_guards(data: dict[str, Any], label: str) -> None:
-    """RuleError naming the section and key when guards.toml has a key no engine reads or a value of the wrong
-    type (names: a list of strings; regex: a pattern that compiles; values: a table of integers)."""
-    for section, table in data.items():
-        known = GUARD_KEYS.get(section)
-        if known is None or not isinstance(table, dict):
-            raise RuleError(f"{label}: unknown section [{section}] (known: {', '.join(GUARD_KEYS)})")
-        for key, value in table.items():
-            kind = known.get(key)
-            where = f"{label}: [{section}] {key}"
-            if kind is None:
-                raise RuleError(f"{where}: unknown key (known: {', '.join(known)})")
-            if kind == "names" and not (isinstance(value, list) and all(isinstance(v, str) for v in value)):
-                raise RuleError(f"{where}: a list of names")
-            if kind == "values" and not (isinstance(value, dict) and all(isinstance(v, int) for v in value.values())):
-                raise RuleError(f"{where}: a table of integers")
-            if kind == "regex":
-                if not isinstance(value, str):
-                    raise RuleError(f"{where}: a regular expression")
-                try:
-                    re.compile(value)
-                except re.error as err:
-                    raise RuleError(f"{where}: {err}") from None
+    """RuleError naming the section and key when guards.toml has a key no reader reads or a value of the wrong type
+    (the keys and their types: auditor/truth/switches.py)."""
+    try:
+        check_switches(data, label)
+    except SwitchError as err:
+        raise RuleError(str(err)) from None
 
 
 def _validate_link(match: ExtensionMatch | ImportChainMatch, where: str) -> None:

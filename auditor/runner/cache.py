@@ -34,7 +34,7 @@ from auditor.runner.cachetrust import cache_secret
 from auditor.runner.cachetrust.place import cache_directory, default_directory
 
 __all__ = ["cache_directory", "default_directory"]   # where: auditor/runner/cachetrust/place.py
-from auditor.parsing.preproc import PreprocFacts
+from auditor.truth.cpp import PreprocFacts
 from auditor.scan.file import preprocessor_part
 from auditor.types import FileResult, SourceFile
 

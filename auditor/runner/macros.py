@@ -15,7 +15,8 @@ from auditor.runner.cache import EntryStore, tool_digest
 from auditor.util.boundedio import read_prefix
 from auditor.util.datacodec import DecodeError, decode
 from auditor.inputs.kinds import C_FAMILY
-from auditor.parsing.preproc import PreprocFacts, line_states
+from auditor.parsing.preproc import line_states
+from auditor.truth.cpp import PreprocFacts
 from auditor.runner.runcache import FileIndex, file_stat
 from auditor.types import SourceFile
 

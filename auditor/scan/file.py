@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import codecs
 import logging
-import re
 import traceback
 from pathlib import Path, PurePosixPath
 
@@ -13,18 +12,14 @@ from auditor.util.escape import visible
 from auditor.inputs.engine import Incomplete, ParseFailure, ScanInput
 from auditor.inputs.kinds import BY_NAME
 from auditor.parsing.manifest import ManifestError
-from auditor.parsing.preproc import PreprocFacts
+from auditor.truth.cpp import PreprocFacts
+from auditor.truth.markers import rocm_build_file
 from auditor.rulebook import Rulebook
 from auditor.rulebook.context import ScanContext
 from auditor.scan.suppress import read_suppressions
 from auditor.types import FileFacts, FileResult, Finding, SourceFile
 
 MAX_FILE_BYTES = 16 * 1024 * 1024
-ROCM_BUILD = re.compile(
-    r"IS_HIP_EXTENSION|ROCM_HOME|USE_ROCM|enable_language\s*\(\s*HIP\b|LANGUAGES[^)\n]*\bHIP\b"
-    r"|find_package\s*\(\s*(?:hip|HIP)\b|\bhipcc\b|--offload-arch|PYTORCH_ROCM_ARCH|HIP_PLATFORM"
-    r"|CMAKE_HIP_ARCHITECTURES|\bBUILD_TARGET\b.*\brocm\b|torch\.version\.hip"
-)
 DEBUG_LOG = logging.getLogger("rocm_audit")   # --debug shows it (auditor/cli/app.py): a file's internal error in full
 BUILD_FILE_NAMES = {"setup.py", "CMakeLists.txt", "pyproject.toml", "Makefile", "setup.cfg"}
 
@@ -104,7 +99,7 @@ def scan_text_as(
         lines=len(lines),
         defines_kernels=BY_NAME[kind].c_family and "__global__" in text,
         cpp_extension=engine_facts.cpp_extension,
-        rocm_build=PurePosixPath(path).name in BUILD_FILE_NAMES and bool(ROCM_BUILD.search(text)),
+        rocm_build=PurePosixPath(path).name in BUILD_FILE_NAMES and rocm_build_file(text),
         partial_reason=partial_reason or "",
         unknown_suppressions=tuple(suppressions.unknown_ids),
         imports=engine_facts.imports,
