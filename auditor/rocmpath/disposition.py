@@ -14,6 +14,7 @@ from auditor.rocmpath.reader import owner
 from auditor.rocmpath.redefine import uses
 from auditor import types
 from auditor.rulebook.schema import DependencyMatch
+from auditor.truth.cpp import kept_by_hipify
 from auditor.types import Finding, Rule, Severity
 
 LIVE = types.LIVE                    # the dispositions the gate weighs are defined with Finding.would_break
@@ -26,6 +27,8 @@ OTHER_VENDOR = "other-vendor-backend"
 PROJECT_MACRO = types.PROJECT_MACRO
 OPTIONAL_FEATURE = "optional feature"
 ALTERNATIVE = "cuda-only source, ROCm builds an alternative"
+# rules testing compiler or version macros that HIPIFY renames (RA848, RA849): guarded where the component hipifies
+HIPIFY_RENAMED_TESTS = frozenset({"cuda-compiler-test", "cuda-version-chain-without-fallback"})
 NOT_BUILT = "not built"
 CUDA_BRANCH = "CUDA branch of a build script"
 TOOLING = "repo tooling"
@@ -124,9 +127,8 @@ def _mapped_for_rocm(finding: Finding, kind: str, rule: Rule | None, project: Pr
     """A shim header, a name the project redefines for the ROCm build, a `__CUDACC__` test HIPIFY renames, a file
     written for ROCm."""
     path = finding.path
-    if rule is not None and comp in project.hipified and (
-            (rule.name == "cuda-compiler-test" and not uses("__NVCC__", finding.snippet))
-            or (rule.name == "cuda-version-chain-without-fallback" and not uses("CUDART_VERSION", finding.snippet))):
+    if rule is not None and comp in project.hipified and rule.name in HIPIFY_RENAMED_TESTS \
+            and not kept_by_hipify(finding.snippet):
         return GUARDED, ("this component's ROCm build runs HIPIFY, which renames `__CUDACC__` to `__HIPCC__` and "
                          "`CUDA_VERSION` to `HIP_VERSION`")
     if path in project.shims:

@@ -15,7 +15,7 @@ from auditor.util.errors import ToolError
 # list of them), values (a table of integers)
 SWITCH_KEYS: dict[str, dict[str, str]] = {
     "preprocessor": {"rocm_defined": "names", "rocm_version_macros": "names", "cuda_only_defined": "names",
-                     "rocm_values": "values"},
+                     "rocm_values": "values", "hipify_kept_macros": "names"},
     "python": {"rocm_true_names": "names", "rocm_true_pattern": "regex", "cuda_only_names": "names",
                "cuda_only_call_pattern": "regex", "cuda_only_env": "names", "build_rocm_true_pattern": "regex",
                "build_rocm_call_pattern": "regex", "build_cuda_only_pattern": "regex", "build_rocm_values": "names",
