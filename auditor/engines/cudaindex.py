@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from auditor.parsing import cuda as ts_cuda
@@ -50,6 +51,17 @@ class CudaRuleIndex:
                 rules = self._matching(name)
             found = self._raw_ids[raw] = (name, rules)
         return found
+
+    def id_matches(self, nodes: list, raws: list[bytes]) -> Iterator[tuple[object, str, tuple[Rule, ...]]]:
+        """(node, name, rules) of each identifier node some rule matches, given the nodes' bytes (rules_for_raw_id,
+        its memo read here: a file has hundreds of thousands of identifiers, nearly all matching none)."""
+        memo = self._raw_ids
+        for node, raw in zip(nodes, raws):
+            found = memo.get(raw)
+            if found is None:
+                found = self.rules_for_raw_id(raw)
+            if found[1]:
+                yield node, found[0], found[1]
 
     def rules_for_header(self, header: str) -> tuple[Rule, ...]:
         found = self._header_rules.get(header)
