@@ -15,6 +15,9 @@ from auditor.types import Rule
 LAZY_SYMBOL = re.compile(r"^(?:lazy|pfn|p|fn|fp|ptr|dyn|dl|real|orig|my)_+(cu[A-Z]\w+)$|^_+(cu[A-Z][a-z]\w+)$")
 
 
+_NO_RULES: tuple[str, tuple[Rule, ...]] = ("", ())
+
+
 def rule_key(rule: Rule) -> str:
     """A query rule's identity across kinds and selections (its id and query)."""
     return f"{rule.id}\0{rule.cuda.query}"
@@ -41,7 +44,8 @@ class CudaRuleIndex:
 
     def rules_for_raw_id(self, raw: bytes) -> tuple[str, tuple[Rule, ...]]:
         """(the name rules match, the rules) for an identifier's bytes, a driver function loaded through a pointer
-        named after it (lazy_cuModuleLoad, pfn_cuTensorMapEncodeTiled) resolved to that function."""
+        named after it (lazy_cuModuleLoad, pfn_cuTensorMapEncodeTiled) resolved to that function; ("", ()) for
+        one no rule matches (one value kept for all of them: a repository names tens of thousands)."""
         found = self._raw_ids.get(raw)
         if found is None:
             name = raw.decode("utf-8", "replace")
@@ -49,7 +53,7 @@ class CudaRuleIndex:
             if not rules and (lazy := LAZY_SYMBOL.match(name)):
                 name = lazy.group(1) or lazy.group(2)   # the prefixed form or the underscored one
                 rules = self._matching(name)
-            found = self._raw_ids[raw] = (name, rules)
+            found = self._raw_ids[raw] = (name, rules) if rules else _NO_RULES
         return found
 
     def id_matches(self, nodes: list, raws: list[bytes]) -> Iterator[tuple[object, str, tuple[Rule, ...]]]:
