@@ -47,9 +47,10 @@ def scan_cuda(
     line_offset: int = 0,
     states: LineStates | None = None,
     inventory: dict | None = None,
+    id_texts: list[bytes] | None = None,
 ) -> list[Finding]:
     """`inventory` is the tree's ts_cuda.inventory() when the caller has it already (scan shares it with
-    the HIPIFY reference count: the inventory query runs once per file)."""
+    the HIPIFY reference count: the inventory query runs once per file), and `id_texts` its identifiers' bytes."""
     ctx = ScanContext.of(rulebook)
     index = ctx.derived(("cuda-index", kind), lambda: index_rules(tuple(
         r for r in ctx.family("cuda") if kind in r.cuda.files and r.cuda.hipify_status is None)))
@@ -67,7 +68,7 @@ def scan_cuda(
 
     if inventory is None:
         inventory = ts_cuda.inventory(tree)
-    _name_hits(index, tree, inventory, hit)
+    _name_hits(index, tree, inventory, hit, id_texts)
     if not path.endswith(".c"):   # C sources hold no device code
         _asm_hits(index, inventory, hit)
     _query_hits(index, ctx, tree, inventory, path, hit)
@@ -77,15 +78,16 @@ def scan_cuda(
 Hit = Callable[..., None]   # (rule, node, subject, at=None): one match of a rule at a node
 
 
-def _name_hits(index: CudaRuleIndex, tree: ts_cuda.CudaTree, inventory: dict, hit: Hit) -> None:
+def _name_hits(index: CudaRuleIndex, tree: ts_cuda.CudaTree, inventory: dict, hit: Hit,
+               id_texts: list[bytes] | None = None) -> None:
     """Rules matching an included header, an identifier (or a symbol looked up by name), a qualified name."""
     for node in inventory.get("include", ()):
         header = ts_cuda.string_content(node) if node.type == "string_literal" else ts_cuda.text(node)[1:-1]
         for rule in index.rules_for_header(header):
             hit(rule, node, header)
     if index.exact_ids or index.glob_ids:
-        for node in inventory.get("id", ()):
-            name, found = index.rules_for_raw_id(node.text or b"")
+        ids = inventory.get("id", ())
+        for node, name, found in index.id_matches(ids, id_texts if id_texts is not None else ts_cuda.node_texts(ids)):
             for rule in found:
                 hit(rule, node, name)
         for node, name in _looked_up_symbols(tree):

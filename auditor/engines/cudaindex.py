@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import fnmatch
 import re
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 
 from auditor.parsing import cuda as ts_cuda
@@ -12,6 +13,9 @@ from auditor.types import Rule
 
 # A pointer to a driver function loaded at run time, named after it (lazy_cuModuleLoad, p_cuMemCreate).
 LAZY_SYMBOL = re.compile(r"^(?:lazy|pfn|p|fn|fp|ptr|dyn|dl|real|orig|my)_+(cu[A-Z]\w+)$|^_+(cu[A-Z][a-z]\w+)$")
+
+
+_NO_RULES: tuple[str, tuple[Rule, ...]] = ("", ())
 
 
 def rule_key(rule: Rule) -> str:
@@ -40,7 +44,8 @@ class CudaRuleIndex:
 
     def rules_for_raw_id(self, raw: bytes) -> tuple[str, tuple[Rule, ...]]:
         """(the name rules match, the rules) for an identifier's bytes, a driver function loaded through a pointer
-        named after it (lazy_cuModuleLoad, pfn_cuTensorMapEncodeTiled) resolved to that function."""
+        named after it (lazy_cuModuleLoad, pfn_cuTensorMapEncodeTiled) resolved to that function; ("", ()) for
+        one no rule matches (one value kept for all of them: a repository names tens of thousands)."""
         found = self._raw_ids.get(raw)
         if found is None:
             name = raw.decode("utf-8", "replace")
@@ -48,8 +53,19 @@ class CudaRuleIndex:
             if not rules and (lazy := LAZY_SYMBOL.match(name)):
                 name = lazy.group(1) or lazy.group(2)   # the prefixed form or the underscored one
                 rules = self._matching(name)
-            found = self._raw_ids[raw] = (name, rules)
+            found = self._raw_ids[raw] = (name, rules) if rules else _NO_RULES
         return found
+
+    def id_matches(self, nodes: list, raws: list[bytes]) -> Iterator[tuple[object, str, tuple[Rule, ...]]]:
+        """(node, name, rules) of each identifier node some rule matches, given the nodes' bytes (rules_for_raw_id,
+        its memo read here: a file has hundreds of thousands of identifiers, nearly all matching none)."""
+        memo = self._raw_ids
+        for node, raw in zip(nodes, raws):
+            found = memo.get(raw)
+            if found is None:
+                found = self.rules_for_raw_id(raw)
+            if found[1]:
+                yield node, found[0], found[1]
 
     def rules_for_header(self, header: str) -> tuple[Rule, ...]:
         found = self._header_rules.get(header)

@@ -18,7 +18,7 @@ import hashlib
 import importlib.resources
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass, field
-from functools import cache
+from functools import cache, cached_property
 
 from auditor.util.errors import ToolError
 
@@ -67,6 +67,14 @@ class ApiTable:
 
     def get(self, name: str) -> ApiEntry | None:
         return self.entries.get(name)
+
+    @cached_property
+    def encoded_names(self) -> frozenset[bytes] | None:
+        """The names as UTF-8: an identifier's bytes not among them is no entry, without decoding it (None when a
+        name holds U+FFFD, which undecodable bytes also become)."""
+        if any("\ufffd" in name for name in self.entries):
+            return None
+        return frozenset(name.encode("utf-8", "surrogatepass") for name in self.entries)
 
     def describe(self) -> list[str]:
         """Human-readable lines: where the table comes from and how big it is."""

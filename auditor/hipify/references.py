@@ -10,7 +10,7 @@ from __future__ import annotations
 import re
 from bisect import bisect_right
 from collections import Counter
-from collections.abc import Collection, Iterable, Mapping
+from collections.abc import Collection, Iterable, Mapping, Sequence
 from dataclasses import dataclass
 
 from auditor.hipify.apitable import ApiEntry, ApiTable
@@ -34,8 +34,9 @@ class Reference:
 
 
 def find_references(
-    inventory: Mapping[str, list], table: ApiTable, dead: Collection[int] = ()
+    inventory: Mapping[str, list], table: ApiTable, dead: Collection[int] = (), id_texts: Sequence[bytes] | None = None
 ) -> tuple[Reference, ...]:
+    """`id_texts`: the bytes of each of the inventory's `id` nodes, when the caller has them already."""
     found: list[Reference] = []
 
     def add(name: str, line: int, column: int, namespace: bool = False) -> None:
@@ -50,10 +51,13 @@ def find_references(
         entry = table.get(header.strip())
         if entry is not None and entry.kind == "header" and line not in dead:
             found.append(Reference(header.strip(), line, column, entry))
-    get = table.entries.get
-    for node in inventory.get("id", ()):
-        name = node.text.decode("utf-8", "replace") if node.text is not None else ""
-        if get(name) is None:  # most identifiers are the project's own: no position needed
+    get, encoded = table.entries.get, table.encoded_names
+    ids = inventory.get("id", ())
+    for node, raw in zip(ids, id_texts if id_texts is not None else ts_cuda.node_texts(ids)):
+        if encoded is not None and raw not in encoded:
+            continue   # most identifiers are the project's own: no decoding, no position needed
+        name = raw.decode("utf-8", "replace")
+        if get(name) is None:
             continue
         line, column, _ = ts_cuda.position(node)
         add(name, line, column, namespace=node.type == "namespace_identifier")

@@ -110,11 +110,12 @@ class CudaEngine:
         tree = ts_cuda.parse(text.encode("utf-8", "replace"))
         inventory = ts_cuda.inventory(tree)
         states = line_states(text, ctx.guards.preprocessor)
-        found = scan_cuda(tree, ctx, path, kind, lines, states=states, inventory=inventory)
+        id_texts = ts_cuda.node_texts(inventory.get("id", []))   # read once for the rules and the HIPIFY table
+        found = scan_cuda(tree, ctx, path, kind, lines, states=states, inventory=inventory, id_texts=id_texts)
         if by_macro := lines_guarded_by_project_macros(text, ctx.guards.preprocessor, states):
             found = [replace(f, disposition=PROJECT_MACRO, disposition_note=MACRO_NOTE)
                      if f.guarded and f.span.line in by_macro else f for f in found]
-        references = find_references(inventory, ctx.table, states.dead)
+        references = find_references(inventory, ctx.table, states.dead, id_texts)
         cuda_rules = ctx.family("cuda")
         hipify_rules = ctx.derived(("hipify-statuses", kind), lambda: tuple(
             r for r in cuda_rules if r.cuda.hipify_status is not None and kind in r.cuda.files))

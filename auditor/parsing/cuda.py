@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 
@@ -204,6 +204,11 @@ def call_regex(query_source: str) -> str | None:
     than in a query, which would walk every call of the tree once more for each such rule."""
     m = _CALL_REGEX_QUERY.match(query_source.strip())
     return re.sub(r"\\(.)", r"\1", m.group(1)) if m else None
+
+
+def node_texts(nodes: Sequence[ts.Node]) -> list[bytes]:
+    """The bytes of each node (b"" for none): an inventory's identifiers, read once for every lookup of them."""
+    return [node.text or b"" for node in nodes]
 
 
 def text(node: ts.Node) -> str:

@@ -29,7 +29,7 @@ line and column stays where it was). Only a project's own upper-case macros are 
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 
 _MACRO_CALL = re.compile(rb"\b([A-Z][A-Z0-9_]{2,})\s*\(")
 _SPECIFIER = re.compile(
@@ -52,8 +52,12 @@ _ALONE_ON_ITS_LINE = re.compile(rb"(?m)^[ \t]*([A-Z][A-Z0-9_]{2,})[ \t]*$(?=(?:\
 _MEMBER_MACRO = re.compile(rb'(?m)^[ \t]*([A-Z][A-Z0-9_]{2,}[ \t]*\([^()\n]*"[^()\n]*\))[ \t]*$(?=\s*[A-Za-z_~#}])')
 _FIELD_ATTRIBUTE = re.compile(rb"(?m)(?:^[ \t]*|(?<=[\w>])[ \t]+)([A-Z][A-Z0-9_]*_ALIGN(?:ED)?)(?=[ \t]+[A-Za-z_])")
 _DEVICE_LAMBDA = re.compile(rb"\][ \t]*((?:__host__[ \t]+)?__device__(?:[ \t]+__host__)?)[ \t]*(?=\()")
+# Comments, strings, character literals and preprocessor lines (continued ones too). A preprocessor line is matched
+# from the newline before it (the newline stays code), so that every alternative starts with a byte `re` can
+# look for (`^` would be tried at every byte); one on the first line is matched by _FIRST_LINE_DIRECTIVE.
 _SKIPPED = re.compile(rb'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\''
-                      rb'|(?m:^[ \t]*#(?:\\\r?\n|[^\n])*)', re.S)   # and preprocessor lines, continued ones too
+                      rb'|\n[ \t]*#(?:\\\r?\n|[^\n])*', re.S)
+_FIRST_LINE_DIRECTIVE = re.compile(rb'[ \t]*#(?:\\\r?\n|[^\n])*')
 _NEXT_TO_STRING = re.compile(rb"\b(?:PRI|SCN)[diouxXa-z]\w*\b|\b[A-Z_][A-Z0-9_]{2,}\b")
 _CLASS_MACRO = re.compile(rb"\b(?:class|struct)[ \t]+([A-Z][A-Z0-9_]{2,})[ \t]+(?=[A-Za-z_]\w*[ \t]*(?:[:{]|final\b))")
 _ATTRIBUTE = re.compile(rb"\b(__attribute__|__builtin_align__)[ \t]*\(")
@@ -80,7 +84,8 @@ def blank_macro_shapes(source: bytes) -> bytes:
     """`source` with the shapes above blanked; the same length, the same lines."""
     code = _code_mask(source)
     out = bytearray(source)
-    for m in _SPECIFIER.finditer(source):
+    starts = _line_starts(source)
+    for m in _at_line_starts(_SPECIFIER, source, starts):
         if code[m.start(1)]:
             _blank(out, m.start(1), m.end(1))
     for m in _FOREIGN_WORDS.finditer(source) if _any_of(source, _FOREIGN_WORDS_NEED) else ():
@@ -90,13 +95,12 @@ def blank_macro_shapes(source: bytes) -> bytes:
     for m in _QUALIFIER.finditer(source):
         if code[m.start(1)]:
             _blank(out, m.start(1), m.end(1))
-    for m in _TYPE_ARGUMENT.finditer(source):
+    for m in _at_line_starts(_TYPE_ARGUMENT, source, starts):
         if code[m.start(1)]:
             _blank_call(source, code, m.start(1), source.index(b"(", m.end(1)), out)
-    for m in _ALONE_ON_ITS_LINE.finditer(source):
-        if code[m.start(1)]:
-            _blank(out, m.start(1), m.end(1))
-    for pattern in (_MEMBER_MACRO, _FIELD_ATTRIBUTE, _DEVICE_LAMBDA):
+    _blank_in_code(_at_line_starts(_ALONE_ON_ITS_LINE, source, starts), code, out)
+    _blank_in_code(_at_line_starts(_MEMBER_MACRO, source, starts), code, out)
+    for pattern in (_FIELD_ATTRIBUTE, _DEVICE_LAMBDA):
         for m in pattern.finditer(source) if pattern not in _NEEDS or _any_of(source, _NEEDS[pattern]) else ():
             if code[m.start(1)]:
                 _blank(out, m.start(1), m.end(1))
@@ -122,6 +126,30 @@ def blank_macro_shapes(source: bytes) -> bytes:
     return bytes(out)
 
 
+# A line the patterns anchored at a line start (_SPECIFIER, _TYPE_ARGUMENT, _ALONE_ON_ITS_LINE, _MEMBER_MACRO) may
+# match on begins, after blanks, with a capital or with static/inline/extern. Their matches never span lines, so
+# trying them only at such lines finds the same matches, without `^` tried at every byte of the file.
+_MAY_BEGIN_WITH_MACRO = re.compile(rb"\n[ \t]*[A-Zsie]")
+
+
+def _line_starts(source: bytes) -> list[int]:
+    return [0, *(m.start() + 1 for m in _MAY_BEGIN_WITH_MACRO.finditer(source))]
+
+
+def _at_line_starts(pattern: re.Pattern[bytes], source: bytes, starts: list[int]) -> Iterator[re.Match[bytes]]:
+    """pattern.finditer(source), for a pattern anchored at a line start that matches within one line."""
+    for start in starts:
+        if (m := pattern.match(source, start)) is not None:
+            yield m
+
+
+def _blank_in_code(matches: Iterable[re.Match[bytes]], code: bytearray, out: bytearray) -> None:
+    """Blank each match's first group that starts in code."""
+    for m in matches:
+        if code[m.start(1)]:
+            _blank(out, m.start(1), m.end(1))
+
+
 def _any_of(source: bytes, needs: tuple[bytes | re.Pattern[bytes], ...]) -> bool:
     return any((need in source) if isinstance(need, bytes) else need.search(source) is not None for need in needs)
 
@@ -141,8 +169,12 @@ def _between_type_and_name(source: bytes) -> Iterator[re.Match[bytes]]:
 def _code_mask(source: bytes) -> bytearray:
     """1 where a byte is code, 0 inside comments, strings and character literals."""
     mask = bytearray(b"\x01") * len(source)
-    for m in _SKIPPED.finditer(source):
-        mask[m.start():m.end()] = bytes(m.end() - m.start())
+    first = _FIRST_LINE_DIRECTIVE.match(source)
+    if first is not None:
+        mask[:first.end()] = bytes(first.end())
+    for m in _SKIPPED.finditer(source, first.end() if first is not None else 0):
+        start = m.start() + (source[m.start()] == 0x0A)   # a preprocessor line: its newline before stays code
+        mask[start:m.end()] = bytes(m.end() - start)
     return mask
 
 

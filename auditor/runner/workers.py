@@ -298,8 +298,14 @@ def _in_workers(work, rulebook, jobs, max_bytes, time_budget, cache, every_query
     from concurrent.futures.process import BrokenProcessPool
     from contextlib import nullcontext
 
-    if _c_sources([source for chunk in work for source in chunk]):
+    c_files = _c_sources([source for chunk in work for source in chunk])
+    if c_files:
         _ = rulebook.table   # the HIPIFY API table, loaded once here rather than in every worker
+    if c_files and every_query:   # every worker needs every query: compiled once here, and a forked worker
+        from auditor.engines.cuda import query_groups   # inherits them (which are compiled together changes no result)
+
+        _plan_queries(c_files, rulebook, max_bytes, every_query)
+        query_groups(rulebook).compile_planned()
     events: multiprocessing.queues.Queue[object] | None = multiprocessing.Queue() if progress else None
     initargs = (rulebook, max_bytes, time_budget, cache, events)
     results: list[FileResult] = []

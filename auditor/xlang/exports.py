@@ -52,13 +52,21 @@ Function = tuple[str, int, int, tuple[str, ...]]   # (name, first line, last lin
 def defined_functions(functions: Sequence, calls: Sequence, text_of) -> tuple[Function, ...]:
     """Each function the file defines, by the last component of its name (`ns::fwd` -> `fwd`), with its lines
     and the names it calls (`fwd_cuda<at::Half>(…)` -> `fwd_cuda`): the inventory's definitions and calls."""
-    starts = sorted((node.start_byte, _called(text_of(node))) for node in calls)
+    named = [(name, node) for node in functions if (name := _name(node, text_of))]
+    if not named:
+        return ()   # a header of declarations: its calls need not be read
+    called: dict[str, str] = {}   # a file calls the same names many times
+
+    def callee(node) -> str:
+        text = text_of(node)
+        if text not in called:
+            called[text] = _called(text)
+        return called[text]
+
+    starts = sorted((node.start_byte, callee(node)) for node in calls)
     keys = [start for start, _ in starts]
     out: list[Function] = []
-    for node in functions:
-        name = _name(node, text_of)
-        if not name:
-            continue
+    for name, node in named:
         first, last = bisect_left(keys, node.start_byte), bisect_right(keys, node.end_byte)
         callees = tuple(sorted({c for _, c in starts[first:last] if c and c != name}))
         out.append((name, node.start_point[0] + 1, node.end_point[0] + 1, callees))
