@@ -137,7 +137,7 @@ def test_a_fifo_or_device_named_on_the_command_line_fails_the_run_without_blocki
     assert code == 1 and report["errors"][0]["message"] == "not read: not a regular file or directory"
 
 
-def test_a_fifo_swapped_in_after_discovery_is_an_error_not_a_hang(tmp_path):
+def test_a_fifo_swapped_in_after_discovery_is_refused_at_once(tmp_path):
     from auditor.rulebook import load_rulebook
     from auditor.scan.file import scan_file
     from auditor.types import SourceFile

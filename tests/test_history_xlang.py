@@ -30,6 +30,8 @@ def test_every_point_links_the_op_calls_a_cold_scan_of_its_commit_links(tmp_path
     for point, commit_id in zip(points, ids):
         assert {k: point[k] for k in POINT_FIELDS} == cold_point(root, commit_id, tmp_path / "cold"), commit_id[:9]
     linked = [p["by_rule"].get("RA909", 0) for p in points]
-    # live RA909 calls: attention's and gemm's; attention's gone (the dispatched one is guarded); cuDNN gone, the
-    # call no longer counts; a second gemm caller; gemm on cuBLAS is no longer CUDA-only-backed; attention's again
-    assert linked == [2, 1, 1, 2, 0, 1]
+    # live RA909 calls, plus each CUDA-only-backed op's registration (m.def, low): attention's and gemm's calls and
+    # registrations; attention's call gone (the dispatched one is guarded); cuDNN gone, neither its call nor its
+    # registration counts; a second gemm caller; gemm on cuBLAS is no longer CUDA-only-backed and cuDNN is back,
+    # but only attention's registration counts (its call is still gone); attention's call again
+    assert linked == [2 + 2, 1 + 2, 1 + 1, 2 + 1, 0 + 1, 1 + 1]
