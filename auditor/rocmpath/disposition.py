@@ -14,7 +14,7 @@ from auditor.rocmpath.reader import owner
 from auditor.rocmpath.redefine import uses
 from auditor import types
 from auditor.rulebook.schema import DependencyMatch
-from auditor.truth.cpp import kept_by_hipify
+from auditor.truth.switches import shipped
 from auditor.types import Finding, Rule, Severity
 
 LIVE = types.LIVE                    # the dispositions the gate weighs are defined with Finding.would_break
@@ -128,7 +128,7 @@ def _mapped_for_rocm(finding: Finding, kind: str, rule: Rule | None, project: Pr
     written for ROCm."""
     path = finding.path
     if rule is not None and comp in project.hipified and rule.name in HIPIFY_RENAMED_TESTS \
-            and not kept_by_hipify(finding.snippet):
+            and not any(uses(name, finding.snippet) for name in shipped().hipify_kept):
         return GUARDED, ("this component's ROCm build runs HIPIFY, which renames `__CUDACC__` to `__HIPCC__` and "
                          "`CUDA_VERSION` to `HIP_VERSION`")
     if path in project.shims:

@@ -10,7 +10,7 @@ from collections.abc import Iterable, Mapping
 
 from auditor.parsing.preproc import DEFINED_MACRO, line_states
 from auditor.truth.cpp import PreprocFacts
-from auditor.rocmpath.model import RocmPath
+from auditor.rocmpath.model import RocmPath, RocmPattern
 
 # after `__device__` on a line that holds no call, `=` or `;` before it: the name of the function declared there
 DECLARATION_CHARS = 400
@@ -66,7 +66,7 @@ def undefined_in_shims(paths: Iterable[RocmPath], shims: Mapping[str, str]) -> f
     `vendors/hip.h`), with no HIPIFY step (which turns `CUDART_VERSION` into `HIP_VERSION`): the CUDA version macros
     no shim defines are undefined there, so `#if CUDART_VERSION >= 12000` is a CUDA-only branch."""
     patterns = {e.pattern for path in paths if path.verified for e in path.evidence}
-    if not shims or "P2" not in patterns or "P3" in patterns:
+    if not shims or RocmPattern.HIP_SHIM not in patterns or RocmPattern.BUILD_TIME_HIPIFY in patterns:
         return frozenset()
     defined = {m.group(1) for text in shims.values() for m in DEFINED_MACRO.finditer(text)}
     return frozenset(name for name in CUDA_VERSION_MACROS if name not in defined)

@@ -251,12 +251,3 @@ def condition(word: str, rest: str, facts: PreprocFacts) -> tuple[Tri, bool]:
         known = facts.defined(name)
         return (known if word == "ifdef" else negate(known)), False
     return evaluate(rest, facts)
-
-
-def kept_by_hipify(condition: str) -> bool:
-    """Whether a condition tests a compiler or version macro HIPIFY does not rename (`__NVCC__`, `CUDART_VERSION`),
-    so it stays false on ROCm even where the build hipifies (rules/guards.toml [preprocessor] hipify_kept_macros)."""
-    from auditor.truth.switches import shipped_table
-
-    kept = shipped_table().get("preprocessor", {}).get("hipify_kept_macros", [])
-    return any(re.search(rf"\b{re.escape(name)}\b", condition) for name in kept)

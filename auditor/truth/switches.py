@@ -138,13 +138,15 @@ class Switches:
     cmake: CMakeSwitches
     make: MakeSwitches
     markers: Markers
+    hipify_kept: tuple[str, ...] = ()     # [preprocessor] hipify_kept_macros: tests HIPIFY leaves false on ROCm
 
     @classmethod
     def of(cls, data: dict[str, Any], label: str = "guards.toml") -> "Switches":
         check_switches(data, label)
         cmake = {**data["cmake"], "rocm_option_pattern": data["build"]["rocm_condition_pattern"]}
         return cls(BuildTests.of(data["build"]), _compiled(CMakeSwitches, "cmake", {**data, "cmake": cmake}),
-                   _compiled(MakeSwitches, "make", data), _compiled(Markers, "markers", data))
+                   _compiled(MakeSwitches, "make", data), _compiled(Markers, "markers", data),
+                   tuple(data.get("preprocessor", {}).get("hipify_kept_macros", ())))
 
 
 def _compiled(kind: type, section: str, data: dict[str, Any]) -> Any:
