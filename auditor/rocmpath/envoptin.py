@@ -5,6 +5,8 @@ from __future__ import annotations
 
 import ast
 
+from auditor.rocmpath.pytruth import dotted
+
 ENV_READS = ("os.environ.get", "os.getenv", "environ.get", "getenv")
 
 
@@ -58,7 +60,7 @@ def _env_read(node: ast.AST) -> bool:
     while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
             "lower", "upper", "strip"):
         node = node.func.value
-    return isinstance(node, ast.Call) and _dotted(node.func) in ENV_READS
+    return isinstance(node, ast.Call) and dotted(node.func) in ENV_READS
 
 
 def _default(node: ast.AST) -> str | None:
@@ -71,13 +73,3 @@ def _default(node: ast.AST) -> str | None:
         return "" if len(node.args) == 1 else None   # unset: None, which no constant string equals
     default = node.args[1]
     return default.value if isinstance(default, ast.Constant) and isinstance(default.value, str) else None
-
-
-def _dotted(node: ast.AST) -> str:
-    parts: list[str] = []
-    while isinstance(node, ast.Attribute):
-        parts.append(node.attr)
-        node = node.value
-    if isinstance(node, ast.Name):
-        parts.append(node.id)
-    return ".".join(reversed(parts))
