@@ -153,8 +153,8 @@ def _against_the_rocm_build(
     if path in project.fenced and verified:
         return OPTIONAL_FEATURE, f"the op is fenced off on ROCm ({project.fenced[path]})"
     if finding.span.line in project.optional_lines.get(path, ()):
-        if kind == "python":   # setup.py (auditor/rocmpath/envoptin.py)
-            return OPTIONAL_FEATURE, "behind an environment switch the default build leaves off (an opt-in)"
+        if kind == "python":   # auditor/rocmpath/envoptin.py
+            return OPTIONAL_FEATURE, "behind an environment switch a default install leaves off (an opt-in)"
         return OPTIONAL_FEATURE, "behind a macro the default build leaves undefined (an opt-in or debug switch)"
     role = project.provenance.get(path)
     tolerated = project.tolerated_artifacts.get(project.cuda_only_artifact_files.get(path, ""))

@@ -1,6 +1,9 @@
-"""Lines of a setup.py behind an environment opt-in that is off by default: `profile = os.environ.get("X_PROFILE",
-"0") == "1"` then `if profile: flags.append("-Xptxas=-v")`. A default install never runs them, on CUDA or ROCm,
-so what they add is an optional feature, like the lines behind a Makefile opt-in (`USE_X ?= 0`)."""
+"""Lines of Python behind an environment opt-in that is off by default: `profile = os.environ.get("X_PROFILE",
+"0") == "1"` then `if profile: flags.append("-Xptxas=-v")` in a setup.py, `if os.environ.get("X_CUDA_ON") == "1":
+load(...)` in a package module, and the body of a `for` over a list read from a variable that is empty unless set
+(`archs = os.environ.get("GPU_ARCH", "").split()`, also through a helper every call passes it to). A default install
+never runs them, on CUDA or ROCm, so what they add is an optional feature, like the lines behind a Makefile opt-in
+(`USE_X ?= 0`)."""
 from __future__ import annotations
 
 import ast
@@ -8,41 +11,84 @@ import ast
 from auditor.rocmpath.pytruth import dotted
 
 ENV_READS = ("os.environ.get", "os.getenv", "environ.get", "getenv")
+ENV_MAPPINGS = ("os.environ", "environ")
+CASE_CALLS = ("lower", "upper", "strip")
 
 
 def opt_in_lines(text: str) -> frozenset[int]:
-    """The body lines of each `if NAME:` (or `if NAME and …:`) whose NAME is assigned, once and at module or
-    function level, a test of an environment variable that is false at the variable's default."""
+    """The body lines of each `if` whose test requires an environment opt-in (a name assigned, once, a test of an
+    environment variable that is false at the variable's default, or such a test itself, alone or as a term of
+    an `and`), and of each `for` over a list that is empty at the variable's default."""
     if "environ" not in text and "getenv" not in text:
         return frozenset()
     try:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return frozenset()
+    switches = _once(tree, _off_by_default)
+    empties = _once(tree, _empty_by_default)
+    lines: set[int] = set()
+    for node in ast.walk(tree):
+        if isinstance(node, ast.If) and _requires(node.test, switches):
+            lines.update(_body_lines(node.body))
+        elif isinstance(node, ast.For) and isinstance(node.iter, ast.Name) and node.iter.id in empties:
+            lines.update(_body_lines(node.body))
+    for function, params in _fed_only_empty_lists(tree, empties).items():
+        for node in ast.walk(function):
+            if isinstance(node, ast.For) and isinstance(node.iter, ast.Name) and node.iter.id in params:
+                lines.update(_body_lines(node.body))
+    return frozenset(lines)
+
+
+def _body_lines(body: list[ast.stmt]) -> set[int]:
+    return {n for stmt in body for n in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1)}
+
+
+def _once(tree: ast.Module, test) -> set[str]:
+    """Names assigned exactly once in the file, by a value the test accepts."""
     assigned: dict[str, list[bool]] = {}
     for node in ast.walk(tree):
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name):
-                    assigned.setdefault(target.id, []).append(_off_by_default(node.value))
-    switches = {name for name, offs in assigned.items() if len(offs) == 1 and offs[0]}
-    lines: set[int] = set()
-    for node in ast.walk(tree):
-        if isinstance(node, ast.If) and _requires(node.test, switches):
-            for stmt in node.body:
-                lines.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
-    return frozenset(lines)
+                    assigned.setdefault(target.id, []).append(test(node.value))
+    return {name for name, marks in assigned.items() if len(marks) == 1 and marks[0]}
 
 
 def _requires(test: ast.AST, switches: set[str]) -> bool:
-    if isinstance(test, ast.Name):
-        return test.id in switches
-    return isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and any(
-        isinstance(v, ast.Name) and v.id in switches for v in test.values)
+    if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
+        return any(_requires(v, switches) for v in test.values)
+    return (isinstance(test, ast.Name) and test.id in switches) or _off_by_default(test)
+
+
+def _params(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
+    return [a.arg for a in function.args.posonlyargs + function.args.args]
+
+
+def _fed_only_empty_lists(tree: ast.Module, empties: set[str]) -> dict[ast.AST, set[str]]:
+    """Module functions with a parameter that every call in the file passes, positionally, an empty-by-default
+    name: `def nvcc_args(archs): for arch in archs: ...` called only as `nvcc_args(gpu_arch)`."""
+    if not empties:
+        return {}
+    functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
+    fed: dict[ast.AST, set[str]] = {}
+    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
+             and n.func.id in functions]
+    for name, function in functions.items():
+        mine = [c for c in calls if c.func.id == name]   # type: ignore[attr-defined]
+        params = _params(function)
+        if not mine or not params:
+            continue
+        only = {p for i, p in enumerate(params)
+                if all(len(c.args) > i and isinstance(c.args[i], ast.Name) and c.args[i].id in empties for c in mine)}
+        if only:
+            fed[function] = only
+    return fed
 
 
 def _off_by_default(value: ast.AST) -> bool:
-    """`env("X", "0") == "1"`, `env("X") == "1"`, `env("X", "0") in ("1", "ON")`: false when X is unset."""
+    """`env("X", "0") == "1"`, `env("X") == "1"`, `os.environ["X"] == "1"`, `env("X", "0") in ("1", "ON")`: false
+    when X is unset."""
     if not (isinstance(value, ast.Compare) and len(value.ops) == 1 and _env_read(value.left)):
         return False
     default = _default(value.left)
@@ -56,20 +102,36 @@ def _off_by_default(value: ast.AST) -> bool:
     return False
 
 
-def _env_read(node: ast.AST) -> bool:
-    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
-            "lower", "upper", "strip"):
+def _empty_by_default(value: ast.AST) -> bool:
+    """`env("X", "").split()` (or `.split(",")`): an empty list when X is unset."""
+    if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "split"):
+        return False
+    read = _unwrap(value.func.value)
+    return isinstance(read, ast.Call) and dotted(read.func) in ENV_READS and len(read.args) == 2 \
+        and _default(read) == ""
+
+
+def _unwrap(node: ast.AST) -> ast.AST:
+    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in CASE_CALLS:
         node = node.func.value
+    return node
+
+
+def _env_read(node: ast.AST) -> bool:
+    node = _unwrap(node)
+    if isinstance(node, ast.Subscript):
+        return dotted(node.value) in ENV_MAPPINGS and isinstance(node.slice, ast.Constant)
     return isinstance(node, ast.Call) and dotted(node.func) in ENV_READS
 
 
 def _default(node: ast.AST) -> str | None:
-    """The value the read gives when the variable is unset (None: not a constant string)."""
-    while isinstance(node, ast.Call) and isinstance(node.func, ast.Attribute) and node.func.attr in (
-            "lower", "upper", "strip"):
-        node = node.func.value
+    """The value the read gives when the variable is unset (None: not a constant string). `env("X")` and
+    `os.environ["X"]` give "" here: None or a KeyError, which no test of a non-empty constant passes."""
+    node = _unwrap(node)
+    if isinstance(node, ast.Subscript):
+        return ""
     assert isinstance(node, ast.Call)
     if len(node.args) < 2:
-        return "" if len(node.args) == 1 else None   # unset: None, which no constant string equals
+        return "" if len(node.args) == 1 else None
     default = node.args[1]
     return default.value if isinstance(default, ast.Constant) and isinstance(default.value, str) else None

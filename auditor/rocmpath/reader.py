@@ -315,10 +315,10 @@ def _note_shipped_python(project: ProjectBuild, comp: str, mine, text_of: Callab
 
 def _mark_lines_behind_optional_macros(project: ProjectBuild, files: Sequence[SourceFile],
                                        text_of: Callable[[str], str]) -> None:
-    """The C/C++ lines inside `#if` branches on the project's opt-in and debug macros, and setup.py lines behind
-    an environment opt-in that is off by default, are optional features."""
+    """The C/C++ lines inside `#if` branches on the project's opt-in and debug macros, and Python lines (setup.py
+    and package modules) behind an environment opt-in that is off by default, are optional features."""
     for f in files:
-        if PurePosixPath(f.path).name == "setup.py" and (lines := opt_in_lines(text_of(f.path))):
+        if f.kind == "python" and (lines := opt_in_lines(text_of(f.path))):
             project.optional_lines[f.path] = project.optional_lines.get(f.path, frozenset()) | lines
     if project.optional_macros:
         for f in files:

@@ -27,8 +27,10 @@ def rocm_path(comp: str, mine: Sequence[SourceFile], pybuilds: Sequence[PyBuild]
                       and rocm_ci(text_of(f.path))))
     evidence = [*built.evidence, *_declared_evidence(shims, extras, rocm_reqs), *_dispatch_evidence(mine, text_of)]
     compiles_gpu = any(b.uses_cuda_extension or b.artifacts for b in pybuilds) or any(b.compiles_cu for b in cbuilds)
-    # GPU sources only a JIT `load()` compiles are hipified by ROCm PyTorch at load time
-    gpu = sum(1 for f in mine if f.path.endswith(GPU_SUFFIXES)) if compiles_gpu else 0
+    # GPU sources only a JIT `load()` compiles are hipified by ROCm PyTorch at load time, and so are those of a torch
+    # extension a ROCm install builds (BuildExtension runs HIPIFY on them): neither needs a HIP build of its own
+    gpu = sum(1 for f in mine if f.path.endswith(GPU_SUFFIXES)) \
+        if compiles_gpu and not _torch_hipifies(pybuilds, cbuilds) else 0
     verified = any(e.pattern in BUILDS_ON_ROCM for e in evidence) or (
         not compiles_gpu and any(e.pattern in RUNS_ON_ROCM for e in evidence))
     recipe = _recipe(compiles_gpu, mine, pybuilds, cbuilds, rocm_reqs, extras, text_of) if verified else ""
@@ -40,6 +42,15 @@ def rocm_path(comp: str, mine: Sequence[SourceFile], pybuilds: Sequence[PyBuild]
         cuda_only_artifacts=tuple(sorted(cuda_artifacts - rocm_artifacts)), recipe=recipe,
         confidence=confidence, ci=ci, gpu_sources=gpu,
     )
+
+
+def _torch_hipifies(pybuilds: Sequence[PyBuild], cbuilds: Sequence[CBuild]) -> bool:
+    """Every GPU build is a torch extension whose every artifact the ROCm configuration builds too (not only behind
+    a CUDA test such as `CUDA_HOME is not None`), and no CMake or Make build compiles `.cu` files."""
+    gpu_builds = [b for b in pybuilds if b.uses_cuda_extension or b.artifacts]
+    return bool(gpu_builds) and not any(b.compiles_cu for b in cbuilds) and all(
+        b.uses_cuda_extension and b.artifacts and all(configs & {"rocm", "both"} for configs in b.artifacts.values())
+        for b in gpu_builds)
 
 
 @dataclass(frozen=True, slots=True)

@@ -66,6 +66,17 @@ def _bound(stmt: ast.stmt) -> list[tuple[str, str]]:
     return []
 
 
+def _calls(test: ast.AST, name: str) -> bool:
+    """The test is a call of `name`, or an `and` of which one term is."""
+    terms = test.values if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) else [test]
+    return any(isinstance(t, ast.Call) and isinstance(t.func, ast.Name) and t.func.id == name for t in terms)
+
+
+def _builds_cuda_extension(statements: Sequence[ast.stmt]) -> bool:
+    return any(isinstance(n, ast.Call) and (_dotted(n.func) or "").split(".")[-1] == "CUDAExtension"
+               for stmt in statements for n in ast.walk(stmt))
+
+
 PartTruth = Callable[[ast.AST], "bool | None"]
 
 
@@ -125,6 +136,8 @@ class _Guards:
         self.optional_regions: list[tuple[Pos, Pos]] = []   # TYPE_CHECKING blocks, availability-checked code
         self.fallback_names: set[str] = set()   # qualified names bound only by an except-ImportError fallback
         self.tolerant_regions: list[tuple[Pos, Pos]] = []   # try bodies whose load/probe failure is handled
+        self._tree = tree
+        self._tests_rocm: bool | None = None   # some test in the file names ROCm (asked once, when needed)
 
     def _candidates(self, node: ast.AST) -> set[str]:
         return set(self.names.of(node)) | {_dotted(node) or ""}
@@ -184,6 +197,8 @@ class _Guards:
     def visit_branch(self, test: ast.AST, body: Sequence[Located], orelse: Sequence[Located]) -> None:
         value = self.truth(test)
         skipped = body if value is False else orelse if value is True else []
+        if value is False and self._only_gpu_build(body, orelse):
+            return   # the test is the break (reported by its own rule); the build behind it is what a port opens
         region = _region(skipped)
         if region:
             self.regions.append(region)
@@ -273,7 +288,8 @@ class _Guards:
             else:
                 caught.add(_dotted(handler.type) or "")
             short = {c.split(".")[-1] for c in caught}
-            if short & LOAD_ERRORS and not (handler.body and isinstance(handler.body[-1], ast.Raise)):
+            if short & LOAD_ERRORS and not (handler.body and isinstance(handler.body[-1], ast.Raise)) \
+                    and not self._failure_drops_the_gpu_build(node, handler):
                 # `try: ctypes.CDLL("libcudart.so") except OSError: <fallback>` runs on ROCm: the load fails there
                 region = _region(node.body)
                 if region:
@@ -299,6 +315,31 @@ class _Guards:
                 region = _region([stmt])
                 if region:
                     self.import_regions.append(region)
+
+    def _only_gpu_build(self, body: Sequence[Located], orelse: Sequence[Located]) -> bool:
+        """`if 'cu' in torch.__version__ and CUDA_HOME is not None: ext_modules = [CUDAExtension(...)]` with no
+        ROCm test anywhere in the file and no CUDAExtension in the other branch: not a CUDA alternative beside a
+        ROCm one but the project's only GPU build, which ROCm skips; its flags are what the port makes ROCm run."""
+        if not (_builds_cuda_extension(body) and not _builds_cuda_extension(orelse)):  # type: ignore[arg-type]
+            return False
+        if self._tests_rocm is None:
+            self._tests_rocm = any(isinstance(n, (ast.If, ast.IfExp, ast.While)) and self._names_rocm(n.test)
+                                   for n in self._tree.nodes)
+        return not self._tests_rocm
+
+    def _failure_drops_the_gpu_build(self, node: ast.Try, handler: ast.ExceptHandler) -> bool:
+        """`def cuda_toolkit_available(): try: call(["nvcc"]) except FileNotFoundError: return False`, and the
+        module builds its CUDAExtensions only `if cuda_toolkit_available():`: where the probe fails (ROCm has no
+        nvcc) the install silently leaves every GPU extension out, so the handled failure is the break."""
+        if not (len(handler.body) == 1 and isinstance(handler.body[0], ast.Return)
+                and isinstance(handler.body[0].value, ast.Constant) and not handler.body[0].value.value):
+            return False
+        module = self._tree.module
+        probe = next((f.name for f in module.body if isinstance(f, ast.FunctionDef)
+                      and f.lineno <= node.lineno <= (f.end_lineno or f.lineno)), None)
+        return probe is not None and any(
+            isinstance(n, ast.If) and _calls(n.test, probe) and _builds_cuda_extension(n.body)
+            and not _builds_cuda_extension(n.orelse) for n in ast.walk(module))
 
     @staticmethod
     def inside(regions: list[tuple[Pos, Pos]], start: Pos, end: Pos) -> bool:
