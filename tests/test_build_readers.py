@@ -171,7 +171,10 @@ def test_a_cuda_test_that_drops_the_extension_on_rocm_stays_reported_at_the_test
     })
     rows = {(f["path"], f["line"], f["rule"]): f for f in _report(tmp_path, repo)["findings"]}
     assert rows[("setup.py", 4, "RA653")]["disposition"] == "live"     # ROCm silently builds no extension
-    assert rows[("setup.py", 6, "RA651")]["guarded"] is True           # a flag of the branch ROCm never enters
+    # the flag of the branch ROCm never enters: that branch is the only GPU build, which the port opens to ROCm
+    # (megablocks, fourth blind set), so it is listed, as a note of the CUDA branch, not hidden as guarded
+    flag = rows[("setup.py", 6, "RA651")]
+    assert (flag["guarded"], flag["disposition"]) == (False, "CUDA branch of a build script")
 
 
 def test_a_cuda_test_guarding_an_early_return_decides_what_rocm_runs_next():

@@ -72,15 +72,15 @@ def _fed_only_empty_lists(tree: ast.Module, empties: set[str]) -> dict[ast.AST, 
         return {}
     functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     fed: dict[ast.AST, set[str]] = {}
-    calls = [n for n in ast.walk(tree) if isinstance(n, ast.Call) and isinstance(n.func, ast.Name)
-             and n.func.id in functions]
+    calls: dict[str, list[list[str | None]]] = {}   # function -> the positional argument names of each call
+    for n in ast.walk(tree):
+        if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in functions:
+            calls.setdefault(n.func.id, []).append([a.id if isinstance(a, ast.Name) else None for a in n.args])
     for name, function in functions.items():
-        mine = [c for c in calls if c.func.id == name]   # type: ignore[attr-defined]
-        params = _params(function)
+        mine, params = calls.get(name, []), _params(function)
         if not mine or not params:
             continue
-        only = {p for i, p in enumerate(params)
-                if all(len(c.args) > i and isinstance(c.args[i], ast.Name) and c.args[i].id in empties for c in mine)}
+        only = {p for i, p in enumerate(params) if all(len(args) > i and args[i] in empties for args in mine)}
         if only:
             fed[function] = only
     return fed
