@@ -7,19 +7,24 @@ never runs them, on CUDA or ROCm, so what they add is an optional feature, like 
 from __future__ import annotations
 
 import ast
+import re
 
 from auditor.rocmpath.pytruth import dotted
 
 ENV_READS = ("os.environ.get", "os.getenv", "environ.get", "getenv")
 ENV_MAPPINGS = ("os.environ", "environ")
 CASE_CALLS = ("lower", "upper", "strip")
+# an environment read compared or split on the spot: the only files worth parsing (most that name `environ` only
+# read a path or a setting)
+ENV_TEST = re.compile(r"(?:environ(?:\.get)?|getenv)\s*[(\[][^()\[\]\n]*[)\]]"
+                      r"(?:\s*\.\s*(?:lower|upper|strip)\(\))*\s*(?:==|\bin\b|\.split\()")
 
 
 def opt_in_lines(text: str) -> frozenset[int]:
     """The body lines of each `if` whose test requires an environment opt-in (a name assigned, once, a test of an
     environment variable that is false at the variable's default, or such a test itself, alone or as a term of
     an `and`), and of each `for` over a list that is empty at the variable's default."""
-    if "environ" not in text and "getenv" not in text:
+    if not ENV_TEST.search(text):
         return frozenset()
     try:
         tree = ast.parse(text)
