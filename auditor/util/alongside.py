@@ -26,20 +26,20 @@ def alongside(work: Callable[[], T], meanwhile: Callable[[], object]) -> T:
         try:
             os.close(read_end)
             payload = pickle.dumps(work(), protocol=pickle.HIGHEST_PROTOCOL)
-            with os.fdopen(write_end, "wb") as pipe:
-                pipe.write(payload)
+            with os.fdopen(write_end, "wb") as sink:
+                sink.write(payload)
             status = 0
         except BaseException:   # noqa: BLE001 - whatever it was, the parent does the work itself
             pass
         finally:
             os._exit(status)
     os.close(write_end)
-    pipe = os.fdopen(read_end, "rb")
+    source = os.fdopen(read_end, "rb")
     try:
         meanwhile()
-        payload = pipe.read()
+        payload = source.read()
     finally:
-        pipe.close()   # (if meanwhile() raised: the child's write fails and it exits)
+        source.close()   # (if meanwhile() raised: the child's write fails and it exits)
         _, status = os.waitpid(pid, 0)
     if os.waitstatus_to_exitcode(status) == 0 and payload:
         return pickle.loads(payload)  # noqa: S301 - our own child's pickle of our own value
