@@ -32,7 +32,8 @@ from auditor.rocmpath.backends import vendor_backends
 from auditor.rocmpath.redefine import rocm_redefinitions, undefined_in_shims
 from auditor.rocmpath.reqsets import unread_requirement_files
 from auditor.rocmpath.tolerated import tolerated_artifacts
-from auditor.rocmpath.envoptin import opt_in_lines
+from auditor.rocmpath.envoptin import opt_in_lines, opt_in_macros
+from auditor.rocmpath.optinlibs import opt_in_tests
 from auditor.types import SourceFile
 
 MAX_BUILD_BYTES = 2 * 1024 * 1024
@@ -139,8 +140,11 @@ def read_project(
         unread |= unread_requirement_files([f.path for f in mine if f.path in known], text_of)
     project.rocm_macros = frozenset(rocm_macros)
     project.cuda_macros = frozenset(cuda_macros - rocm_macros)
+    optional_macros |= {m for f in files if PurePosixPath(f.path).name == "setup.py"
+                        for m in opt_in_macros(text_of(f.path))}
     project.optional_macros = frozenset(optional_macros - rocm_macros) | _debug_switches(files, text_of)
     _mark_lines_behind_optional_macros(project, files, text_of)
+    project.opt_in_tests = opt_in_tests([f for f in files if f.kind in C_KINDS], text_of, project.optional_macros)
     project.shims = frozenset(shims)
     project.hipified = frozenset(hipified)
     project.undefined_on_rocm = undefined_in_shims(project.paths.values(), {p: text_of(p) for p in shims})
