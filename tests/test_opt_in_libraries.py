@@ -72,6 +72,29 @@ def test_a_library_on_the_default_path_still_blocks(tmp_path, run_json, define, 
     assert data["summary"]["verdict"] == "blocked"
 
 
+def _cmake(default: str) -> str:
+    return ("cmake_minimum_required(VERSION 3.18)\n"
+            "project(gg LANGUAGES CXX CUDA)\n"
+            f"option(GG_CUTLASS \"Build the CUTLASS grouped GEMM\" {default})\n"
+            "if(GG_CUTLASS)\n"
+            "  add_compile_definitions(GG_CUTLASS)\n"
+            "endif()\n"
+            "add_library(gg SHARED csrc/gg.cu)\n")
+
+
+@pytest.mark.parametrize("default,severity,verdict", [
+    ("OFF", "high", "needs-port"),        # a CMake option off by default: an opt-in
+    ("ON", "critical", "blocked"),        # on by default: the library is on the default path
+], ids=["cmake-option-off", "cmake-option-on"])
+def test_a_cmake_option_off_by_default_is_an_opt_in(tmp_path, run_json, default, severity, verdict):
+    root = write_tree(tmp_path / "gg", {"CMakeLists.txt": _cmake(default), "csrc/gg.cu": _unit("GG_CUTLASS"),
+                                        "csrc/fill.cuh": HEADER})
+    _, data = run_json(root, "--no-cache")
+    assert {(f["path"], f["line"], f["severity"]) for f in data["findings"] if f["rule"] == "RA404"} == {
+        ("csrc/gg.cu", 2, severity), ("csrc/fill.cuh", 2, severity)}
+    assert data["summary"]["verdict"] == verdict
+
+
 def test_a_unit_that_never_tests_the_opt_in_macro_still_blocks(tmp_path, run_json):
     root = write_tree(tmp_path / "gg", {
         "setup.py": _setup(OPT_IN), "gg/__init__.py": "", "csrc/fill.cuh": HEADER,

@@ -2,7 +2,8 @@
 every build, but launches its CUTLASS kernel only under `#if defined(GROUPED_GEMM_CUTLASS)`, a macro setup.py
 adds only when the user sets `GROUPED_GEMM_CUTLASS=1` (the default path calls cuBLAS). Such an include is port
 work (fence it out of the default build), not a blocker. The signal, kept tight: the macro is one the build
-defines only on an opt-in (an environment opt-in in setup.py, a Makefile `?= 0` block), the file or a file that
+defines only on an opt-in (an environment opt-in in setup.py, a Makefile `?= 0` block, the `if(X)` arm of a
+CMake `option(X "..." OFF)`), the file or a file that
 includes it tests the macro with `#if`/`#ifdef`, and the macro's name names the library (`USE_CUTLASS`,
 `X_CUTLASS`, `WITH_CUDNN`)."""
 from __future__ import annotations
