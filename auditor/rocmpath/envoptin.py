@@ -1,13 +1,30 @@
 """Lines of a setup.py behind an environment opt-in that is off by default: `profile = os.environ.get("X_PROFILE",
-"0") == "1"` then `if profile: flags.append("-Xptxas=-v")`. A default install never runs them, on CUDA or ROCm,
-so what they add is an optional feature, like the lines behind a Makefile opt-in (`USE_X ?= 0`)."""
+"0") == "1"` then `if profile: flags.append("-Xptxas=-v")`, or the test itself in the `if`
+(`if os.environ.get("X_CUTLASS", "0") == "1": flags += ["-DX_CUTLASS"]`). A default install never runs them, on
+CUDA or ROCm, so what they add is an optional feature, like the lines behind a Makefile opt-in (`USE_X ?= 0`),
+and a macro they alone define (`-DX_CUTLASS`) is an opt-in macro."""
 from __future__ import annotations
 
 import ast
+import re
 
 from auditor.rocmpath.pytruth import dotted
 
 ENV_READS = ("os.environ.get", "os.getenv", "environ.get", "getenv")
+DEFINE_FLAG = re.compile(r"(?<![\w-])-D([A-Za-z_]\w*)")
+
+
+def opt_in_macros(text: str, lines: frozenset[int] | None = None) -> frozenset[str]:
+    """The macros (`-DNAME` flags) a setup.py defines only on lines behind an environment opt-in (`lines`: its
+    opt_in_lines, when known): one it also defines elsewhere is on by default."""
+    lines = opt_in_lines(text) if lines is None else lines
+    if not lines:
+        return frozenset()
+    on: set[str] = set()
+    off: set[str] = set()
+    for number, line in enumerate(text.splitlines(), start=1):
+        (on if number in lines else off).update(DEFINE_FLAG.findall(line))
+    return frozenset(on - off)
 
 
 def opt_in_lines(text: str) -> frozenset[int]:
@@ -37,8 +54,10 @@ def opt_in_lines(text: str) -> frozenset[int]:
 def _requires(test: ast.AST, switches: set[str]) -> bool:
     if isinstance(test, ast.Name):
         return test.id in switches
+    if isinstance(test, ast.Compare):
+        return _off_by_default(test)
     return isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And) and any(
-        isinstance(v, ast.Name) and v.id in switches for v in test.values)
+        _requires(v, switches) for v in test.values if isinstance(v, (ast.Name, ast.Compare)))
 
 
 def _off_by_default(value: ast.AST) -> bool:
