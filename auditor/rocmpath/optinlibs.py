@@ -16,6 +16,7 @@ from pathlib import PurePosixPath
 from auditor.types import SourceFile
 
 TEST_LINE = re.compile(r"^[ \t]*#[ \t]*(?:if|ifdef|ifndef|elif)\b([^\n]*)", re.MULTILINE)
+WORD = re.compile(r"\w+")
 LOCAL_INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
 # words of a header path that name no library of their own
 GENERIC = frozenset({"cuda", "nvidia", "gpu", "include", "detail", "kernel", "kernels", "device"})
@@ -28,10 +29,9 @@ def opt_in_tests(c_files: Sequence[SourceFile], text_of: Callable[[str], str],
     if not macros:
         return {}
     paths = {f.path for f in c_files}
-    texts = {f.path: text_of(f.path) for f in c_files if any(m in text_of(f.path) for m in macros)}
     tested: dict[str, set[str]] = {}
-    for path, text in texts.items():
-        names = {m for line in TEST_LINE.findall(text) for m in macros if re.search(rf"\b{re.escape(m)}\b", line)}
+    for path in sorted(paths):
+        names = {word for line in TEST_LINE.findall(text_of(path)) for word in WORD.findall(line)} & macros
         if names:
             tested[path] = names
     queue = list(tested)

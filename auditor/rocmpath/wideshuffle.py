@@ -24,6 +24,7 @@ WIDE_DEFINITION = re.compile(
     r"^[ \t]*#[ \t]*define[ \t]+([A-Za-z_]\w*)\([^()\n]*\)[^\n]*?\b__shfl[ \t]*"
     r"\([^(),\n]+,[^(),\n]+\)", re.MULTILINE)
 KERNEL = re.compile(r"\b__global__\b")
+BRACE = re.compile(r"[{}]")
 MAX_KERNEL_CHARS = 200_000
 
 
@@ -72,33 +73,57 @@ def wide_shuffle_uses(c_files: Sequence[SourceFile], text_of: Callable[[str], st
         if "__global__" not in text or not call.search(text):
             continue
         uses: list[WideShuffleUse] = []
+        line_at = _LineCounter(text)   # kernels and their calls come in order: lines counted once, not per call
         for start, end in _kernels(text):
             body = text[start:end]
             if "warpSize" in body:
                 continue
-            first, last = text.count("\n", 0, start) + 1, text.count("\n", 0, end) + 1
-            for m in call.finditer(body):
-                line = first + body.count("\n", 0, m.start())
-                at = text.rfind("\n", 0, start + m.start()) + 1
-                snippet = text[at:text.find("\n", at) if "\n" in text[at:] else len(text)].strip()[:200]
-                uses.append(WideShuffleUse(f.path, line, m.group(1), snippet, (first, last), *macros[m.group(1)]))
+            first = line_at(start)
+            calls = [(m, line_at(m.start())) for m in call.finditer(text, start, end)]
+            last = line_at(end)
+            snippets: dict[int, str] = {}   # by line: one line's many calls find its ends once
+            for m, line in calls:
+                if line not in snippets:
+                    stop = text.find("\n", m.start())
+                    snippets[line] = text[text.rfind("\n", 0, m.start()) + 1:stop if stop != -1 else len(text)]
+                uses.append(WideShuffleUse(f.path, line, m.group(1), snippets[line].strip()[:200], (first, last),
+                                           *macros[m.group(1)]))
         if uses:
             out[f.path] = tuple(uses)
     return out
 
 
+class _LineCounter:
+    """The line of each offset asked for, offsets asked in increasing order."""
+
+    def __init__(self, text: str) -> None:
+        self.text, self.offset, self.line = text, 0, 1
+
+    def __call__(self, offset: int) -> int:
+        if offset < self.offset:   # (asked out of order: counted from the start)
+            self.offset, self.line = 0, 1
+        self.line += self.text.count("\n", self.offset, offset)
+        self.offset = offset
+        return self.line
+
+
 def _kernels(text: str):
     """(start, end) offsets of each `__global__` function's text, from the keyword to its closing brace (braces
-    in comments and strings are counted too: a bound, not a parse; an unbalanced body ends the search)."""
+    in comments and strings are counted too: a bound, not a parse; an unbalanced body ends the search). Kernels
+    do not nest, so the search resumes after each one: every character is looked at about once."""
+    resume = 0
     for m in KERNEL.finditer(text):
+        if m.start() < resume:
+            continue
         opening = text.find("{", m.end(), m.end() + 4000)
         if opening == -1 or ";" in text[m.end():opening]:
             continue   # a declaration
-        depth, i, limit = 0, opening, min(len(text), opening + MAX_KERNEL_CHARS)
-        while i < limit:
-            ch = text[i]
-            depth += 1 if ch == "{" else -1 if ch == "}" else 0
+        depth = 0
+        for brace in BRACE.finditer(text, opening, min(len(text), opening + MAX_KERNEL_CHARS)):
+            depth += 1 if brace.group() == "{" else -1
             if depth == 0:
-                yield m.start(), i + 1
+                resume = brace.end()
+                yield m.start(), resume
                 break
-            i += 1
+        else:
+            return
