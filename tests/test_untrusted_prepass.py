@@ -186,3 +186,27 @@ def test_deeply_nested_scanned_python_is_one_partial_file_each(tmp_path):
     found = [f["path"] for f in report["findings"] if f["rule"] == "RA112"]
     # the other files are scanned; a too-deep file's imports are read where its lines can still be parsed
     assert "fine.py" in found and set(found) <= {"fine.py", "deep_sum.py", "deep_not.py"}
+
+
+@pytest.mark.parametrize("body", [
+    "__global__ void k() {" * (TWO_MB // 21),                        # kernels that never close
+    "__global__ void k() { SHFL(v, 1); }\n" * (TWO_MB // 40),         # many small kernels calling the macro
+    "__global__ void k() " + "{" * (TWO_MB - 40),                     # one kernel, nested past the bound
+])
+def test_the_wide_shuffle_reader_finishes_on_2mb_kernels(body):
+    from auditor.rocmpath.wideshuffle import wide_shuffle_uses
+    from auditor.types import SourceFile
+
+    source = SourceFile("k.cu", "k.cu", "cuda")
+    uses = wide_shuffle_uses([source], lambda path: body, {"SHFL": ("defs.h:3", "#define SHFL(v, l) __shfl(v, l)")})
+    assert all(use.macro == "SHFL" and use.path == "k.cu" for found in uses.values() for use in found)
+
+
+def test_the_wide_shuffle_reader_finishes_on_one_long_line_of_calls():
+    from auditor.rocmpath.wideshuffle import wide_shuffle_uses
+    from auditor.types import SourceFile
+
+    body = "__global__ void k() { " + "SHFL(v, 1); " * 15_000 + "}"   # one line, within a kernel's bound
+    uses = wide_shuffle_uses([SourceFile("k.cu", "k.cu", "cuda")], lambda path: body,
+                             {"SHFL": ("defs.h:3", "#define SHFL(v, l) __shfl(v, l)")})
+    assert {use.line for use in uses["k.cu"]} == {1} and uses["k.cu"][0].kernel == (1, 1)

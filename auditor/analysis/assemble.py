@@ -18,6 +18,7 @@ from auditor.rulebook.context import ScanContext
 from auditor.scan.suppress import unknown_suppression_message, unknown_suppressions
 from auditor.types import LIVE, VERIFY, Component, FileResult, Finding, FindingGroup, Report
 from auditor.analysis.verdict import verdicts
+from auditor.analysis.wideshuffle import wide_shuffle_findings
 from auditor.xlang.importchain import link_imports
 from auditor.xlang.link import link_ops, settled
 
@@ -91,6 +92,7 @@ def _judged_findings(
                       lambda path, comp: optional_by_name(path, "" if comp == "." else comp), comps, imports)
 
     findings = placed(findings)
+    findings += wide_shuffle_findings(findings, project, rules, placed)
     if read is not None:
         linked = link_ops(results, findings, rulebook, read, CARRIED)
         linked += link_imports(results, findings, rulebook, read, CARRIED)

@@ -231,6 +231,7 @@ class QueryGroups:
         self.groups: list[tuple[ts_cuda.QueryGroup, tuple[Rule, ...]]] = []
         self.group_of: dict[str, int] = {}
         self.planned: dict[str, Rule] = {}
+        self.compiled_for: frozenset[str] = frozenset()   # the files (absolute paths) whose queries are compiled here
 
     def plan(self, rules: Iterable[Rule]) -> None:
         """Rules this process will need: they are compiled as one group when the first of them is needed (one
@@ -239,6 +240,11 @@ class QueryGroups:
             query = rule.cuda.query
             if query is not None and rule_key(rule) not in self.group_of and ts_cuda.call_regex(query) is None:
                 self.planned[rule_key(rule)] = rule
+
+    def covers(self, rules: Iterable[Rule]) -> bool:
+        """Whether every query of these rules that must be compiled is."""
+        return all(rule_key(rule) in self.group_of for rule in rules
+                   if rule.cuda.query is not None and ts_cuda.call_regex(rule.cuda.query) is None)
 
     def needed(self, rules: list[Rule]) -> list[tuple[ts_cuda.QueryGroup, tuple[Rule, ...]]]:
         missing = tuple(rule for rule in rules if self.group_of.get(rule_key(rule)) is None)

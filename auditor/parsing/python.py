@@ -127,6 +127,27 @@ class PythonTree:
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self._parent_of.get(node)
 
+    @cached_property
+    def _loads(self) -> dict[str, list[ast.Name]]:
+        loads: dict[str, list[ast.Name]] = {}
+        for node in self.nodes:
+            if isinstance(node, ast.Name) and isinstance(node.ctx, ast.Load):
+                loads.setdefault(node.id, []).append(node)
+        return loads
+
+    def reads_of(self, name: str, within: ast.AST) -> list[ast.Name]:
+        """Every read of the name inside `within` (any depth), in `ast.walk(within)`'s order."""
+        reads = self._loads.get(name, [])
+        if isinstance(within, ast.Module):
+            return list(reads)
+        return [read for read in reads if self._inside(read, within)]
+
+    def _inside(self, node: ast.AST, ancestor: ast.AST) -> bool:
+        parent = self.parent(node)
+        while parent is not None and parent is not ancestor:
+            parent = self.parent(parent)
+        return parent is ancestor
+
 
 def parse(source: str) -> PythonTree:
     try:

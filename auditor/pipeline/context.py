@@ -11,6 +11,7 @@ import time
 from collections.abc import Callable, Iterator, Sequence
 from contextlib import contextmanager
 from dataclasses import dataclass, field
+from functools import partial
 from pathlib import Path
 
 from auditor.analysis.assemble import build_report
@@ -32,6 +33,7 @@ from auditor.runner.runcache import FileIndex
 from auditor.runner import workers as runner
 from auditor.scan.file import InputError, read_source
 from auditor.types import FileResult, Report, SourceFile
+from auditor.util.alongside import alongside
 
 
 @contextmanager
@@ -105,9 +107,17 @@ def prepare(
     if shown_root is None:
         shown_root = str(paths[0]) if len(paths) == 1 else str(root)
     own = rulebook.own_context
+
+    def read() -> ProjectBuild:
+        return read_project(found.files, load_model().optional_dirs, discovered.pulled_in, own.guards.preprocessor,
+                            discovered.deadline, own.guards.python)
+
+    # the files without a result to reuse (by the stat index), likely: the queries their scan needs compile here
+    # while a child reads the build files, and every worker inherits them
+    fresh = [f for f in found.files if (only is None or f.path in only) and (index is None or index.digest(f) is None)]
     with timed(timings, "build pre-pass"):
-        project = read_project(found.files, load_model().optional_dirs, discovered.pulled_in,
-                               own.guards.preprocessor, discovered.deadline, own.guards.python).sealed()
+        project = (alongside(read, partial(runner.compile_queries, fresh, own, options.max_file_size))
+                   if runner.queries_to_compile(fresh, own) else read()).sealed()
         guards = own.guards.with_project_macros(project.rocm_macros, project.cuda_macros)
         dropped = own_package_rules(rulebook.rules, project.own_packages)
     with timed(timings, "macro pre-pass"):

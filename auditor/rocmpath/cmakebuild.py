@@ -131,6 +131,7 @@ def read_cmake(path: str, text: str) -> CBuild:
             continue
         reading.command(word, args, code, first, last)
     build = reading.build
+    build.optional_macros -= reading.by_default
     if reading.unconditional_hip:
         build.rocm_tests.append(1)
     build.evidence.sort(key=lambda e: (evidence_rank(e[1]), e[0]))
@@ -187,6 +188,9 @@ class _CMakeReading:
         self.stack: list[list] = []     # [configuration of the current arm, whether a ROCm arm was seen, elseif line]
         self.unconditional_hip = False
         self.option_seen = False
+        self.off_options: set[str] = set()      # option(X "..." OFF) of no ROCm backend: an opt-in
+        self.opt_in: list[bool] = []            # per open if(): this arm is an off option's `if(X)`
+        self.by_default: set[str] = set()       # macros defined outside every opt-in arm
 
     def branch(self, word: str, args: str, first: int) -> bool:
         """if/elseif/else/endif: the arms' configurations and the ROCm tests; False for any other command (and
@@ -198,6 +202,8 @@ class _CMakeReading:
                 return True
             cond = configuration(args, self.rocm_vars, self.shared)
             stack.append([cond, False])
+            # (a backend's option, `if(GGML_CUDA)`, is a configuration, not an opt-in feature)
+            self.opt_in.append(cond is None and args.strip().removeprefix("${").removesuffix("}") in self.off_options)
             if cond == ROCM:
                 build.rocm_tests.append(first)
                 build.rocm_option = build.rocm_option or option_switch(args)
@@ -212,13 +218,16 @@ class _CMakeReading:
                         build.cuda_lines.add(n)
             stack[-1] = [cond, stack[-1][1] or stack[-1][0] == ROCM]
             stack[-1].append(first)
+            self.opt_in[-1] = False
             return True
         if word == "else" and stack:
+            self.opt_in[-1] = False
             top = stack[-1]
             top[0] = CUDA if top[0] == ROCM else ROCM if top[0] == CUDA else (OTHER if top[0] == OTHER else None)
             return True
         if word == "endif" and stack:
             stack.pop()
+            self.opt_in.pop()
             return True
         return False
 
@@ -234,9 +243,11 @@ class _CMakeReading:
             if rocm_option_name(name, args):
                 if not self.option_seen:   # the first default-OFF HIP option is the backend switch
                     build.rocm_option, self.option_seen = f"-D{name}=ON", True
+            elif name and re.search(r'(?:"|\b(?:OFF|FALSE|NO|0))\s*$', args, re.IGNORECASE):   # no default: OFF
+                self.off_options.add(name)
         self._hip_evidence(word, args, code, first, config)
         if word in ("add_compile_definitions", "add_definitions", "target_compile_definitions"):
-            self._definitions(args, config)
+            self._definitions(word, args, config)
         if word == "add_subdirectory":
             target = args.split()[0].strip('"') if args.split() else ""
             build.subdirs[target] = subdir_config(target, config)
@@ -261,12 +272,16 @@ class _CMakeReading:
         if word == "message" and "FATAL_ERROR" in args and config == ROCM:
             build.refusals.append(first)
 
-    def _definitions(self, args: str, config: str) -> None:
+    def _definitions(self, word: str, args: str, config: str) -> None:
         """Macros defined for the ROCm build (on a ROCm arm, or everywhere once HIP is on unconditionally) or
-        for the CUDA build only."""
-        for token in args.split():
+        for the CUDA build only; and those defined only in the arm of an option that is off by default
+        (`option(X_CUTLASS "..." OFF)`, `if(X_CUTLASS) add_compile_definitions(X_CUTLASS)`), opt-in macros."""
+        tokens = args.split()
+        for index, token in enumerate(tokens):
             d = DEFINE.fullmatch(token.strip('"'))
             if d and d.group(1) not in ("PRIVATE", "PUBLIC", "INTERFACE") and not token.startswith("$"):
+                if not (word == "target_compile_definitions" and index == 0):   # (not the target's name)
+                    (self.build.optional_macros if any(self.opt_in) else self.by_default).add(d.group(1))
                 if config == ROCM or (config == BOTH and self.unconditional_hip):
                     self.build.rocm_macros.add(d.group(1))
                 elif config == CUDA:

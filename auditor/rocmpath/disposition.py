@@ -9,6 +9,7 @@ from pathlib import PurePosixPath
 
 from auditor.inputs.kinds import OPS_KINDS, PYTHON_CODE
 from auditor.rocmpath.model import SAME_SOURCES, ProjectBuild
+from auditor.rocmpath.optinlibs import library_macro
 from auditor.rocmpath.pyreach import optional_modules_of
 from auditor.rocmpath.reader import owner
 from auditor.rocmpath.redefine import uses
@@ -215,9 +216,25 @@ def assign(
         disposition, note = dispose(f, kinds.get(f.path, ""), rules.get(f.rule_id), project, comp,
                                     optional_dir(f.path, comp), hard_deps, optional_modules)
         # `guarded` the flag and `guarded` the disposition are one thing (code written for ROCm too)
-        out.append(replace(f, disposition=disposition, disposition_note=note, guarded=disposition == GUARDED))
+        f = replace(f, disposition=disposition, disposition_note=note, guarded=disposition == GUARDED)
+        out.append(_opt_in_library(f, rules.get(f.rule_id), project))
     return _within_optional_integrations(out, kinds)
 
+
+
+def _opt_in_library(finding: Finding, rule: Rule | None, project: ProjectBuild) -> Finding:
+    """A CUDA-only library with no ROCm equivalent that the project uses only behind its own opt-in macro
+    (auditor/rocmpath/optinlibs.py): still reported, as port work (fence the include out of the default build)."""
+    if finding.disposition != LIVE or finding.severity != Severity.CRITICAL or rule is None \
+            or rule.category != "cuda_only_library" or not (tested := project.opt_in_tests.get(finding.path)):
+        return finding
+    macro = library_macro(finding.subject, tested)
+    if macro is None:
+        return finding
+    note = (f"an opt-in: the project uses this library only behind `{macro}`, which its default build leaves "
+            "undefined; fence the include out of the default build")
+    return replace(finding, severity=Severity.HIGH, disposition_note=note,
+                   message=f"{finding.message} Here {note}.")
 
 
 def _within_optional_integrations(findings: list[Finding], kinds: dict[str, str]) -> list[Finding]:

@@ -3,7 +3,8 @@
 load(...)` in a package module, and the body of a `for` over a list read from a variable that is empty unless set
 (`archs = os.environ.get("GPU_ARCH", "").split()`, also through a helper every call passes it to). A default install
 never runs them, on CUDA or ROCm, so what they add is an optional feature, like the lines behind a Makefile opt-in
-(`USE_X ?= 0`)."""
+(`USE_X ?= 0`), and a macro they alone define (`if os.environ.get("X_CUTLASS", "0") == "1": flags +=
+["-DX_CUTLASS"]`) is an opt-in macro."""
 from __future__ import annotations
 
 import ast
@@ -12,12 +13,26 @@ import re
 from auditor.rocmpath.pytruth import dotted
 
 ENV_READS = ("os.environ.get", "os.getenv", "environ.get", "getenv")
+DEFINE_FLAG = re.compile(r"(?<![\w-])-D([A-Za-z_]\w*)")
 ENV_MAPPINGS = ("os.environ", "environ")
 CASE_CALLS = ("lower", "upper", "strip")
 # an environment read compared or split on the spot: the only files worth parsing (most that name `environ` only
 # read a path or a setting)
 ENV_TEST = re.compile(r"(?:environ(?:\.get)?|getenv)\s*[(\[][^()\[\]\n]*[)\]]"
                       r"(?:\s*\.\s*(?:lower|upper|strip)\(\))*\s*(?:==|\bin\b|\.split\()")
+
+
+def opt_in_macros(text: str, lines: frozenset[int] | None = None) -> frozenset[str]:
+    """The macros (`-DNAME` flags) a setup.py defines only on lines behind an environment opt-in (`lines`: its
+    opt_in_lines, when known): one it also defines elsewhere is on by default."""
+    lines = opt_in_lines(text) if lines is None else lines
+    if not lines:
+        return frozenset()
+    on: set[str] = set()
+    off: set[str] = set()
+    for number, line in enumerate(text.splitlines(), start=1):
+        (on if number in lines else off).update(DEFINE_FLAG.findall(line))
+    return frozenset(on - off)
 
 
 def opt_in_lines(text: str) -> frozenset[int]:

@@ -8,6 +8,7 @@ from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
+from auditor.rocmpath.wideshuffle import WideShuffleUse
 from auditor.types import SourceFile
 
 
@@ -114,6 +115,10 @@ class ProjectBuild:
     cuda_only_artifact_files: dict[str, str] = field(default_factory=dict)  # file -> CUDA-only artifact it builds
     tolerated_artifacts: dict[str, str] = field(default_factory=dict)  # CUDA-only artifact -> guarded import
     optional_lines: dict[str, frozenset[int]] = field(default_factory=dict)  # file -> lines behind opt-in macros
+    # C/C++ file -> the opt-in macros it, or a file including it, tests with #if (auditor/rocmpath/optinlibs.py)
+    opt_in_tests: dict[str, frozenset[str]] = field(default_factory=dict)
+    # C/C++ file -> calls of a shuffle macro that ROCm expands to a width-less legacy `__shfl*`, in kernels
+    wide_shuffles: dict[str, tuple[WideShuffleUse, ...]] = field(default_factory=dict)
     python_packages: tuple[tuple[frozenset[str], tuple[SourceFile, ...]], ...] = ()   # per component: packages, files
     unread_requirements: frozenset[str] = frozenset()              # requirement files the packaging never reads
     vendor_backends: frozenset[str] = frozenset()                  # `nvidia/` beside `amd/`, cuda.txt beside rocm.txt

@@ -212,12 +212,18 @@ def packages(comp: str, mine) -> frozenset[str]:
     return frozenset(out)
 
 
+# `#if !defined(X)`, `#if !X`: a test that one macro is unset (its #else is the branch the macro turns on)
+UNSET_TEST = re.compile(r"\s*!\s*(?:defined\s*\(?\s*)?\w+\s*\)?\s*(?://.*|/\*.*)?")
+
+
 def behind_macros(text: str, macros: frozenset[str]) -> frozenset[int]:
-    """Lines inside `#if`/`#ifdef` branches whose test names one of these macros (not their #else)."""
+    """Lines inside `#if`/`#ifdef` branches whose test names one of these macros (not their #else), and the #else
+of a test that one is undefined (`#ifndef X`, `#if !defined(X)`: the default build takes its first branch)."""
     if not any(m in text for m in macros):
         return frozenset()
     out: set[int] = set()
     stack: list[bool] = []
+    negated: list[bool] = []   # per level: the #else is the opt-in branch
     for number, line in enumerate(text.splitlines(), start=1):
         m = re.match(r"\s*#\s*(if|ifdef|ifndef|elif|else|endif)\b(.*)", line)
         if m:
@@ -227,14 +233,18 @@ def behind_macros(text: str, macros: frozenset[str]) -> frozenset[int]:
                 out.add(number)
             if word in ("if", "ifdef", "ifndef") and len(stack) >= MAX_NESTING:
                 break
-            if word in ("if", "ifdef"):
-                stack.append(any(re.search(rf"\b{re.escape(x)}\b", rest) for x in macros))
-            elif word == "ifndef":
-                stack.append(False)
-            elif word in ("elif", "else") and stack:
-                stack[-1] = False
+            if word in ("if", "ifdef", "ifndef"):
+                named = any(re.search(rf"\b{re.escape(x)}\b", rest) for x in macros)
+                unset = named and (word == "ifndef" or UNSET_TEST.fullmatch(rest) is not None)
+                stack.append(named and not unset)
+                negated.append(unset)
+            elif word == "else" and stack:
+                stack[-1], negated[-1] = negated[-1], False
+            elif word == "elif" and stack:
+                stack[-1] = negated[-1] = False
             elif word == "endif" and stack:
                 stack.pop()
+                negated.pop()
             continue
         if any(stack):
             out.add(number)

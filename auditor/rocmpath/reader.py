@@ -32,7 +32,9 @@ from auditor.rocmpath.backends import vendor_backends
 from auditor.rocmpath.redefine import rocm_redefinitions, undefined_in_shims
 from auditor.rocmpath.reqsets import unread_requirement_files
 from auditor.rocmpath.tolerated import tolerated_artifacts
-from auditor.rocmpath.envoptin import opt_in_lines
+from auditor.rocmpath.envoptin import opt_in_lines, opt_in_macros
+from auditor.rocmpath.optinlibs import opt_in_tests
+from auditor.rocmpath.wideshuffle import wide_shuffle_macros, wide_shuffle_uses
 from auditor.types import SourceFile
 
 MAX_BUILD_BYTES = 2 * 1024 * 1024
@@ -139,8 +141,7 @@ def read_project(
         unread |= unread_requirement_files([f.path for f in mine if f.path in known], text_of)
     project.rocm_macros = frozenset(rocm_macros)
     project.cuda_macros = frozenset(cuda_macros - rocm_macros)
-    project.optional_macros = frozenset(optional_macros - rocm_macros) | _debug_switches(files, text_of)
-    _mark_lines_behind_optional_macros(project, files, text_of)
+    _note_opt_ins_and_shuffles(project, files, text_of, facts, optional_macros - rocm_macros)
     project.shims = frozenset(shims)
     project.hipified = frozenset(hipified)
     project.undefined_on_rocm = undefined_in_shims(project.paths.values(), {p: text_of(p) for p in shims})
@@ -311,6 +312,21 @@ def _note_shipped_python(project: ProjectBuild, comp: str, mine, text_of: Callab
     project.tolerated_artifacts.update(tolerated_artifacts(
         set(project.cuda_only_artifact_files.values()) - set(project.tolerated_artifacts),
         project.shipped_python[comp], mine, text_of))
+
+
+def _note_opt_ins_and_shuffles(project: ProjectBuild, files: Sequence[SourceFile], text_of: Callable[[str], str],
+                               facts: PreprocFacts | None, optional_macros: set[str]) -> None:
+    """The opt-in macros (the C builds' `optional_macros`, `-D` flags behind a setup.py environment opt-in, debug
+    switches nothing defines), the lines behind them, the files that test them (auditor/rocmpath/optinlibs.py),
+    and the calls of shuffle macros ROCm expands to a wavefront-wide shuffle (auditor/rocmpath/wideshuffle.py)."""
+    optional_macros |= {m for f in files if PurePosixPath(f.path).name == "setup.py"
+                        for m in opt_in_macros(text_of(f.path))}
+    project.optional_macros = frozenset(optional_macros - project.rocm_macros) | _debug_switches(files, text_of)
+    _mark_lines_behind_optional_macros(project, files, text_of)
+    c_files = [f for f in files if f.kind in C_KINDS]
+    project.opt_in_tests = opt_in_tests(c_files, text_of, project.optional_macros)
+    if facts is not None:
+        project.wide_shuffles = wide_shuffle_uses(c_files, text_of, wide_shuffle_macros(c_files, text_of, facts))
 
 
 def _mark_lines_behind_optional_macros(project: ProjectBuild, files: Sequence[SourceFile],

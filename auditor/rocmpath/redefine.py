@@ -16,7 +16,7 @@ from auditor.rocmpath.model import RocmPath, RocmPattern
 DECLARATION_CHARS = 400
 DEVICE_FUNCTION = re.compile(r"\b__device__\b[^;(=\n]*?\b([A-Za-z_]\w*+)[ \t]*\(")
 CUDA_NAME = re.compile(r"^(?:__[a-z]\w*|cuda[A-Z_]\w*|cu[A-Z]\w*|CU[A-Z_]\w*)$")
-ROCM_WORD = re.compile(r"ROCM|HIP", re.IGNORECASE)
+ROCM_WORDS = ("rocm", "hip")   # looked for in the lower-cased text: ten times faster than a case-blind regex
 CUDA_VERSION_MACROS = ("CUDART_VERSION", "CUDA_VERSION")
 
 
@@ -24,8 +24,10 @@ def rocm_redefinitions(text: str, facts: PreprocFacts, shim: bool = False) -> di
     """CUDA-style names this file `#define`s or defines as device functions only for a ROCm build -> the line of the
     first such definition. In a `shim` (a header only the HIP build includes, like ggml's `vendors/hip.h`) every
     definition a ROCm build compiles counts, not only those on a ROCm-only branch."""
-    if not shim and not ROCM_WORD.search(text):
-        return {}
+    if not shim:
+        lowered = text.lower()
+        if not any(word in lowered for word in ROCM_WORDS):
+            return {}
     candidates = [(m.group(1), m.start(), shim) for m in DEFINED_MACRO.finditer(text) if CUDA_NAME.match(m.group(1))]
     # a device function the project defines where ROCm compiles it is the project's own (ggml's `__hgt2_mask` under
     # `#if CUDART_VERSION < 12000 || defined(GGML_USE_HIP)`): no CUDA toolkit would accept a second definition

@@ -22,7 +22,9 @@ CHUNKS_PER_WORKER = 8      # enough that the last chunks to finish are small one
 MAX_CHUNK_FILES = 32
 FILE_COST_BYTES = 4096     # a file's fixed cost (open, decode, set-up), counted as this many bytes
 C_COST_FACTOR = 2          # a byte of C/C++ (tree-sitter, queries) costs about twice a byte of Python
-PLAN_FROM_TEXT_UP_TO = 48  # C/C++ files; with more, a worker compiles every tree-sitter query up front
+# bytes of C/C++: reading more to learn which tree-sitter queries they need costs more than compiling them all
+# (about 60 ms a megabyte against about 10 ms a query)
+PLAN_FROM_TEXT_UP_TO = 3 << 20
 
 
 class _OverBudget(BaseException):  # not an Exception: scan_file's own error handling must not catch it
@@ -152,8 +154,7 @@ def _init_worker(rulebook: ScanContext, max_bytes: int, budget: float, cache: Re
     Watchdog.start()
 
 
-def _scan_chunk(chunk: list[SourceFile], every_query: bool) -> list[FileResult]:
-    _plan_queries(chunk, _Worker.rulebook, _Worker.max_bytes, every_query)
+def _scan_chunk(chunk: list[SourceFile]) -> list[FileResult]:
     out = []
     events, pid = _Worker.events, os.getpid()
     for source in chunk:
@@ -169,10 +170,42 @@ def _c_sources(sources: Sequence[SourceFile]) -> list[SourceFile]:
     return [source for source in sources if source.kind in ("cuda", "cpp")]
 
 
+def compile_queries(sources: Sequence[SourceFile], rulebook: ScanContext, max_bytes: int) -> None:
+    """Compile, in this process, the tree-sitter queries scanning these files needs, all as one group: every worker
+    forked afterwards inherits them. Once per set of files."""
+    c_files = _c_sources(sources)
+    if not queries_to_compile(c_files, rulebook):
+        return
+    from auditor.engines.cuda import query_groups
+
+    groups = query_groups(rulebook)
+    _ = rulebook.table   # the HIPIFY API table too, loaded once here rather than in every worker
+    _plan_queries(c_files, rulebook, max_bytes, _every_query(c_files))
+    groups.compile_planned()
+    groups.compiled_for |= frozenset(str(source.abspath) for source in c_files)
+
+
+def queries_to_compile(sources: Sequence[SourceFile], rulebook: ScanContext) -> bool:
+    """Whether scanning these files may still compile tree-sitter queries in this process: they hold C/C++, and
+    neither were their queries compiled for them nor is every query compiled (as `history` does up front)."""
+    c_files = _c_sources(sources)
+    if not c_files:
+        return False
+    from auditor.engines.cuda import query_groups
+
+    groups = query_groups(rulebook)
+    return not (frozenset(str(source.abspath) for source in c_files) <= groups.compiled_for
+                or groups.covers(rulebook.family("cuda")))
+
+
+def _every_query(sources: Sequence[SourceFile]) -> bool:
+    return sum(file_size(source) for source in _c_sources(sources)) > PLAN_FROM_TEXT_UP_TO
+
+
 def _plan_queries(sources: Sequence[SourceFile], rulebook: ScanContext, max_bytes: int, every_query: bool) -> None:
     """Tell this process which tree-sitter queries these files will need, so that they are compiled together
-    (one group of N queries compiles three times faster than N groups): every query when the scan has many
-    C/C++ files, which need most of them anyway; else what the text of these files asks for."""
+    (one group of N queries compiles three times faster than N groups): every query when the scan has much
+    C/C++ code, which needs most of them anyway; else what the text of these files asks for."""
     c_files = _c_sources(sources)
     if not c_files:
         return
@@ -231,8 +264,7 @@ def _work_split(sources: Sequence[SourceFile], jobs: int) -> list[list[SourceFil
     if len(sources) >= IN_PROCESS_BELOW:
         return chunks(sources, jobs)
     if _c_sources(sources):
-        # a few files, but C/C++ ones: compiling their tree-sitter queries costs more than starting workers,
-        # and each worker compiles only what its own files need
+        # a few files, but C/C++ ones: scanning them costs more than starting workers
         return _balanced(sources, jobs)
     return None
 
@@ -262,7 +294,7 @@ def scan_all(
                 results.append(hit)
                 if progress:
                     progress.done(1, file_size(source))
-    every_query = len(_c_sources(todo)) > PLAN_FROM_TEXT_UP_TO
+    every_query = _every_query(todo)
     work = _work_split(todo, jobs)
 
     def scan_one(source: SourceFile) -> FileResult:
@@ -281,15 +313,14 @@ def scan_all(
             if progress:
                 progress.done(1, file_size(source))
     else:
-        finished, unfinished = _in_workers(work, rulebook, jobs, max_bytes, time_budget, cache, every_query,
-                                           progress)
+        finished, unfinished = _in_workers(work, rulebook, jobs, max_bytes, time_budget, cache, progress)
         results.extend(finished)
         if unfinished:   # each retried in a child of its own run, so only the culprit is lost
             results.extend(scan_in_children(unfinished, scan_one, time_budget, progress, plan))
     return sorted(results, key=lambda r: r.path)
 
 
-def _in_workers(work, rulebook, jobs, max_bytes, time_budget, cache, every_query,
+def _in_workers(work, rulebook, jobs, max_bytes, time_budget, cache,
                 progress) -> tuple[list[FileResult], list[SourceFile]]:
     """The chunks scanned in a process pool: the results, and the files of chunks whose worker died (its
     watchdog ended a file stuck past its budget)."""
@@ -298,21 +329,14 @@ def _in_workers(work, rulebook, jobs, max_bytes, time_budget, cache, every_query
     from concurrent.futures.process import BrokenProcessPool
     from contextlib import nullcontext
 
-    c_files = _c_sources([source for chunk in work for source in chunk])
-    if c_files:
-        _ = rulebook.table   # the HIPIFY API table, loaded once here rather than in every worker
-    if c_files and every_query:   # every worker needs every query: compiled once here, and a forked worker
-        from auditor.engines.cuda import query_groups   # inherits them (which are compiled together changes no result)
-
-        _plan_queries(c_files, rulebook, max_bytes, every_query)
-        query_groups(rulebook).compile_planned()
+    compile_queries([source for chunk in work for source in chunk], rulebook, max_bytes)
     events: multiprocessing.queues.Queue[object] | None = multiprocessing.Queue() if progress else None
     initargs = (rulebook, max_bytes, time_budget, cache, events)
     results: list[FileResult] = []
     unfinished: list[SourceFile] = []
     with Watcher(events, progress) if progress else nullcontext():
         with ProcessPoolExecutor(min(jobs, len(work)), initializer=_init_worker, initargs=initargs) as pool:
-            futures = [pool.submit(_scan_chunk, chunk, every_query) for chunk in work]
+            futures = [pool.submit(_scan_chunk, chunk) for chunk in work]
             for chunk, future in zip(work, futures):
                 try:
                     results.extend(future.result())

@@ -64,8 +64,8 @@ class SyntacticContexts:
         name, scope = stmt.targets[0].id, self.tree.parent(stmt)
         while scope is not None and not isinstance(scope, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
             scope = self.tree.parent(scope)
-        return [n for n in ast.walk(scope or stmt) if isinstance(n, ast.Name) and n.id == name
-                and isinstance(n.ctx, ast.Load) and n.lineno > (stmt.end_lineno or stmt.lineno)]
+        after = stmt.end_lineno or stmt.lineno
+        return [n for n in self.tree.reads_of(name, scope or stmt) if n.lineno > after]
 
     def _only_displayed(self, node: ast.AST, depth: int = 2) -> bool:
         """Turned into text (str(), join, format, an f-string, `%`) assigned to a name whose every read only shows
