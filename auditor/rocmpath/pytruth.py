@@ -86,10 +86,14 @@ class Truth:
         return None
 
     def implies_rocm(self, node: ast.AST) -> bool:
-        """A ROCm atom, possibly and-ed with unknowns."""
+        """A ROCm atom, possibly and-ed with unknowns, or an `or` one of whose terms is one (`(is_available() and
+        gpu_home_available) or force_cuda`, with `gpu_home_available = CUDA_HOME is not None or (is_rocm and
+        ROCM_HOME is not None)`: pytorch3d's gate, which a ROCm install passes)."""
         if self.of(node) is True:
             return True
         if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.And):
             values = [self.of(v) for v in node.values]
             return True in values and False not in values
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
+            return any(self.implies_rocm(v) for v in node.values)
         return False
