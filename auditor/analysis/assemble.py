@@ -30,18 +30,18 @@ CARRIED = frozenset({LIVE, VERIFY, OPTIONAL, OPTIONAL_FEATURE})
 def build_report(
     root: str, results: Sequence[FileResult], rulebook: Rulebook | ScanContext, errors=(), vendored: Sequence[str] = (),
     project: ProjectBuild | None = None, unvendored: Sequence[str] = (),
-    read: Callable[[str], str | None] | None = None,
+    read: Callable[[str], str | None] | None = None, jobs: int = 1,
 ) -> Report:
     """`project`: what the tree's build files say (auditor.rocmpath.reader.read_project); without it every
     finding is judged as if the tree had one component and no ROCm build. `unvendored`: directories named like
     vendored code that a change adds (--diff-base): scanned, and never optional by their name (fail closed).
     `read`: a scanned file's text by its path, for the cross-language link (auditor/xlang), which reads the
-    Python files only when a C++ file registers ops."""
+    Python files only when a C++ file registers ops, in up to `jobs` processes."""
     rules = rulebook.by_id()
     project = project or ProjectBuild(components={".": "primary"})
     optional_by_name = partial(_optional_by_name, unvendored, load_model())
     comps = sorted(project.components) or ["."]
-    findings = _judged_findings(results, rulebook, project, comps, optional_by_name, read)
+    findings = _judged_findings(results, rulebook, project, comps, optional_by_name, read, jobs)
     elsewhere, hipified = _ported_by_a_verified_path(results, project, comps)
     effort, hours = estimate(findings, rules, results, elsewhere, hipified, comps)
     comps_out, verdict, reason = verdicts(findings, project, rules)
@@ -75,7 +75,7 @@ def _optional_by_name(unvendored: Sequence[str], model: EffortModel, path: str, 
 
 def _judged_findings(
     results: Sequence[FileResult], rulebook: Rulebook | ScanContext, project: ProjectBuild, comps: list[str],
-    optional_by_name: Callable[..., bool], read: Callable[[str], str | None] | None,
+    optional_by_name: Callable[..., bool], read: Callable[[str], str | None] | None, jobs: int = 1,
 ) -> list[Finding]:
     """Every file's findings but those on the project's own package, each with its disposition against the ROCm
     path, plus the extension ops the cross-language link finds CUDA-only; in report order."""
@@ -94,7 +94,7 @@ def _judged_findings(
     findings = placed(findings)
     findings += wide_shuffle_findings(findings, project, rules, placed)
     if read is not None:
-        linked = link_ops(results, findings, rulebook, read, CARRIED)
+        linked = link_ops(results, findings, rulebook, read, CARRIED, jobs)
         linked += link_imports(results, findings, rulebook, read, CARRIED)
         findings += [settled(p, f) for p, f in zip(placed(linked), linked)]
     findings.sort(key=Finding.sort_key)

@@ -151,7 +151,7 @@ def analyse(ctx: RunContext, results: Sequence[FileResult], timings: dict[str, f
         found = ctx.discovered.found
         errors = (*found.errors, *sorted(ctx.project.unread.items()))   # build files the pre-pass could not read
         return build_report(ctx.shown_root, results, ctx.scan, errors, found.vendored, ctx.project,
-                            options.scan_dirs, _reader(ctx.files, options.max_file_size))
+                            options.scan_dirs, _reader(ctx.files, options.max_file_size), options.jobs)
 
 
 def _reader(files: Sequence[SourceFile], max_bytes: int) -> Callable[[str], str | None]:

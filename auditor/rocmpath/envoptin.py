@@ -10,6 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
+from auditor.parsing.python import flatten
 from auditor.rocmpath.pytruth import dotted
 
 ENV_READS = ("os.environ.get", "os.getenv", "environ.get", "getenv")
@@ -45,15 +46,15 @@ def opt_in_lines(text: str) -> frozenset[int]:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return frozenset()
-    switches = _once(tree, _off_by_default)
-    empties = _once(tree, _empty_by_default)
+    nodes = flatten(tree)   # (one pass: ast.walk, once per question, was most of the cost on large modules)
+    switches, empties = _once(nodes, _off_by_default), _once(nodes, _empty_by_default)
     lines: set[int] = set()
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.If) and _requires(node.test, switches):
             lines.update(_body_lines(node.body))
         elif isinstance(node, ast.For) and isinstance(node.iter, ast.Name) and node.iter.id in empties:
             lines.update(_body_lines(node.body))
-    for function, params in _fed_only_empty_lists(tree, empties).items():
+    for function, params in _fed_only_empty_lists(tree, nodes, empties).items():
         for node in ast.walk(function):
             if isinstance(node, ast.For) and isinstance(node.iter, ast.Name) and node.iter.id in params:
                 lines.update(_body_lines(node.body))
@@ -64,10 +65,10 @@ def _body_lines(body: list[ast.stmt]) -> set[int]:
     return {n for stmt in body for n in range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1)}
 
 
-def _once(tree: ast.Module, test) -> set[str]:
+def _once(nodes: list[ast.AST], test) -> set[str]:
     """Names assigned exactly once in the file, by a value the test accepts."""
     assigned: dict[str, list[bool]] = {}
-    for node in ast.walk(tree):
+    for node in nodes:
         if isinstance(node, ast.Assign):
             for target in node.targets:
                 if isinstance(target, ast.Name):
@@ -85,7 +86,7 @@ def _params(function: ast.FunctionDef | ast.AsyncFunctionDef) -> list[str]:
     return [a.arg for a in function.args.posonlyargs + function.args.args]
 
 
-def _fed_only_empty_lists(tree: ast.Module, empties: set[str]) -> dict[ast.AST, set[str]]:
+def _fed_only_empty_lists(tree: ast.Module, nodes: list[ast.AST], empties: set[str]) -> dict[ast.AST, set[str]]:
     """Module functions with a parameter that every call in the file passes, positionally, an empty-by-default
     name: `def nvcc_args(archs): for arch in archs: ...` called only as `nvcc_args(gpu_arch)`."""
     if not empties:
@@ -93,7 +94,7 @@ def _fed_only_empty_lists(tree: ast.Module, empties: set[str]) -> dict[ast.AST, 
     functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     fed: dict[ast.AST, set[str]] = {}
     calls: dict[str, list[list[str | None]]] = {}   # function -> the positional argument names of each call
-    for n in ast.walk(tree):
+    for n in nodes:
         if isinstance(n, ast.Call) and isinstance(n.func, ast.Name) and n.func.id in functions:
             calls.setdefault(n.func.id, []).append([a.id if isinstance(a, ast.Name) else None for a in n.args])
     for name, function in functions.items():

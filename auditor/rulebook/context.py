@@ -185,6 +185,10 @@ class ScanContext:
         this process): kept with the rulebook, so the runs of one process that share it share the value."""
         return self.rulebook.own_context.memo.get(key, make)
 
+    def known(self, key: tuple) -> bool:
+        """Whether `compiled` holds a value for this key in this process."""
+        return key in self.rulebook.own_context.memo.values
+
     def suppression_ids(self) -> dict[str, str]:
         return self.rulebook.suppression_ids()
 

@@ -16,6 +16,7 @@ from auditor.rulebook.context import ScanContext
 from auditor.rulebook.schema import ExtensionMatch, PythonMatch
 from auditor.types import LIVE, FileResult, Finding, Rule, Severity, Span
 from auditor.xlang.builds import declared_extensions
+from auditor.util.forkmap import map_in_children
 from auditor.xlang.index import Op, build_index
 
 WORD = re.compile(r"[A-Za-z_]\w*")
@@ -23,11 +24,12 @@ Reader = Callable[[str], "str | None"]     # a scanned file's text by its path (
 
 
 def link_ops(results: Sequence[FileResult], findings: Sequence[Finding], rules_in_force: Rulebook | ScanContext,
-             read: Reader, carried: frozenset[str] = frozenset({LIVE})) -> list[Finding]:
+             read: Reader, carried: frozenset[str] = frozenset({LIVE}), jobs: int = 1) -> list[Finding]:
     """The findings of each `extension` rule: Python calls of ops whose implementation has a finding of one of
     the rule's categories, with a disposition in `carried`. `findings` carry their dispositions; `read` gives a
     Python file's text. A call of an op whose libraries are all optional (an opt-in extension) is as optional:
-    `settled` keeps that once the call's own disposition is assigned."""
+    `settled` keeps that once the call's own disposition is assigned. The Python files that call ops are parsed
+    and scanned in up to `jobs` processes."""
     rulebook = ScanContext.of(rules_in_force)
     rules = rulebook.family("extension")
     if not rules or not any(r.facts.exports for r in results):
@@ -44,7 +46,7 @@ def link_ops(results: Sequence[FileResult], findings: Sequence[Finding], rules_i
         wanted = [f for f in findings if f.severity >= Severity.parse(spec.library_severity)]
         ops = build_index(results, wanted, by_id, frozenset(spec.implemented_with), extensions, carried)
         if ops:
-            out += _call_sites(rule, ops, texts, rulebook)
+            out += _call_sites(rule, ops, texts, rulebook, jobs)
             out += _registrations(rule, ops, results, read)
     return out
 
@@ -73,30 +75,38 @@ def _registrations(rule: Rule, ops: Sequence[Op], results: Sequence[FileResult],
     return out
 
 
-def _call_sites(rule: Rule, ops: Sequence[Op], texts: Mapping[str, str], rulebook: ScanContext) -> list[Finding]:
+def _call_sites(rule: Rule, ops: Sequence[Op], texts: Mapping[str, str], rulebook: ScanContext,
+                jobs: int) -> list[Finding]:
     calls = tuple(sorted({c for op in ops for c in op.calls}))
     derived = replace(rule, spec=PythonMatch(calls=calls))
     names = frozenset(op.name for op in ops)
     # a call spells its module's last component (`tex` aliases `import fusedte_torch as tex`, which spells it)
     modules = frozenset(module.rsplit(".", 1)[-1] for op in ops for module in op.modules)
     by_call = sorted(((c.removesuffix(".*"), op) for op in ops for c in op.calls), key=lambda p: -len(p[0]))
+    # a pure function of the rules as loaded, the rule made from the index and the file: kept with the rulebook, so
+    # `history` scans a file again only when its text or the ops change
+    keys = {path: ("xlang call sites", derived, names, modules, path, hashlib.blake2b(text.encode(
+        "utf-8", "surrogatepass"), digest_size=20).digest()) for path, text in texts.items()}
+    calling = [path for path, text in sorted(texts.items())
+               if not rulebook.known(keys[path]) and _may_call(names, modules, text)]
+    sites: dict[str, tuple[Finding, ...]] = dict.fromkeys(texts, ())
+    sites.update(zip(calling, map_in_children(lambda path: _sites_in(derived, path, texts[path], rulebook),
+                                              calling, jobs)))
     out = []
-    for path, text in sorted(texts.items()):
-        # a pure function of the rules as loaded, the rule made from the index and the file: kept with the
-        # rulebook, so `history` scans a file again only when its text or the ops change
-        key = ("xlang call sites", derived, names, modules, path, hashlib.blake2b(text.encode(
-            "utf-8", "surrogatepass"), digest_size=20).digest())
-        for f in rulebook.compiled(key, partial(_sites_in, derived, names, modules, path, text, rulebook)):
+    for path in sorted(texts):
+        for f in rulebook.compiled(keys[path], partial(sites.__getitem__, path)):
             op = next((o for prefix, o in by_call if _spells(f.subject, prefix)), None)
             if op is not None:
                 out.append(_described(f, op, rule))
     return out
 
 
-def _sites_in(derived: Rule, names: frozenset[str], modules: frozenset[str], path: str, text: str,
-              rulebook: ScanContext) -> tuple[Finding, ...]:
-    if not any(module in text for module in modules) or set(WORD.findall(text)).isdisjoint(names):
-        return ()
+def _may_call(names: frozenset[str], modules: frozenset[str], text: str) -> bool:
+    """The file spells one of the ops' modules and one of their names."""
+    return any(module in text for module in modules) and not set(WORD.findall(text)).isdisjoint(names)
+
+
+def _sites_in(derived: Rule, path: str, text: str, rulebook: ScanContext) -> tuple[Finding, ...]:
     try:
         tree = parse(text)
     except PythonParseError:
