@@ -198,6 +198,7 @@ class FileFacts:
     partial_reason: str = ""          # why the file was scanned only in part ("" when it was not)
     unknown_suppressions: tuple[tuple[int, str], ...] = ()   # (line, rule id) of suppressions naming no rule
     imports: tuple[str, ...] = ()     # Python: the modules importing this one loads unconditionally (pyimports.py)
+    opt_in_lines: tuple[int, ...] = ()   # Python: lines behind an environment opt-in off by default (envoptin.py)
     # C/C++, for the cross-language link (auditor/xlang): ops registered for Python (module, op, function, line),
     # the functions defined (name, first and last line, the names it calls), the headers included by a quoted path
     exports: tuple[tuple[str, str, str, int], ...] = ()

@@ -86,6 +86,7 @@ def _judged_findings(
     ]
     kinds = {r.path: r.kind for r in results}
     imports = {r.path: r.facts.imports for r in results if r.kind == "python"}
+    project = project.with_optional_lines({r.path: r.facts.opt_in_lines for r in results})
 
     def placed(found: list[Finding]) -> list[Finding]:
         return assign(found, kinds, rules, project,

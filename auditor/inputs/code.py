@@ -17,6 +17,7 @@ class PythonEngine:
     def scan(self, source: ScanInput, ctx: ScanContext) -> EngineResult:
         from auditor.engines.python import EMBEDDED_CUDA_CALLS, scan_python
         from auditor.engines.python.cudasource import CUDA_SOURCE_NEEDLES
+        from auditor.engines.python.envoptin import opt_in_lines_of
         from auditor.parsing.pyimports import unguarded_imports
         from auditor.parsing.python import PythonParseError, parse
         from auditor.rulebook.prefilter import Haystack, python_gate
@@ -33,10 +34,11 @@ class PythonEngine:
             tree = PythonTree(recovered.module)
             note = recovered.note if recovered.whole else Incomplete(recovered.note)
         imports = unguarded_imports(tree.module)
+        opt_in = tuple(sorted(opt_in_lines_of(text, tree.module, tree.nodes)))
         lowered = Haystack(text.lower())
         gate = python_gate(ctx, EMBEDDED_CUDA_CALLS, CUDA_SOURCE_NEEDLES)
         if PurePosixPath(path).name != "setup.py" and not gate.may_match(lowered):
-            return EngineResult((), FileFacts(imports=imports), note)
+            return EngineResult((), FileFacts(imports=imports, opt_in_lines=opt_in), note)
         scan = scan_python(tree, ctx, path, lines, lowered)
         found = list(scan.findings)
         found.extend(requirement_findings(ctx.family("dependency"), scan.declared, path, lines))
@@ -47,7 +49,8 @@ class PythonEngine:
             sub_tree = ts_cuda.parse(embedded.code.encode())
             hits = scan_cuda(sub_tree, ctx, path, "cuda", lines, line_offset=embedded.first_line - 1)
             found.extend(_guard_with(hits, scan.guarded))
-        return EngineResult(tuple(found), FileFacts(cpp_extension=scan.uses_cpp_extension, imports=imports), note)
+        return EngineResult(tuple(found), FileFacts(cpp_extension=scan.uses_cpp_extension, imports=imports,
+                                                    opt_in_lines=opt_in), note)
 
 
 def _guard_with(findings: list[Finding], guarded_line) -> list[Finding]:

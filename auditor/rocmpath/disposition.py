@@ -154,7 +154,7 @@ def _against_the_rocm_build(
     if path in project.fenced and verified:
         return OPTIONAL_FEATURE, f"the op is fenced off on ROCm ({project.fenced[path]})"
     if finding.span.line in project.optional_lines.get(path, ()):
-        if kind == "python":   # auditor/rocmpath/envoptin.py
+        if kind == "python":   # auditor/engines/python/envoptin.py
             return OPTIONAL_FEATURE, "behind an environment switch a default install leaves off (an opt-in)"
         return OPTIONAL_FEATURE, "behind a macro the default build leaves undefined (an opt-in or debug switch)"
     role = project.provenance.get(path)

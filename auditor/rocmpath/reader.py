@@ -32,7 +32,7 @@ from auditor.rocmpath.backends import vendor_backends
 from auditor.rocmpath.redefine import rocm_redefinitions, undefined_in_shims
 from auditor.rocmpath.reqsets import unread_requirement_files
 from auditor.rocmpath.tolerated import tolerated_artifacts
-from auditor.rocmpath.envoptin import opt_in_lines, opt_in_macros
+from auditor.engines.python.envoptin import opt_in_lines, opt_in_macros
 from auditor.rocmpath.optinlibs import opt_in_tests
 from auditor.rocmpath.wideshuffle import wide_shuffle_macros, wide_shuffle_uses
 from auditor.types import SourceFile
@@ -333,8 +333,8 @@ def _mark_lines_behind_optional_macros(project: ProjectBuild, files: Sequence[So
                                        text_of: Callable[[str], str]) -> None:
     """The C/C++ lines inside `#if` branches on the project's opt-in and debug macros, and Python lines (setup.py
     and package modules) behind an environment opt-in that is off by default, are optional features."""
-    for f in files:
-        if f.kind == "python" and (lines := opt_in_lines(text_of(f.path))):
+    for f in files:   # (every other module's: the Python engine's, in the workers, FileFacts.opt_in_lines)
+        if PurePosixPath(f.path).name == "setup.py" and (lines := opt_in_lines(text_of(f.path))):
             project.optional_lines[f.path] = project.optional_lines.get(f.path, frozenset()) | lines
     if project.optional_macros:
         for f in files:

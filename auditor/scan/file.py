@@ -103,6 +103,7 @@ def scan_text_as(
         partial_reason=partial_reason or "",
         unknown_suppressions=tuple(suppressions.unknown_ids),
         imports=engine_facts.imports,
+        opt_in_lines=engine_facts.opt_in_lines,
         exports=engine_facts.exports,
         fenced_exports=engine_facts.fenced_exports,
         functions=engine_facts.functions,

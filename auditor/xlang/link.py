@@ -84,17 +84,16 @@ def _call_sites(rule: Rule, ops: Sequence[Op], texts: Mapping[str, str], ruleboo
     modules = frozenset(module.rsplit(".", 1)[-1] for op in ops for module in op.modules)
     by_call = sorted(((c.removesuffix(".*"), op) for op in ops for c in op.calls), key=lambda p: -len(p[0]))
     # a pure function of the rules as loaded, the rule made from the index and the file: kept with the rulebook, so
-    # `history` scans a file again only when its text or the ops change
+    # `history` scans a file again only when its text or the ops change (a file that spells no op has none)
     keys = {path: ("xlang call sites", derived, names, modules, path, hashlib.blake2b(text.encode(
-        "utf-8", "surrogatepass"), digest_size=20).digest()) for path, text in texts.items()}
-    calling = [path for path, text in sorted(texts.items())
-               if not rulebook.known(keys[path]) and _may_call(names, modules, text)]
-    sites: dict[str, tuple[Finding, ...]] = dict.fromkeys(texts, ())
-    sites.update(zip(calling, map_in_children(lambda path: _sites_in(derived, path, texts[path], rulebook),
-                                              calling, jobs)))
+        "utf-8", "surrogatepass"), digest_size=20).digest())
+        for path, text in sorted(texts.items()) if _may_call(names, modules, text)}
+    unscanned = [path for path, key in keys.items() if not rulebook.known(key)]
+    sites = dict(zip(unscanned, map_in_children(lambda path: _sites_in(derived, path, texts[path], rulebook),
+                                                unscanned, jobs)))
     out = []
-    for path in sorted(texts):
-        for f in rulebook.compiled(keys[path], partial(sites.__getitem__, path)):
+    for path, key in keys.items():
+        for f in rulebook.compiled(key, partial(sites.__getitem__, path)):
             op = next((o for prefix, o in by_call if _spells(f.subject, prefix)), None)
             if op is not None:
                 out.append(_described(f, op, rule))

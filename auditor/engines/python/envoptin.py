@@ -10,8 +10,12 @@ from __future__ import annotations
 import ast
 import re
 
+from auditor.engines.python.guards import _dotted
 from auditor.parsing.python import flatten
-from auditor.rocmpath.pytruth import dotted
+
+def dotted(node: ast.AST) -> str:
+    return _dotted(node) or ""
+
 
 ENV_READS = ("os.environ.get", "os.getenv", "environ.get", "getenv")
 DEFINE_FLAG = re.compile(r"(?<![\w-])-D([A-Za-z_]\w*)")
@@ -46,7 +50,14 @@ def opt_in_lines(text: str) -> frozenset[int]:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return frozenset()
-    nodes = flatten(tree)   # (one pass: ast.walk, once per question, was most of the cost on large modules)
+    return opt_in_lines_of(text, tree, flatten(tree))
+
+
+def opt_in_lines_of(text: str, tree: ast.Module, nodes: list[ast.AST]) -> frozenset[int]:
+    """opt_in_lines of a module already parsed (`nodes`: its nodes in `ast.walk` order, as parsing.python.flatten
+    gives them): what the Python engine computes, in the workers, for every module it scans."""
+    if not ENV_TEST.search(text):
+        return frozenset()
     switches, empties = _once(nodes, _off_by_default), _once(nodes, _empty_by_default)
     lines: set[int] = set()
     for node in nodes:
