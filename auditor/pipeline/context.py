@@ -33,7 +33,7 @@ from auditor.runner.runcache import FileIndex
 from auditor.runner import workers as runner
 from auditor.scan.file import InputError, read_source
 from auditor.types import FileResult, Report, SourceFile
-from auditor.util.alongside import alongside
+from auditor.util.forked import alongside
 
 
 @contextmanager

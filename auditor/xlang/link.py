@@ -16,7 +16,7 @@ from auditor.rulebook.context import ScanContext
 from auditor.rulebook.schema import ExtensionMatch, PythonMatch
 from auditor.types import LIVE, FileResult, Finding, Rule, Severity, Span
 from auditor.xlang.builds import declared_extensions
-from auditor.util.forkmap import map_in_children
+from auditor.util.forked import map_in_children
 from auditor.xlang.index import Op, build_index
 
 WORD = re.compile(r"[A-Za-z_]\w*")

@@ -1,5 +1,6 @@
-"""auditor/util/alongside.py: the build pre-pass runs in a forked child while this process compiles queries; the
-value comes back, failures fall back to doing the work here, and no child is left behind."""
+"""auditor/util/forked.py: the build pre-pass in a forked child while this process compiles queries, and the
+per-file work after the scan shared among forked children; values come back in order, any child's failure is made
+good here, errors are raised as without children, and no child is left behind."""
 from __future__ import annotations
 
 import os
@@ -7,12 +8,12 @@ import threading
 
 import pytest
 
-from auditor.util.alongside import alongside
+from auditor.util.forked import alongside, map_in_children
 
 
 @pytest.fixture
 def forked(monkeypatch) -> list[int]:
-    """The pids of the children alongside() forks."""
+    """The pids of the children forked meanwhile."""
     pids: list[int] = []
     fork = os.fork
 
@@ -32,8 +33,7 @@ def _reaped(pids: list[int]) -> bool:
         except ChildProcessError:
             continue
         return False
-    return bool(pids)
-
+    return True
 
 def test_the_work_runs_in_a_child_while_this_process_runs_the_other(forked):
     ran_here: list[str] = []
@@ -97,3 +97,46 @@ def test_outside_the_main_thread_both_run_here_one_after_the_other():
     thread.join()
     assert box["value"] == 7
     assert order == ["meanwhile", "work"]
+
+def test_values_come_back_in_order_from_the_children(forked):
+    here = os.getpid()
+    values = map_in_children(lambda n: (n * n, os.getpid() != here), list(range(7)), jobs=3)
+    assert [v for v, _ in values] == [n * n for n in range(7)]
+    assert all(in_child for _, in_child in values)
+    assert len(forked) == 3 and _reaped(forked)
+
+
+def test_one_job_or_one_item_runs_here(forked):
+    here = os.getpid()
+    assert map_in_children(lambda n: os.getpid(), [1, 2, 3], jobs=1) == [here] * 3
+    assert map_in_children(lambda n: os.getpid(), [1], jobs=4) == [here]
+    assert forked == []
+
+
+def test_the_items_of_a_child_that_dies_are_worked_here(forked):
+    here = os.getpid()
+
+    def work(n: int) -> int:
+        if n == 2 and os.getpid() != here:
+            os._exit(9)
+        return n + 100
+
+    assert map_in_children(work, [0, 1, 2, 3], jobs=2) == [100, 101, 102, 103]
+    assert _reaped(forked)
+
+
+def test_an_error_is_raised_here_as_without_children(forked):
+    def work(n: int) -> int:
+        if n == 3:
+            raise ValueError("bad file 3")
+        return n
+
+    with pytest.raises(ValueError, match="bad file 3"):
+        map_in_children(work, [1, 2, 3, 4], jobs=2)
+    assert _reaped(forked)
+
+
+def test_large_values_pass_through_the_pipes(forked):
+    values = map_in_children(lambda n: "x" * (1 << 20) + str(n), [0, 1, 2], jobs=3)
+    assert [v[-1] for v in values] == ["0", "1", "2"] and all(len(v) == (1 << 20) + 1 for v in values)
+    assert _reaped(forked)
