@@ -140,3 +140,44 @@ def test_large_values_pass_through_the_pipes(forked):
     values = map_in_children(lambda n: "x" * (1 << 20) + str(n), [0, 1, 2], jobs=3)
     assert [v[-1] for v in values] == ["0", "1", "2"] and all(len(v) == (1 << 20) + 1 for v in values)
     assert _reaped(forked)
+
+
+def test_the_pre_pass_in_a_child_gives_the_report_the_serial_one_gives(tmp_path, capsys, monkeypatch):
+    """`prepare` reads the build files in a child while it compiles the scan's queries (with -j 2), and in one
+    process with -j 1: the same report either way."""
+    import json
+
+    import auditor.pipeline.context as context
+    from auditor.cli.app import main
+    from tests.conftest import write_tree
+
+    root = write_tree(tmp_path / "p", {
+        "setup.py": ("import os\nfrom setuptools import setup\n"
+                     "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+                     "flags = ['-DP_FAST'] if os.environ.get('P_FAST', '0') == '1' else []\n"
+                     "setup(name='p', ext_modules=[CUDAExtension('p._C', ['csrc/k.cu'],\n"
+                     "      extra_compile_args={'nvcc': ['-gencode=arch=compute_80,code=sm_80', *flags]})],\n"
+                     "      cmdclass={'build_ext': BuildExtension})\n"),
+        "csrc/k.cu": ("#include <cuda_runtime.h>\n"
+                      "__global__ void k(float* x) {\n"
+                      "  float v = __shfl_down_sync(0xffffffff, x[threadIdx.x], 16);\n"
+                      "  x[threadIdx.x] = v;\n}\n"),
+        "p/__init__.py": "import torch\nif torch.cuda.get_device_capability()[0] >= 9:\n    pass\n",
+    })
+    overlapped: list[bool] = []
+    real = context.alongside
+
+    def recording(work, meanwhile):
+        overlapped.append(True)
+        return real(work, meanwhile)
+    monkeypatch.setattr(context, "alongside", recording)
+    monkeypatch.setattr("auditor.commandline.settings.default_jobs", lambda: 2)   # -j 2 even on one core
+    reports = []
+    for jobs in ("1", "2"):
+        main([str(root), "--format", "json", "--no-progress", "--no-cache", "-j", jobs])
+        report = json.loads(capsys.readouterr().out)
+        reports.append((report["summary"], [(f["rule"], f["path"], f["line"], f["disposition"])
+                                            for f in report["findings"]]))
+    assert overlapped == [True]   # the -j 2 run only
+    assert reports[0] == reports[1]
+    assert any(rule == "RA651" and path == "setup.py" for rule, path, _, _ in reports[0][1])

@@ -113,11 +113,11 @@ def prepare(
                             discovered.deadline, own.guards.python)
 
     # the files without a result to reuse (by the stat index), likely: the queries their scan needs compile here
-    # while a child reads the build files, and every worker inherits them
+    # while a child reads the build files, and every worker inherits them (with -j 1, one process does both)
     fresh = [f for f in found.files if (only is None or f.path in only) and (index is None or index.digest(f) is None)]
     with timed(timings, "build pre-pass"):
         project = (alongside(read, partial(runner.compile_queries, fresh, own, options.max_file_size))
-                   if runner.queries_to_compile(fresh, own) else read()).sealed()
+                   if options.jobs > 1 and runner.queries_to_compile(fresh, own) else read()).sealed()
         guards = own.guards.with_project_macros(project.rocm_macros, project.cuda_macros)
         dropped = own_package_rules(rulebook.rules, project.own_packages)
     with timed(timings, "macro pre-pass"):
