@@ -114,7 +114,8 @@ def prepare(
 
     # the files without a result to reuse (by the stat index), likely: the queries their scan needs compile here
     # while a child reads the build files, and every worker inherits them (with -j 1, one process does both)
-    fresh = [f for f in found.files if (only is None or f.path in only) and (index is None or index.digest(f) is None)]
+    fresh = [f for f in runner.c_sources(found.files)
+             if (only is None or f.path in only) and (index is None or index.digest(f) is None)]
     with timed(timings, "build pre-pass"):
         project = (alongside(read, partial(runner.compile_queries, fresh, own, options.max_file_size))
                    if options.jobs > 1 and runner.queries_to_compile(fresh, own) else read()).sealed()

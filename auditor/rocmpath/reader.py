@@ -6,7 +6,7 @@ import ast
 import re
 import time
 import tomllib
-from collections.abc import Callable, Sequence
+from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
@@ -319,10 +319,10 @@ def _note_opt_ins_and_shuffles(project: ProjectBuild, files: Sequence[SourceFile
     """The opt-in macros (the C builds' `optional_macros`, `-D` flags behind a setup.py environment opt-in, debug
     switches nothing defines), the lines behind them, the files that test them (auditor/rocmpath/optinlibs.py),
     and the calls of shuffle macros ROCm expands to a wavefront-wide shuffle (auditor/rocmpath/wideshuffle.py)."""
-    optional_macros |= {m for f in files if PurePosixPath(f.path).name == "setup.py"
-                        for m in opt_in_macros(text_of(f.path))}
+    setups = {f.path: opt_in_lines(text_of(f.path)) for f in files if PurePosixPath(f.path).name == "setup.py"}
+    optional_macros |= {m for path, lines in setups.items() for m in opt_in_macros(text_of(path), lines)}
     project.optional_macros = frozenset(optional_macros - project.rocm_macros) | _debug_switches(files, text_of)
-    _mark_lines_behind_optional_macros(project, files, text_of)
+    _mark_lines_behind_optional_macros(project, files, text_of, setups)
     c_files = [f for f in files if f.kind in C_KINDS]
     project.opt_in_tests = opt_in_tests(c_files, text_of, project.optional_macros)
     if facts is not None:
@@ -330,12 +330,13 @@ def _note_opt_ins_and_shuffles(project: ProjectBuild, files: Sequence[SourceFile
 
 
 def _mark_lines_behind_optional_macros(project: ProjectBuild, files: Sequence[SourceFile],
-                                       text_of: Callable[[str], str]) -> None:
-    """The C/C++ lines inside `#if` branches on the project's opt-in and debug macros, and Python lines (setup.py
-    and package modules) behind an environment opt-in that is off by default, are optional features."""
-    for f in files:   # (every other module's: the Python engine's, in the workers, FileFacts.opt_in_lines)
-        if PurePosixPath(f.path).name == "setup.py" and (lines := opt_in_lines(text_of(f.path))):
-            project.optional_lines[f.path] = project.optional_lines.get(f.path, frozenset()) | lines
+                                       text_of: Callable[[str], str], setups: Mapping[str, frozenset[int]]) -> None:
+    """The C/C++ lines inside `#if` branches on the project's opt-in and debug macros, and `setups`' lines (each
+    setup.py's behind an environment opt-in that is off by default), are optional features. Other modules' opt-in
+    lines are the Python engine's, found in the workers (FileFacts.opt_in_lines)."""
+    for path, lines in setups.items():
+        if lines:
+            project.optional_lines[path] = project.optional_lines.get(path, frozenset()) | lines
     if project.optional_macros:
         for f in files:
             if f.kind in C_KINDS:

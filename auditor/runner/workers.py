@@ -166,14 +166,15 @@ def _scan_chunk(chunk: list[SourceFile]) -> list[FileResult]:
     return out
 
 
-def _c_sources(sources: Sequence[SourceFile]) -> list[SourceFile]:
+def c_sources(sources: Sequence[SourceFile]) -> list[SourceFile]:
+    """The C/C++ files among these: the ones tree-sitter queries run on."""
     return [source for source in sources if source.kind in ("cuda", "cpp")]
 
 
 def compile_queries(sources: Sequence[SourceFile], rulebook: ScanContext, max_bytes: int) -> None:
     """Compile, in this process, the tree-sitter queries scanning these files needs, all as one group: every worker
     forked afterwards inherits them. Once per set of files."""
-    c_files = _c_sources(sources)
+    c_files = c_sources(sources)
     if not queries_to_compile(c_files, rulebook):
         return
     from auditor.engines.cuda import query_groups
@@ -188,7 +189,7 @@ def compile_queries(sources: Sequence[SourceFile], rulebook: ScanContext, max_by
 def queries_to_compile(sources: Sequence[SourceFile], rulebook: ScanContext) -> bool:
     """Whether scanning these files may still compile tree-sitter queries in this process: they hold C/C++, and
     neither were their queries compiled for them nor is every query compiled (as `history` does up front)."""
-    c_files = _c_sources(sources)
+    c_files = c_sources(sources)
     if not c_files:
         return False
     from auditor.engines.cuda import query_groups
@@ -199,14 +200,14 @@ def queries_to_compile(sources: Sequence[SourceFile], rulebook: ScanContext) -> 
 
 
 def _every_query(sources: Sequence[SourceFile]) -> bool:
-    return sum(file_size(source) for source in _c_sources(sources)) > PLAN_FROM_TEXT_UP_TO
+    return sum(file_size(source) for source in c_sources(sources)) > PLAN_FROM_TEXT_UP_TO
 
 
 def _plan_queries(sources: Sequence[SourceFile], rulebook: ScanContext, max_bytes: int, every_query: bool) -> None:
     """Tell this process which tree-sitter queries these files will need, so that they are compiled together
     (one group of N queries compiles three times faster than N groups): every query when the scan has much
     C/C++ code, which needs most of them anyway; else what the text of these files asks for."""
-    c_files = _c_sources(sources)
+    c_files = c_sources(sources)
     if not c_files:
         return
     from auditor.engines.cuda import queries_needed, query_groups
@@ -263,7 +264,7 @@ def _work_split(sources: Sequence[SourceFile], jobs: int) -> list[list[SourceFil
         return None
     if len(sources) >= IN_PROCESS_BELOW:
         return chunks(sources, jobs)
-    if _c_sources(sources):
+    if c_sources(sources):
         # a few files, but C/C++ ones: scanning them costs more than starting workers
         return _balanced(sources, jobs)
     return None

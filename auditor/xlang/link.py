@@ -66,7 +66,7 @@ def _registrations(rule: Rule, ops: Sequence[Op], results: Sequence[FileResult],
         if path not in lines_of:
             lines_of[path] = (read(path) or "").splitlines()
         text = lines_of[path][line - 1].strip() if line <= len(lines_of[path]) else ""
-        libraries = ", ".join(f"{lib.name} ({lib.rule_id} at {lib.where})" for lib in op.libraries)
+        libraries = _libraries(op)
         out.append(Finding(
             rule.id, path, Span(line), op.name, text[:200],
             "Registers for Python an op of the project's own extension whose implementation uses a CUDA-only "
@@ -114,6 +114,11 @@ def _sites_in(derived: Rule, path: str, text: str, rulebook: ScanContext) -> tup
     return tuple(scan_python(tree, single, path, text.splitlines(), text.lower()).findings)
 
 
+def _libraries(op: Op) -> str:
+    """The CUDA-only libraries behind an op, each with the finding that names it."""
+    return ", ".join(f"{lib.name} ({lib.rule_id} at {lib.where})" for lib in op.libraries)
+
+
 def _spells(subject: str, call: str) -> bool:
     """Whether a call's qualified name is the op's `call` (`*.mod.op`: under any package), or an attribute of it."""
     if call.startswith("*."):
@@ -122,7 +127,7 @@ def _spells(subject: str, call: str) -> bool:
 
 
 def _described(finding: Finding, op: Op, rule: Rule) -> Finding:
-    libraries = ", ".join(f"{lib.name} ({lib.rule_id} at {lib.where})" for lib in op.libraries)
+    libraries = _libraries(op)
     units = ", ".join(op.units)
     via = f" through {' -> '.join(op.chain)}" if len(op.chain) > 1 else ""
     strongest = max(lib.severity for lib in op.libraries)

@@ -13,10 +13,6 @@ import re
 from auditor.engines.python.guards import _dotted
 from auditor.parsing.python import flatten
 
-def dotted(node: ast.AST) -> str:
-    return _dotted(node) or ""
-
-
 ENV_READS = ("os.environ.get", "os.getenv", "environ.get", "getenv")
 DEFINE_FLAG = re.compile(r"(?<![\w-])-D([A-Za-z_]\w*)")
 ENV_MAPPINGS = ("os.environ", "environ")
@@ -50,14 +46,16 @@ def opt_in_lines(text: str) -> frozenset[int]:
         tree = ast.parse(text)
     except (SyntaxError, ValueError, RecursionError, MemoryError):
         return frozenset()
-    return opt_in_lines_of(text, tree, flatten(tree))
+    return _lines(tree, flatten(tree))
 
 
 def opt_in_lines_of(text: str, tree: ast.Module, nodes: list[ast.AST]) -> frozenset[int]:
     """opt_in_lines of a module already parsed (`nodes`: its nodes in `ast.walk` order, as parsing.python.flatten
     gives them): what the Python engine computes, in the workers, for every module it scans."""
-    if not ENV_TEST.search(text):
-        return frozenset()
+    return _lines(tree, nodes) if ENV_TEST.search(text) else frozenset()
+
+
+def _lines(tree: ast.Module, nodes: list[ast.AST]) -> frozenset[int]:
     switches, empties = _once(nodes, _off_by_default), _once(nodes, _empty_by_default)
     lines: set[int] = set()
     for node in nodes:
@@ -139,7 +137,7 @@ def _empty_by_default(value: ast.AST) -> bool:
     if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "split"):
         return False
     read = _unwrap(value.func.value)
-    return isinstance(read, ast.Call) and dotted(read.func) in ENV_READS and len(read.args) == 2 \
+    return isinstance(read, ast.Call) and _dotted(read.func) in ENV_READS and len(read.args) == 2 \
         and _default(read) == ""
 
 
@@ -152,8 +150,8 @@ def _unwrap(node: ast.AST) -> ast.AST:
 def _env_read(node: ast.AST) -> bool:
     node = _unwrap(node)
     if isinstance(node, ast.Subscript):
-        return dotted(node.value) in ENV_MAPPINGS and isinstance(node.slice, ast.Constant)
-    return isinstance(node, ast.Call) and dotted(node.func) in ENV_READS
+        return _dotted(node.value) in ENV_MAPPINGS and isinstance(node.slice, ast.Constant)
+    return isinstance(node, ast.Call) and _dotted(node.func) in ENV_READS
 
 
 def _default(node: ast.AST) -> str | None:

@@ -339,7 +339,7 @@ class _Guards:
                       and f.lineno <= node.lineno <= (f.end_lineno or f.lineno)), None)
         return probe is not None and any(
             isinstance(n, ast.If) and _calls(n.test, probe) and _builds_cuda_extension(n.body)
-            and not _builds_cuda_extension(n.orelse) for n in ast.walk(module))
+            and not _builds_cuda_extension(n.orelse) for n in self._tree.nodes)
 
     @staticmethod
     def inside(regions: list[tuple[Pos, Pos]], start: Pos, end: Pos) -> bool:
