@@ -128,6 +128,31 @@ def test_a_kernel_with_syntax_errors_is_partial_and_its_findings_count(tmp_path,
     assert report["complete"] is True and report["fails_closed"] == []   # partial is scanned, not unscanned
 
 
+BROKEN_DECLARATION = "template<typename T struct Tile {};\n"
+HOPPER_KERNEL = '__global__ void k() { asm volatile("wgmma.fence.sync.aligned;"); }\n'
+
+
+def test_a_broken_line_does_not_hide_the_kernel_after_it_under_the_ci_command(tmp_path, capfd):
+    """tree-sitter swallows the code after a broken declaration into one ERROR node; the lines after it are read
+    again with the broken line blanked, so the Hopper-only PTX below it still fails the gate."""
+    repo = pull_request(tmp_path, {"csrc/k.cu": BROKEN_DECLARATION + HOPPER_KERNEL})
+    code, out, _ = run(capfd, repo, *CI)
+    assert code == 1
+    assert "::error file=csrc/k.cu,line=2,col=23,title=rocm-audit RA303 ptx-hopper-blackwell (critical)" in out
+
+
+def test_code_read_past_a_broken_line_keeps_its_preprocessor_guard(tmp_path, capfd):
+    """Directive lines are never blanked: the kernel read past the broken line is still behind its #ifndef."""
+    kernel = BROKEN_DECLARATION + "#ifndef USE_ROCM\n" + HOPPER_KERNEL + "#endif\n"
+    repo = pull_request(tmp_path, {"csrc/k.cu": kernel})
+    code, out, _ = run(capfd, repo, "check", ".", "--no-progress", "--format", "json")
+    report = json.loads(out)
+    assert [(f["rule"], f["line"], f["disposition"]) for f in report["findings"]] == [("RA303", 3, "guarded")]
+    assert report["partial"] == [{"path": "csrc/k.cu",
+                                  "reason": "syntax errors on line 1: the code there was not scanned"}]
+    assert code == 0
+
+
 def test_a_worker_that_dies_on_a_file_fails_the_run(tmp_path, capfd, monkeypatch):
     import auditor.runner.workers
 

@@ -2,14 +2,14 @@
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Sequence
+from collections.abc import Iterable, Iterator, Sequence
 from dataclasses import dataclass
 from functools import cache
 
 import tree_sitter as ts
 import tree_sitter_cuda
 
-from auditor.parsing.conditionals import read_across
+from auditor.parsing.conditionals import blank_lines, read_across
 from auditor.parsing.macroshapes import blank_macro_shapes
 
 CUDA = ts.Language(tree_sitter_cuda.language())
@@ -36,10 +36,16 @@ class CudaTree:
     source: bytes
     others: tuple[ts.Tree, ...] = ()    # what `tree` left out, read across conditional directives (conditionals.py)
     unread: tuple[tuple[int, int], ...] = ()   # lines no tree holds
+    recovered: tuple[ts.Tree, ...] = ()  # `tree` read again past its broken lines, round after round
+
+    @property
+    def alternatives(self) -> tuple[ts.Tree, ...]:
+        """The trees besides `tree`: their code is read too, a node two trees share once."""
+        return (*self.others, *self.recovered)
 
     @property
     def roots(self) -> tuple[ts.Node, ...]:
-        return (self.tree.root_node, *(other.root_node for other in self.others))
+        return (self.tree.root_node, *(other.root_node for other in self.alternatives))
 
     @property
     def partial(self) -> bool:
@@ -49,7 +55,8 @@ class CudaTree:
 
     def lost_lines(self) -> tuple[tuple[int, int], ...]:
         """1-based (first, last) lines of each stretch of code the parser could not read."""
-        return tuple(sorted({span for root in self.roots for span in _lost(root)} | set(self.unread)))
+        lines = _lines(span for t in self.others for span in _lost(t.root_node)) | _lines(self.unread)
+        return tuple(_spans(lines | _lost_everywhere((self.tree, *self.recovered))))
 
     def lost_text(self) -> str:
         """"syntax errors on lines 12-14, 40: scanned what parsed", or "" when nothing was lost."""
@@ -85,8 +92,10 @@ def parse(source: bytes) -> CudaTree:
     parser = ts.Parser(CUDA)
     readable = blank_macro_shapes(source)
     tree = parser.parse(readable)
-    if not tree.root_node.has_error or b"#" not in readable or len(readable) > READ_ACROSS_BYTES:
+    if not tree.root_node.has_error or len(readable) > READ_ACROSS_BYTES:
         return CudaTree(tree, readable)
+    if b"#" not in readable:
+        return CudaTree(tree, readable, (), *_past_broken_lines(parser, tree, readable))
     trees = {readable: tree}
 
     def tree_of(text: bytes) -> ts.Tree:
@@ -96,7 +105,61 @@ def parse(source: bytes) -> CudaTree:
 
     reading = read_across(readable, lambda text: _lost(tree_of(text).root_node))
     read = [tree_of(text) for text in reading.texts]
-    return CudaTree(read[0], readable, tuple(read[1:]), reading.unread)
+    blanked, recovered = _past_broken_lines(parser, read[0], reading.texts[0])
+    return CudaTree(read[0], readable, tuple(read[1:]), tuple(sorted({*reading.unread, *blanked})), recovered)
+
+
+RECOVERY_ROUNDS = 8
+_DIRECTIVE = re.compile(rb"^[ \t]*#")
+
+
+def _past_broken_lines(parser: ts.Parser, tree: ts.Tree, text: bytes) -> tuple[tuple[tuple[int, int], ...],
+                                                                               tuple[ts.Tree, ...]]:
+    """Trees of `text` with the first line of each stretch the parser could not read blanked, round after round:
+    a broken line (`template<typename T struct X {};`) swallows the code after it into one ERROR node, and a
+    kernel there must still be read (a change must not hide an `asm` behind a syntax error). Directive lines
+    are never blanked: the preprocessor's branches stay as they are. A round is kept only when it reads lines
+    no earlier tree read. Returns the lines blanked and the trees."""
+    recovered: list[ts.Tree] = []
+    blanked_lines: list[tuple[int, int]] = []
+    lost = _lines(_lost(tree.root_node))
+    for _ in range(RECOVERY_ROUNDS):
+        lines = text.split(b"\n")
+        firsts = [(a, a) for a, b in _lost(tree.root_node) if b > a and not _DIRECTIVE.match(lines[a - 1])]
+        if not firsts:
+            break
+        blanked = blank_lines(text, tuple(firsts))
+        tree, text = _reparse(parser, tree, text, blanked), blanked
+        still = lost & (_lines(_lost(tree.root_node)) | _lines(firsts))
+        if still == lost:
+            break
+        recovered.append(tree)
+        blanked_lines += firsts
+        lost = still
+    return tuple(blanked_lines), tuple(recovered)
+
+
+def _lines(spans: Iterable[tuple[int, int]]) -> set[int]:
+    return {n for a, b in spans for n in range(a, b + 1)}
+
+
+def _spans(lines: set[int]) -> list[tuple[int, int]]:
+    """Runs of consecutive line numbers as (first, last)."""
+    runs: list[tuple[int, int]] = []
+    for n in sorted(lines):
+        if runs and runs[-1][1] == n - 1:
+            runs[-1] = (runs[-1][0], n)
+        else:
+            runs.append((n, n))
+    return runs
+
+
+def _lost_everywhere(trees: Sequence[ts.Tree]) -> set[int]:
+    """The lines every tree lost: read by none of them."""
+    lost = _lines(_lost(trees[0].root_node))
+    for tree in trees[1:]:
+        lost &= _lines(_lost(tree.root_node))
+    return lost
 
 
 def _reparse(parser: ts.Parser, tree: ts.Tree, old: bytes, new: bytes) -> ts.Tree:
@@ -131,11 +194,11 @@ def compile_query(source: str) -> ts.Query:
 def captures(query_source: str, tree: CudaTree) -> dict[str, list[ts.Node]]:
     """The captures of every tree of the file; a node the trees share (the same code read twice) once."""
     first = ts.QueryCursor(compile_query(query_source)).captures(tree.tree.root_node)
-    if not tree.others:
+    if not tree.alternatives:
         return first
     found = {name: list(nodes) for name, nodes in first.items()}
     seen = {(name, _where(node)) for name, nodes in first.items() for node in nodes}
-    for other in tree.others:
+    for other in tree.alternatives:
         for name, nodes in ts.QueryCursor(compile_query(query_source)).captures(other.root_node).items():
             for node in nodes:
                 if (name, _where(node)) not in seen:
@@ -179,7 +242,7 @@ def group_hits(group: QueryGroup, tree: CudaTree, capture: str = "hit") -> Itera
     for root in tree.roots:
         for pattern, found in ts.QueryCursor(group.query).matches(root):
             for node in found.get(capture, ()):
-                if tree.others:
+                if tree.recovered or tree.others:
                     key = (group.owner[pattern], _where(node))
                     if key in seen:
                         continue
