@@ -1,8 +1,11 @@
-"""Nested distributions the root's own requirements install by path: part of the main path, not separate ones."""
+"""Nested components that are part of the main path, not separate distributions: those the root's own
+requirements install by path, and nested C/C++ builds whose sources the root's setup.py compiles."""
 from __future__ import annotations
 
+import ast
 import re
 from collections.abc import Callable, Iterable
+from pathlib import PurePosixPath
 
 # root requirement files a user installs with the project (not the dev/test/docs sets)
 ROOT_REQUIREMENTS = re.compile(r"^requirements(?:[-_.](?:base|main|install|runtime|core))?\.txt$", re.IGNORECASE)
@@ -28,4 +31,25 @@ def installed_by_path(paths: Iterable[str], text_of: Callable[[str], str], compo
             target = re.sub(r"(?:/\.)+$|/+$", "", target.removeprefix("./").split("[")[0])
             if target in wanted:
                 found.add(target)
+    return found
+
+
+COMPILED_SUFFIXES = frozenset({".cu", ".cpp", ".cc", ".cxx", ".c", ".hip"})
+
+
+def compiled_by_setup(setup: ast.Module | None, components: Iterable[str]) -> set[str]:
+    """Components (a nested CMakeLists.txt with its own `project()`, a Makefile) whose sources the root setup.py
+    names in its extensions (EETQ: `"csrc/cutlass_kernels/fpA_intB_gemm.cu"` under csrc/, which has a CMake
+    project of its own): the default install compiles them, so they are the main path, not a separate build."""
+    if setup is None:
+        return set()
+    wanted = set(components) - {"."}
+    found: set[str] = set()
+    for node in ast.walk(setup):
+        if not (isinstance(node, ast.Constant) and isinstance(node.value, str)) or len(node.value) > 400:
+            continue
+        path = PurePosixPath(node.value.removeprefix("./"))
+        if path.suffix not in COMPILED_SUFFIXES and "*" not in path.name:
+            continue
+        found |= {comp for comp in wanted if str(path).startswith(comp + "/")}
     return found

@@ -17,7 +17,7 @@ from auditor.truth.make import compiles_cuda
 from auditor.rulebook.context import PythonGuards
 from auditor.rocmpath.debugswitch import tested_switches, undefined_switches
 from auditor.rocmpath.deps import MAX_PYTHON_BUILD_CHARS, hard_dependencies
-from auditor.rocmpath.localreqs import installed_by_path
+from auditor.rocmpath.localreqs import compiled_by_setup, installed_by_path
 from auditor.rocmpath.rocmevidence import rocm_path
 from auditor.rocmpath.rocmmanifests import PYPROJECTS, rocm_extras
 from auditor.rocmpath.cmakebuild import CBuild, read_cmake
@@ -108,7 +108,8 @@ def read_project(
     texts = _BuildTexts(project, {f.path: f for f in files}, deadline)
     text_of = texts.text_of
     manifests = _manifests(own_files, texts)
-    order = _components(project, manifests.comps, own_files, optional_dirs, text_of)
+    root_setup = texts.tree_of("setup.py") if "setup.py" in manifests.comps.get(".", ()) else None
+    order = _components(project, manifests.comps, own_files, optional_dirs, text_of, root_setup)
     owned: dict[str, list[SourceFile]] = {c: [] for c in order}
     for f in files:
         owned[owner(f.path, order)].append(f)
@@ -234,10 +235,11 @@ def _manifests(own_files: Sequence[SourceFile], texts: _BuildTexts) -> _Manifest
 
 
 def _components(project: ProjectBuild, comps: dict[str, list[str]], own_files: Sequence[SourceFile],
-                optional_dirs: frozenset[str], text_of: Callable[[str], str]) -> list[str]:
+                optional_dirs: frozenset[str], text_of: Callable[[str], str],
+                root_setup: ast.Module | None = None) -> list[str]:
     """The component directories, sorted, each marked primary, secondary or optional in the project (and
     whether the tree is a collection of programs). A CMake project its parent's add_subdirectory pulls in is
-    part of the parent."""
+    part of the parent; a C/C++ build whose sources the root setup.py compiles is primary."""
     cmake_children = set()
     for f in own_files:
         if PurePosixPath(f.path).name == "CMakeLists.txt":
@@ -248,7 +250,8 @@ def _components(project: ProjectBuild, comps: dict[str, list[str]], own_files: S
             del comps[child]
     comps.setdefault(".", [])
     order = sorted(comps)
-    root_installs = installed_by_path((f.path for f in own_files), text_of, order)
+    root_installs = installed_by_path((f.path for f in own_files), text_of, order) \
+        | compiled_by_setup(root_setup, [c for c in order if not any(_is_python_manifest(m) for m in comps[c])])
     for comp in order:
         parts = {p.lower() for p in PurePosixPath(comp).parts}
         if comp != "." and parts & optional_dirs:
@@ -262,6 +265,10 @@ def _components(project: ProjectBuild, comps: dict[str, list[str]], own_files: S
     programs = [c for c in order if c != "." and c.count("/") == shallowest]
     project.collection = roots_without_manifest and len(programs) >= 3
     return order
+
+
+def _is_python_manifest(path: str) -> bool:
+    return PurePosixPath(path).name in ("setup.py", "pyproject.toml")
 
 
 def _builds(project: ProjectBuild, mine: Sequence[SourceFile], texts: _BuildTexts,

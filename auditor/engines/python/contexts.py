@@ -226,11 +226,15 @@ class SyntacticContexts:
         return isinstance(parent, ast.Call) and parent.func is not node and _dotted(parent.func) in ("set", "frozenset")
 
     def _in_log_call(self, node: ast.AST) -> bool:
-        """Passed (directly or through an f-string) to print, logging or warnings: a message, not logic."""
+        """Passed (directly or through an f-string) to print, logging or warnings, or to the exception a `raise`
+        builds (`raise ValueError(f"needs CUDA, got {torch.version.cuda=}")`): a message, not logic."""
         parent = self.tree.parent(node)
         while isinstance(parent, (ast.FormattedValue, ast.JoinedStr, ast.keyword, ast.Tuple, ast.BinOp)):
             parent = self.tree.parent(parent)
-        return isinstance(parent, ast.Call) and bool(LOG_CALL.match(self._call_name(parent)))
+        if not isinstance(parent, ast.Call):
+            return False
+        raised = self.tree.parent(parent)
+        return bool(LOG_CALL.match(self._call_name(parent))) or isinstance(raised, ast.Raise) and raised.exc is parent
 
     def _syntactic_context(self, node: ast.AST) -> str:
         parent = self.tree.parent(node)
