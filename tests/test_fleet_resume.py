@@ -2,6 +2,7 @@
 same commit, the same rules digest (options, the repository's own config, rocm-audit), a clean working tree; a
 git URL resumes after its shallow fetch."""
 import json
+import os
 import sqlite3
 from pathlib import Path
 
@@ -129,3 +130,25 @@ def test_git_url_resumes_after_its_fetch(tmp_path):
     with open_store(db, readonly=True) as store:
         assert [p.where.commit for p in store.points(f"url:{url}")] == [first["trt-serving"]["commit"],
                                                                         third["trt-serving"]["commit"]]
+
+
+def test_the_working_tree_check_runs_none_of_the_repository_s_programs(tmp_path):
+    """The scanned repository's config names a clean filter and an fsmonitor program: deciding whether its tree
+    changed (a tracked file touched, so git must compare its content) runs neither and writes no index."""
+    marker = tmp_path / "ran"
+    script = tmp_path / "program.sh"
+    script.write_text(f"#!/bin/sh\necho \"$0 $*\" >> {marker}\ncat\n")
+    script.chmod(0o755)
+    repo = GitRepo(tmp_path / "org/portable", {**PORTABLE, ".gitattributes": "*.py filter=evil\n"})
+    repo.git("config", "filter.evil.clean", str(script))
+    repo.git("config", "filter.evil.required", "true")
+    repo.git("config", "core.fsmonitor", str(script))
+    out, db = tmp_path / "out", tmp_path / "h.sqlite"
+    assert statuses(fleet(repo.root, out=out, db=db)) == {"portable": "scanned"}
+    model = repo.root / "app/model.py"
+    stat = model.stat()
+    os.utime(model, ns=(stat.st_atime_ns, stat.st_mtime_ns + 5_000_000_000))   # same content, newer time
+    index = (repo.root / ".git/index").read_bytes()
+    assert statuses(fleet(repo.root, out=out, db=db)) == {"portable": "unchanged"}
+    assert not marker.exists()
+    assert (repo.root / ".git/index").read_bytes() == index
