@@ -6,6 +6,8 @@ import os
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from auditor.history.command import repository
 from auditor.history.store import open_store
 from tests.conftest import write_tree
@@ -152,3 +154,16 @@ def test_the_working_tree_check_runs_none_of_the_repository_s_programs(tmp_path)
     assert statuses(fleet(repo.root, out=out, db=db)) == {"portable": "unchanged"}
     assert not marker.exists()
     assert (repo.root / ".git/index").read_bytes() == index
+
+
+def test_a_tree_git_cannot_answer_about_in_time_counts_as_changed(tmp_path):
+    """The working-tree check is bounded: git's answer not in time (here: no time at all) means changed, so the
+    repository is scanned rather than resumed; a clean tree answered in time is unchanged."""
+    from auditor.fleet.gitsource import working_tree_changed
+    from auditor.util.vcs import GitError, git
+
+    repo = GitRepo(tmp_path / "portable", PORTABLE)
+    assert working_tree_changed(repo.root, timeout=60) is False
+    assert working_tree_changed(repo.root, timeout=1e-9) is True
+    with pytest.raises(GitError, match="git status: no answer within"):
+        git(repo.root, "status", timeout=1e-9)

@@ -5,8 +5,10 @@ commit, the same rules digest (rocm-audit's code, the rules in force, the option
 history.command.rules_digest) and a clean working tree. The driver knows which report is kept and what made it
 from a stamp written beside it (`--out/resume/NAME.json`: repository key, commit, digest, and the report's
 SHA-256, so a report rewritten since is never taken for the stamped one); the history store must hold that run.
-The task (a worker, perhaps another machine's) then decides: a local repository's HEAD, its working tree and
-the digest its settings give; a URL's fetched commit and the digest of its configuration at that commit. Its
+That commit and digest travel in the task value, and the task decides where the scan would run (a Dask worker
+may be another machine): for a local repository, in the process that would start the scan (no process is
+started for it), its HEAD, the digest its settings give and a clean working tree; for a URL, in the scan's
+process after the shallow fetch, the fetched commit and the digest of its configuration at that commit. Its
 `unchanged` outcome comes back without a report, and the driver adds the kept one."""
 from __future__ import annotations
 

@@ -11,7 +11,7 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from auditor.scan.file import MAX_FILE_BYTES   # files larger than check's default limit are not read out of git
@@ -23,6 +23,7 @@ SCANNED, UNCHANGED, FAILED = "scanned", "unchanged", "failed"
 _RUNNING: set[subprocess.Popen] = set()   # the scans this process started and still waits on
 _LOCK = threading.Lock()
 MAX_REASON = 400
+TREE_CHECK_SECONDS = 120.0   # git's answer on a working tree's changes: slower, and the tree counts as changed
 
 
 @dataclass(frozen=True, slots=True)
@@ -33,8 +34,8 @@ class RepoTask:
     timeout: float                 # seconds for the whole repository, fetch included
     check_args: tuple[str, ...]    # flags every repository's `check` gets (cache, budgets, excludes)
     clone_dir: str                 # where git URLs are fetched to (bare, shallow)
-    resume_commit: str = ""        # with a kept report (resume.py): the commit and rules digest it was made at;
-    resume_digest: str = ""        # the task answers `unchanged` when this run would scan the same
+    resume_commit: str = ""        # with a kept report (resume.py): the commit and rules digest it was made
+    resume_digest: str = ""        # at; the task answers `unchanged` when this run would produce that report
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,9 +65,15 @@ def failed(task: RepoTask, reason: str, seconds: float = 0.0) -> Outcome:
 
 
 def scan_repository(task: RepoTask) -> Outcome:
-    """`audit_repository` in a child process, ended (with everything it started) after `task.timeout`."""
+    """`audit_repository` in a child process, ended (with everything it started) after `task.timeout`; a local
+    repository that resumes is answered here, without one."""
     if task.kind == "missing":   # nothing to start a process for
         return audit_repository(task)
+    if task.kind == "path" and task.resume_commit:
+        resumed = _unchanged_here(task)
+        if resumed is not None:
+            return resumed
+        task = replace(task, resume_commit="", resume_digest="")   # decided: the child scans it
     started = time.monotonic()
     request = json.dumps(asdict(task)).encode("utf-8")
     child = subprocess.Popen([sys.executable, "-m", "auditor.fleet"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -138,14 +145,31 @@ def _audit_fetched(task: RepoTask) -> Outcome:
     return Outcome(task.name, task.location, SCANNED, commit=fetched, repo_key=key, report=report, record=record)
 
 
+def _unchanged_here(task: RepoTask) -> Outcome | None:
+    """Resume of a local repository, decided in this process (the fleet's thread, or the Dask worker's): its
+    HEAD, the digest its settings give and a clean working tree (git's answer bounded in time). None when it
+    must be scanned, or on any doubt: the scan's own process meets the problem and says why."""
+    from auditor.history.command import repository
+
+    started = time.monotonic()
+    path = Path(task.location)
+    try:
+        commit = head_commit(path)
+        if commit != task.resume_commit or run_digest(path, task.check_args) != task.resume_digest or \
+                working_tree_changed(path, min(task.timeout, TREE_CHECK_SECONDS)):
+            return None
+        key = repository(path)[2]
+    except Exception:  # noqa: BLE001 - not resumed; whatever failed here is the scan's to report
+        return None
+    return Outcome(task.name, task.location, UNCHANGED, commit=commit, repo_key=key,
+                   seconds=round(time.monotonic() - started, 3))
+
+
 def _audit_local(task: RepoTask) -> Outcome:
     path = Path(task.location)
     commit = head_commit(path)
     where = _where_local(path) if commit is not None else None
-    dirty = commit is not None and working_tree_changed(path)
-    if commit is not None and not dirty and task.resume_commit == commit \
-            and run_digest(path, task.check_args) == task.resume_digest:
-        return Outcome(task.name, task.location, UNCHANGED, commit=commit, repo_key=where.repo if where else "")
+    dirty = commit is not None and working_tree_changed(path, min(task.timeout, TREE_CHECK_SECONDS))
     report, record = check_report(path, task.check_args, where=where)
     if dirty and record is not None:   # no commit's run: history and resume never take it for HEAD's
         record = {**record, "where": {**record["where"], "commit": "", "committed_at": "", "author": ""}}
