@@ -174,7 +174,7 @@ class _Progress:
             return
         verdict = (outcome.report or {}).get("summary", {}).get("verdict") if outcome.status != FAILED else None
         note = " (unchanged)" if outcome.status == UNCHANGED else \
-            " (working tree changed: recorded as no commit's run, not resumed)" if outcome.dirty else ""
+            " (working tree changed since its commit)" if outcome.dirty else ""
         what = f"{verdict}{note}" if verdict else f"failed: {outcome.reason}"
         print(safe_text(f"[{self.count}/{self.total}] {outcome.name}: {what} ({outcome.seconds:g} s)"),
               file=sys.stderr, flush=True)

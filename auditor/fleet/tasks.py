@@ -23,7 +23,7 @@ SCANNED, UNCHANGED, FAILED = "scanned", "unchanged", "failed"
 _RUNNING: set[subprocess.Popen] = set()   # the scans this process started and still waits on
 _LOCK = threading.Lock()
 MAX_REASON = 400
-TREE_CHECK_SECONDS = 120.0   # git's answer on a working tree's changes: slower, and the tree counts as changed
+TREE_CHECK_SECONDS = 120.0   # for git to say whether a working tree changed; no answer by then counts as changed
 
 
 @dataclass(frozen=True, slots=True)
