@@ -51,6 +51,10 @@ def test_resume_rescans_when_the_options_change(tmp_path):
     assert statuses(fleet(repo.root, out=out, db=db)) == {"trt": "scanned"}
     assert statuses(fleet(repo.root, out=out, db=db)) == {"trt": "unchanged"}
     assert "serve/engine.py" in paths(kept(out, "trt"))
+    # the portfolio's --fail-on changes no report: the kept one is reused, and judged (blocked: exit 1)
+    code, printed = run_cli("fleet", repo.root, "--db", db, "--out", out, "--format", "json", "-q",
+                            "--fail-on", "blocked")
+    assert code == 1 and statuses({r["name"]: r for r in json.loads(printed)["repositories"]}) == {"trt": "unchanged"}
     assert statuses(fleet(repo.root, "--exclude=serve/", out=out, db=db)) == {"trt": "scanned"}
     assert "serve/engine.py" not in paths(kept(out, "trt"))
     again = fleet(repo.root, out=out, db=db)

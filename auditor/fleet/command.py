@@ -99,7 +99,8 @@ def fleet_command(argv: Sequence[str], recorder: Recorder | None = None) -> int:
     if recorder is not None:
         for outcome in outcomes:
             if outcome.status == SCANNED and outcome.report is not None:
-                recorder.record(outcome.report, outcome.repo_key, outcome.commit, outcome.record)
+                commit = None if outcome.dirty else outcome.commit   # a changed working tree is no commit's
+                recorder.record(outcome.report, outcome.repo_key, commit, outcome.record)
     trend = getattr(recorder, "trend", None)   # the history store's; a recorder may keep no history
     trends = {o.name: trend(o.repo_key) for o in outcomes if trend and o.repo_key and o.status != FAILED}
     portfolio = write_outputs(outcomes, args.out, trends)
