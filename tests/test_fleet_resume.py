@@ -4,6 +4,7 @@ git URL resumes after its shallow fetch."""
 import json
 import os
 import sqlite3
+from contextlib import closing
 from pathlib import Path
 
 import pytest
@@ -26,7 +27,7 @@ def fleet(*args, out: Path, db: Path) -> dict:
 
 def recorded(db: Path, key: str) -> list[tuple[str, str, str]]:
     """(commit, rules digest, source) of every run recorded for `key`, in order."""
-    with sqlite3.connect(db) as connection:
+    with closing(sqlite3.connect(db)) as connection:
         return connection.execute("SELECT commit_id, rules_digest, source FROM runs WHERE repo = ? ORDER BY id",
                                   (key,)).fetchall()
 
@@ -78,7 +79,7 @@ def test_resume_rescans_for_another_rocm_audit_or_a_config_outside_the_commit(tm
     stamp = out / "resume/trt.json"
     older = {**json.loads(stamp.read_text()), "rules_digest": "0" * 24}
     stamp.write_text(json.dumps(older))
-    with sqlite3.connect(db) as connection:
+    with closing(sqlite3.connect(db)) as connection, connection:
         connection.execute("UPDATE runs SET rules_digest = ?", ("0" * 24,))
     assert statuses(fleet(repo.root, out=out, db=db)) == {"trt": "scanned"}
 
@@ -171,3 +172,15 @@ def test_a_tree_git_cannot_answer_about_in_time_counts_as_changed(tmp_path):
     assert working_tree_changed(repo.root, timeout=1e-9) is True
     with pytest.raises(GitError, match="git status: no answer within"):
         git(repo.root, "status", timeout=1e-9)
+
+
+def test_a_run_with_a_file_it_could_not_scan_is_scanned_again(tmp_path):
+    """An incomplete run (here a pyproject.toml that is not TOML; as well a file over its time budget) is not
+    reused: what made it incomplete may pass."""
+    repo = GitRepo(tmp_path / "org/trt", {**TRT, "pyproject.toml": "[project\nname = 'trt'\n"})
+    out, db = tmp_path / "out", tmp_path / "h.sqlite"
+    assert statuses(fleet(repo.root, out=out, db=db)) == {"trt": "scanned"}
+    assert kept(out, "trt")["summary"]["files_failed"] == 1
+    assert statuses(fleet(repo.root, out=out, db=db)) == {"trt": "scanned"}
+    with closing(sqlite3.connect(db)) as connection:
+        assert [complete for complete, in connection.execute("SELECT complete FROM runs")] == [0, 0]

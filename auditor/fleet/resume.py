@@ -81,13 +81,15 @@ def with_kept(outcome: Outcome, kept: dict[str, Kept]) -> Outcome:
 
 
 def stamp(outcome: Outcome, out: Path, report_text: str) -> None:
-    """After reports/NAME.json was written: the stamp that lets a later run reuse it, when it may (a scan of a
-    commit's clean tree, with its run for the store), else none (a stale stamp is removed)."""
+    """After reports/NAME.json was written: the stamp that lets a later run reuse it, when it may (a complete
+    scan of a commit's clean tree, with its run for the store), else none (a stale stamp is removed). A run with
+    a file it could not scan is not reused: the cause may pass (a time budget under load, a worker killed)."""
     from auditor.invocation.output import write_atomic
 
     where = out / STAMPS / f"{outcome.name}.json"
     run = outcome.record or {}
-    if outcome.status != SCANNED or outcome.dirty or not outcome.commit or not run.get("rules_digest"):
+    if outcome.status != SCANNED or outcome.dirty or not outcome.commit or not run.get("rules_digest") or \
+            run.get("complete") is not True:
         where.unlink(missing_ok=True)
         return
     where.parent.mkdir(parents=True, exist_ok=True)
