@@ -97,6 +97,7 @@ def test_a_changed_working_tree_is_scanned_and_not_taken_for_the_commit(tmp_path
     write_tree(repo.root, {"app/monitor.py": "import pynvml\n\npynvml.nvmlInit()\n"})   # untracked
     rows = fleet(repo.root, out=out, db=db)
     assert statuses(rows) == {"portable": "scanned"} and rows["portable"]["commit"] == head
+    assert rows["portable"]["working_tree_changed"] is True       # the row says its report is not the commit's
     assert "app/monitor.py" in paths(kept(out, "portable"))
     assert statuses(fleet(repo.root, out=out, db=db)) == {"portable": "scanned"}   # still dirty
     (repo.root / "app/monitor.py").unlink()
@@ -106,6 +107,7 @@ def test_a_changed_working_tree_is_scanned_and_not_taken_for_the_commit(tmp_path
     repo.git("checkout", "--", "app/model.py")
     clean = fleet(repo.root, out=out, db=db)
     assert statuses(clean) == {"portable": "scanned"} and clean["portable"]["verdict"] == "ready"
+    assert clean["portable"]["working_tree_changed"] is False
     assert "app/model.py" not in paths(kept(out, "portable"))
     key = repository(repo.root)[2]
     assert [commit for commit, _, _ in recorded(db, key)] == [head, "", "", "", head]

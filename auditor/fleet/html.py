@@ -74,6 +74,7 @@ def _row(r: RepoRow) -> str:
                 "</tr>\n")
     link = f'<a href="{escape(quote(r.report))}">{escape(r.report)}</a>' if r.report else ""
     unchanged = ' <span class="tag">unchanged</span>' if r.status == "unchanged" else ""
+    unchanged += ' <span class="tag">working tree changed</span>' if r.changed_tree else ""
     return (f'<tr data-name="{escape(r.name)}" data-status="{escape(r.status)}">{name}'
             f'<td><span class="badge small verdict-{escape(r.verdict)}" data-field="verdict">{escape(r.verdict)}</span>'
             f'{unchanged}</td>'

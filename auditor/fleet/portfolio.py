@@ -32,6 +32,7 @@ class RepoRow:
     lines: int                   # lines scanned
     commit: str | None
     trend: tuple[tuple[str, int], ...] = ()   # with --db: (day, live findings) of each recorded run, oldest first
+    changed_tree: bool = False   # scanned from a working tree holding changes its commit does not
 
 
 @dataclass(frozen=True, slots=True)
@@ -102,7 +103,8 @@ def _row(outcome: Outcome, report_path: str | None) -> RepoRow:
               default=None)
     return RepoRow(outcome.name, outcome.source, outcome.status, summary["verdict_reason"], summary["verdict"],
                    float(effort["low_days"]), float(effort["high_days"]), _group_label(top) if top else "",
-                   _confidence(report), report_path, int(summary["lines_scanned"]), outcome.commit)
+                   _confidence(report), report_path, int(summary["lines_scanned"]), outcome.commit,
+                   changed_tree=outcome.dirty)
 
 
 def _live_groups(report: dict) -> list[dict]:
@@ -187,7 +189,8 @@ def portfolio_dict(portfolio: Portfolio) -> dict:
             {"name": r.name, "source": r.source, "verdict": r.verdict, "effort_low_days": r.effort_low_days,
              "effort_high_days": r.effort_high_days, "status": r.status, "report": r.report, "reason": r.reason,
              "top_blocker": r.top_blocker, "rocm_path_confidence": r.confidence or None, "lines_scanned": r.lines,
-             "commit": r.commit, "trend": [{"day": day, "live": live} for day, live in r.trend]}
+             "commit": r.commit, "working_tree_changed": r.changed_tree,
+             "trend": [{"day": day, "live": live} for day, live in r.trend]}
             for r in portfolio.repositories],
         "blockers": [
             {"key": b.key, "kind": b.kind, "repositories": list(b.repositories), "effort_low_days": b.effort_low_days,

@@ -39,7 +39,8 @@ def render_terminal(portfolio: Portfolio) -> str:
         tail = f"  {safe_text(r.top_blocker)}" if r.top_blocker else ""
         effort = days(r.effort_low_days, r.effort_high_days)
         lines.append(f"  {safe_text(r.name):<{width}}  {r.verdict:<10}  {effort:<16}  confidence {r.confidence:<6}"
-                     + tail + ("  (unchanged)" if r.status == "unchanged" else ""))
+                     + tail + ("  (unchanged)" if r.status == "unchanged" else "")
+                     + ("  (working tree changed since its commit)" if r.changed_tree else ""))
     if portfolio.blockers:
         lines += ["", "What blocks the most work, across repositories:"]
         lines += [f"  {safe_text(fix_sentence(b))}" for b in portfolio.blockers[:SHOWN_BLOCKERS]]
