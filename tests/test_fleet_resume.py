@@ -166,7 +166,7 @@ def test_the_working_tree_check_runs_none_of_the_repository_s_programs(tmp_path)
 def test_a_tree_git_cannot_answer_about_in_time_counts_as_changed(tmp_path):
     """The working-tree check is bounded: git's answer not in time (here: no time at all) means changed, so the
     repository is scanned rather than resumed; a clean tree answered in time is unchanged."""
-    from auditor.fleet.gitsource import working_tree_changed
+    from auditor.util.vcs import working_tree_changed
     from auditor.util.vcs import GitError, git
 
     repo = GitRepo(tmp_path / "portable", PORTABLE)

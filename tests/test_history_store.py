@@ -54,6 +54,21 @@ def test_check_record_appends_the_run_with_its_counts_and_dependencies(repo, tmp
     assert rows(db, "PRAGMA user_version") == [(SCHEMA_VERSION,)]
 
 
+def test_a_changed_working_tree_is_recorded_as_no_commit_s_run(repo, tmp_path, capsys):
+    """The scan read files HEAD does not hold: the run is kept (with a note), but never as HEAD's point."""
+    db = tmp_path / "h.db"
+    (repo / "monitor.py").write_text("import pynvml\n")              # untracked, not ignored
+    assert record(repo, db) == 1
+    assert "recorded as no commit's" in capsys.readouterr().err
+    assert rows(db) == [("", "needs-port", 2, "check")]
+    (repo / "monitor.py").unlink()
+    assert record(repo, db) == 1
+    head = git(repo, "rev-parse", "HEAD").strip()
+    with open_store(db, readonly=True) as store:
+        key = rows(db, "SELECT repo FROM runs")[0][0]
+        assert [(p.where.commit, p.live) for p in store.points(key)] == [(head, 1)]
+
+
 def test_record_needs_a_git_repository(tmp_path):
     (tmp_path / "app.py").write_text("import pynvml\n")
     assert record(tmp_path, tmp_path / "h.db") == 2

@@ -15,15 +15,13 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from auditor.scan.file import MAX_FILE_BYTES   # files larger than check's default limit are not read out of git
-from auditor.fleet.gitsource import (
-    BrokenRepository, fetch_shallow, head_commit, repo_key, tree_of, url_key, working_tree_changed,
-)
+from auditor.fleet.gitsource import BrokenRepository, fetch_shallow, head_commit, repo_key, tree_of, url_key
+from auditor.util.vcs import TREE_CHECK_SECONDS, working_tree_changed
 
 SCANNED, UNCHANGED, FAILED = "scanned", "unchanged", "failed"
 _RUNNING: set[subprocess.Popen] = set()   # the scans this process started and still waits on
 _LOCK = threading.Lock()
 MAX_REASON = 400
-TREE_CHECK_SECONDS = 120.0   # for git to say whether a working tree changed; no answer by then counts as changed
 
 
 @dataclass(frozen=True, slots=True)

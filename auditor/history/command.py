@@ -68,6 +68,10 @@ def record_and_progress(settings, report, root: Path, rulebook):
         return None
     if options.record:
         where = where_of(top, prefix, key)
+        if vcs.working_tree_changed(root):
+            print("rocm-audit: note: the working tree holds changes its commit does not: this run is recorded as "
+                  "no commit's (history shows commits' runs)", file=sys.stderr)
+            where = replace(where, commit="", committed_at="", author="")
         with open_store(options.db) as store:
             store.record(run_record(report, where, rules_digest(settings, rulebook), source="check"))
     if not wants_html:

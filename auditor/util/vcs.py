@@ -307,3 +307,23 @@ def _alive(pid: int) -> bool:
     except PermissionError:
         return True
     return True
+
+
+TREE_CHECK_SECONDS = 120.0   # for git to say whether a working tree changed; no answer by then counts as changed
+
+
+def working_tree_changed(path: Path, timeout: float | None = TREE_CHECK_SECONDS) -> bool:
+    """Whether the working tree under `path` holds what HEAD does not: a tracked file changed (staged or not) or
+    a file git does not track that no .gitignore hides (the files a scan reads; .git/info/exclude and the user's
+    excludes file are not what the scan honours, so files they hide count too). True when git cannot tell, or
+    not within `timeout` seconds a call.
+    Through git() above: no fsmonitor, hooks or untracked cache, filter drivers blanked, no optional index
+    write; submodules are not entered (their own config would be theirs to obey)."""
+    try:
+        if git(path, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--ignore-submodules=all",
+               "--no-renames", "--", ".", timeout=timeout):
+            return True
+        return bool(git(path, "ls-files", "-z", "--others", "--directory", "--no-empty-directory",
+                        "--exclude-per-directory=.gitignore", "--", ".", timeout=timeout))
+    except GitError:
+        return True
