@@ -205,6 +205,8 @@ class FileFacts:
     fenced_exports: tuple[int, ...] = ()   # lines of those registrations on a branch a ROCm build never compiles
     functions: tuple[tuple[str, int, int, tuple[str, ...]], ...] = ()
     includes: tuple[str, ...] = ()
+    # C/C++: (first, last) lines no parse could read, with the rules whose words occur there (parsing/cuda.py)
+    unread_rules: tuple[tuple[int, int, tuple[str, ...]], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -311,6 +313,8 @@ class Gate:
     changed_files: int | None = None                   # diff-base: files changed since the merge-base
     strict: bool = False             # --strict: a baseline that lists gone findings fails the run
     changed_paths: tuple[str, ...] = ()                # diff-base: the files changed since the merge-base
+    # diff-base: (path, line, rule) where the change adds lines no parse could read that hold words of the rule
+    unread_added: tuple[tuple[str, int, str], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)
@@ -367,8 +371,9 @@ class Report:
 
     @property
     def complete(self) -> bool:
-        """Every file found was scanned completely (partial files, scanned past a bad line, count as scanned)."""
-        return not self.errors
+        """Every file found was scanned completely (partial files, scanned past a bad line, count as scanned,
+        unless the gate found code a change adds hidden in them: `unscanned`)."""
+        return not self.errors and not self.unscanned
 
     def breaks(self, finding: Finding) -> bool:
         """Whether `finding` would break on ROCm in this run (Finding.would_break with the run's choice)."""

@@ -153,6 +153,31 @@ def test_code_read_past_a_broken_line_keeps_its_preprocessor_guard(tmp_path, cap
     assert code == 0
 
 
+def test_code_a_change_adds_where_no_parse_reads_it_fails_the_ci_command(tmp_path, capfd):
+    """Twelve broken declarations before the kernel: more than the parser reads past, so the kernel stays unread.
+    The lines the change adds there hold PTX of a critical rule: the run fails closed and says why."""
+    repo = pull_request(tmp_path, {"csrc/k.cu": BROKEN_DECLARATION * 12 + HOPPER_KERNEL})
+    code, out, _ = run(capfd, repo, *CI)
+    assert code == 1
+    assert ("::error file=csrc/k.cu,title=rocm-audit%3A fails closed::csrc/k.cu: not scanned completely (syntax "
+            "errors from line 1 leave code the change adds unread, with words of RA303 ptx-hopper-blackwell") in out
+    code, out, _ = run(capfd, repo, *CI, "--allow-partial")
+    assert code == 0 and "fails closed" not in out
+    code, out, _ = run(capfd, repo, "check", ".", "--diff-base", "main", "--format", "json", "--no-progress")
+    assert code == 1 and json.loads(out)["complete"] is False
+
+
+def test_unread_lines_the_change_did_not_add_or_with_no_rule_words_stay_partial(tmp_path, capfd):
+    """An unread stretch that was there at the base is known, not new; one with no rule's words hides nothing."""
+    base = {**BASE, "csrc/old.cu": BROKEN_DECLARATION * 12 + HOPPER_KERNEL}
+    repo = pull_request(tmp_path, {"csrc/old.cu": "// a comment the change adds\n" + base["csrc/old.cu"],
+                                   "csrc/new.cu": BROKEN_DECLARATION * 12 + "int plain(int v) { return v + 1; }\n"},
+                        base=base)
+    code, out, _ = run(capfd, repo, *CI)
+    assert code == 0, out
+    assert "fails closed" not in out
+
+
 def test_a_worker_that_dies_on_a_file_fails_the_run(tmp_path, capfd, monkeypatch):
     import auditor.runner.workers
 

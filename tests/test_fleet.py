@@ -142,14 +142,14 @@ class MemoryRecorder:
     """The Recorder protocol (auditor/fleet/recorder.py) over a dict, standing in for the history store."""
 
     def __init__(self):
-        self.runs: dict[str, list[tuple[str | None, str]]] = {}
+        self.runs: dict[str, list[tuple[str | None, str, str]]] = {}
 
-    def last_commit(self, repo_key):
-        runs = self.runs.get(repo_key)
-        return runs[-1][0] if runs else None
+    def recorded(self, repo_key, commit, rules_digest):
+        return any((c, d) == (commit, rules_digest) for c, _, d in self.runs.get(repo_key, ()))
 
     def record(self, report, repo_key, commit, run=None):
-        self.runs.setdefault(repo_key, []).append((commit, report["summary"]["verdict"]))
+        digest = run["rules_digest"] if run else ""
+        self.runs.setdefault(repo_key, []).append((commit, report["summary"]["verdict"], digest))
 
 
 def test_resume_skips_repositories_whose_head_is_unchanged(tmp_path):

@@ -43,3 +43,24 @@ def test_unreachable_scheduler_is_a_tool_error(tmp_path, capsys):
 def test_dask_needs_a_scheduler(tmp_path, capsys):
     assert run_fleet(tmp_path, "--executor", "dask")[0] == 2
     assert "--executor dask needs --scheduler ADDRESS" in capsys.readouterr().err
+
+
+def test_resume_through_dask_workers(scheduler, tmp_path):
+    """The resume facts travel in the task value: a Dask worker answers `unchanged` for a local repository and a
+    git URL whose commit and digest are the kept reports', and the driver gives the rows the kept reports."""
+    from tests.gitrepo import GitRepo
+    from tests.fleetrepos import PORTABLE, TRT
+
+    local = GitRepo(tmp_path / "org/portable", PORTABLE)
+    url = GitRepo(tmp_path / "upstream/trt-serving", TRT).root.as_uri()
+    args = (local.root, url, "--out", tmp_path / "out", "--db", tmp_path / "h.sqlite", "--cache-dir",
+            tmp_path / "cache", "--executor", "dask", "--scheduler", scheduler)
+    first_code, first = run_fleet(*args)
+    second_code, second = run_fleet(*args)
+    assert (first_code, second_code) == (0, 0)
+    assert [r["status"] for r in first["repositories"]] == ["scanned", "scanned"]
+    assert [r["status"] for r in second["repositories"]] == ["unchanged", "unchanged"]
+    shown = ("name", "verdict", "effort_low_days", "effort_high_days", "top_blocker", "commit", "report")
+    assert [{k: r[k] for k in shown} for r in second["repositories"]] == \
+        [{k: r[k] for k in shown} for r in first["repositories"]]
+    assert second["totals"] == first["totals"] and second["blockers"] == first["blockers"]

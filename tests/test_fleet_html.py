@@ -11,11 +11,17 @@ HOSTILE = '<img src=x onerror="window.pwned=1">'
 
 
 def test_portfolio_page_in_chromium_shows_the_json_numbers(browser, tmp_path):  # noqa: F811
+    """The page of a resumed run with --db: unchanged, scanned and failed rows, each repository's trend and the
+    burn-down."""
     org = make_org(tmp_path / "org")
     write_tree(org / HOSTILE, PORTABLE)
-    out = tmp_path / "out"
-    code, printed = run_fleet(org, tmp_path / "gone", "--out", out)
+    out, db = tmp_path / "out", tmp_path / "h.sqlite"
+    assert run_fleet(org, tmp_path / "gone", "--out", out, "--db", db)[0] == 0
+    code, printed = run_fleet(org, tmp_path / "gone", "--out", out, "--db", db)
     assert code == 0
+    assert {r["name"]: r["status"] for r in printed["repositories"]} == {
+        "kern": "unchanged", "portable": "unchanged", "trt": "scanned", "img_src_x_onerror_window.pwned_1": "scanned",
+        "gone": "failed"}
     portfolio = json.loads((out / "portfolio.json").read_text(encoding="utf-8"))
     assert printed == portfolio
     html = (out / "portfolio.html").read_text(encoding="utf-8")
@@ -46,6 +52,13 @@ def test_portfolio_page_in_chromium_shows_the_json_numbers(browser, tmp_path):  
         assert float(field("effort_high_days")) == repo["effort_high_days"]
         link = row.locator("a").get_attribute("href")
         assert link == repo["report"] and (out / link).is_file()
+        dots = row.locator("svg.trend circle")
+        assert [int(dots.nth(j).get_attribute("data-live")) for j in range(dots.count())] == \
+            [point["live"] for point in repo["trend"]]
+        assert len(repo["trend"]) == (1 if repo["commit"] else 0)   # a plain tree has no commit to record
+    burndown = page.locator("#burndown + .burndown svg circle")
+    assert [int(burndown.nth(j).get_attribute("data-live")) for j in range(burndown.count())] == \
+        [point["live"] for point in totals["burndown"]] and totals["burndown"]
     hostile = rows.filter(has_text=HOSTILE)
     assert hostile.count() == 1 and hostile.locator('[data-field="verdict"]').text_content() == "ready"
     first = page.locator("#by-effort + table tbody tr").first

@@ -109,7 +109,7 @@ def test_partially_parsed_files_are_listed_with_the_reason(tmp_path, run_json):
     _, data = run_json(str(tmp_path))
     assert data["summary"]["files_partial"] == 2
     assert data["partial"] == [
-        {"path": "broken.cu", "reason": "syntax errors on lines 1-3: the code there was not scanned"},
+        {"path": "broken.cu", "reason": "syntax errors on lines 1, 3: the code there was not scanned"},
         {"path": "latin.cu", "reason": "Latin-1 (not valid UTF-8)"},
     ]
 

@@ -10,10 +10,11 @@ from collections.abc import Sequence
 from pathlib import Path
 
 from auditor.util.errors import ToolError, safe_text
-from auditor.fleet.portfolio import VERDICTS, Portfolio, build_portfolio, reached
+from auditor.fleet.portfolio import Portfolio, build_portfolio, reached
 from auditor.fleet.recorder import Recorder, open_recorder
-from auditor.fleet.sources import Source, SourceError, expand
-from auditor.fleet.tasks import FAILED, UNCHANGED, Outcome, RepoTask
+from auditor.fleet.resume import kept_reports, stamp, with_kept
+from auditor.fleet.sources import SourceError, expand
+from auditor.fleet.tasks import FAILED, SCANNED, UNCHANGED, Outcome, RepoTask
 
 EXIT_CLEAN, EXIT_REACHED, EXIT_ERROR = 0, 1, 2
 DEFAULT_OUT = "rocm-audit-fleet"
@@ -51,7 +52,8 @@ def build_parser() -> argparse.ArgumentParser:
                         help="exit 1 when any repository is blocked (blocked), or needs a port or is blocked "
                              "(needs-port); default never: the portfolio is a report")
     parser.add_argument("--db", type=Path, metavar="PATH",
-                        help="record each run in this history store and skip repositories whose HEAD is unchanged")
+                        help="record each run in this history store; a repository whose commit, rules and "
+                             "options are those of its kept report is not scanned again")
     parser.add_argument("-q", "--quiet", action="store_true", help="no line per repository on standard error")
     check = parser.add_argument_group("passed to each repository's check")
     check.add_argument("--no-cache", action="store_true", help="neither read nor write cached scan results")
@@ -76,28 +78,29 @@ def fleet_command(argv: Sequence[str], recorder: Recorder | None = None) -> int:
         sources = expand(args.sources)
     except SourceError as err:
         raise ToolError(str(err)) from None
-    tasks = [RepoTask(s.name, s.location, s.kind, args.timeout, _check_args(args), str(_clone_dir(args)))
+    kept = kept_reports(sources, recorder, args.out)
+    tasks = [RepoTask(s.name, s.location, s.kind, args.timeout, _check_args(args), str(_clone_dir(args)),
+                      *((kept[s.name].commit, kept[s.name].rules_digest) if s.name in kept else ()))
              for s in sources]
-    reports_dir = args.out / "reports"
-    kept = _unchanged(sources, recorder, reports_dir)
-    todo = [task for task in tasks if task.name not in kept]
     progress = _Progress(len(tasks), args.quiet)
-    for outcome in kept.values():
-        progress(outcome)
+
+    def settled(outcome: Outcome) -> None:
+        progress(with_kept(outcome, kept))
+
     if args.executor == "dask":
         from auditor.fleet.executors import run_dask
 
-        done = run_dask(todo, args.scheduler, progress, args.connect_timeout)
+        done = run_dask(tasks, args.scheduler, settled, args.connect_timeout)
     else:
         from auditor.fleet.executors import run_local
 
-        done = run_local(todo, args.jobs, progress)
-    by_name = {o.name: o for o in [*kept.values(), *done]}
-    outcomes = [by_name[task.name] for task in tasks]
+        done = run_local(tasks, args.jobs, settled)
+    outcomes = [with_kept(outcome, kept) for outcome in done]
     if recorder is not None:
-        for outcome in done:
-            if outcome.status != FAILED and outcome.report is not None:
-                recorder.record(outcome.report, outcome.repo_key, outcome.commit, outcome.record)
+        for outcome in outcomes:
+            if outcome.status == SCANNED and outcome.report is not None:
+                commit = None if outcome.dirty else outcome.commit   # a changed working tree is no commit's
+                recorder.record(outcome.report, outcome.repo_key, commit, outcome.record)
     trend = getattr(recorder, "trend", None)   # the history store's; a recorder may keep no history
     trends = {o.name: trend(o.repo_key) for o in outcomes if trend and o.repo_key and o.status != FAILED}
     portfolio = write_outputs(outcomes, args.out, trends)
@@ -123,7 +126,9 @@ def write_outputs(outcomes: Sequence[Outcome], out: Path,
         if outcome.report is not None and outcome.status != FAILED:
             relative = f"reports/{outcome.name}.json"
             if outcome.status != UNCHANGED:
-                write_atomic(out / relative, json.dumps(outcome.report, indent=2, ensure_ascii=False) + "\n")
+                text = json.dumps(outcome.report, indent=2, ensure_ascii=False) + "\n"
+                write_atomic(out / relative, text)
+                stamp(outcome, out, text)
             paths[outcome.name] = relative
     portfolio = build_portfolio(outcomes, paths, trends)
     write_atomic(out / "portfolio.json", render_json(portfolio))
@@ -137,50 +142,6 @@ def _print(portfolio: Portfolio, form: str) -> None:
 
     render = {"terminal": render_terminal, "json": render_json, "html": render_html}[form]
     sys.stdout.write(render(portfolio))
-
-
-def _unchanged(sources: Sequence[Source], recorder: Recorder | None, reports: Path) -> dict[str, Outcome]:
-    """Resume: local repositories whose HEAD is the commit last recorded for them, with the report kept from
-    that run (a repository without one is scanned again)."""
-    import json
-
-    from auditor.fleet.gitsource import BrokenRepository, head_commit
-
-    if recorder is None:
-        return {}
-    kept: dict[str, Outcome] = {}
-    for source in sources:
-        if source.kind != "path":
-            continue
-        path = Path(source.location)
-        try:
-            commit = head_commit(path)
-        except BrokenRepository:
-            continue   # its scan says why
-        if commit is None:
-            continue
-        key = _store_key(path)
-        if key is None or recorder.last_commit(key) != commit:
-            continue
-        try:
-            report = json.loads((reports / f"{source.name}.json").read_text(encoding="utf-8"))
-        except (OSError, ValueError):
-            continue
-        if isinstance(report, dict) and report.get("summary", {}).get("verdict") in VERDICTS:
-            kept[source.name] = Outcome(source.name, source.location, UNCHANGED, commit=commit, repo_key=key,
-                                        report=report)
-    return kept
-
-
-def _store_key(path: Path) -> str | None:
-    """The key the history store keeps this repository's runs under (None: git cannot tell)."""
-    from auditor.history.command import repository
-    from auditor.util.vcs import GitError
-
-    try:
-        return repository(path)[2]
-    except (GitError, ValueError):
-        return None
 
 
 def _check_args(args: argparse.Namespace) -> tuple[str, ...]:
@@ -213,7 +174,8 @@ class _Progress:
         if self.quiet:
             return
         verdict = (outcome.report or {}).get("summary", {}).get("verdict") if outcome.status != FAILED else None
-        what = f"{verdict}{' (unchanged)' if outcome.status == UNCHANGED else ''}" if verdict else \
-            f"failed: {outcome.reason}"
+        note = " (unchanged)" if outcome.status == UNCHANGED else \
+            " (working tree changed since its commit)" if outcome.dirty else ""
+        what = f"{verdict}{note}" if verdict else f"failed: {outcome.reason}"
         print(safe_text(f"[{self.count}/{self.total}] {outcome.name}: {what} ({outcome.seconds:g} s)"),
               file=sys.stderr, flush=True)

@@ -33,6 +33,23 @@ def head_commit(path: Path) -> str | None:
         raise BrokenRepository(f"git cannot read this repository: {_cause(err)}") from None
 
 
+def working_tree_changed(path: Path, timeout: float | None = None) -> bool:
+    """Whether the working tree under `path` holds what HEAD does not: a tracked file changed (staged or not) or
+    a file git does not track that no .gitignore hides (the files a scan reads; .git/info/exclude and the user's
+    excludes file are not what the scan honours, so files they hide count too). True when git cannot tell, or
+    not within `timeout` seconds a call.
+    Through vcs.py's git: no fsmonitor, hooks or untracked cache, filter drivers blanked, no optional index
+    write; submodules are not entered (their own config would be theirs to obey)."""
+    try:
+        if git(path, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--ignore-submodules=all",
+               "--no-renames", "--", ".", timeout=timeout):
+            return True
+        return bool(git(path, "ls-files", "-z", "--others", "--directory", "--no-empty-directory",
+                        "--exclude-per-directory=.gitignore", "--", ".", timeout=timeout))
+    except GitError:
+        return True
+
+
 def repo_key(path: Path, commit: str | None) -> str:
     """What a repository's runs are recorded under: its first commit and where in the repository the scan
     starts (a fork keeps the key; two projects of one monorepo do not share it); a plain tree: its path."""

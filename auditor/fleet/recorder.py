@@ -1,6 +1,6 @@
 """Where a fleet run is recorded and resumed from (`--db`): the run-history store (auditor/history/store.py),
-the one `check --record` and `history` use, under the same repository keys. A repository whose HEAD is the commit
-last recorded for it is not rescanned; its previous report is reused."""
+the one `check --record` and `history` use, under the same repository keys. A kept report is reused only when the
+store holds its run (auditor/fleet/resume.py)."""
 from __future__ import annotations
 
 from pathlib import Path
@@ -8,8 +8,8 @@ from typing import Protocol
 
 
 class Recorder(Protocol):
-    def last_commit(self, repo_key: str) -> str | None:
-        """The commit of the last run recorded for this repository, or None."""
+    def recorded(self, repo_key: str, commit: str, rules_digest: str) -> bool:
+        """Whether a run of this commit under this rules digest is recorded for the repository."""
 
     def record(self, report: dict, repo_key: str, commit: str | None, run: dict | None = None) -> None:
         """One repository's run: its `check --format json` report, the commit it was scanned at, and the run as
@@ -25,12 +25,11 @@ class HistoryRecorder:
         self.path = path
         open_store(path).close()   # refuse a newer or damaged database before any repository is scanned
 
-    def last_commit(self, repo_key: str) -> str | None:
+    def recorded(self, repo_key: str, commit: str, rules_digest: str) -> bool:
         from auditor.history.store import open_store
 
         with open_store(self.path, readonly=True) as store:
-            last = store.last_run(repo_key)
-        return last.where.commit if last else None
+            return store.run_for(repo_key, commit, rules_digest) is not None
 
     def trend(self, repo_key: str) -> tuple[tuple[str, int], ...]:
         """(day, live findings) of each run recorded for the repository, oldest first: the day of its commit."""

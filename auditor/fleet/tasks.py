@@ -11,16 +11,19 @@ import subprocess
 import sys
 import threading
 import time
-from dataclasses import asdict, dataclass
+from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from auditor.scan.file import MAX_FILE_BYTES   # files larger than check's default limit are not read out of git
-from auditor.fleet.gitsource import BrokenRepository, fetch_shallow, head_commit, repo_key, tree_of, url_key
+from auditor.fleet.gitsource import (
+    BrokenRepository, fetch_shallow, head_commit, repo_key, tree_of, url_key, working_tree_changed,
+)
 
 SCANNED, UNCHANGED, FAILED = "scanned", "unchanged", "failed"
 _RUNNING: set[subprocess.Popen] = set()   # the scans this process started and still waits on
 _LOCK = threading.Lock()
 MAX_REASON = 400
+TREE_CHECK_SECONDS = 120.0   # for git to say whether a working tree changed; no answer by then counts as changed
 
 
 @dataclass(frozen=True, slots=True)
@@ -31,19 +34,22 @@ class RepoTask:
     timeout: float                 # seconds for the whole repository, fetch included
     check_args: tuple[str, ...]    # flags every repository's `check` gets (cache, budgets, excludes)
     clone_dir: str                 # where git URLs are fetched to (bare, shallow)
+    resume_commit: str = ""        # with a kept report (resume.py): the commit and rules digest it was made
+    resume_digest: str = ""        # at; the task answers `unchanged` when this run would produce that report
 
 
 @dataclass(frozen=True, slots=True)
 class Outcome:
     name: str
     source: str
-    status: str                    # scanned | unchanged (resume: HEAD as last recorded) | failed
+    status: str                    # scanned | unchanged (resume: commit and digest of the kept report) | failed
     reason: str = ""               # why it failed
     commit: str | None = None      # the commit scanned (None: not a git repository)
     repo_key: str = ""             # what its runs are recorded under
     seconds: float = 0.0
     report: dict | None = None     # the `check --format json` report
     record: dict | None = None     # the run as the history store keeps it (history.record.RunRecord as a dict)
+    dirty: bool = False            # scanned from a working tree with changes HEAD does not hold
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -59,9 +65,15 @@ def failed(task: RepoTask, reason: str, seconds: float = 0.0) -> Outcome:
 
 
 def scan_repository(task: RepoTask) -> Outcome:
-    """`audit_repository` in a child process, ended (with everything it started) after `task.timeout`."""
+    """`audit_repository` in a child process, ended (with everything it started) after `task.timeout`; a local
+    repository that resumes is answered here, without one."""
     if task.kind == "missing":   # nothing to start a process for
         return audit_repository(task)
+    if task.kind == "path" and task.resume_commit:
+        resumed = _unchanged_here(task)
+        if resumed is not None:
+            return resumed
+        task = replace(task, resume_commit="", resume_digest="")   # decided: the child scans it
     started = time.monotonic()
     request = json.dumps(asdict(task)).encode("utf-8")
     child = subprocess.Popen([sys.executable, "-m", "auditor.fleet"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
@@ -114,22 +126,65 @@ def audit_repository(task: RepoTask) -> Outcome:
         if task.kind == "missing":
             return failed(task, "path does not exist (or is not a directory)")
         if task.kind == "git":
-            bare, fetched = fetch_shallow(task.location, Path(task.clone_dir))
-            where = _where_fetched(bare, fetched, task)
-            with tree_of(bare, fetched, MAX_FILE_BYTES) as files:
-                report, record = check_report(files, task.check_args, shown_root=task.name, where=where)
-            return Outcome(task.name, task.location, SCANNED, commit=fetched, repo_key=where.repo,
-                           report=report, record=record)
-        path = Path(task.location)
-        commit = head_commit(path)
-        where = _where_local(path) if commit is not None else None
-        report, record = check_report(path, task.check_args, where=where)
-        return Outcome(task.name, task.location, SCANNED, commit=commit,
-                       repo_key=where.repo if where else repo_key(path, commit), report=report, record=record)
+            return _audit_fetched(task)
+        return _audit_local(task)
     except (BrokenRepository, ToolError, GitError, UsageError, ConfigError, UnsafeRead, OSError) as err:
         return failed(task, str(err))
     except Exception as err:  # noqa: BLE001 - a repository that breaks the tool is its own row, not the fleet's end
         return failed(task, f"internal error: {type(err).__name__}: {err}")
+
+
+def _audit_fetched(task: RepoTask) -> Outcome:
+    bare, fetched = fetch_shallow(task.location, Path(task.clone_dir))
+    key = url_key(task.location)
+    if task.resume_commit == fetched and _fetched_digest(bare, fetched, task.check_args) == task.resume_digest:
+        return Outcome(task.name, task.location, UNCHANGED, commit=fetched, repo_key=key)
+    where = _where_fetched(bare, fetched, task)
+    with tree_of(bare, fetched, MAX_FILE_BYTES) as files:
+        report, record = check_report(files, task.check_args, shown_root=task.name, where=where)
+    return Outcome(task.name, task.location, SCANNED, commit=fetched, repo_key=key, report=report, record=record)
+
+
+def _unchanged_here(task: RepoTask) -> Outcome | None:
+    """Resume of a local repository, decided in this process (the fleet's thread, or the Dask worker's): its
+    HEAD, the digest its settings give and a clean working tree (git's answer bounded in time). None when it
+    must be scanned, or on any doubt: the scan's own process meets the problem and says why."""
+    from auditor.history.command import repository
+
+    started = time.monotonic()
+    path = Path(task.location)
+    try:
+        commit = head_commit(path)
+        if commit != task.resume_commit or run_digest(path, task.check_args) != task.resume_digest or \
+                working_tree_changed(path, min(task.timeout, TREE_CHECK_SECONDS)):
+            return None
+        key = repository(path)[2]
+    except Exception:  # noqa: BLE001 - not resumed; whatever failed here is the scan's to report
+        return None
+    return Outcome(task.name, task.location, UNCHANGED, commit=commit, repo_key=key,
+                   seconds=round(time.monotonic() - started, 3))
+
+
+def _audit_local(task: RepoTask) -> Outcome:
+    path = Path(task.location)
+    commit = head_commit(path)
+    where = _where_local(path) if commit is not None else None
+    dirty = commit is not None and working_tree_changed(path, min(task.timeout, TREE_CHECK_SECONDS))
+    report, record = check_report(path, task.check_args, where=where)
+    if dirty and record is not None:   # no commit's run: history and resume never take it for HEAD's
+        record = {**record, "where": {**record["where"], "commit": "", "committed_at": "", "author": ""}}
+    return Outcome(task.name, task.location, SCANNED, commit=commit, repo_key=where.repo if where else
+                   repo_key(path, commit), report=report, record=record, dirty=dirty)
+
+
+def _fetched_digest(bare: Path, commit: str, check_args: tuple[str, ...]) -> str:
+    """The digest a scan of `commit` would record: its settings come from the fleet's flags and the configuration
+    at the top of its tree, so those files alone are read out of git."""
+    from auditor.config import CONFIG_FILE, PYPROJECT
+    from auditor.util.vcs import base_tree
+
+    with base_tree(bare, commit, [CONFIG_FILE, PYPROJECT], MAX_FILE_BYTES) as config_only:
+        return run_digest(config_only, check_args)
 
 
 def _where_local(path: Path):
@@ -150,17 +205,31 @@ def _where_fetched(bare: Path, commit: str, task: RepoTask):
     return Where(url_key(task.location), task.name, info.id, info.committed_at, info.author)
 
 
+def _check_settings(path: Path, check_args: tuple[str, ...]):
+    """The settings of `rocm-audit check PATH --format json` with the fleet's flags (and PATH's own config)."""
+    from auditor.commandline.settings import check_settings
+
+    return check_settings([str(path), "--format", "json", "--no-html", "--no-progress", "-j", "1", *check_args])
+
+
+def run_digest(path: Path, check_args: tuple[str, ...]) -> str:
+    """The rules digest a scan of `path` records (history.command.rules_digest), without scanning."""
+    from auditor.history.command import rules_digest
+    from auditor.invocation.runsetup import rulebook_for
+
+    settings = _check_settings(path, check_args)
+    return rules_digest(settings, rulebook_for(settings))
+
+
 def check_report(path: Path, check_args: tuple[str, ...], shown_root: str | None = None,
                  where=None) -> tuple[dict, dict | None]:
     """What `rocm-audit check PATH --format json` reports, built the way `check` builds it, and with `where`
     (history.record.Where) the run as the history store keeps it."""
-    from auditor.commandline.settings import check_settings
     from auditor.invocation.runsetup import rulebook_for, scan_options
     from auditor.invocation.scanning import audit_tree
     from auditor.report.json import report_dict
 
-    settings = check_settings([str(path), "--format", "json", "--no-html", "--no-progress", "-j", "1",
-                              *check_args])
+    settings = _check_settings(path, check_args)
     options = scan_options(settings)
     rulebook = rulebook_for(settings)
     report = audit_tree(settings.scope.paths, rulebook, options, shown_root=shown_root)

@@ -213,8 +213,24 @@ def against_git(report: Report, root: Path, ref: str, rulebook, options) -> Repo
         return f.path in changed and (changed[f.path] is None or (f.span.line or 0) in added_lines.get(f.path, ()))
 
     gate = Gate("diff-base", f"{ref} (merge-base {base[:12]})", changed_files=len(changed),
-                changed_paths=tuple(sorted(changed)))
+                changed_paths=tuple(sorted(changed)), unread_added=_unread_added(report, changed, added_lines))
     return mark(report, known, gate, added)
+
+
+def _unread_added(report: Report, changed: dict[str, str | None],
+                  added_lines: dict[str, frozenset[int]]) -> tuple[tuple[str, int, str], ...]:
+    """(path, line, rule): the first line the change adds inside each stretch no parse could read, for every
+    rule whose words occur in that stretch (FileFacts.unread_rules). A new file adds all its lines."""
+    out: list[tuple[str, int, str]] = []
+    for result in report.results:
+        if result.path not in changed or not result.facts.unread_rules:
+            continue
+        added = None if changed[result.path] is None else added_lines.get(result.path, frozenset())
+        for first, last, rules in result.facts.unread_rules:
+            line = next((n for n in range(first, last + 1) if added is None or n in added), None)
+            if line is not None:
+                out += [(result.path, line, rule) for rule in rules]
+    return tuple(out)
 
 
 def _repository_of(root: Path) -> tuple[Path, str]:

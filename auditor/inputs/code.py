@@ -1,6 +1,7 @@
 """Engines for code: Python, notebooks, CUDA and C/C++, Cython."""
 from __future__ import annotations
 
+import re
 from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
@@ -130,7 +131,9 @@ class CudaEngine:
         functions = defined_functions(inventory.get("function", ()), inventory.get("call", ()), ts_cuda.text)
         registered = exports(text)
         linked = FileFacts(exports=registered, includes=quoted_includes(inventory, ts_cuda.text), functions=functions,
-                           fenced_exports=tuple(e[3] for e in registered if e[3] in states.excluded))
+                           fenced_exports=tuple(e[3] for e in registered if e[3] in states.excluded),
+                           unread_rules=unread_rules(tree.lost_lines(), lines, ctx.derived(
+                               ("cuda-rule-words",), lambda: rule_words(cuda_rules))))
         return EngineResult(tuple(found), linked, tree.lost_text() or None, coverage)
 
 
@@ -146,3 +149,36 @@ class CythonEngine:
         # Cython spellings C lacks (`vector[int]`, `cppclass`) leave syntax errors in the rewritten text: the C
         # parse is best effort by design, so it does not mark the file partial
         return EngineResult(tuple(found), coverage=as_cpp.coverage)
+
+
+@dataclass(frozen=True)
+class RuleWords:
+    """What of each C/C++ rule can be looked for in text no parse could read: its words (prefilter needles),
+    and the PTX regex of the rules that match inline assembly."""
+
+    worded: tuple
+    asm: tuple[tuple[str, re.Pattern[str]], ...]
+
+
+def rule_words(rules: tuple) -> RuleWords:
+    from auditor.rulebook.prefilter import rule_needles
+
+    return RuleWords(tuple(r for r in rules if rule_needles(r) is not None),
+                     tuple((r.id, re.compile(r.cuda.asm)) for r in rules if r.cuda is not None and r.cuda.asm))
+
+
+def unread_rules(spans: tuple[tuple[int, int], ...], lines: list[str], words: RuleWords) -> tuple[
+        tuple[int, int, tuple[str, ...]], ...]:
+    """For each stretch of lines no parse could read, the rules whose words (or PTX) occur in it. Under
+    --diff-base a change may not add such lines (gate/failclosed/incomplete.py): code there is hidden from every
+    rule."""
+    from auditor.rulebook.prefilter import Haystack, rules_present
+
+    out = []
+    for first, last in spans:
+        text = "\n".join(lines[first - 1:last])
+        found = tuple(r.id for r in rules_present(words.worded, Haystack(text.lower())))
+        found += tuple(rule_id for rule_id, asm in words.asm if rule_id not in found and asm.search(text))
+        if found:
+            out.append((first, last, found))
+    return tuple(out)

@@ -36,7 +36,7 @@ class CudaTree:
     source: bytes
     others: tuple[ts.Tree, ...] = ()    # what `tree` left out, read across conditional directives (conditionals.py)
     unread: tuple[tuple[int, int], ...] = ()   # lines no tree holds
-    recovered: tuple[ts.Tree, ...] = ()  # `tree` read again past its broken lines, round after round
+    recovered: tuple[ts.Tree, ...] = ()  # `tree` read again past its broken lines (one tree, or none)
 
     @property
     def alternatives(self) -> tuple[ts.Tree, ...]:
@@ -110,6 +110,7 @@ def parse(source: bytes) -> CudaTree:
 
 
 RECOVERY_ROUNDS = 8
+RECOVERY_BYTES = 8_000_000   # text re-parsed past broken lines, over all rounds: a file of broken lines stays cheap
 _DIRECTIVE = re.compile(rb"^[ \t]*#")
 
 
@@ -119,11 +120,13 @@ def _past_broken_lines(parser: ts.Parser, tree: ts.Tree, text: bytes) -> tuple[t
     a broken line (`template<typename T struct X {};`) swallows the code after it into one ERROR node, and a
     kernel there must still be read (a change must not hide an `asm` behind a syntax error). Directive lines
     are never blanked: the preprocessor's branches stay as they are. A round is kept only when it reads lines
-    no earlier tree read. Returns the lines blanked and the trees."""
+    no earlier tree read; the rounds re-parse at most RECOVERY_BYTES in all. Returns the lines blanked and the
+    last round's tree (blanking is cumulative, so it reads what the earlier rounds read: one tree, not eight, is
+    kept in memory)."""
     recovered: list[ts.Tree] = []
     blanked_lines: list[tuple[int, int]] = []
     lost = _lines(_lost(tree.root_node))
-    for _ in range(RECOVERY_ROUNDS):
+    for _ in range(min(RECOVERY_ROUNDS, RECOVERY_BYTES // max(len(text), 1))):
         lines = text.split(b"\n")
         firsts = [(a, a) for a, b in _lost(tree.root_node) if b > a and not _DIRECTIVE.match(lines[a - 1])]
         if not firsts:
@@ -133,7 +136,7 @@ def _past_broken_lines(parser: ts.Parser, tree: ts.Tree, text: bytes) -> tuple[t
         still = lost & (_lines(_lost(tree.root_node)) | _lines(firsts))
         if still == lost:
             break
-        recovered.append(tree)
+        recovered[:] = [tree]   # blanking is cumulative: the last tree reads what the earlier ones read
         blanked_lines += firsts
         lost = still
     return tuple(blanked_lines), tuple(recovered)

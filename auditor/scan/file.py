@@ -108,6 +108,7 @@ def scan_text_as(
         fenced_exports=engine_facts.fenced_exports,
         functions=engine_facts.functions,
         includes=engine_facts.includes,
+        unread_rules=engine_facts.unread_rules,
     )
     return FileResult(
         path, kind,

@@ -55,15 +55,17 @@ def _empty_hooks() -> str:
 
 
 def _run(top: Path, args: Sequence[str], neutral: Sequence[str] = (),
-         stdin: bytes | None = None) -> subprocess.CompletedProcess:
+         stdin: bytes | None = None, timeout: float | None = None) -> subprocess.CompletedProcess:
     base = ["git", "-c", "core.fsmonitor=false", "-c", f"core.hooksPath={_empty_hooks()}",
             "-c", "core.untrackedCache=false", "-c", "diff.external=", "-c", "core.quotePath=false",
             "-c", "protocol.allow=never", *neutral, "-C", str(top)]
     try:
         return subprocess.run([*base, *args], capture_output=True, check=False, env=_environment(),
-                              input=stdin if stdin is not None else b"")
+                              input=stdin if stdin is not None else b"", timeout=timeout)
     except FileNotFoundError:
         raise GitError("git is not installed (--diff-base and listing tracked files need it)") from None
+    except subprocess.TimeoutExpired:   # subprocess.run has killed it
+        raise GitError(f"git {args[0]}: no answer within {timeout:g} s") from None
 
 
 @cache
@@ -85,15 +87,16 @@ def _neutral_config(top: str) -> tuple[str, ...]:
     return tuple(overrides)
 
 
-def git_bytes(top: Path, *args: str, check: bool = True, stdin: bytes | None = None) -> bytes:
-    done = _run(top, args, _neutral_config(str(top)), stdin)
+def git_bytes(top: Path, *args: str, check: bool = True, stdin: bytes | None = None,
+              timeout: float | None = None) -> bytes:
+    done = _run(top, args, _neutral_config(str(top)), stdin, timeout)
     if check and done.returncode != 0:
         raise GitError(f"git {args[0]}: {_cause(done.stderr, done.returncode)}")
     return done.stdout if done.returncode == 0 else b""
 
 
-def git(top: Path, *args: str, check: bool = True) -> str:
-    return git_bytes(top, *args, check=check).decode("utf-8", "surrogateescape")
+def git(top: Path, *args: str, check: bool = True, timeout: float | None = None) -> str:
+    return git_bytes(top, *args, check=check, timeout=timeout).decode("utf-8", "surrogateescape")
 
 
 def _cause(stderr: bytes, code: int) -> str:

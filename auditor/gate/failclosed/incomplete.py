@@ -5,7 +5,8 @@ count as scanned: their findings are reported and the report names them. *Incomp
 the size cap or the time budget, a worker that died, Python of which only the imports could be read) fail the
 run the way a finding at the --fail-on threshold does, unless the invocation allows it (--allow-partial, or
 the user's own --config; never a config file in the scanned tree). Under --diff-base, as for findings, only
-the files the change touches count: one left unscanned before the change is known, not new.
+the files the change touches count: one left unscanned before the change is known, not new; and lines the change
+adds to a partial C/C++ file that no parse could read fail it when they hold words of a rule at the threshold.
 """
 from __future__ import annotations
 
@@ -27,7 +28,23 @@ def failing_unscanned(report: Report, fail_on: Severity | None, allow_partial: b
         if changed is not None and path in results and path not in changed:
             continue
         out.append((path, why))
-    return tuple(out)
+    return tuple(out) + _hidden_by_the_change(report, fail_on)
+
+
+def _hidden_by_the_change(report: Report, fail_on: Severity) -> tuple[tuple[str, str], ...]:
+    """Lines a --diff-base change adds that no parse could read (a C/C++ syntax error swallowing what follows)
+    and that hold words of a rule at the threshold: what they hide is hidden from every rule, so they fail the
+    run like a file that could not be scanned. Lines the change did not add stay *partial*: they were there."""
+    if report.gate is None:
+        return ()
+    worst: dict[tuple[str, int], list[str]] = {}
+    for path, line, rule_id in report.gate.unread_added:
+        rule = report.rules.get(rule_id)
+        if rule is not None and rule.severity >= fail_on:
+            worst.setdefault((path, line), []).append(f"{rule_id} {rule.name}")
+    return tuple((path, f"syntax errors from line {line} leave code the change adds unread, with words of "
+                        f"{', '.join(names[:3])}{' and more' if len(names) > 3 else ''}; make it parse")
+                 for (path, line), names in sorted(worst.items()))
 
 
 def unscanned_line(path: str, why: str) -> str:
