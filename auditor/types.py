@@ -199,14 +199,12 @@ class FileFacts:
     unknown_suppressions: tuple[tuple[int, str], ...] = ()   # (line, rule id) of suppressions naming no rule
     imports: tuple[str, ...] = ()     # Python: the modules importing this one loads unconditionally (pyimports.py)
     opt_in_lines: tuple[int, ...] = ()   # Python: lines behind an environment opt-in off by default (envoptin.py)
-    # C/C++, for the cross-language link (auditor/xlang): ops registered for Python (module, op, function, line),
-    # the functions defined (name, first and last line, the names it calls), the headers included by a quoted path
+    # C/C++, for auditor/xlang: ops registered (module, op, function, line), functions (name, lines, calls), includes
     exports: tuple[tuple[str, str, str, int], ...] = ()
     fenced_exports: tuple[int, ...] = ()   # lines of those registrations on a branch a ROCm build never compiles
     functions: tuple[tuple[str, int, int, tuple[str, ...]], ...] = ()
     includes: tuple[str, ...] = ()
-    # C/C++: (first, last) lines no parse could read, with the rules whose words occur there (parsing/cuda.py)
-    unread_rules: tuple[tuple[int, int, tuple[str, ...]], ...] = ()
+    unread_rules: tuple[tuple[int, int, tuple[str, ...]], ...] = ()   # C/C++: (first, last, rules) of unread lines
 
 
 @dataclass(frozen=True, slots=True)
@@ -313,8 +311,7 @@ class Gate:
     changed_files: int | None = None                   # diff-base: files changed since the merge-base
     strict: bool = False             # --strict: a baseline that lists gone findings fails the run
     changed_paths: tuple[str, ...] = ()                # diff-base: the files changed since the merge-base
-    # diff-base: (path, line, rule) where the change adds lines no parse could read that hold words of the rule
-    unread_added: tuple[tuple[str, int, str], ...] = ()
+    unread_added: tuple[tuple[str, int, str], ...] = ()   # diff-base: (path, line, rule) added, unread, rule's words
 
 
 @dataclass(frozen=True, slots=True)
@@ -371,8 +368,7 @@ class Report:
 
     @property
     def complete(self) -> bool:
-        """Every file found was scanned completely (partial files, scanned past a bad line, count as scanned,
-        unless the gate found code a change adds hidden in them: `unscanned`)."""
+        """Every file found was scanned completely (partial files count as scanned, unless `unscanned`)."""
         return not self.errors and not self.unscanned
 
     def breaks(self, finding: Finding) -> bool:

@@ -42,8 +42,8 @@ def _hidden_by_the_change(report: Report, fail_on: Severity) -> tuple[tuple[str,
         rule = report.rules.get(rule_id)
         if rule is not None and rule.severity >= fail_on:
             worst.setdefault((path, line), []).append(f"{rule_id} {rule.name}")
-    return tuple((path, f"syntax errors from line {line} leave code the change adds unread, with words of "
-                        f"{', '.join(names[:3])}{' and more' if len(names) > 3 else ''}; make it parse")
+    return tuple((path, (f"syntax errors from line {line} leave code the change adds unread, with words of "
+                         f"{', '.join(names[:3])}{' and more' if len(names) > 3 else ''}; make it parse"))
                  for (path, line), names in sorted(worst.items()))
 
 
