@@ -121,7 +121,7 @@ class ProjectBuild:
     # C/C++ file -> calls of a shuffle macro that ROCm expands to a width-less legacy `__shfl*`, in kernels
     wide_shuffles: dict[str, tuple[WideShuffleUse, ...]] = field(default_factory=dict)
     python_packages: tuple[tuple[frozenset[str], tuple[SourceFile, ...]], ...] = ()   # per component: packages, files
-    unread_requirements: frozenset[str] = frozenset()              # requirement files the packaging never reads
+    unread_requirements: frozenset[str] = frozenset()   # requirement files and release variants pip never reads
     vendor_backends: frozenset[str] = frozenset()                  # `nvidia/` beside `amd/`, cuda.txt beside rocm.txt
     collection: bool = False                                       # a collection of independent programs
     # CUDA version macros a shim-only HIP build leaves undefined (its `#if CUDART_VERSION >= …` branches are CUDA's)

@@ -169,7 +169,9 @@ class _Reader:
                 and any(_builds_extension(stmt) for stmt in node.body)
             # `if CUDA_HOME is not None: return` decides whether ROCm goes on to what follows (apex: a raise)
             decides_the_rest = isinstance(node.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
-            if not (drops_extension or decides_the_rest) \
+            # `if … and CUDA_HOME is not None: <CUDA build> else: raise` (Deformable-DETR): ROCm goes to the refusal
+            refused = bool(node.orelse) and _only_refuses(node.orelse)
+            if not (drops_extension or decides_the_rest or refused) \
                     and not binds_what_follows_reads(node.body, block[:index], block[index + 1:]):
                 # the CUDA test itself
                 self.regions.append((node.test.lineno, node.test.end_lineno or node.test.lineno, CUDA))

@@ -35,8 +35,9 @@ def derived_truth(nodes: list[ast.AST], unset: frozenset[str], switches: PythonG
                     cuda.add(alias.asname or alias.name)
                 elif alias.name in torch_rocm:
                     rocm.add(alias.asname or alias.name)
+    kept = _self_guarded(nodes)
     assigned = [(node.targets[0].id, node.value) for node in nodes if isinstance(node, ast.Assign)
-                and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name)]
+                and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name) and id(node) not in kept]
     rebound = {name for name, _ in assigned}
     cuda -= rebound        # a project's own `CUDA_HOME = os.environ.get(…, "/usr/local/cuda")` is no None
     rocm -= rebound
@@ -52,6 +53,17 @@ def derived_truth(nodes: list[ast.AST], unset: frozenset[str], switches: PythonG
                       frozenset(cuda | {n for n, v in values.items() if all(x is False for x in v) and n not in unset}),
                       switches, loops)
     return truth
+
+
+def _self_guarded(nodes: list[ast.AST]) -> set[int]:
+    """Assignments that run only when the name they rebind is already truthy (`if CUDA_VERSION: CUDA_VERSION =
+    "".join(CUDA_VERSION.split("."))[:3]`, AutoAWQ_kernels): they cannot make a name false on ROCm true."""
+    kept: set[int] = set()
+    for node in nodes:
+        if isinstance(node, ast.If) and isinstance(node.test, ast.Name):
+            kept.update(id(stmt) for stmt in node.body if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1
+                        and isinstance(stmt.targets[0], ast.Name) and stmt.targets[0].id == node.test.id)
+    return kept
 
 
 def extension_classes(nodes: list[ast.AST], classes: re.Pattern[str]) -> set[str]:

@@ -63,6 +63,12 @@ class Truth:
     def of(self, node: ast.AST) -> bool | None:
         """Truth on ROCm, or None (also for a test nested over MAX_TEST_DEPTH levels): the engine's evaluator
         (engines/python/guards.rocm_truth) with the build reader's atoms and comparisons."""
+        if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and node.values:
+            # `os.getenv("CUDA_VERSION", None) or torch.version.cuda` (AutoAWQ_kernels): a variable left unset, the
+            # default this evaluator assumes, falls through to the CUDA-only value
+            values = [None if _unset_env_read(v) else rocm_truth(v, self.atom, self.compare) for v in node.values]
+            if False in values and all(v is False or _unset_env_read(t) for v, t in zip(values, node.values)):
+                return False
         return rocm_truth(node, self.atom, self.compare)
 
     def compare(self, node: ast.Compare) -> bool | None:
@@ -97,3 +103,12 @@ class Truth:
         if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or):
             return any(self.implies_rocm(v) for v in node.values)
         return False
+
+
+def _unset_env_read(node: ast.AST) -> bool:
+    """`os.getenv("X")`, `os.environ.get("X", None)`: falsy while the variable is unset."""
+    if not (isinstance(node, ast.Call) and dotted(node) in ("os.getenv", "os.environ.get")) or not node.args \
+            or len(node.args) > 2 or node.keywords:
+        return False
+    default = node.args[1] if len(node.args) == 2 else None
+    return default is None or isinstance(default, ast.Constant) and not default.value

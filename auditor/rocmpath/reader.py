@@ -30,7 +30,7 @@ from auditor.rocmpath.provenance import (
 )
 from auditor.rocmpath.backends import vendor_backends
 from auditor.rocmpath.redefine import rocm_redefinitions, undefined_in_shims
-from auditor.rocmpath.reqsets import unread_requirement_files
+from auditor.rocmpath.reqsets import not_installed
 from auditor.rocmpath.tolerated import tolerated_artifacts
 from auditor.engines.python.envoptin import opt_in_lines, opt_in_macros
 from auditor.rocmpath.optinlibs import opt_in_tests
@@ -139,7 +139,7 @@ def read_project(
         provenance(project, comp, mine, pybuilds, cbuilds, text_of, facts)
         _note_shipped_python(project, comp, mine, text_of)
         python_packages.append((project.shipped_python[comp], tuple(f for f in mine if f.kind == "python")))
-        unread |= unread_requirement_files([f.path for f in mine if f.path in known], text_of)
+        unread |= not_installed(comp, [f.path for f in mine if f.path in known], text_of)
     project.rocm_macros = frozenset(rocm_macros)
     project.cuda_macros = frozenset(cuda_macros - rocm_macros)
     _note_opt_ins_and_shuffles(project, files, text_of, facts, optional_macros - rocm_macros)

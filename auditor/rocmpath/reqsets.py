@@ -11,6 +11,9 @@ REQUIREMENT_FILE = re.compile(r"(?i)^(?:.*requirements.*|constraints.*)\.(?:txt|
 NAMED = re.compile(r"""[\w.\-/]+\.(?:txt|in)\b""")
 INCLUDE = re.compile(r"^\s*(?:-r|--requirement|-c|--constraint)[=\s]+(\S+)", re.MULTILINE)
 PACKAGING = ("setup.py", "pyproject.toml", "setup.cfg")
+# `pyproject-gpu.toml`, `pyproject_cuda12.toml`: pip reads `pyproject.toml` only
+ALTERNATIVE_PYPROJECT = re.compile(r"(?i)^pyproject[-_.][\w.-]+\.toml$")
+CONDA_RECIPES = frozenset({"meta.yaml", "meta.yml", "recipe.yaml"})
 
 
 def is_requirement_file(path: str) -> bool:
@@ -40,3 +43,20 @@ def unread_requirement_files(paths: Sequence[str], text_of: Callable[[str], str]
                     read.add(candidate)
                     frontier.append(candidate)
     return frozenset(p for p in requirement_files if p not in read)
+
+
+def release_variants(comp: str, paths: Sequence[str]) -> frozenset[str]:
+    """Manifests the component's `pip install .` never reads, beside the packaging it does read (a setup.py or
+    pyproject.toml at its root): alternative `pyproject-<variant>.toml` files (faiss's `pyproject-gpu.toml`, which
+    its release job puts in place of `pyproject.toml`) and conda recipes (another channel's release build). A
+    component with no pip packaging of its own (a conda feedstock) keeps its recipe."""
+    root = "" if comp == "." else comp.rstrip("/") + "/"
+    if not any(p == root + name for p in paths for name in PACKAGING):
+        return frozenset()
+    return frozenset(p for p in paths if ALTERNATIVE_PYPROJECT.match(PurePosixPath(p).name)
+                     or PurePosixPath(p).name in CONDA_RECIPES)
+
+
+def not_installed(comp: str, paths: Sequence[str], text_of: Callable[[str], str]) -> frozenset[str]:
+    """The component's requirement sets and manifests its own install never reads."""
+    return unread_requirement_files(paths, text_of) | release_variants(comp, paths)

@@ -8,6 +8,10 @@ from auditor.engines.python.guards import EXITS, _dotted, _end, _Guards, _start,
 from auditor.parsing.python import PythonTree
 from auditor.types import Rule
 
+# the lowest major compute capability an AMD GPU reports on ROCm: gfx9 (MI100 to MI355X) is 9, RDNA 10 to 12
+ROCM_MIN_MAJOR = 9
+# compiler and linker arguments of an Extension: setuptools' setup() has no such option and ignores them there
+EXTENSION_ONLY_KEYWORDS = frozenset({"extra_compile_args", "extra_link_args"})
 # calls that declare a command-line option of the program itself (argparse, optparse, click)
 OPTION_DECLARATIONS = frozenset({"add_argument", "add_option", "option"})
 LOG_CALL = re.compile(r"^(?:print|warnings\.warn|(?:\w+\.)*(?:log(?:ger|ging)?|_?LOG(?:GER)?)\."
@@ -44,6 +48,8 @@ class SyntacticContexts:
             return "log"   # `elif CUDA_HOME is None: warnings.warn(...)  else: warnings.warn(...)`: picks a message
         if context in ("test", "compare") and self._rocm_takes_a_harmless_branch(node):
             return "harmless-test"   # `if CUDA_HOME and os.path.isdir(...):` with no else: ROCm just skips it
+        if context in ("call", "attribute", "compare") and self._only_refuses_old_gpus(node):
+            return "harmless-test"   # `if capability[0] < 8: raise`: every AMD GPU reports major 9 or more
         if self._only_displayed(node):
             return "log"   # `cap = ".".join(str(x) for x in get_device_capability(k))`, shown in a device label
         reads = self._reads_of_assigned(node) if context in ("test", "compare", "format") else None
@@ -52,6 +58,37 @@ class SyntacticContexts:
         if reads and context == "format" and all(self._used_as_key(r) for r in reads):
             return "compare"   # `cc = f"{p.major}.{p.minor}"` then `table[cc]`: a lookup key, not a message
         return context
+
+    def _only_refuses_old_gpus(self, node: ast.AST) -> bool:
+        """A compute capability (`get_device_capability()`, `props.major`) assigned to a name whose every read, or
+        the value itself, is compared below a major under ROCM_MIN_MAJOR (`cap[0] < 8`, `cap < (8, 0)`) in the test
+        of an `if` that only refuses (raises, after any messages) and has no else: it rejects old NVIDIA GPUs, and
+        no AMD GPU is one. `>= 9` (MI300 passes a Hopper test) and a branch that picks code stay reported."""
+        call = self.tree.parent(node)
+        value = call if isinstance(call, ast.Call) else node
+        if isinstance(self.tree.parent(value), ast.Assign):   # `cap = get_device_capability()`, not `x = f(cap())`
+            reads = self._reads_of_assigned(node)
+            return bool(reads) and all(self._refuses_below(read) for read in reads)
+        return self._refuses_below(value)
+
+    def _refuses_below(self, value: ast.AST) -> bool:
+        parent = self.tree.parent(value)
+        major = isinstance(parent, ast.Subscript) and isinstance(parent.slice, ast.Constant) \
+            and parent.slice.value == 0
+        compared = parent if major and parent is not None else value
+        test = self.tree.parent(compared)
+        if not (isinstance(test, ast.Compare) and test.left is compared and len(test.ops) == 1):
+            return False
+        bound = test.comparators[0]
+        if isinstance(bound, ast.Tuple) and not major and bound.elts:
+            bound = bound.elts[0]
+        if not (isinstance(bound, ast.Constant) and type(bound.value) is int):
+            return False
+        op, limit = test.ops[0], bound.value
+        below = limit < ROCM_MIN_MAJOR - isinstance(op, ast.LtE) if isinstance(op, (ast.Lt, ast.LtE)) else False
+        branch = self.tree.parent(test)
+        return below and isinstance(branch, ast.If) and branch.test is test and not branch.orelse \
+            and isinstance(branch.body[-1], ast.Raise) and self._messages(branch.body[:-1])
 
     def _reads_of_assigned(self, node: ast.AST) -> list[ast.Name]:
         """Where the value of the statement `name = <expression holding node>` is read, in the same function (or
@@ -214,7 +251,19 @@ class SyntacticContexts:
         if isinstance(parent, ast.Call) and node in parent.args \
                 and self._call_name(parent).split(".")[-1] in OPTION_DECLARATIONS:
             return False   # `parser.add_argument("--threads", ...)`: the program's own option, not a tool's flag
+        if self._setup_keyword(node) in EXTENSION_ONLY_KEYWORDS:
+            return False   # `setup(extra_compile_args={"nvcc": [...]})`: setup() ignores it (hqq's setup_cuda.py)
         return "log" in contexts or not (self._in_log_call(node) or self._only_messages_follow(node, text_tests=True))
+
+    def _setup_keyword(self, node: ast.AST) -> str:
+        """The keyword of a `setup(...)` call the value sits in, through lists, tuples and dict values only ("" when
+        it is not, or when an Extension call or anything else comes between)."""
+        parent = self.tree.parent(node)
+        while isinstance(parent, (ast.List, ast.Tuple, ast.Dict)):
+            parent = self.tree.parent(parent)
+        if not isinstance(parent, ast.keyword) or parent.arg is None:
+            return ""
+        return parent.arg if self._call_name(parent).split(".")[-1] == "setup" else ""
 
     def _in_set(self, node: ast.AST, parent: ast.AST | None) -> bool:
         """An element of a set display, or of the collection given to set()/frozenset(): a value looked for (flags
