@@ -88,6 +88,15 @@ def _path_part(node: ast.AST) -> str | None:
     return None
 
 
+SAY_CALLS = re.compile(r"(?:^|\.)(?:print|warn|warning|info|debug)$")
+
+
+def _only_says(body: list[ast.stmt]) -> bool:
+    """A branch that only prints, warns or logs: it builds nothing and refuses nothing."""
+    return bool(body) and all(isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
+                              and SAY_CALLS.search(dotted(stmt.value.func)) for stmt in body)
+
+
 def _only_refuses(body: list[ast.stmt]) -> bool:
     """A branch that only raises, exits or warns (and then raises or exits)."""
     if not body:
@@ -165,8 +174,9 @@ class _Reader:
             self.mark(node.body, CUDA)
             block, index = self.around.get(id(node), ([], 0))
             # (a test naming the CUDA configuration itself, `'cu' in torch.__version__`, builds it for CUDA by intent)
-            drops_extension = not node.orelse and not _names_cuda_configuration(node.test) \
-                and any(_builds_extension(stmt) for stmt in node.body)
+            # (an else that only prints or warns drops it as silently: `else: print("building without CUDA")`)
+            drops_extension = (not node.orelse or _only_says(node.orelse)) \
+                and not _names_cuda_configuration(node.test) and any(_builds_extension(stmt) for stmt in node.body)
             # `if CUDA_HOME is not None: return` decides whether ROCm goes on to what follows (apex: a raise)
             decides_the_rest = isinstance(node.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
             # `if … and CUDA_HOME is not None: <CUDA build> else: raise` (Deformable-DETR): ROCm goes to the refusal
