@@ -16,6 +16,7 @@ from dataclasses import dataclass, field
 
 from auditor.engines.python.guards import binds_what_follows_reads
 from auditor.parsing.python import flatten
+from auditor.rocmpath.branches import only_refuses, only_says
 from auditor.rocmpath.pymacros import macro_edits
 from auditor.rocmpath.pynames import derived_truth, extension_classes, unset_on_rocm
 from auditor.rocmpath.pytruth import dotted
@@ -25,7 +26,6 @@ from auditor.truth.markers import hip_macro, setup_cuda_configuration, setup_roc
 SOURCE = re.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|hip|h|hpp)$|\*")
 DEFINE = re.compile(r"^-D([A-Za-z_]\w*)")
 FLAG = re.compile(r"^--?[A-Za-z][\w=.,+-]*$")   # one compiler option, never a sentence
-EXIT_CALLS = re.compile(r"(?:^|\.)(?:exit|abort|warn|warning|print)$")
 EXTENSIONS = re.compile(r"(?:^|\.)(?:CUDAExtension|CppExtension|Extension|HIPExtension)$")
 
 ROCM, CUDA = "rocm", "cuda"
@@ -88,33 +88,6 @@ def _path_part(node: ast.AST) -> str | None:
     return None
 
 
-SAY_CALLS = re.compile(r"(?:^|\.)(?:print|warn|warning|info|debug)$")
-
-
-def _only_says(body: list[ast.stmt]) -> bool:
-    """A branch that only prints, warns or logs: it builds nothing and refuses nothing."""
-    return bool(body) and all(isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call)
-                              and SAY_CALLS.search(dotted(stmt.value.func)) for stmt in body)
-
-
-def _only_refuses(body: list[ast.stmt]) -> bool:
-    """A branch that only raises, exits or warns (and then raises or exits)."""
-    if not body:
-        return False
-    for stmt in body:
-        if isinstance(stmt, ast.Raise):
-            continue
-        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call) \
-                and EXIT_CALLS.search(dotted(stmt.value.func)):
-            continue
-        return False
-    last = body[-1]
-    return isinstance(last, ast.Raise) or (
-        isinstance(last, ast.Expr) and isinstance(last.value, ast.Call)
-        and dotted(last.value.func).endswith(("exit", "abort"))
-    )
-
-
 def _names_cuda_configuration(test: ast.AST) -> bool:
     """`torch.version.cuda`, `is_cuda()`, `'cu' in torch.__version__`: not merely a toolkit probe (`CUDA_HOME`)."""
     return any(isinstance(n, (ast.Name, ast.Attribute)) and setup_cuda_configuration(dotted(n))
@@ -166,7 +139,7 @@ class _Reader:
         if value is True or self.truth.implies_rocm(node.test):
             self.build.rocm_tests.append(node.lineno)
             self.mark(node.body, ROCM)
-            if _only_refuses(node.body):
+            if only_refuses(node.body):
                 self.build.refusals.append(node.lineno)
             if value is True:
                 self.mark(node.orelse, CUDA)
@@ -175,12 +148,12 @@ class _Reader:
             block, index = self.around.get(id(node), ([], 0))
             # (a test naming the CUDA configuration itself, `'cu' in torch.__version__`, builds it for CUDA by intent)
             # (an else that only prints or warns drops it as silently: `else: print("building without CUDA")`)
-            drops_extension = (not node.orelse or _only_says(node.orelse)) \
+            drops_extension = (not node.orelse or only_says(node.orelse)) \
                 and not _names_cuda_configuration(node.test) and any(_builds_extension(stmt) for stmt in node.body)
             # `if CUDA_HOME is not None: return` decides whether ROCm goes on to what follows (apex: a raise)
             decides_the_rest = isinstance(node.body[-1], (ast.Return, ast.Raise, ast.Continue, ast.Break))
             # `if … and CUDA_HOME is not None: <CUDA build> else: raise` (Deformable-DETR): ROCm goes to the refusal
-            refused = bool(node.orelse) and _only_refuses(node.orelse)
+            refused = bool(node.orelse) and only_refuses(node.orelse)
             if not (drops_extension or decides_the_rest or refused) \
                     and not binds_what_follows_reads(node.body, block[:index], block[index + 1:]):
                 # the CUDA test itself
@@ -188,7 +161,7 @@ class _Reader:
             if node.orelse and not (len(node.orelse) == 1 and isinstance(node.orelse[0], ast.If)):
                 self.mark(node.orelse, ROCM)
                 self.build.rocm_tests.append(node.lineno)
-                if _only_refuses(node.orelse):
+                if only_refuses(node.orelse):
                     self.build.refusals.append(node.lineno)
         else:
             branch = node.orelse
@@ -218,7 +191,7 @@ class _Reader:
             if isinstance(stmt, ast.If) and not stmt.orelse and stmt.body \
                     and isinstance(stmt.body[-1], (ast.Return, ast.Raise)):
                 if self.truth.of(stmt.test) is True:
-                    if not _only_refuses(stmt.body):
+                    if not only_refuses(stmt.body):
                         # (after a refusal, `if CUDA_HOME is None: raise`, comes what a port makes ROCm run)
                         self.mark(body[index + 1:], CUDA)
                     return
