@@ -104,7 +104,8 @@ def test_the_user_s_own_config_may_allow_partial_files(tmp_path, capfd):
 def test_every_format_names_the_unscanned_file(tmp_path, capfd):
     repo = pull_request(tmp_path, {"csrc/k.cu": "// pad\n" * 400})
     code, out, _ = run(capfd, repo, "check", ".", "--no-progress", "--max-file-size", "1k", "--format", "json",
-                       "--sarif", str(tmp_path / "r.sarif"), "--markdown", str(tmp_path / "r.md"))
+                       "--sarif", str(tmp_path / "r.sarif"), "--markdown", str(tmp_path / "r.md"),
+                       "--html", str(tmp_path / "r.html"))
     assert code == 1
     report = json.loads(out)
     assert report["complete"] is False
@@ -114,6 +115,9 @@ def test_every_format_names_the_unscanned_file(tmp_path, capfd):
     assert any(n["level"] == "error" and n["message"]["text"].startswith("csrc/k.cu: not scanned completely")
                for n in notes)
     assert "- csrc/k.cu: not scanned completely" in (tmp_path / "r.md").read_text()
+    page = (tmp_path / "r.html").read_text()
+    assert "<h2>What fails this run besides findings (1)</h2>" in page
+    assert "<li>csrc/k.cu: not scanned completely (" in page
     code, out, _ = run(capfd, repo, "check", ".", "--no-progress", "--format", "json")
     assert code == 0 and json.loads(out)["complete"] is True
 

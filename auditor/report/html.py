@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from auditor.gate.failclosed.incomplete import closed_failures
 from auditor.inputs.kinds import BY_NAME
 from auditor.rocmpath import disposition as dispositions
 from auditor.report import plan, text, view
@@ -347,6 +348,7 @@ def render_html(report: Report, source_root: Path | None = None, progress: Progr
         coverage=report.coverage,
         unconverted_by_file=unconverted_by_file,
         errors=report.errors,
+        fails_closed=closed_failures(report),
         gate=report.gate,
         progress=progress,
         script=Markup(script),
