@@ -123,7 +123,7 @@ def _past_broken_lines(parser: ts.Parser, tree: ts.Tree, text: bytes) -> tuple[t
     no earlier tree read; the rounds re-parse at most RECOVERY_BYTES in all. Returns the lines blanked and the
     last round's tree (blanking is cumulative, so it reads what the earlier rounds read: one tree, not eight, is
     kept in memory)."""
-    recovered: list[ts.Tree] = []
+    best: ts.Tree | None = None
     blanked_lines: list[tuple[int, int]] = []
     lost = _lines(_lost(tree.root_node))
     for _ in range(min(RECOVERY_ROUNDS, RECOVERY_BYTES // max(len(text), 1))):
@@ -136,10 +136,10 @@ def _past_broken_lines(parser: ts.Parser, tree: ts.Tree, text: bytes) -> tuple[t
         still = lost & (_lines(_lost(tree.root_node)) | _lines(firsts))
         if still == lost:
             break
-        recovered[:] = [tree]   # blanking is cumulative: the last tree reads what the earlier ones read
+        best = tree   # blanking is cumulative: the last tree reads what the earlier ones read
         blanked_lines += firsts
         lost = still
-    return tuple(blanked_lines), tuple(recovered)
+    return tuple(blanked_lines), (best,) if best is not None else ()
 
 
 def _lines(spans: Iterable[tuple[int, int]]) -> set[int]:
@@ -245,7 +245,7 @@ def group_hits(group: QueryGroup, tree: CudaTree, capture: str = "hit") -> Itera
     for root in tree.roots:
         for pattern, found in ts.QueryCursor(group.query).matches(root):
             for node in found.get(capture, ()):
-                if tree.recovered or tree.others:
+                if tree.alternatives:
                     key = (group.owner[pattern], _where(node))
                     if key in seen:
                         continue
