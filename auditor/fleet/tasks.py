@@ -164,13 +164,14 @@ def _unchanged_here(task: RepoTask) -> Outcome | None:
 
 
 def _audit_local(task: RepoTask) -> Outcome:
+    from auditor.history.record import of_working_tree
+
     path = Path(task.location)
     commit = head_commit(path)
     where = _where_local(path) if commit is not None else None
     dirty = commit is not None and working_tree_changed(path, min(task.timeout, TREE_CHECK_SECONDS))
-    report, record = check_report(path, task.check_args, where=where)
-    if dirty and record is not None:   # no commit's run: history and resume never take it for HEAD's
-        record = {**record, "where": {**record["where"], "commit": "", "committed_at": "", "author": ""}}
+    recorded_as = of_working_tree(where) if dirty and where is not None else where
+    report, record = check_report(path, task.check_args, where=recorded_as)
     return Outcome(task.name, task.location, SCANNED, commit=commit, repo_key=where.repo if where else
                    repo_key(path, commit), report=report, record=record, dirty=dirty)
 

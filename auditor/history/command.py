@@ -15,7 +15,7 @@ from auditor.util import vcs
 from auditor.util.errors import ToolError
 from auditor.history import gitobjects, render, sample
 from auditor.history.listing import Kinds, discovered_point
-from auditor.history.record import RunRecord, Where, run_record
+from auditor.history.record import RunRecord, Where, of_working_tree, run_record
 from auditor.history.store import StoreError, open_store
 from auditor.history.warm import warm_scanner
 from auditor.invocation.output import write_or_print
@@ -71,7 +71,7 @@ def record_and_progress(settings, report, root: Path, rulebook):
         if vcs.working_tree_changed(root):
             print("rocm-audit: note: the working tree holds changes its commit does not: this run is recorded as "
                   "no commit's (history shows commits' runs)", file=sys.stderr)
-            where = replace(where, commit="", committed_at="", author="")
+            where = of_working_tree(where)
         with open_store(options.db) as store:
             store.record(run_record(report, where, rules_digest(settings, rulebook), source="check"))
     if not wants_html:

@@ -2,7 +2,7 @@
 from __future__ import annotations
 
 from collections import Counter
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from datetime import datetime, timezone
 
 from auditor import __version__
@@ -20,6 +20,12 @@ class Where:
     commit: str                      # full id; "" when the tree was not a git commit
     committed_at: str = ""           # ISO 8601, UTC
     author: str = ""
+
+
+def of_working_tree(where: Where) -> Where:
+    """A run of a working tree with changes its commit does not hold: no commit's run, so `history` and fleet's
+    resume never take it for that commit's point."""
+    return replace(where, commit="", committed_at="", author="")
 
 
 @dataclass(frozen=True, slots=True)
