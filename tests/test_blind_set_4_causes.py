@@ -129,10 +129,7 @@ def test_the_only_gpu_build_behind_a_cuda_only_test_is_not_hidden_as_a_cuda_alte
             "    nvcc_flags = ['--ptxas-options=-v']\n"                                    # line 6
             "    ext_modules = [CUDAExtension('m_ops', ['csrc/ops.cu'], extra_compile_args={'nvcc': nvcc_flags})]\n"
             "setup(name='m', packages=['m'], ext_modules=ext_modules, cmdclass={'build_ext': BuildExtension})\n")
-    root = write_tree(tmp_path / "m", {"setup.py": only, "m/__init__.py": "", "csrc/ops.cu": KERNEL})
-    _, data = run_json(root, "--no-cache")
-    flag = next(f for f in data["findings"] if f["rule"] == "RA651")
-    assert (flag["line"], flag["guarded"]) == (6, False), flag
+    assert _first_nvcc_flag(tmp_path / "m", only, run_json) == (6, False)
 
     beside = ("import torch\n"
               "from setuptools import setup\n"
@@ -143,7 +140,12 @@ def test_the_only_gpu_build_behind_a_cuda_only_test_is_not_hidden_as_a_cuda_alte
               "    flags = ['--ptxas-options=-v']\n"                                      # line 7
               "setup(name='m', packages=['m'], ext_modules=[CUDAExtension('m_ops', ['csrc/ops.cu'],\n"
               "      extra_compile_args={'nvcc': flags})], cmdclass={'build_ext': BuildExtension})\n")
-    root = write_tree(tmp_path / "n", {"setup.py": beside, "m/__init__.py": "", "csrc/ops.cu": KERNEL})
+    assert _first_nvcc_flag(tmp_path / "n", beside, run_json) == (7, True)
+
+
+def _first_nvcc_flag(root, setup: str, run_json) -> tuple[int, bool]:
+    """(line, guarded) of the first RA651 in a tree of this setup.py, a package and one kernel."""
+    write_tree(root, {"setup.py": setup, "m/__init__.py": "", "csrc/ops.cu": KERNEL})
     _, data = run_json(root, "--no-cache")
     flag = next(f for f in data["findings"] if f["rule"] == "RA651")
-    assert (flag["line"], flag["guarded"]) == (7, True), flag
+    return flag["line"], flag["guarded"]
