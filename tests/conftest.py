@@ -16,7 +16,9 @@ FIXTURES = REPO / "fixtures"
 # processes started with the environment captured at import time (tests/gitrepo.py) into one for the session.
 SESSION_CACHE = tempfile.mkdtemp(prefix="rocm-audit-test-cache-")
 os.environ["ROCM_AUDIT_CACHE_DIR"] = SESSION_CACHE
-os.environ["XDG_CACHE_HOME"] = SESSION_CACHE + "-home"   # the cache key (auditor/cachetrust) is made there
+os.environ["XDG_CACHE_HOME"] = SESSION_CACHE + "-home"   # the user cache directory (HTML reports)
+os.environ["XDG_STATE_HOME"] = SESSION_CACHE + "-state"   # the cache key (auditor/runner/cachetrust) is made there
+atexit.register(shutil.rmtree, SESSION_CACHE + "-state", True)
 atexit.register(shutil.rmtree, SESSION_CACHE + "-home", True)
 atexit.register(shutil.rmtree, SESSION_CACHE, True)
 

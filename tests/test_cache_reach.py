@@ -50,7 +50,7 @@ def test_an_entry_planted_without_the_users_secret_is_a_miss(tmp_path, capfd):
 
 
 def test_the_secret_is_private_and_outside_the_tree(tmp_path, monkeypatch):
-    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home-cache"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "home-state"))
     cache_secret.cache_clear()
     try:
         key = cache_secret()
@@ -85,3 +85,41 @@ def test_a_cache_directory_inside_the_scanned_tree_is_refused(tmp_path, capfd, m
     monkeypatch.delenv("ROCM_AUDIT_CACHE_DIR", raising=False)
     code, _, _ = check(capfd, "check", ".", "--cache-dir", tmp_path / "outside")
     assert code == 1
+
+
+@pytest.fixture
+def home(tmp_path, monkeypatch):
+    """A user's home: its cache and state directories where platformdirs finds them, the key made afresh there."""
+    monkeypatch.setenv("XDG_CACHE_HOME", str(tmp_path / "home/.cache"))
+    monkeypatch.setenv("XDG_STATE_HOME", str(tmp_path / "home/.local/state"))
+    cache_secret.cache_clear()
+    yield tmp_path / "home"
+    cache_secret.cache_clear()
+
+
+def test_a_saved_cache_directory_never_holds_the_key(tmp_path, capfd, home):
+    """A CI workflow saves the cache directory (actions/cache on `~/.cache/rocm-audit`) and restores it into
+    later jobs: any job that can write that saved copy would sign a clean entry with a key found in it. The key
+    lives in the state directory instead, so the saved copy holds entries and nothing that signs them."""
+    repo = GitRepo(tmp_path / "repo", {"app.py": SOURCE})
+    saved = home / ".cache/rocm-audit"
+    code, _, _ = check(capfd, repo.root, "--cache-dir", saved)
+    assert code == 1
+    key = cache_secret()
+    assert key is not None and secret_path().is_relative_to(home / ".local/state")
+    files = [p for p in saved.rglob("*") if p.is_file()]
+    assert files and not [p for p in files if key in p.read_bytes()]
+    for found in files:   # whatever a 32-byte file of the saved copy holds, an entry signed with it is a miss
+        if found.stat().st_size == KEY_BYTES:
+            plant_clean_result(saved, repo.root, secret=found.read_bytes())
+    code, out, _ = check(capfd, repo.root, "--cache-dir", saved)
+    assert code == 1 and [f["rule"] for f in json.loads(out)["findings"]] == ["RA100"]
+
+
+@pytest.mark.parametrize("where", ["state", "home"])
+def test_a_cache_directory_holding_the_key_is_refused(tmp_path, capfd, home, where):
+    repo = GitRepo(tmp_path / "repo", {"app.py": SOURCE})
+    chosen = home / ".local/state" if where == "state" else home
+    code, out, err = check(capfd, repo.root, "--cache-dir", chosen)
+    assert code == 2 and out == ""
+    assert "holds rocm-audit's cache key" in err and err.count("\n") == 1

@@ -15,7 +15,6 @@ import json
 import os
 import re
 import subprocess
-import sys
 import tempfile
 import tomllib
 from collections import Counter
@@ -23,6 +22,7 @@ from dataclasses import dataclass
 from pathlib import Path
 
 from auditor.rulebook import rules_root
+from auditor.util.childpython import module_command
 
 OFFLOAD_ARCH = "gfx942"
 PARSE_SECONDS = 120
@@ -118,7 +118,7 @@ def device_errors(check: HipDeviceCheck, path: Path, root: Path, text: str) -> D
                 "-isystem", str(check.include), "-isystem", str(shims), "-I", str(path.parent), "-I", str(root)]
         request = json.dumps({"path": str(path), "text": text, "args": args})
         try:
-            done = subprocess.run([sys.executable, "-m", "auditor.fix.hipworker"], input=request.encode("utf-8"),
+            done = subprocess.run(module_command("auditor.fix.hipworker"), input=request.encode("utf-8"),
                                   capture_output=True, timeout=PARSE_SECONDS, cwd=scratch, stdin=None)
         except (OSError, subprocess.TimeoutExpired) as err:
             return DeviceErrors(Counter(), type(err).__name__)

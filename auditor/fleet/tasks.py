@@ -1,6 +1,6 @@
 """One repository, one task: the ordinary single-repository audit (what `rocm-audit check --format json` runs),
 its JSON report and the commit it was scanned at. `scan_repository` is the task both executors run: it audits
-in a fresh process of its own (`python -m auditor.fleet`) so that a timeout can end it, whatever thread or
+in a fresh process of its own (`python -m auditor.fleet`, started by util/childpython.py) so that a timeout can end it, whatever thread or
 daemonic worker process it is called from, and so that one repository's crash loses only its own row."""
 from __future__ import annotations
 
@@ -8,7 +8,6 @@ import json
 import os
 import signal
 import subprocess
-import sys
 import threading
 import time
 from dataclasses import asdict, dataclass, replace
@@ -16,6 +15,7 @@ from pathlib import Path
 
 from auditor.scan.file import MAX_FILE_BYTES   # files larger than check's default limit are not read out of git
 from auditor.fleet.gitsource import BrokenRepository, fetch_shallow, head_commit, repo_key, tree_of, url_key
+from auditor.util.childpython import module_command
 from auditor.util.vcs import TREE_CHECK_SECONDS, working_tree_changed
 
 SCANNED, UNCHANGED, FAILED = "scanned", "unchanged", "failed"
@@ -74,7 +74,7 @@ def scan_repository(task: RepoTask) -> Outcome:
         task = replace(task, resume_commit="", resume_digest="")   # decided: the child scans it
     started = time.monotonic()
     request = json.dumps(asdict(task)).encode("utf-8")
-    child = subprocess.Popen([sys.executable, "-m", "auditor.fleet"], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+    child = subprocess.Popen(module_command("auditor.fleet"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, start_new_session=True)
     with _LOCK:
         _RUNNING.add(child)

@@ -331,12 +331,16 @@ def _in_workers(work, rulebook, jobs, max_bytes, time_budget, cache,
     from contextlib import nullcontext
 
     compile_queries([source for chunk in work for source in chunk], rulebook, max_bytes)
-    events: multiprocessing.queues.Queue[object] | None = multiprocessing.Queue() if progress else None
+    # forked, never spawned: a spawned worker (Python's default on some systems) starts with the current directory
+    # first on its path, and the workers inherit the queries compiled above
+    context = multiprocessing.get_context("fork") if fork_available() else multiprocessing.get_context()
+    events: multiprocessing.queues.Queue[object] | None = context.Queue() if progress else None
     initargs = (rulebook, max_bytes, time_budget, cache, events)
     results: list[FileResult] = []
     unfinished: list[SourceFile] = []
     with Watcher(events, progress) if progress else nullcontext():
-        with ProcessPoolExecutor(min(jobs, len(work)), initializer=_init_worker, initargs=initargs) as pool:
+        with ProcessPoolExecutor(min(jobs, len(work)), mp_context=context, initializer=_init_worker,
+                                 initargs=initargs) as pool:
             futures = [pool.submit(_scan_chunk, chunk) for chunk in work]
             for chunk, future in zip(work, futures):
                 try:

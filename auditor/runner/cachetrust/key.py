@@ -1,6 +1,7 @@
-"""A 32-byte random key in the user's cache directory (platformdirs), made on first use: mode 0600 in a 0700
-directory, this user's, a regular file (not a link). It is never inside a scanned tree: a run whose trees
-contain the key's directory caches nothing (auditor/runner/cache.py cache_directory)."""
+"""A 32-byte random key in the user's state directory (platformdirs: `~/.local/state/rocm-audit` on Linux), made
+on first use: mode 0600 in a 0700 directory, this user's, a regular file (not a link). It is never inside a cache
+directory (a CI workflow saves and restores those, so whoever writes the saved cache could sign entries) nor
+inside a scanned tree (auditor/runner/cachetrust/place.py refuses such a cache, or caches nothing)."""
 from __future__ import annotations
 
 import os
@@ -15,9 +16,9 @@ _NOFOLLOW = getattr(os, "O_NOFOLLOW", 0)
 
 
 def secret_path() -> Path:
-    from platformdirs import user_cache_dir
+    from platformdirs import user_state_dir
 
-    return Path(user_cache_dir("rocm-audit", appauthor=False)) / KEY_NAME
+    return Path(user_state_dir("rocm-audit", appauthor=False)) / KEY_NAME
 
 
 @cache
