@@ -13,7 +13,8 @@ from auditor.util.errors import ToolError, safe_text
 from auditor.fleet.portfolio import Portfolio, build_portfolio, reached
 from auditor.fleet.recorder import Recorder, open_recorder
 from auditor.fleet.resume import kept_reports, stamp, with_kept
-from auditor.fleet.sources import SourceError, expand
+from auditor.fleet.clones import CLONES, refuse_cache_in_checkout
+from auditor.fleet.sources import Source, SourceError, expand
 from auditor.fleet.tasks import FAILED, SCANNED, UNCHANGED, Outcome, RepoTask
 
 EXIT_CLEAN, EXIT_REACHED, EXIT_ERROR = 0, 1, 2
@@ -78,8 +79,9 @@ def fleet_command(argv: Sequence[str], recorder: Recorder | None = None) -> int:
         sources = expand(args.sources)
     except SourceError as err:
         raise ToolError(str(err)) from None
+    clone_dir = str(_clone_dir(args, sources))
     kept = kept_reports(sources, recorder, args.out)
-    tasks = [RepoTask(s.name, s.location, s.kind, args.timeout, _check_args(args), str(_clone_dir(args)),
+    tasks = [RepoTask(s.name, s.location, s.kind, args.timeout, _check_args(args), clone_dir,
                       *((kept[s.name].commit, kept[s.name].rules_digest) if s.name in kept else ()))
              for s in sources]
     progress = _Progress(len(tasks), args.quiet)
@@ -155,12 +157,15 @@ def _check_args(args: argparse.Namespace) -> tuple[str, ...]:
     return (*out, "--include-vendored") if args.include_vendored else tuple(out)
 
 
-def _clone_dir(args: argparse.Namespace) -> Path:
+def _clone_dir(args: argparse.Namespace, sources: Sequence[Source]) -> Path:
+    """`<cache>/fleet-clones`, the cache being the one every repository's check uses; refused (exit 2) inside a
+    git checkout."""
     from auditor.runner.cache import default_directory
     from auditor.commandline.parser import CACHE_ENV
 
     base = args.cache_dir or (Path(os.environ[CACHE_ENV]) if os.environ.get(CACHE_ENV) else default_directory())
-    return base.absolute() / "fleet-clones"
+    refuse_cache_in_checkout(base, [Path(s.location) for s in sources if s.kind == "path"])
+    return base.absolute() / CLONES
 
 
 class _Progress:

@@ -1,10 +1,8 @@
 """What git says about a fleet's repositories, through auditor/util/vcs.py's neutralised invocation (no hooks,
 filters or fsmonitor of the repository run): the commit a local repository is scanned at and the key its runs
-are recorded under; and a git URL fetched shallow into a bare cache repository and read from git objects."""
+are recorded under; and a git URL fetched shallow into a bare repository of its own and read from git objects."""
 from __future__ import annotations
 
-import hashlib
-import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -48,23 +46,17 @@ def url_key(url: str) -> str:
     return f"url:{url}"
 
 
-def fetch_shallow(url: str, cache_root: Path) -> tuple[Path, str]:
-    """The bare cache repository of `url` with its default branch's newest commit fetched (depth 1, no tags, no
-    checkout), and that commit."""
-    digest = hashlib.sha256(url.encode("utf-8")).hexdigest()[:16]
-    bare = cache_root / f"{display_name(url) or 'repository'}-{digest}.git"
-    cache_root.mkdir(parents=True, exist_ok=True)
+def fetch_shallow(url: str, into: Path) -> tuple[Path, str]:
+    """A bare repository made in the new, empty directory `into` (fleet/clones.py) with `url`'s default branch's
+    newest commit fetched (depth 1, no tags, no checkout), and that commit."""
+    bare = into / f"{display_name(url) or 'repository'}.git"
     allow = [arg for name in TRANSPORTS for arg in ("-c", f"protocol.{name}.allow=always")]
-    new = not (bare / "HEAD").is_file()
     try:
-        if new:
-            git(cache_root, "init", "--quiet", "--bare", "--", str(bare))
+        git(into, "init", "--quiet", "--bare", "--", str(bare))
         git_bytes(bare, *allow, "fetch", "--quiet", "--depth", "1", "--no-tags", "--no-recurse-submodules",
                   "--end-of-options", url, "HEAD")
         commit = git(bare, "rev-parse", "--verify", "--end-of-options", "FETCH_HEAD^{commit}").strip()
     except GitError as err:
-        if new:   # no empty repository left behind for a URL that never answered
-            shutil.rmtree(bare, ignore_errors=True)
         raise BrokenRepository(f"cannot fetch {url}: {_cause(err)}") from None
     return bare, commit
 

@@ -19,7 +19,7 @@ from pathlib import Path
 
 from auditor.fleet.portfolio import VERDICTS
 from auditor.fleet.recorder import Recorder
-from auditor.fleet.sources import Source
+from auditor.fleet.sources import UNSCANNED, Source
 from auditor.fleet.tasks import SCANNED, UNCHANGED, Outcome
 
 STAMPS = "resume"
@@ -49,7 +49,7 @@ def kept_reports(sources: tuple[Source, ...], recorder: Recorder | None, out: Pa
 
 
 def _kept(source: Source, out: Path) -> Kept | None:
-    if source.kind == "missing":
+    if source.kind in UNSCANNED:
         return None
     try:
         stamp_path = out / STAMPS / f"{source.name}.json"

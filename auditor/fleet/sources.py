@@ -16,6 +16,9 @@ NAME_CHARS = re.compile(r"[^A-Za-z0-9._-]+")
 PROJECT_FILES = ("setup.py", "pyproject.toml", "setup.cfg", "CMakeLists.txt", "requirements.txt", "Makefile",
                  "BUILD", "WORKSPACE", "meta.yaml", "environment.yml", "Dockerfile")
 PROJECT_SUFFIXES = (".py", ".cu", ".cuh", ".cpp", ".cc", ".c", ".h", ".hpp")
+# kinds of source that are rows without a scan, and why
+UNSCANNED = {"missing": "path does not exist (or is not a directory)",
+             "outside": "a link that leads out of the folder given: not followed"}
 MAX_LIST_LINES = 100_000
 MAX_LIST_BYTES = 16 * 1024 * 1024
 
@@ -28,7 +31,7 @@ class SourceError(ToolError, ValueError):
 class Source:
     name: str          # unique in the fleet; the report's file name (reports/NAME.json)
     location: str      # the path (absolute) or the URL
-    kind: str          # "path" | "git" | "missing"
+    kind: str          # "path" | "git" | a key of UNSCANNED
 
 
 def expand(arguments: Sequence[str]) -> tuple[Source, ...]:
@@ -75,7 +78,13 @@ def _expand_one(argument: str, base: Path) -> Iterable[tuple[str, str]]:
     if _is_repository(path):
         return [("path", str(path))]
     children = sorted(p for p in path.iterdir() if p.is_dir() and not p.name.startswith("."))
-    return [("path", str(child.absolute())) for child in children] or [("path", str(path))]
+    return [(_child_kind(child, path), str(child.absolute())) for child in children] or [("path", str(path))]
+
+
+def _child_kind(child: Path, folder: Path) -> str:
+    """A subdirectory of a folder of repositories is scanned only when it lies in that folder: a link to a
+    directory elsewhere (a home directory, a secret) is not followed, and its row says so."""
+    return "path" if child.resolve().is_relative_to(folder.resolve()) else "outside"
 
 
 def _expand_listed(line: str, base: Path) -> Iterable[tuple[str, str]]:

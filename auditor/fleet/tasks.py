@@ -1,7 +1,8 @@
 """One repository, one task: the ordinary single-repository audit (what `rocm-audit check --format json` runs),
 its JSON report and the commit it was scanned at. `scan_repository` is the task both executors run: it audits
-in a fresh process of its own (`python -m auditor.fleet`, started by util/childpython.py) so that a timeout can end it, whatever thread or
-daemonic worker process it is called from, and so that one repository's crash loses only its own row."""
+in a fresh process of its own (`python -m auditor.fleet`, started by util/childpython.py) so that a timeout can
+end it, whatever thread or daemonic worker process it is called from, and so that one repository's crash loses
+only its own row."""
 from __future__ import annotations
 
 import json
@@ -14,6 +15,8 @@ from dataclasses import asdict, dataclass, replace
 from pathlib import Path
 
 from auditor.scan.file import MAX_FILE_BYTES   # files larger than check's default limit are not read out of git
+from auditor.fleet.clones import private_clone_dir
+from auditor.fleet.sources import UNSCANNED
 from auditor.fleet.gitsource import BrokenRepository, fetch_shallow, head_commit, repo_key, tree_of, url_key
 from auditor.util.childpython import module_command
 from auditor.util.vcs import TREE_CHECK_SECONDS, working_tree_changed
@@ -28,10 +31,10 @@ MAX_REASON = 400
 class RepoTask:
     name: str
     location: str                  # an absolute path or a git URL
-    kind: str                      # "path" | "git" | "missing" (auditor/fleet/sources.py)
+    kind: str                      # "path" | "git" | a key of UNSCANNED (auditor/fleet/sources.py)
     timeout: float                 # seconds for the whole repository, fetch included
     check_args: tuple[str, ...]    # flags every repository's `check` gets (cache, budgets, excludes)
-    clone_dir: str                 # where git URLs are fetched to (bare, shallow)
+    clone_dir: str                 # under which a git URL is fetched (bare, shallow) into a directory of its own
     resume_commit: str = ""        # with a kept report (resume.py): the commit and rules digest it was made
     resume_digest: str = ""        # at; the task answers `unchanged` when this run would produce that report
 
@@ -65,7 +68,7 @@ def failed(task: RepoTask, reason: str, seconds: float = 0.0) -> Outcome:
 def scan_repository(task: RepoTask) -> Outcome:
     """`audit_repository` in a child process, ended (with everything it started) after `task.timeout`; a local
     repository that resumes is answered here, without one."""
-    if task.kind == "missing":   # nothing to start a process for
+    if task.kind in UNSCANNED:   # nothing to start a process for
         return audit_repository(task)
     if task.kind == "path" and task.resume_commit:
         resumed = _unchanged_here(task)
@@ -121,8 +124,8 @@ def audit_repository(task: RepoTask) -> Outcome:
     from auditor.util.vcs import GitError
 
     try:
-        if task.kind == "missing":
-            return failed(task, "path does not exist (or is not a directory)")
+        if task.kind in UNSCANNED:
+            return failed(task, UNSCANNED[task.kind])
         if task.kind == "git":
             return _audit_fetched(task)
         return _audit_local(task)
@@ -133,13 +136,14 @@ def audit_repository(task: RepoTask) -> Outcome:
 
 
 def _audit_fetched(task: RepoTask) -> Outcome:
-    bare, fetched = fetch_shallow(task.location, Path(task.clone_dir))
-    key = url_key(task.location)
-    if task.resume_commit == fetched and _fetched_digest(bare, fetched, task.check_args) == task.resume_digest:
-        return Outcome(task.name, task.location, UNCHANGED, commit=fetched, repo_key=key)
-    where = _where_fetched(bare, fetched, task)
-    with tree_of(bare, fetched, MAX_FILE_BYTES) as files:
-        report, record = check_report(files, task.check_args, shown_root=task.name, where=where)
+    with private_clone_dir(Path(task.clone_dir)) as scratch:
+        bare, fetched = fetch_shallow(task.location, scratch)
+        key = url_key(task.location)
+        if task.resume_commit == fetched and _fetched_digest(bare, fetched, task.check_args) == task.resume_digest:
+            return Outcome(task.name, task.location, UNCHANGED, commit=fetched, repo_key=key)
+        where = _where_fetched(bare, fetched, task)
+        with tree_of(bare, fetched, MAX_FILE_BYTES) as files:
+            report, record = check_report(files, task.check_args, shown_root=task.name, where=where)
     return Outcome(task.name, task.location, SCANNED, commit=fetched, repo_key=key, report=report, record=record)
 
 
