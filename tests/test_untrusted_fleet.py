@@ -81,3 +81,23 @@ def test_a_link_out_of_the_folder_given_is_a_failed_row_and_its_text_is_never_re
     written = [p.read_text(encoding="utf-8") for p in (tmp_path / "out").rglob("*") if p.is_file()]
     assert written and not [text for text in written if secret in text]
     assert secret not in json.dumps(portfolio)
+
+
+def test_a_task_answer_that_is_not_a_plain_outcome_of_that_task_is_refused():
+    """What a task's process or a Dask worker sends back is JSON, checked field by field against the task it
+    answers: a pickle, another repository's row, or a field of the wrong type is no outcome (the row fails)."""
+    import pickle
+    from dataclasses import asdict
+
+    from auditor.fleet.tasks import Outcome, RepoTask, outcome_from_answer
+
+    task = RepoTask("portable", "/src/portable", "path", 60.0, (), "/tmp/clones")
+    good = asdict(Outcome("portable", "/src/portable", "scanned", commit="a" * 40, repo_key="git:x:.",
+                          report={"summary": {"verdict": "ready"}}))
+    assert outcome_from_answer(json.dumps(good), task) == Outcome(**good)
+    forged = [pickle.dumps(Outcome(**good)), json.dumps([good]), json.dumps({**good, "name": "other"}),
+              json.dumps({**good, "source": "/elsewhere"}), json.dumps({**good, "status": "ok"}),
+              json.dumps({**good, "seconds": True}), json.dumps({**good, "dirty": 1}),
+              json.dumps({**good, "commit": "HEAD; touch x"}), json.dumps({**good, "report": "ready"}),
+              json.dumps({**good, "extra": 1}), json.dumps({k: v for k, v in good.items() if k != "record"})]
+    assert [outcome_from_answer(answer, task) for answer in forged] == [None] * len(forged)

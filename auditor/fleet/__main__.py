@@ -5,12 +5,11 @@ from __future__ import annotations
 import json
 import sys
 
-from auditor.fleet.tasks import RepoTask, audit_repository
+from auditor.fleet.tasks import audit_repository, task_from_json
 
 
 def main() -> int:
-    given = json.loads(sys.stdin.buffer.read().decode("utf-8"))
-    task = RepoTask(**{**given, "timeout": float(given["timeout"]), "check_args": tuple(given["check_args"])})
+    task = task_from_json(sys.stdin.buffer.read().decode("utf-8"))
     answer = sys.stdout
     sys.stdout = sys.stderr   # nothing the audit prints can corrupt the answer
     outcome = audit_repository(task)

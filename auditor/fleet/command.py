@@ -43,9 +43,16 @@ def build_parser() -> argparse.ArgumentParser:
                         help="repositories scanned at once by the local executor (default: the number of cores)")
     parser.add_argument("--executor", choices=("local", "dask"), default="local",
                         help="local: processes on this machine; dask: an existing Dask cluster (--scheduler)")
-    parser.add_argument("--scheduler", metavar="ADDRESS", help="the Dask scheduler, such as tcp://10.0.0.5:8786")
+    parser.add_argument("--scheduler", metavar="ADDRESS", help="the Dask scheduler, such as tls://10.0.0.5:8786")
     parser.add_argument("--connect-timeout", type=_seconds, default=30.0, metavar="SECONDS",
                         help="give up reaching the Dask scheduler after this long (default 30)")
+    dask = parser.add_argument_group("the Dask scheduler's TLS (Dask's distributed.comm.tls config fills in "
+                                     "what is not given)")
+    dask.add_argument("--tls-ca-file", type=Path, metavar="PEM", help="the CA that signed the cluster's certificates")
+    dask.add_argument("--tls-cert", type=Path, metavar="PEM", help="this client's certificate")
+    dask.add_argument("--tls-key", type=Path, metavar="PEM", help="this client's private key")
+    dask.add_argument("--insecure-scheduler", action="store_true",
+                      help="allow a plain tcp:// scheduler off this machine (whoever answers there runs code here)")
     parser.add_argument("--timeout", type=_seconds, default=DEFAULT_TIMEOUT, metavar="SECONDS",
                         help="end a repository's scan (fetch included) after this long: a failed row "
                              f"(default {DEFAULT_TIMEOUT:g})")
@@ -72,8 +79,9 @@ def fleet_command(argv: Sequence[str], recorder: Recorder | None = None) -> int:
     args = build_parser().parse_args(list(argv))
     if args.executor == "dask" and not args.scheduler:
         raise UsageError("--executor dask needs --scheduler ADDRESS (the scheduler of your Dask cluster)")
-    if args.scheduler and args.executor != "dask":
-        raise UsageError("--scheduler goes with --executor dask")
+    dask_only = (args.scheduler, args.tls_ca_file, args.tls_cert, args.tls_key, args.insecure_scheduler)
+    if any(dask_only) and args.executor != "dask":
+        raise UsageError("--scheduler, --tls-* and --insecure-scheduler go with --executor dask")
     recorder = open_recorder(args.db) if args.db else recorder
     try:
         sources = expand(args.sources)
@@ -92,7 +100,10 @@ def fleet_command(argv: Sequence[str], recorder: Recorder | None = None) -> int:
     if args.executor == "dask":
         from auditor.fleet.executors import run_dask
 
-        done = run_dask(tasks, args.scheduler, settled, args.connect_timeout)
+        from auditor.fleet.dasksecurity import SchedulerSecurity
+
+        security = SchedulerSecurity(args.tls_ca_file, args.tls_cert, args.tls_key, args.insecure_scheduler)
+        done = run_dask(tasks, args.scheduler, settled, args.connect_timeout, security)
     else:
         from auditor.fleet.executors import run_local
 

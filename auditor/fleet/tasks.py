@@ -7,6 +7,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 import signal
 import subprocess
 import threading
@@ -22,6 +23,7 @@ from auditor.util.childpython import module_command
 from auditor.util.vcs import TREE_CHECK_SECONDS, working_tree_changed
 
 SCANNED, UNCHANGED, FAILED = "scanned", "unchanged", "failed"
+STATUSES = (SCANNED, UNCHANGED, FAILED)
 _RUNNING: set[subprocess.Popen] = set()   # the scans this process started and still waits on
 _LOCK = threading.Lock()
 MAX_REASON = 400
@@ -55,10 +57,46 @@ class Outcome:
     def as_dict(self) -> dict:
         return asdict(self)
 
-    @classmethod
-    def from_dict(cls, data: dict) -> Outcome:
-        given = {name: data[name] for name in cls.__dataclass_fields__ if name in data}
-        return cls(**given)
+
+# an Outcome's fields as JSON has them: what a task's process (or a Dask worker) answers is checked against these
+_ANSWER_TYPES: dict[str, tuple[type, ...]] = {
+    "name": (str,), "source": (str,), "status": (str,), "reason": (str,), "commit": (str, type(None)),
+    "repo_key": (str,), "seconds": (int, float), "report": (dict, type(None)), "record": (dict, type(None)),
+    "dirty": (bool,)}
+_COMMIT = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+
+
+def task_to_json(task: RepoTask) -> str:
+    return json.dumps(asdict(task))
+
+
+def task_from_json(text: str | bytes) -> RepoTask:
+    given = json.loads(text)
+    return RepoTask(**{**given, "timeout": float(given["timeout"]), "check_args": tuple(given["check_args"])})
+
+
+def outcome_from_answer(text: str | bytes, task: RepoTask) -> Outcome | None:
+    """The Outcome a task's JSON answer holds, when it is one, for `task`, with every field of its type (plain
+    data only: nothing is unpickled or imported); else None."""
+    try:
+        data = json.loads(text)
+    except (ValueError, TypeError):
+        return None
+    if not isinstance(data, dict) or set(data) != set(_ANSWER_TYPES):
+        return None
+    if any(not isinstance(data[name], kinds) or (isinstance(data[name], bool) and bool not in kinds)
+           for name, kinds in _ANSWER_TYPES.items()):
+        return None
+    if (data["name"], data["source"]) != (task.name, task.location) or data["status"] not in STATUSES or \
+            (data["commit"] is not None and not _COMMIT.fullmatch(data["commit"])):
+        return None
+    return Outcome(**data)
+
+
+def scan_as_json(request: str) -> str:
+    """The task a Dask worker runs: a RepoTask as JSON in, its Outcome as JSON out, so that only plain data
+    crosses between the cluster and the driver (which checks the answer with outcome_from_answer)."""
+    return json.dumps(scan_repository(task_from_json(request)).as_dict(), ensure_ascii=False)
 
 
 def failed(task: RepoTask, reason: str, seconds: float = 0.0) -> Outcome:
@@ -76,7 +114,7 @@ def scan_repository(task: RepoTask) -> Outcome:
             return resumed
         task = replace(task, resume_commit="", resume_digest="")   # decided: the child scans it
     started = time.monotonic()
-    request = json.dumps(asdict(task)).encode("utf-8")
+    request = task_to_json(task).encode("utf-8")
     child = subprocess.Popen(module_command("auditor.fleet"), stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.PIPE, start_new_session=True)
     with _LOCK:
@@ -90,11 +128,11 @@ def scan_repository(task: RepoTask) -> Outcome:
         with _LOCK:
             _RUNNING.discard(child)
     seconds = time.monotonic() - started
-    try:
-        return Outcome.from_dict({**json.loads(out.decode("utf-8")), "seconds": round(seconds, 3)})
-    except (ValueError, TypeError):
-        last = err.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit status {child.returncode}"]
-        return failed(task, f"the scan process ended without a report: {last[0]}", seconds)
+    answer = outcome_from_answer(out, task)
+    if answer is not None:
+        return replace(answer, seconds=round(seconds, 3))
+    last = err.decode("utf-8", "replace").strip().splitlines()[-1:] or [f"exit status {child.returncode}"]
+    return failed(task, f"the scan process ended without a report: {last[0]}", seconds)
 
 
 def _kill_group(child: subprocess.Popen, wait: bool = True) -> None:
