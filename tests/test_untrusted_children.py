@@ -53,3 +53,21 @@ def test_every_python_child_is_started_through_the_pinned_launcher():
                and node.value.id == "sys" for node in ast.walk(tree)):
             naming.append(path.relative_to(REPO).as_posix())
     assert naming == ["auditor/util/childpython.py"]
+
+
+def test_the_scans_worker_processes_do_not_import_the_current_directorys_auditor(tmp_path, monkeypatch):
+    """`check -j 2` scans in a pool of worker processes: forked from the command, they import nothing afresh
+    (a spawned or forkserver worker would start with the current directory first on its path)."""
+    from auditor.cli.app import main
+
+    checkout = planted_checkout(tmp_path / "checkout")
+    write_tree(checkout, {"multiprocessing/__init__.py": PLANTED.format(marker=str(checkout / "MARKER"))})
+    kernels = {f"k{n}.cu": "__global__ void k(float* x) { x[0] = __shfl_xor_sync(0xffffffff, x[0], 1); }\n"
+               for n in range(4)}   # C/C++ files: scanned by the pool even when few
+    repo = GitRepo(tmp_path / "repo", {**PORTABLE, **kernels, "b.py": "import pynvml\n"})
+    monkeypatch.chdir(checkout)
+    code = main([str(repo.root), "--format", "json", "--no-progress", "--no-cache", "-j", "2", "-o",
+                 str(tmp_path / "report.json")])
+    assert not (checkout / "MARKER").exists()
+    assert code == 1
+    assert "b.py" in {f["path"] for f in json.loads((tmp_path / "report.json").read_text())["findings"]}
