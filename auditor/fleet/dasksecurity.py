@@ -86,10 +86,10 @@ def _tls(address: str, given: SchedulerSecurity) -> Any:
         raise SchedulerRefused("--tls-key goes with --tls-cert (the certificate it is the key of)")
     named = {"tls_ca_file": given.ca_file, "tls_client_cert": given.cert, "tls_client_key": given.key}
     security = Security(require_encryption=True, **{k: str(v) for k, v in named.items() if v is not None})
-    if not security.tls_ca_file:
+    if not getattr(security, "tls_ca_file", None):   # from the arguments or Dask config
         raise SchedulerRefused(f"the Dask scheduler {address} needs the CA that signed its certificate: "
                                "--tls-ca-file (or Dask's distributed.comm.tls.ca-file)")
-    if not security.tls_client_cert:   # Dask's TLS always presents one
+    if not getattr(security, "tls_client_cert", None):   # Dask's TLS always presents one
         raise SchedulerRefused(f"the Dask scheduler {address} needs this client's certificate: --tls-cert and "
                                "--tls-key (or Dask's distributed.comm.tls.client.cert and .key)")
     return security
