@@ -218,6 +218,9 @@ class FileResult:
     error: str | None = None
     facts: FileFacts = FileFacts()
     coverage: FileCoverage | None = None      # CUDA references, for cuda and cpp files
+    # what inline suppressions silenced: (finding, the line of the suppression's comment); the run's policy
+    # decides which it honours (auditor/scan/suppress.py, honoured)
+    silenced: tuple[tuple[Finding, int], ...] = ()
 
 
 @dataclass(frozen=True, slots=True)

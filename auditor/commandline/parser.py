@@ -190,6 +190,12 @@ def _gating(parser) -> None:
               "never from a config file in the scanned tree")
     _add(gate, "--diff-base", metavar="REF",
          help="new = what HEAD adds since its merge-base with REF (git; only changed files rescanned)")
+    _add(gate, "--no-inline-suppressions", action="store_true",
+         help="honour no `rocm-audit: ignore` or `noqa` comment in the scanned files (for CI; config, "
+              "--per-file-ignores and baselines still apply)")
+    _add(gate, "--allow-new-suppressions", action="store_true",
+         help="with --diff-base: honour suppressions the change itself adds (by default a suppression on a line "
+              "the change adds does not silence; under --diff-base only the base's config can set this)")
 
 
 def _fixing(parser, via_check: bool) -> None:

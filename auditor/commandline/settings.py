@@ -140,7 +140,9 @@ def _scope(ns: argparse.Namespace, paths: tuple[Path, ...]) -> Scope:
 def _gate(ns: argparse.Namespace, gate_findings: tuple[tuple[str, str], ...]) -> Gate:
     return Gate(fail_on=_fail_on(ns), fail_on_verify=bool(ns.fail_on_verify), exit_zero=bool(ns.exit_zero),
                 baseline=ns.baseline, update_baseline=ns.update_baseline, strict=ns.strict, diff_base=ns.diff_base,
-                allow_partial=bool(getattr(ns, "allow_partial", False)), gate_findings=gate_findings)
+                allow_partial=bool(getattr(ns, "allow_partial", False)), gate_findings=gate_findings,
+                inline_suppressions=not getattr(ns, "no_inline_suppressions", False),
+                allow_new_suppressions=bool(getattr(ns, "allow_new_suppressions", False)))
 
 
 def _output(ns: argparse.Namespace) -> Output:

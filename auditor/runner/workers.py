@@ -89,7 +89,7 @@ def _key_within(source: SourceFile, cache: ResultCache, data: bytes, digest: str
     if not cache.loose:
         return None
     try:
-        text, _ = decode(data)
+        text, _ = decode(data, source.kind)
     except InputError:
         return None
     return cache.key_within(source, digest, text)
