@@ -18,6 +18,7 @@ class Scope:
     jobs: int
     max_file_size: int
     time_budget: float
+    worker_memory: int                # bytes each scanning process may take (0: the default)
     optional_dirs: tuple[str, ...]    # gitignore-style patterns: findings there are optional
 
 

@@ -129,6 +129,9 @@ def _scanning(parser) -> None:
          help="skip (and report) files larger than this (default 16M)")
     _add(group, "--time-budget", type=_seconds, default=60.0, metavar="SECONDS",
          help="stop scanning a file after this long and report it (default 60)")
+    _add(group, "--max-worker-memory", type=_size, default=0, metavar="SIZE",
+         help="memory each scanning process may take; a file that needs more is reported as not scanned "
+              "(default: an equal share of 3/4 of the machine's memory, 1G to 4G)")
     _add(group, "--max-run-time", type=_seconds, default=None, metavar="SECONDS",
          help="end the whole run after this long, with exit 2 (default: no limit)")
     _add(group, "--no-cache", action="store_true", help="neither read nor write cached scan results")

@@ -134,7 +134,8 @@ def _fail_on(ns: argparse.Namespace) -> Severity | None:
 def _scope(ns: argparse.Namespace, paths: tuple[Path, ...]) -> Scope:
     return Scope(paths=paths, exclude=tuple(ns.exclude or ()), force_exclude=ns.force_exclude,
                  include_vendored=ns.include_vendored, jobs=min(ns.jobs or default_jobs(), default_jobs()),
-                 max_file_size=ns.max_file_size, time_budget=ns.time_budget, optional_dirs=_split(ns.optional_dirs))
+                 max_file_size=ns.max_file_size, time_budget=ns.time_budget, optional_dirs=_split(ns.optional_dirs),
+                 worker_memory=getattr(ns, "max_worker_memory", 0) or 0)
 
 
 def _gate(ns: argparse.Namespace, gate_findings: tuple[tuple[str, str], ...]) -> Gate:

@@ -141,7 +141,7 @@ def scan_all(ctx: RunContext, progress: Callable[[int, int], ScanProgress | None
         cache = ResultCache.of(ctx.store, ctx.scan, options.max_file_size, options.across_macros) \
             if ctx.store else None
         return runner.scan_all(files, ctx.scan, options.jobs, advance, options.max_file_size, options.time_budget,
-                               cache, ctx.index)
+                               cache, ctx.index, options.worker_memory)
 
 
 def analyse(ctx: RunContext, results: Sequence[FileResult], timings: dict[str, float] | None = None) -> Report:

@@ -27,6 +27,7 @@ class ScanOptions:
     optional_dirs: tuple[str, ...] = ()
     scan_dirs: tuple[str, ...] = ()             # vendored-looking directories new in the change (--diff-base)
     suppressions: SuppressionPolicy = SuppressionPolicy()   # which inline suppressions are honoured
+    worker_memory: int = 0                      # bytes each scanning process may take (0: runner.memory's default)
     across_macros: bool = False                 # also cache each result under a key that ignores the project's
                                                 # macros the file does not name (cache.ResultCache.key_within)
     whole_run_cache: bool = True                # also cache the whole report by the stat of every file read

@@ -94,6 +94,8 @@ def scan_file(
         return scan_text_as(source.path, source.kind, text, ctx, Path(source.abspath), encoding_note)
     except RecursionError:
         return FileResult(source.path, source.kind, error="cannot parse: nesting too deep")
+    except MemoryError:
+        raise    # over the scanning process's memory limit: the runner reports it (auditor/runner/memory.py)
     except Exception as err:  # noqa: BLE001 - the isolation boundary: a bug in one rule must not hide other files' results
         DEBUG_LOG.debug("rocm-audit: internal error scanning %s:\n%s", visible(source.path), traceback.format_exc())
         return FileResult(source.path, source.kind, error=f"internal error: {type(err).__name__}: {err}")
