@@ -51,7 +51,7 @@ def test_a_comment_continued_by_a_backslash_covers_the_next_line_as_for_the_comp
     repo = pull_request(tmp_path, {"csrc/k.cu": f"// old version \\\n{KERNEL}{KERNEL.replace('k(', 'k2(')}"})
     code, out = ci(capfd, repo)
     assert code == 1
-    assert f"file=csrc/k.cu,line=2," not in out    # a comment line to nvcc: not code
+    assert "file=csrc/k.cu,line=2," not in out    # a comment line to nvcc: not code
     assert f"::error file=csrc/k.cu,line=3,col=56,{RA200}" in out
 
 
