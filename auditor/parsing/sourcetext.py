@@ -14,15 +14,14 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
-_SPLICE = r"(?:\\\n)*"
-_LINE_COMMENT = re.compile(rf"/{_SPLICE}/(?:[^\\\n]|\\+[^\\\n]|\\+\n)*\\*")
-_BLOCK_COMMENT = re.compile(rf"/{_SPLICE}\*(?s:.*?)(?:\*{_SPLICE}/|\Z)")
+_BLOCK_END = re.compile(r"\*(?:\\\n)*/")
 _RAW_STRING = re.compile(r'R"([^()\\\s"]{0,16})\((?s:.*?)(?:\)\1"|\Z)')
-_QUOTED = {q: re.compile(rf"{q}(?:[^{q}\\\n]|\\(?:.|\n))*{q}") for q in "\"'"}
-_OPENER = re.compile(r"""/(?:\\\n)*[/*]|["']""")
+_QUOTED = {q: re.compile(rf"{q}[^{q}\\\n]*(?:\\(?s:.)[^{q}\\\n]*)*{q}") for q in "\"'"}
+_OPENER = re.compile(r"""[/"']""")
 _RAW_PREFIXES = frozenset({"R", "u8R", "uR", "UR", "LR"})
 _CHAR_PREFIXES = frozenset({"u8", "u", "U", "L"})
 _WORD = re.compile(r"\w{1,4}$")
+
 
 def compiler_text(text: str) -> str:
     """The text with every line end (CRLF, lone CR) made LF, as the compiler and Python read it: line numbers
@@ -63,9 +62,8 @@ def c_comments(text: str) -> list[Comment]:
 
 
 def without_comments(text: str) -> str:
-    """The text with each comment and the inside of each string or character literal blanked (newlines kept, so
-    lines keep their numbers): what the preprocessor's directives are read from. A `#if 0` inside a comment or
-    a raw string is no directive."""
+    """The text with each comment and the inside of each string or character literal blanked (`_blank`): what
+    the preprocessor's directives are read from. A `#if 0` inside a comment or a raw string is no directive."""
     if not _OPENER.search(text):
         return text
     parts: list[str] = []
@@ -96,9 +94,7 @@ def _tokens(text: str):
 def _token_at(text: str, start: int) -> tuple[str, int, int] | None:
     first = text[start]
     if first == "/":
-        pattern, kind = (_LINE_COMMENT, "line") if _is_line_comment(text, start) else (_BLOCK_COMMENT, "block")
-        m = pattern.match(text, start)
-        return (kind, start, m.end()) if m else None
+        return _comment_at(text, start)
     prefix = _prefix(text, start)
     if first == '"' and prefix in _RAW_PREFIXES:
         m = _RAW_STRING.match(text, start - 1)
@@ -107,6 +103,22 @@ def _token_at(text: str, start: int) -> tuple[str, int, int] | None:
         return None    # a digit separator: `1'000`
     m = _QUOTED[first].match(text, start)
     return ("string" if first == '"' else "char", start, m.end()) if m else None
+
+
+def _comment_at(text: str, start: int) -> tuple[str, int, int] | None:
+    """A comment opened at `start` (its `//` or `/*` may be split by splices), to its end."""
+    i = start + 1
+    while text.startswith("\\\n", i):
+        i += 2
+    if text.startswith("/", i):     # to the first line end no backslash splices
+        end = text.find("\n", i)
+        while end > 0 and text[end - 1] == "\\":
+            end = text.find("\n", end + 1)
+        return ("line", start, len(text) if end < 0 else end)
+    if text.startswith("*", i):     # to its `*/`; unterminated, to the end (the compiler refuses the file)
+        m = _BLOCK_END.search(text, i + 1)
+        return ("block", start, len(text) if m is None else m.end())
+    return None
 
 
 def _prefix(text: str, start: int) -> str:
@@ -119,17 +131,10 @@ def _prefix(text: str, start: int) -> str:
     return "?" if len(word) == 4 else word
 
 
-def _is_line_comment(text: str, start: int) -> bool:
-    i = start + 1
-    while text.startswith("\\\n", i):
-        i += 2
-    return text.startswith("/", i)
-
-
 def _blank(chunk: str) -> str:
-    """Spaces in place of a comment, one per character, with its newlines (a comment is one space to the
-    compiler, but keeping the columns keeps every other line's text where it was)."""
-    return re.sub(r"[^\n]", " ", chunk)
+    """What stands for a comment or a literal's inside: one space (as the compiler reads a comment) and its
+    newlines, so that every line keeps its number."""
+    return " " + "\n" * chunk.count("\n")
 
 
 def compiler_lines(raw: str, lines: frozenset[int]) -> frozenset[int]:
