@@ -34,6 +34,7 @@ REPO_KEYS = frozenset({
     "format", "fail-on", "select", "ignore", "exclude", "force-exclude", "include-vendored", "jobs", "no-html",
     "no-progress", "quiet", "max-file-size", "time-budget", "max-run-time", "no-cache", "baseline", "strict",
     "per-file-ignores", "optional-dirs", "verbose", "extend-select", "fail-on-verify",
+    "no-inline-suppressions", "allow-new-suppressions",
 })   # not diff-base (a change naming its own HEAD as the base would judge itself), nor fix, diff or unsafe,
 #      nor allow-partial (a tree that chose it could hide its findings behind a file it makes unscannable)
 # Bounds on what a repository's config may ask for: a scan must stay able to finish and to fit in memory.

@@ -199,11 +199,10 @@ class FileFacts:
     unknown_suppressions: tuple[tuple[int, str], ...] = ()   # (line, rule id) of suppressions naming no rule
     imports: tuple[str, ...] = ()     # Python: the modules importing this one loads unconditionally (pyimports.py)
     opt_in_lines: tuple[int, ...] = ()   # Python: lines behind an environment opt-in off by default (envoptin.py)
-    # C/C++, for auditor/xlang: ops registered (module, op, function, line), functions (name, lines, calls), includes
-    exports: tuple[tuple[str, str, str, int], ...] = ()
+    exports: tuple[tuple[str, str, str, int], ...] = ()   # C/C++, for xlang: ops (module, op, function, line)
     fenced_exports: tuple[int, ...] = ()   # lines of those registrations on a branch a ROCm build never compiles
-    functions: tuple[tuple[str, int, int, tuple[str, ...]], ...] = ()
-    includes: tuple[str, ...] = ()
+    functions: tuple[tuple[str, int, int, tuple[str, ...]], ...] = ()   # C/C++, for xlang: (name, lines, calls)
+    includes: tuple[str, ...] = ()   # C/C++, for xlang: the `#include "…"` paths
     unread_rules: tuple[tuple[int, int, tuple[str, ...]], ...] = ()   # C/C++: (first, last, rules) of unread lines
 
 
@@ -218,6 +217,7 @@ class FileResult:
     error: str | None = None
     facts: FileFacts = FileFacts()
     coverage: FileCoverage | None = None      # CUDA references, for cuda and cpp files
+    silenced: tuple[tuple[Finding, int], ...] = ()   # (finding, its suppression's line): scan/suppress.honoured
 
 
 @dataclass(frozen=True, slots=True)

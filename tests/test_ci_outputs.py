@@ -169,6 +169,7 @@ def test_hooks_never_run_together_so_no_finding_is_printed_twice():
     "docker-compose.yml", "compose.yaml", ".github/workflows/ci.yml", ".gitlab-ci.yml", "run.sh", "x.bash",
     "ops/k.pyx", "ops/k.pxd", "ops/k.pxi", "BUILD", "third/BUILD.bazel", "defs.bzl", "WORKSPACE", "MODULE.bazel",
     ".bazelrc", "recipe/meta.yaml", "deploy/pod.yaml", "chart/templates/svc.yml",
+    "x.ipp", "x.tcc", "x.txx", "x.c++", "x.h++", "x.def", "x.ixx", "x.cppm", "x.ii", "k.cuinc", "k.cu.in", "k.cuh.in",
 ])
 def test_hook_files_pattern_covers_every_kind_rocm_audit_reads(path):
     assert classify(path), path

@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from auditor.commandline.pipes import ClosedPipeQuiet
 from auditor.util.errors import ToolError, safe_text  # ToolError re-exported: the tests use it
-from auditor.invocation.judging import fail_closed, unvendored
+from auditor.invocation.judging import fail_closed, suppression_policy, unvendored
 from auditor.invocation.runsetup import exit_code as _exit_code
 from auditor.invocation.runsetup import files_root as _files_root
 from auditor.invocation.runsetup import installed_api_table as _installed_api_table
@@ -164,6 +164,7 @@ def _check(settings: CheckSettings) -> int:
     options = scan_options(settings)
     if gate.diff_base and settings.command == "check" and not settings.scope.include_vendored:
         options = unvendored(options, paths, gate.diff_base)
+    options = suppression_policy(options, gate, paths)
     report, root = _scan(settings, paths, rulebook, options, gate.fail_on_verify)
     if gate.baseline:
         baseline = read_baseline(gate.baseline)
@@ -178,7 +179,8 @@ def _check(settings: CheckSettings) -> int:
                   file=sys.stderr)
             report = replace(report, gate=replace(report.gate, gone=()) if report.gate else None)
     elif gate.diff_base:
-        report = against_git(report, root, gate.diff_base, rulebook, options)
+        report = against_git(report, root, gate.diff_base, rulebook,
+                             replace(options, suppressions=options.suppressions.at_base()))
     report = fail_closed(report, gate, settings.scope.paths)
     strict_fails = bool(gate.strict and report.gate and report.gate.gone)
     if strict_fails:

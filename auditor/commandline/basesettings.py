@@ -18,7 +18,8 @@ from auditor.config import (
 )
 
 GATE_KEYS = ("fail-on", "select", "ignore", "exclude", "force-exclude", "max-file-size", "time-budget",
-             "max-run-time", "per-file-ignores", "optional-dirs", "extend-select", "fail-on-verify")
+             "max-run-time", "per-file-ignores", "optional-dirs", "extend-select", "fail-on-verify",
+             "no-inline-suppressions", "allow-new-suppressions")
 # and which baseline judges the change: a change that names its own (listing its findings) in the config would
 # turn the --diff-base gate into one it wrote
 BASE_KEYS = (*GATE_KEYS, "baseline")

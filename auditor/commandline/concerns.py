@@ -18,6 +18,7 @@ class Scope:
     jobs: int
     max_file_size: int
     time_budget: float
+    worker_memory: int                # bytes each scanning process may take (0: the default)
     optional_dirs: tuple[str, ...]    # gitignore-style patterns: findings there are optional
 
 
@@ -50,6 +51,8 @@ class Gate:
     strict: bool                      # fail when the baseline lists findings that are gone
     diff_base: str | None             # git ref: only what HEAD adds since the merge-base is new
     allow_partial: bool               # files not scanned completely do not fail the run (never from the tree)
+    inline_suppressions: bool         # False: --no-inline-suppressions
+    allow_new_suppressions: bool      # --diff-base honours suppressions on lines the change adds (base's config)
     gate_findings: tuple[tuple[str, str], ...]   # (where, what): gate settings the tree changed from the
                                                  # baseline's record (basesettings.from_record)
 

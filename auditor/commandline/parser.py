@@ -129,6 +129,9 @@ def _scanning(parser) -> None:
          help="skip (and report) files larger than this (default 16M)")
     _add(group, "--time-budget", type=_seconds, default=60.0, metavar="SECONDS",
          help="stop scanning a file after this long and report it (default 60)")
+    _add(group, "--max-worker-memory", type=_size, default=0, metavar="SIZE",
+         help="memory each scanning process may take; a file that needs more is reported as not scanned "
+              "(default: an equal share of 3/4 of the machine's memory, 1G to 4G)")
     _add(group, "--max-run-time", type=_seconds, default=None, metavar="SECONDS",
          help="end the whole run after this long, with exit 2 (default: no limit)")
     _add(group, "--no-cache", action="store_true", help="neither read nor write cached scan results")
@@ -190,6 +193,12 @@ def _gating(parser) -> None:
               "never from a config file in the scanned tree")
     _add(gate, "--diff-base", metavar="REF",
          help="new = what HEAD adds since its merge-base with REF (git; only changed files rescanned)")
+    _add(gate, "--no-inline-suppressions", action="store_true",
+         help="honour no `rocm-audit: ignore` or `noqa` comment in the scanned files (for CI; config, "
+              "--per-file-ignores and baselines still apply)")
+    _add(gate, "--allow-new-suppressions", action="store_true",
+         help="with --diff-base: honour suppressions the change itself adds (by default a suppression on a line "
+              "the change adds does not silence; under --diff-base only the base's config can set this)")
 
 
 def _fixing(parser, via_check: bool) -> None:

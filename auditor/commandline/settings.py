@@ -134,13 +134,16 @@ def _fail_on(ns: argparse.Namespace) -> Severity | None:
 def _scope(ns: argparse.Namespace, paths: tuple[Path, ...]) -> Scope:
     return Scope(paths=paths, exclude=tuple(ns.exclude or ()), force_exclude=ns.force_exclude,
                  include_vendored=ns.include_vendored, jobs=min(ns.jobs or default_jobs(), default_jobs()),
-                 max_file_size=ns.max_file_size, time_budget=ns.time_budget, optional_dirs=_split(ns.optional_dirs))
+                 max_file_size=ns.max_file_size, time_budget=ns.time_budget, optional_dirs=_split(ns.optional_dirs),
+                 worker_memory=getattr(ns, "max_worker_memory", 0) or 0)
 
 
 def _gate(ns: argparse.Namespace, gate_findings: tuple[tuple[str, str], ...]) -> Gate:
     return Gate(fail_on=_fail_on(ns), fail_on_verify=bool(ns.fail_on_verify), exit_zero=bool(ns.exit_zero),
                 baseline=ns.baseline, update_baseline=ns.update_baseline, strict=ns.strict, diff_base=ns.diff_base,
-                allow_partial=bool(getattr(ns, "allow_partial", False)), gate_findings=gate_findings)
+                allow_partial=bool(getattr(ns, "allow_partial", False)), gate_findings=gate_findings,
+                inline_suppressions=not getattr(ns, "no_inline_suppressions", False),
+                allow_new_suppressions=bool(getattr(ns, "allow_new_suppressions", False)))
 
 
 def _output(ns: argparse.Namespace) -> Output:

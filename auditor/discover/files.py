@@ -11,6 +11,7 @@ import pathspec
 
 from auditor.util.boundedio import SMALL_CAP, UnsafeRead, read_text_bounded
 from auditor.util.escape import visible
+from auditor.discover.included import included_files
 from auditor.inputs.kinds import classify, refine
 from auditor.types import SourceFile
 
@@ -79,6 +80,7 @@ def discover(
     vendored: list[str] = []
     skip_dirs = set() if include_vendored else _submodule_dirs(root)
     tracked_under_root: list[frozenset[str] | None] = []     # read once, the first time a file needs it
+    unclaimed: dict[str, str] = {}     # regular files no kind claims by name: read when a C file includes them
     for given in paths:
         absolute = given.absolute()
         if absolute.is_symlink() and not absolute.exists():
@@ -91,7 +93,7 @@ def discover(
         if absolute.is_dir():
             walk = _walk(absolute, root, exclude_spec, use_gitignore, errors,
                          None if include_vendored else (skip_dirs, vendored),
-                         _tracked(absolute) if use_gitignore else None, frozenset(scan_dirs))
+                         _tracked(absolute) if use_gitignore else None, frozenset(scan_dirs), unclaimed)
             for source in walk:
                 found.setdefault(source.path, source)
         elif absolute.exists():
@@ -106,6 +108,8 @@ def discover(
             kind = refine(classify(relative), absolute)
             if kind:
                 found.setdefault(visible(relative), SourceFile(visible(relative), str(absolute), kind))
+    for source in included_files(tuple(found.values()), unclaimed):
+        found.setdefault(source.path, source)
     return Discovery(
         tuple(sorted(found.values(), key=lambda s: s.path)), tuple(errors), str(root), tuple(sorted(vendored))
     )
@@ -187,8 +191,10 @@ def _walk(
     vendoring: tuple[set[str], list[str]] | None = None,
     tracked: frozenset[str] | None = None,
     scan_dirs: frozenset[str] = frozenset(),
+    unclaimed: dict[str, str] | None = None,
 ) -> Iterator[SourceFile]:
-    """`tracked`: paths (relative to `top`) git tracks; .gitignore never hides them, nor a directory holding one."""
+    """`tracked`: paths (relative to `top`) git tracks; .gitignore never hides them, nor a directory holding one.
+    `unclaimed` gets the regular files no kind claims by name (path -> absolute path)."""
     tracked_dirs = {"/".join(p.split("/")[:n]) for p in tracked for n in range(1, p.count("/") + 1)} \
         if tracked else set()
     top_relative = _relative(top, root)
@@ -228,6 +234,8 @@ def _walk(
                     subdirs.append((path, relative))
             elif (source := _source_file(entry, path, relative, errors)) is not None:
                 yield source
+            elif unclaimed is not None and classify(relative) is None and entry.is_file(follow_symlinks=False):
+                unclaimed[visible(relative)] = str(path)
         stack.extend((d, relative, specs) for d, relative in reversed(subdirs))
 
 

@@ -20,10 +20,19 @@ from auditor.parsing.manifest import manifest_flavour
 # EMBEDDED_CUDA_CALLS or a CUDA source string, found by the same needles as the Python engine's gate), else none;
 # "all" (a notebook's cells and Cython's C are code derived from the text, not the text itself).
 PreprocessorRead = Literal["none", "text", "embedded", "all"]
+# Where a file's comments are, for its inline suppressions (auditor/scan/suppress.py): Python's tokens, C's comments
+# as the compiler reads them, a `#` outside quotes to the end of the line, or nowhere (a notebook's JSON).
+CommentSyntax = Literal["python", "c", "hash", "none"]
 FixLane = Literal["cuda", "python", "text"]
 
-CUDA_SUFFIXES = frozenset({".cu", ".cuh"})
-CPP_SUFFIXES = frozenset({".c", ".cc", ".cpp", ".cxx", ".h", ".hpp", ".hh", ".hxx", ".inl", ".inc", ".tpp"})
+# Every name GCC, clang and nvcc compile as C, C++ or CUDA (`gcc -x`'s table, C++20 module units, preprocessed
+# output), and the headers, inline parts and X-macro lists projects #include; a configure template (`k.cu.in`)
+# is its output's kind. A file a scanned file #includes is read whatever its name (auditor/discover/included.py).
+CUDA_SUFFIXES = frozenset({".cu", ".cuh", ".cuinc", ".cui"})
+CPP_SUFFIXES = frozenset({".c", ".cc", ".cp", ".cpp", ".cxx", ".c++", ".h", ".hpp", ".hh", ".hp", ".hxx", ".h++",
+                          ".inl", ".inc", ".ipp", ".tpp", ".tcc", ".txx", ".icc", ".def", ".i", ".ii",
+                          ".ixx", ".cppm", ".ccm", ".cxxm", ".c++m"})
+TEMPLATE_SUFFIX = ".in"
 CYTHON_SUFFIXES = frozenset({".pyx", ".pxd", ".pxi"})
 BAZEL_NAMES = frozenset({"BUILD", "BUILD.bazel", "WORKSPACE", "WORKSPACE.bazel", "MODULE.bazel", ".bazelrc"})
 CONDA_RECIPE_NAMES = frozenset({"meta.yaml", "meta.yml", "recipe.yaml"})   # conda-build and rattler-build recipes
@@ -43,11 +52,14 @@ class PathView:
     name: str
     lower: str        # the name in lower case
     suffix: str       # in lower case
+    code_suffix: str  # the suffix of the file a configure template (`x.cu.in`) makes, else `suffix`
 
     @classmethod
     def of(cls, relative: str) -> PathView:
         path = PurePosixPath(relative)
-        return cls(relative, path.parts, path.name, path.name.lower(), path.suffix.lower())
+        suffix = path.suffix.lower()
+        code_suffix = PurePosixPath(path.stem).suffix.lower() if suffix == TEMPLATE_SUFFIX else suffix
+        return cls(relative, path.parts, path.name, path.name.lower(), suffix, code_suffix)
 
 
 @dataclass(frozen=True, slots=True)
@@ -64,6 +76,8 @@ class InputKind:
     lexer: str | None = None        # the HTML report's highlighter for its code excerpts
     ops: bool = False               # the repository's operations (CI, containers), not the code it ships
     text_rules: bool = False        # text rules may name it in `files` (rulebook.schema.TEXT_KINDS, tested equal)
+    coding_declaration: bool = False    # its language decodes it as a PEP 263 coding line says (scan.file.decode)
+    comments: CommentSyntax = "hash"
 
 
 def _is_build(p: PathView) -> bool:
@@ -92,17 +106,18 @@ def _yaml_kind(path: Path) -> str | None:
 
 # In order: the first kind whose test claims a path is its kind.
 KINDS: tuple[InputKind, ...] = (
-    InputKind("cuda", CudaEngine("cuda"), lambda p: p.suffix in CUDA_SUFFIXES, "text", c_family=True,
-              fix_lane="cuda", lexer="cuda"),
-    InputKind("cpp", CudaEngine("cpp"), lambda p: p.suffix in CPP_SUFFIXES, "text", c_family=True,
-              fix_lane="cuda", lexer="cpp"),
+    InputKind("cuda", CudaEngine("cuda"), lambda p: p.code_suffix in CUDA_SUFFIXES, "text", c_family=True,
+              fix_lane="cuda", lexer="cuda", comments="c"),
+    InputKind("cpp", CudaEngine("cpp"), lambda p: p.code_suffix in CPP_SUFFIXES, "text", c_family=True,
+              fix_lane="cuda", lexer="cpp", comments="c"),
     InputKind("python", PythonEngine(), lambda p: p.suffix in (".py", ".pyi"), "embedded", python_code=True,
-              fix_lane="python", lexer="python"),
-    InputKind("notebook", NotebookEngine(), lambda p: p.suffix == ".ipynb", "all", python_code=True),
+              fix_lane="python", lexer="python", coding_declaration=True, comments="python"),
+    InputKind("notebook", NotebookEngine(), lambda p: p.suffix == ".ipynb", "all", python_code=True,
+              comments="none"),
     InputKind("cython", CythonEngine(), lambda p: p.suffix in CYTHON_SUFFIXES, "all", lexer="cython",
-              text_rules=True),
+              text_rules=True, coding_declaration=True, comments="python"),
     InputKind("bazel", TextEngine("bazel"), lambda p: p.name in BAZEL_NAMES or p.suffix == ".bzl",
-              build_input=True, lexer="python", text_rules=True),
+              build_input=True, lexer="python", text_rules=True, comments="python"),
     InputKind("conda", CondaEngine(), lambda p: p.name in CONDA_RECIPE_NAMES, build_input=True, lexer="yaml",
               text_rules=True),
     InputKind("manifest", ManifestEngine(lambda relative: classify(relative) == "manifest"),

@@ -34,3 +34,20 @@ def unvendored(options, paths, ref: str):
     for note in found.notes:
         print(f"rocm-audit: note: {safe_text(note)}", file=sys.stderr)
     return replace(options, scan_dirs=tuple(sorted(found.scanned)))
+
+
+def suppression_policy(options, gate, paths):
+    """Which inline suppressions the run honours: none under --no-inline-suppressions; under --diff-base, none
+    on a line the change adds unless the (base's) config allows new ones (docs/suppressions.md)."""
+    from auditor.scan.suppress import SuppressionPolicy
+
+    if not gate.inline_suppressions:
+        return replace(options, suppressions=SuppressionPolicy(inline=False))
+    if not gate.diff_base or gate.allow_new_suppressions:
+        return options
+    from auditor.discover.files import common_root
+    from auditor.gate.added import lines_added
+
+    added = lines_added(common_root(paths or (Path("."),)), gate.diff_base)
+    frozen = tuple(sorted((path, None if lines is None else tuple(sorted(lines))) for path, lines in added.items()))
+    return replace(options, suppressions=SuppressionPolicy(added=frozen))

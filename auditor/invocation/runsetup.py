@@ -66,7 +66,7 @@ def scan_options(settings):
     scope = settings.scope
     return ScanOptions(scope.exclude, scope.force_exclude, scope.include_vendored, scope.jobs, scope.max_file_size,
                        scope.time_budget, cache_dir_for(settings.cache), settings.rules.per_file_ignores,
-                       scope.optional_dirs)
+                       scope.optional_dirs, worker_memory=scope.worker_memory)
 
 
 def cache_dir_for(cache) -> Path | None:

@@ -9,6 +9,7 @@ from __future__ import annotations
 import re
 from dataclasses import dataclass
 
+from auditor.parsing.sourcetext import compiler_text, source_lines, without_comments
 from auditor.truth.cpp import PreprocFacts, Tri, both, condition, either, negate
 
 # the name a `#define` line defines (per line of a text: MULTILINE)
@@ -64,9 +65,11 @@ class _Group:
 
 
 def line_states(text: str, facts: PreprocFacts) -> LineStates:
+    """`text`: C/C++/CUDA source; its directives are read as the preprocessor reads them, never inside a
+    comment or a literal (auditor/parsing/sourcetext.py)."""
     if "#" not in text:
         return LineStates(frozenset(), frozenset())
-    lines = text.splitlines()
+    lines = source_lines(without_comments(compiler_text(text)))
     reading = _BranchReading(facts)
     done = 0   # lines before this index have their state
     for index, line, span in _directives(lines):

@@ -156,8 +156,11 @@ def parse(source: str) -> PythonTree:
             module = ast.parse(source)
     except SyntaxError as err:
         raise PythonParseError(f"syntax error at line {err.lineno}: {err.msg}") from None
-    except (RecursionError, MemoryError):
+    except RecursionError:
         raise PythonParseError("nesting too deep to parse") from None
+    except MemoryError:   # CPython's parser says so for deep nesting too; or the scanning process's memory limit
+        raise PythonParseError("too deep or too large to parse within the memory a scanning process may take "
+                               "(--max-worker-memory)") from None
     except ValueError as err:  # e.g. NUL bytes
         raise PythonParseError(str(err)) from None
     return PythonTree(module)

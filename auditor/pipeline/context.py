@@ -32,6 +32,7 @@ from auditor.rulebook.context import ScanContext
 from auditor.runner.runcache import FileIndex
 from auditor.runner import workers as runner
 from auditor.scan.file import InputError, read_source
+from auditor.scan.suppress import honoured
 from auditor.types import FileResult, Report, SourceFile
 from auditor.util.forked import alongside
 
@@ -140,13 +141,14 @@ def scan_all(ctx: RunContext, progress: Callable[[int, int], ScanProgress | None
         cache = ResultCache.of(ctx.store, ctx.scan, options.max_file_size, options.across_macros) \
             if ctx.store else None
         return runner.scan_all(files, ctx.scan, options.jobs, advance, options.max_file_size, options.time_budget,
-                               cache, ctx.index)
+                               cache, ctx.index, options.worker_memory)
 
 
 def analyse(ctx: RunContext, results: Sequence[FileResult], timings: dict[str, float] | None = None) -> Report:
     """The report of these results: the config's path policy, then dispositions against the project build model,
     components, verdicts, effort, coverage, groups (auditor/analysis/assemble.py)."""
     options = ctx.options
+    results = [honoured(r, options.suppressions) for r in results]
     results = apply_path_policy(results, ctx.scan, options.per_file_ignores, options.optional_dirs)
     with timed(timings, "report"):
         found = ctx.discovered.found

@@ -6,6 +6,7 @@ from pathlib import Path
 
 from auditor.runner.workers import DEFAULT_TIME_BUDGET
 from auditor.scan.file import MAX_FILE_BYTES
+from auditor.scan.suppress import SuppressionPolicy
 
 # the build pre-pass (every build file read, vendored CMake walked) stops reading after this long; what it did not
 # read is reported. Each file's reading is linear in its size, capped (auditor/rocmpath/reader.py), so the check
@@ -25,6 +26,8 @@ class ScanOptions:
     per_file_ignores: tuple[tuple[str, tuple[str, ...]], ...] = ()   # config policy (auditor/analysis/policy.py)
     optional_dirs: tuple[str, ...] = ()
     scan_dirs: tuple[str, ...] = ()             # vendored-looking directories new in the change (--diff-base)
+    suppressions: SuppressionPolicy = SuppressionPolicy()   # which inline suppressions are honoured
+    worker_memory: int = 0                      # bytes each scanning process may take (0: runner.memory's default)
     across_macros: bool = False                 # also cache each result under a key that ignores the project's
                                                 # macros the file does not name (cache.ResultCache.key_within)
     whole_run_cache: bool = True                # also cache the whole report by the stat of every file read

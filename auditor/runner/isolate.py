@@ -13,6 +13,7 @@ import threading
 import time
 from collections.abc import Callable, Sequence
 
+from auditor.runner.memory import limit_this_process
 from auditor.types import FileResult, SourceFile
 
 GRACE_SECONDS = 2.0
@@ -77,15 +78,17 @@ def scan_in_children(
     budget: float,
     progress=None,                   # a progress.ScanProgress
     prepare: Callable[[Sequence[SourceFile]], None] | None = None,
+    memory: int = 0,
 ) -> list[FileResult]:
     """`scan_one` over `sources` in forked children (the rulebook and everything else inherited, nothing
-    pickled but the results); a child that dies takes only the file it was scanning with it."""
+    pickled but the results); a child that dies takes only the file it was scanning with it. `memory`: each
+    child's memory ceiling in bytes (auditor/runner/memory.py; 0: none)."""
     context = multiprocessing.get_context("fork")
     results: list[FileResult] = []
     remaining = list(sources)
     while remaining:
         receiver, sender = context.Pipe(duplex=False)
-        child = context.Process(target=_child, args=(remaining, scan_one, budget, prepare, sender), daemon=True)
+        child = context.Process(target=_child, args=(remaining, scan_one, budget, prepare, sender, memory), daemon=True)
         child.start()
         sender.close()
         done = 0
@@ -115,9 +118,10 @@ def scan_in_children(
     return results
 
 
-def _child(sources, scan_one, budget, prepare, sender) -> None:
+def _child(sources, scan_one, budget, prepare, sender, memory) -> None:
     """Never lets an exception out: a traceback from a forked child would land on the user's stderr. A file
     whose scan raised anyway (a budget alarm that slipped past its handler) is reported as not scanned."""
+    limit_this_process(memory)
     Watchdog.start()
     try:
         if prepare is not None:

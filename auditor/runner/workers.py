@@ -9,6 +9,7 @@ from collections.abc import Callable, Sequence
 
 from auditor.runner.cache import ResultCache, cacheable, content_digest
 from auditor.runner.isolate import Watchdog, file_size, fork_available, over_budget, scan_in_children
+from auditor.runner.memory import default_limit, limit_this_process, over_memory
 from auditor.runner.progress import ScanProgress, Watcher
 from auditor.rulebook import Rulebook
 from auditor.rulebook.context import ScanContext
@@ -60,6 +61,9 @@ def with_budget(source: SourceFile, budget: float, scan: Callable[[], FileResult
     except _OverBudget:
         armed[0] = False
         return over_budget(source, budget)
+    except MemoryError:
+        armed[0] = False
+        return FileResult(source.path, source.kind, error=over_memory())
     finally:
         armed[0] = False
         Watchdog.disarm()
@@ -89,7 +93,7 @@ def _key_within(source: SourceFile, cache: ResultCache, data: bytes, digest: str
     if not cache.loose:
         return None
     try:
-        text, _ = decode(data)
+        text, _ = decode(data, source.kind)
     except InputError:
         return None
     return cache.key_within(source, digest, text)
@@ -148,7 +152,9 @@ class _Worker:
     events = None                    # multiprocessing queue of (pid, path or None, size) for the progress bar
 
 
-def _init_worker(rulebook: ScanContext, max_bytes: int, budget: float, cache: ResultCache | None, events) -> None:
+def _init_worker(rulebook: ScanContext, max_bytes: int, budget: float, cache: ResultCache | None, events,
+                 memory: int) -> None:
+    limit_this_process(memory)
     _Worker.rulebook, _Worker.max_bytes, _Worker.budget, _Worker.cache = rulebook, max_bytes, budget, cache
     _Worker.events = events
     Watchdog.start()
@@ -279,10 +285,13 @@ def scan_all(
     time_budget: float = DEFAULT_TIME_BUDGET,
     cache: ResultCache | None = None,
     index: FileIndex | None = None,
+    memory: int = 0,
 ) -> list[FileResult]:
     """`rulebook`: the run's scan context (a rulebook alone: its own, without project facts). `index`: the stat of
-    each file with the digest of its bytes, to find cached results without reading."""
+    each file with the digest of its bytes, to find cached results without reading. `memory`: the ceiling of each
+    scanning process in bytes (auditor/runner/memory.py; 0: the default for `jobs`)."""
     rulebook = ScanContext.of(rulebook)
+    memory = memory or default_limit(jobs)
     results: list[FileResult] = []
     todo = list(sources)
     if cache is not None:
@@ -306,7 +315,7 @@ def scan_all(
 
     if work is None and time_budget > 0 and todo and fork_available():
         # in a child the budget can stop a scan stuck inside C code (a regex, a parse): auditor/runner/isolate.py
-        results.extend(scan_in_children(todo, scan_one, time_budget, progress, plan))
+        results.extend(scan_in_children(todo, scan_one, time_budget, progress, plan, memory))
     elif work is None:
         plan(todo)
         for source in todo:
@@ -314,15 +323,15 @@ def scan_all(
             if progress:
                 progress.done(1, file_size(source))
     else:
-        finished, unfinished = _in_workers(work, rulebook, jobs, max_bytes, time_budget, cache, progress)
+        finished, unfinished = _in_workers(work, rulebook, jobs, max_bytes, time_budget, cache, progress, memory)
         results.extend(finished)
         if unfinished:   # each retried in a child of its own run, so only the culprit is lost
-            results.extend(scan_in_children(unfinished, scan_one, time_budget, progress, plan))
+            results.extend(scan_in_children(unfinished, scan_one, time_budget, progress, plan, memory))
     return sorted(results, key=lambda r: r.path)
 
 
 def _in_workers(work, rulebook, jobs, max_bytes, time_budget, cache,
-                progress) -> tuple[list[FileResult], list[SourceFile]]:
+                progress, memory: int) -> tuple[list[FileResult], list[SourceFile]]:
     """The chunks scanned in a process pool: the results, and the files of chunks whose worker died (its
     watchdog ended a file stuck past its budget)."""
     import multiprocessing
@@ -335,7 +344,7 @@ def _in_workers(work, rulebook, jobs, max_bytes, time_budget, cache,
     # first on its path, and the workers inherit the queries compiled above
     context = multiprocessing.get_context("fork") if fork_available() else multiprocessing.get_context()
     events: multiprocessing.queues.Queue[object] | None = context.Queue() if progress else None
-    initargs = (rulebook, max_bytes, time_budget, cache, events)
+    initargs = (rulebook, max_bytes, time_budget, cache, events, memory)
     results: list[FileResult] = []
     unfinished: list[SourceFile] = []
     with Watcher(events, progress) if progress else nullcontext():

@@ -2,7 +2,9 @@
 from __future__ import annotations
 
 import codecs
+import io
 import logging
+import tokenize
 import traceback
 from pathlib import Path, PurePosixPath
 
@@ -12,6 +14,7 @@ from auditor.util.escape import visible
 from auditor.inputs.engine import Incomplete, ParseFailure, ScanInput
 from auditor.inputs.kinds import BY_NAME
 from auditor.parsing.manifest import ManifestError
+from auditor.parsing.sourcetext import compiler_text, source_lines
 from auditor.truth.cpp import PreprocFacts
 from auditor.truth.markers import rocm_build_file
 from auditor.rulebook import Rulebook
@@ -28,16 +31,38 @@ class InputError(ScannedFileError):
     """The file cannot be read as text; the message says why."""
 
 
-def decode(data: bytes) -> tuple[str, str | None]:
-    """Text and, when it was not plain UTF-8, how it was decoded."""
+def decode(data: bytes, kind: str | None = None) -> tuple[str, str | None]:
+    """Text and, when it was not plain UTF-8, how it was decoded. A kind whose language reads a coding
+    declaration (`InputKind.coding_declaration`: PEP 263's `# -*- coding: utf-7 -*-`) is decoded as its
+    interpreter decodes it; a declaration that cannot be honoured makes the file unreadable, never another text."""
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return data.decode("utf-16", "replace"), "UTF-16"
     if b"\0" in data[:8192]:
         raise InputError("binary file (NUL bytes)")
+    known = BY_NAME.get(kind) if kind is not None else None
+    if known is not None and known.coding_declaration:
+        declared = _declared_encoding(data)
+        if declared is not None:
+            return declared, None
     try:
         return data.decode("utf-8-sig"), None
     except UnicodeDecodeError:
         return data.decode("latin-1"), "Latin-1 (not valid UTF-8)"
+
+
+def _declared_encoding(data: bytes) -> str | None:
+    """The text as Python decodes it when its first two lines declare an encoding other than UTF-8 (None: they
+    do not, and UTF-8 applies)."""
+    try:
+        encoding, _ = tokenize.detect_encoding(io.BytesIO(data).readline)
+    except SyntaxError as err:
+        raise InputError(f"cannot decode: {err.msg if hasattr(err, 'msg') else err}") from None
+    if codecs.lookup(encoding).name in ("utf-8", "utf-8-sig"):
+        return None
+    try:
+        return data.decode(encoding)
+    except (UnicodeDecodeError, LookupError, ValueError) as err:
+        raise InputError(f"cannot decode as {encoding}, the encoding its coding declaration names: {err}") from None
 
 
 def read_bytes(source: SourceFile, max_bytes: int = MAX_FILE_BYTES) -> bytes:
@@ -52,7 +77,7 @@ def read_bytes(source: SourceFile, max_bytes: int = MAX_FILE_BYTES) -> bytes:
 
 
 def read_source(source: SourceFile, max_bytes: int = MAX_FILE_BYTES) -> tuple[str, str | None]:
-    return decode(read_bytes(source, max_bytes))
+    return decode(read_bytes(source, max_bytes), source.kind)
 
 
 def scan_file(
@@ -62,13 +87,15 @@ def scan_file(
     (a rulebook alone scans with its own guards and no project facts)."""
     ctx = ScanContext.of(ctx)
     try:
-        text, encoding_note = read_source(source, max_bytes) if data is None else decode(data)
+        text, encoding_note = read_source(source, max_bytes) if data is None else decode(data, source.kind)
     except InputError as err:
         return FileResult(source.path, source.kind, error=str(err))
     try:
         return scan_text_as(source.path, source.kind, text, ctx, Path(source.abspath), encoding_note)
     except RecursionError:
         return FileResult(source.path, source.kind, error="cannot parse: nesting too deep")
+    except MemoryError:
+        raise    # over the scanning process's memory limit: the runner reports it (auditor/runner/memory.py)
     except Exception as err:  # noqa: BLE001 - the isolation boundary: a bug in one rule must not hide other files' results
         DEBUG_LOG.debug("rocm-audit: internal error scanning %s:\n%s", visible(source.path), traceback.format_exc())
         return FileResult(source.path, source.kind, error=f"internal error: {type(err).__name__}: {err}")
@@ -84,7 +111,8 @@ def scan_text_as(
 ) -> FileResult:
     """Scan text as a file of the given kind (also used for rule examples)."""
     ctx = ScanContext.of(ctx)
-    lines = text.splitlines()
+    text = compiler_text(text)
+    lines = source_lines(text)
     partial_reason = encoding_note
     try:
         outcome = BY_NAME[kind].engine.scan(ScanInput(path, text, lines, abspath), ctx)
@@ -93,8 +121,16 @@ def scan_text_as(
     found, engine_facts, parse_note = outcome.findings, outcome.facts, outcome.parse_note
     partial_reason = partial_reason or parse_note
     incomplete = parse_note if isinstance(parse_note, Incomplete) else None
-    suppressions = read_suppressions(text, ctx.derived(("suppression-ids",), ctx.suppression_ids))
-    kept = [f for f in found if not suppressions.covers(f.rule_id, f.span.line)]
+    suppressions = read_suppressions(text, ctx.derived(("suppression-ids",), ctx.suppression_ids),
+                                     BY_NAME[kind].comments)
+    kept: list[Finding] = []
+    silenced: list[tuple[Finding, int]] = []
+    for f in found:
+        marker = suppressions.covering(f.rule_id, f.span.line)
+        if marker is None:
+            kept.append(f)
+        else:
+            silenced.append((f, marker.line))
     facts = FileFacts(
         lines=len(lines),
         defines_kernels=BY_NAME[kind].c_family and "__global__" in text,
@@ -113,11 +149,12 @@ def scan_text_as(
     return FileResult(
         path, kind,
         findings=tuple(sorted(kept, key=Finding.sort_key)),
-        suppressed=len(found) - len(kept),
+        suppressed=len(silenced),
         partial=partial_reason is not None,
         error=incomplete,
         facts=facts,
         coverage=outcome.coverage,
+        silenced=tuple(silenced),
     )
 
 
