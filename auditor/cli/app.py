@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from auditor.commandline.pipes import ClosedPipeQuiet
 from auditor.util.errors import ToolError, safe_text  # ToolError re-exported: the tests use it
-from auditor.invocation.judging import fail_closed, unvendored
+from auditor.invocation.judging import change_under_review, fail_closed, unvendored
 from auditor.invocation.runsetup import exit_code as _exit_code
 from auditor.invocation.runsetup import files_root as _files_root
 from auditor.invocation.runsetup import installed_api_table as _installed_api_table
@@ -162,8 +162,9 @@ def _check(settings: CheckSettings) -> int:
     paths = _example(settings) if settings.example else settings.scope.paths
     _must_exist(paths)
     options = scan_options(settings)
-    if gate.diff_base and settings.command == "check" and not settings.scope.include_vendored:
-        options = unvendored(options, paths, gate.diff_base)
+    change = change_under_review(gate, paths) if settings.command == "check" else None
+    if change is not None and not settings.scope.include_vendored:
+        options = unvendored(options, change)
     report, root = _scan(settings, paths, rulebook, options, gate.fail_on_verify)
     if gate.baseline:
         baseline = read_baseline(gate.baseline)
@@ -177,9 +178,9 @@ def _check(settings: CheckSettings) -> int:
             print(safe_text(f"rocm-audit: {gate.baseline}: {removed} finding(s) no longer found removed"),
                   file=sys.stderr)
             report = replace(report, gate=replace(report.gate, gone=()) if report.gate else None)
-    elif gate.diff_base:
-        report = against_git(report, root, gate.diff_base, rulebook, options)
-    report = fail_closed(report, gate, settings.scope.paths)
+    elif change is not None:
+        report = against_git(report, change, rulebook, options)
+    report = fail_closed(report, gate, settings.scope.paths, change)
     strict_fails = bool(gate.strict and report.gate and report.gate.gone)
     if strict_fails:
         report = replace(report, gate=replace(report.gate, strict=True))

@@ -14,8 +14,8 @@ from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
 from pathlib import Path
 
+from auditor.gate.changeset import Change, scanned_part
 from auditor.util.errors import ToolError
-from auditor.util.escape import visible
 from auditor.types import Finding, Gate, Report, fingerprint
 
 BASELINE_FILE = ".rocm-audit-baseline.json"
@@ -196,113 +196,33 @@ def against_baseline(report: Report, baseline: Baseline, where: Path) -> Report:
 
 # --- diff-base ---------------------------------------------------------------------------------------
 
-def against_git(report: Report, root: Path, ref: str, rulebook, options) -> Report:
-    """New = what the working tree adds since its merge-base with `ref`. Files that did not change are known as
-    they are; the changed ones are compared with their base version (under their old name when renamed),
-    scanned from the merge-base checked out in a temporary worktree."""
-    top, prefix = _repository_of(root)
-    base, since = _changes_since_merge_base(top, ref)
-    diff = _changed_scanned_files(since, prefix, {r.path for r in report.results})
-    changed, added_lines = diff.changed, diff.added_lines
+def against_git(report: Report, change: Change, rulebook, options) -> Report:
+    """New = what the working tree adds since its merge-base with the ref (gate/changeset.py). Files that did not
+    change are known as they are; the changed ones are compared with their base version (under their old name
+    when renamed), read from git objects into a temporary directory."""
+    diff = scanned_part(change, {r.path for r in report.results})
+    changed = diff.changed
     known = Counter(report.findings[i].fingerprint for i in gated(report) if report.findings[i].path not in changed)
     renamed = {old: now for now, old in changed.items() if old is not None}
-    if renamed:
-        known.update(_known_at_base(report, top, prefix, base, renamed, diff.base_paths, rulebook, options))
-
-    def added(f: Finding) -> bool:
-        return f.path in changed and (changed[f.path] is None or (f.span.line or 0) in added_lines.get(f.path, ()))
-
-    gate = Gate("diff-base", f"{ref} (merge-base {base[:12]})", changed_files=len(changed),
-                changed_paths=tuple(sorted(changed)), unread_added=_unread_added(report, changed, added_lines))
-    return mark(report, known, gate, added)
+    if renamed and change.top is not None and change.base is not None:
+        known.update(_known_at_base(report, change, renamed, diff.base_paths, rulebook, options))
+    gate = Gate("diff-base", change.label, changed_files=len(changed), changed_paths=tuple(sorted(changed)))
+    return mark(report, known, gate, lambda f: diff.adds(f.path, f.span.line or 0))
 
 
-def _unread_added(report: Report, changed: dict[str, str | None],
-                  added_lines: dict[str, frozenset[int]]) -> tuple[tuple[str, int, str], ...]:
-    """(path, line, rule): the first line the change adds inside each stretch no parse could read, for every
-    rule whose words occur in that stretch (FileFacts.unread_rules). A new file adds all its lines."""
-    out: list[tuple[str, int, str]] = []
-    for result in report.results:
-        if result.path not in changed or not result.facts.unread_rules:
-            continue
-        added = None if changed[result.path] is None else added_lines.get(result.path, frozenset())
-        for first, last, rules in result.facts.unread_rules:
-            line = next((n for n in range(first, last + 1) if added is None or n in added), None)
-            if line is not None:
-                out += [(result.path, line, rule) for rule in rules]
-    return tuple(out)
-
-
-def _repository_of(root: Path) -> tuple[Path, str]:
-    """The git repository's top directory, and the scanned root's path within it ("." when it is the top)."""
-    from auditor.util import vcs
-    try:
-        top = vcs.toplevel(root)
-        prefix = root.resolve().relative_to(top.resolve()).as_posix()
-    except ValueError:
-        raise GateError(f"--diff-base: the scanned paths are not inside one git repository ({root})") from None
-    except vcs.GitError as err:
-        raise GateError(str(err)) from None
-    return top, prefix
-
-
-def _changes_since_merge_base(top: Path, ref: str):
-    """The merge-base of the working tree with `ref`, and what changed since (vcs.changes)."""
-    from auditor.util import vcs
-    try:
-        vcs.clean_stale(top)
-        base = vcs.merge_base(top, ref)
-        return base, vcs.changes(top, base)
-    except vcs.GitError as err:
-        raise GateError(str(err)) from None
-
-
-def _as_reported(prefix: str, path: str | None) -> str | None:
-    """A path from git (from the repository root, raw) as the report names it (from the scanned root)."""
-    if path is None:
-        return None
-    if prefix != ".":
-        if not path.startswith(prefix + "/"):
-            return None
-        path = path[len(prefix) + 1:]
-    return visible(path)
-
-
-@dataclass(frozen=True, slots=True)
-class _ChangedFiles:
-    changed: dict[str, str | None]          # root-relative path now -> at the base (None: a new file)
-    added_lines: dict[str, frozenset[int]]  # of a changed file that existed at the base
-    base_paths: dict[str, str]              # root-relative path at the base -> from the repository root, raw
-
-
-def _changed_scanned_files(since, prefix: str, scanned: set[str]) -> _ChangedFiles:
-    """The scanned files that changed since the merge-base, under the names the report uses."""
-    changed: dict[str, str | None] = {}
-    added_lines: dict[str, frozenset[int]] = {}
-    base_paths: dict[str, str] = {}
-    for now_path, old_path in since.old_path.items():
-        here = _as_reported(prefix, now_path)
-        if here in scanned:
-            changed[here] = _as_reported(prefix, old_path)
-            if old_path is not None:
-                added_lines[here] = since.added_lines.get(now_path, frozenset())
-            if old_path is not None and (old_here := _as_reported(prefix, old_path)) is not None:
-                base_paths[old_here] = old_path
-    return _ChangedFiles(changed, added_lines, base_paths)
-
-
-def _known_at_base(report: Report, top: Path, prefix: str, base: str, renamed: dict[str, str],
-                   base_paths: dict[str, str], rulebook, options) -> list[str]:
+def _known_at_base(report: Report, change: Change, renamed: dict[str, str], base_paths: dict[str, str],
+                   rulebook, options) -> list[str]:
     """The fingerprints of what breaks in the base versions of the changed files, under their names now."""
     from auditor.util import vcs
     from auditor.pipeline import audit
 
+    assert change.top is not None and change.base is not None
     try:
         # the base versions read as blobs (git cat-file), never checked out: no filter or hook of the
         # repository runs, and the working tree is not touched
         wanted = [base_paths[old] for old in renamed if old in base_paths]
-        with vcs.base_tree(top, base, wanted, options.max_file_size) as tree:
-            base_root = tree if prefix == "." else tree / prefix
+        with vcs.base_tree(change.top, change.base, wanted, options.max_file_size) as tree:
+            base_root = tree if change.prefix == "." else tree / change.prefix
             if not base_root.is_dir():
                 return []
             before = replace(audit([base_root], rulebook, options, root=base_root, only=frozenset(renamed)),

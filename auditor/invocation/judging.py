@@ -1,5 +1,6 @@
-"""What `check` adds to the findings when it judges a run (auditor/gate/failclosed): what fails closed, and the
-vendored-looking directories a `--diff-base` change adds, which are scanned."""
+"""What `check` adds to the findings when it judges a run (auditor/gate/failclosed): the change under review (one
+answer for every gate mode, auditor/gate/changeset.py), what fails closed, and the vendored-looking directories the
+change adds, which are scanned."""
 from __future__ import annotations
 
 import sys
@@ -9,12 +10,31 @@ from pathlib import Path
 from auditor.util.errors import safe_text
 
 
-def fail_closed(report, gate, paths: tuple[Path, ...]):
-    """What fails this run besides findings: files not scanned completely, gate settings a config in the tree
-    changed from the baseline's record, a baseline the change grew. `gate`: the run's Gate
-    (commandline/concerns.py); `paths`: the paths scanned."""
+def change_under_review(gate, paths: tuple[Path, ...]):
+    """The change a gated run judges (gate/changeset.Change): since the merge-base under --diff-base (with or
+    without --baseline), since the baseline's commit under --baseline alone; None when nothing is gated."""
+    from auditor.discover.files import common_root
+    from auditor.gate.changeset import since_baseline, since_merge_base
+
+    root = common_root(paths or (Path("."),))
+    if gate.diff_base:
+        return since_merge_base(root, gate.diff_base)
+    if gate.baseline:
+        return since_baseline(root, gate.baseline)
+    return None
+
+
+def fail_closed(report, gate, paths: tuple[Path, ...], change=None):
+    """What fails this run besides findings: files not scanned completely, lines the change adds that no parse
+    read (under every gate mode, from `change`), gate settings a config in the tree changed from the baseline's
+    record, a baseline the change grew. `gate`: the run's Gate (commandline/concerns.py); `paths`: the paths
+    scanned."""
+    from auditor.gate.changeset import scanned_part, unread_added
     from auditor.gate.failclosed.incomplete import failing_unscanned
 
+    if change is not None and report.gate is not None:
+        part = scanned_part(change, {r.path for r in report.results})
+        report = replace(report, gate=replace(report.gate, unread_added=unread_added(report, part)))
     findings = gate.gate_findings
     if gate.baseline and gate.diff_base:
         from auditor.discover.files import common_root
@@ -25,12 +45,11 @@ def fail_closed(report, gate, paths: tuple[Path, ...]):
                    gate_findings=findings if gate.fail_on is not None else ())
 
 
-def unvendored(options, paths, ref: str):
-    """--diff-base: directories named like vendored code that the change adds are scanned."""
-    from auditor.discover.files import common_root
+def unvendored(options, change):
+    """Every gate mode: directories named like vendored code that the change adds are scanned."""
     from auditor.gate.failclosed.vendoring import new_vendored_dirs
 
-    found = new_vendored_dirs(common_root(paths), ref)
+    found = new_vendored_dirs(change)
     for note in found.notes:
         print(f"rocm-audit: note: {safe_text(note)}", file=sys.stderr)
     return replace(options, scan_dirs=tuple(sorted(found.scanned)))
