@@ -10,17 +10,26 @@ from pathlib import Path
 from auditor.util.errors import safe_text
 
 
-def change_under_review(gate, paths: tuple[Path, ...]):
+def scanned_root(paths: tuple[Path, ...], config_file: Path | None) -> Path:
+    """The root the report names files from (files named one by one: their repository's top)."""
+    from auditor.discover.files import common_root
+    from auditor.invocation.runsetup import files_root
+
+    paths = paths or (Path("."),)
+    return files_root(paths, config_file) or common_root(paths)
+
+
+def change_under_review(diff_base: str | None, baseline: Path | None, paths: tuple[Path, ...],
+                        config_file: Path | None):
     """The change a gated run judges (gate/changeset.Change): since the merge-base under --diff-base (with or
     without --baseline), since the baseline's commit under --baseline alone; None when nothing is gated."""
-    from auditor.discover.files import common_root
     from auditor.gate.changeset import since_baseline, since_merge_base
 
-    root = common_root(paths or (Path("."),))
-    if gate.diff_base:
-        return since_merge_base(root, gate.diff_base)
-    if gate.baseline:
-        return since_baseline(root, gate.baseline)
+    root = scanned_root(paths, config_file)
+    if diff_base:
+        return since_merge_base(root, diff_base)
+    if baseline:
+        return since_baseline(root, baseline)
     return None
 
 
