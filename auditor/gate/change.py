@@ -12,7 +12,7 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
 from auditor.gate.changeset import Change, scanned_part
 from auditor.util.errors import ToolError
@@ -197,37 +197,51 @@ def against_baseline(report: Report, baseline: Baseline, where: Path) -> Report:
 # --- diff-base ---------------------------------------------------------------------------------------
 
 def against_git(report: Report, change: Change, rulebook, options) -> Report:
-    """New = what the working tree adds since its merge-base with the ref (gate/changeset.py). Files that did not
-    change are known as they are; the changed ones are compared with their base version (under their old name
-    when renamed), read from git objects into a temporary directory."""
+    """New = what the working tree adds since its merge-base with the ref (gate/changeset.py). The base is judged
+    as the head is, with its whole tree (build files, headers, every module) as context: the changed files
+    (under their old names when renamed) and the unchanged files with findings now are audited in the base
+    tree, so a change that removes a guard the build defines, or a build change that makes old code live, is new."""
     diff = scanned_part(change, {r.path for r in report.results})
     changed = diff.changed
-    known = Counter(report.findings[i].fingerprint for i in gated(report) if report.findings[i].path not in changed)
-    renamed = {old: now for now, old in changed.items() if old is not None}
-    if renamed and change.top is not None and change.base is not None:
-        known.update(_known_at_base(report, change, renamed, diff.base_paths, rulebook, options))
+    with_findings = {report.findings[i].path for i in gated(report)} - set(changed)
+    judged = {old: now for now, old in changed.items() if old is not None} | {p: p for p in with_findings}
+    known: Counter = Counter()
+    if judged and change.top is not None and change.base is not None:
+        known, unjudged = _known_at_base(report, change, judged, rulebook, options)
+        known.update(report.findings[i].fingerprint for i in gated(report) if report.findings[i].path in unjudged)
     gate = Gate("diff-base", change.label, changed_files=len(changed), changed_paths=tuple(sorted(changed)))
     return mark(report, known, gate, lambda f: diff.adds(f.path, f.span.line or 0))
 
 
-def _known_at_base(report: Report, change: Change, renamed: dict[str, str], base_paths: dict[str, str],
-                   rulebook, options) -> list[str]:
-    """The fingerprints of what breaks in the base versions of the changed files, under their names now."""
-    from auditor.util import vcs
+# the files a base tree needs besides what a scan reads: what decides which files are read
+TREE_FILES = frozenset({".gitignore", ".gitmodules"})
+
+
+def _known_at_base(report: Report, change: Change, judged: dict[str, str], rulebook,
+                   options) -> tuple[Counter, set[str]]:
+    """The fingerprints of what breaks in the base versions of the `judged` files (base name -> name now), under
+    their names now; and the unchanged files the base audit could not judge (not scanned there), known as now."""
+    from auditor.inputs.kinds import classify
     from auditor.pipeline import audit
+    from auditor.util import vcs
 
     assert change.top is not None and change.base is not None
+    inner = "" if change.prefix == "." else change.prefix + "/"
     try:
-        # the base versions read as blobs (git cat-file), never checked out: no filter or hook of the
-        # repository runs, and the working tree is not touched
-        wanted = [base_paths[old] for old in renamed if old in base_paths]
+        # the base tree read as blobs (git cat-file), never checked out: no filter or hook of the repository
+        # runs, and the working tree is not touched; only the files a scan would read
+        listing = vcs.tree_paths(change.top, change.base)
+        wanted = [p for p in listing if p.startswith(inner) and (classify(p[len(inner):]) is not None
+                                                                 or PurePosixPath(p).name in TREE_FILES)]
         with vcs.base_tree(change.top, change.base, wanted, options.max_file_size) as tree:
-            base_root = tree if change.prefix == "." else tree / change.prefix
+            base_root = tree / change.prefix if inner else tree
             if not base_root.is_dir():
-                return []
-            before = replace(audit([base_root], rulebook, options, root=base_root, only=frozenset(renamed)),
+                return Counter(), {now for old, now in judged.items() if old == now}
+            before = replace(audit([base_root], rulebook, options, root=base_root, only=frozenset(judged)),
                              fail_on_verify=report.fail_on_verify)
-            return [fingerprint(f.rule_id, renamed[f.path], f.subject)
-                    for f in before.findings if before.breaks(f) and f.path in renamed]
     except vcs.GitError as err:
         raise GateError(str(err)) from None
+    read = {r.path for r in before.results if r.error is None}
+    known = Counter(fingerprint(f.rule_id, judged[f.path], f.subject)
+                    for f in before.findings if before.breaks(f) and f.path in judged)
+    return known, {now for old, now in judged.items() if old == now and old not in read}

@@ -35,7 +35,7 @@ def change_under_review(diff_base: str | None, baseline: Path | None, paths: tup
 
 def fail_closed(report, gate, paths: tuple[Path, ...], change=None):
     """What fails this run besides findings: files not scanned completely, lines the change adds that no parse
-    read (under every gate mode, from `change`), gate settings a config in the tree changed from the baseline's
+    read and submodules it adds that the project uses (under every gate mode, from `change`), gate settings a config in the tree changed from the baseline's
     record, a baseline the change grew. `gate`: the run's Gate (commandline/concerns.py); `paths`: the paths
     scanned."""
     from auditor.gate.changeset import scanned_part, unread_added
@@ -44,7 +44,7 @@ def fail_closed(report, gate, paths: tuple[Path, ...], change=None):
     if change is not None and report.gate is not None:
         part = scanned_part(change, {r.path for r in report.results})
         report = replace(report, gate=replace(report.gate, unread_added=unread_added(report, part)))
-    findings = gate.gate_findings
+    findings = gate.gate_findings + _submodules_added(report, change)
     if gate.baseline and gate.diff_base:
         from auditor.discover.files import common_root
         from auditor.gate.failclosed.baselinerecord import grown
@@ -52,6 +52,16 @@ def fail_closed(report, gate, paths: tuple[Path, ...], change=None):
         findings += grown(common_root(paths or (Path("."),)), gate.diff_base, gate.baseline)
     return replace(report, unscanned=failing_unscanned(report, gate.fail_on, gate.allow_partial),
                    gate_findings=findings if gate.fail_on is not None else ())
+
+
+def _submodules_added(report, change) -> tuple[tuple[str, str], ...]:
+    """Submodules the change adds: the ones the project's files use fail the run, the others are noted."""
+    from auditor.gate.failclosed.submodules import new_submodules
+
+    found = new_submodules(report, change)
+    for note in found.notes:
+        print(f"rocm-audit: note: {safe_text(note)}", file=sys.stderr)
+    return found.included
 
 
 def unvendored(options, change):

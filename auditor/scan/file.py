@@ -28,8 +28,13 @@ class InputError(ScannedFileError):
     """The file cannot be read as text; the message says why."""
 
 
+LFS_POINTER = b"version https://git-lfs.github.com/spec/"   # what a checkout without LFS holds instead of the file
+
+
 def decode(data: bytes) -> tuple[str, str | None]:
     """Text and, when it was not plain UTF-8, how it was decoded."""
+    if data.startswith(LFS_POINTER):   # the real file is elsewhere: scanning the pointer would pass it unread
+        raise InputError("a Git LFS pointer, not the file; check out with lfs: true (git lfs pull)")
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return data.decode("utf-16", "replace"), "UTF-16"
     if b"\0" in data[:8192]:

@@ -36,7 +36,7 @@ def count_files(top: Path, commit: str, memo: dict[str, int] | None = None,
             raise TreeTooLarge(f"{commit[:12]}: its tree holds more than {limit} directories")
     total = _total(root, children, counts, limit)
     if total > limit:
-        raise TreeTooLarge(f"{commit[:12]}: its tree lists {total} files, over the cap of {limit}")
+        raise TreeTooLarge(f"{commit[:12]}: its tree lists more than {limit} files; refused as too large")
     return total
 
 

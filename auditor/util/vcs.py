@@ -210,6 +210,12 @@ def _added_lines(top: Path, base: str) -> dict[str, frozenset[int]]:
     return {path: frozenset(lines) for path, lines in added.items()}
 
 
+def tree_paths(top: Path, commit: str) -> list[str]:
+    """Every path of `commit`'s tree (from the repository root, raw)."""
+    listing = git_bytes(top, "ls-tree", "-r", "-z", "--full-tree", "--name-only", "--end-of-options", commit)
+    return [p.decode("utf-8", "surrogateescape") for p in listing.split(b"\0") if p]
+
+
 def blobs(top: Path, commit: str, paths: Sequence[str], max_bytes: int) -> dict[str, bytes]:
     """The contents of `paths` (from the repository root) at `commit`, read with `git cat-file` as stored:
     no checkout, so no filter, hook or attribute of the repository runs. Links, submodules and blobs over
