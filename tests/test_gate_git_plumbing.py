@@ -147,3 +147,30 @@ def test_an_edit_hidden_from_git_status_is_not_recorded_as_the_commit(tmp_path, 
                                "--no-progress", "-q")
     assert code == 1
     assert "the working tree holds changes its commit does not: this run is recorded as no commit's" in err
+
+
+def test_a_kept_fleet_report_rewritten_with_its_stamp_is_not_reused(tmp_path):
+    """The stamp's SHA-256 is anybody's to recompute: a blocked repository's kept report turned `ready`, stamp
+    and all, must not come back ready; the store's run says blocked, so it is scanned again."""
+    import hashlib
+
+    from tests.fleetrepos import TRT, run_cli
+
+    repo = GitRepo(tmp_path / "org" / "trt", TRT)
+    out, db = tmp_path / "out", tmp_path / "h.sqlite"
+
+    def rows() -> dict:
+        assert run_cli("fleet", repo.root, "--db", db, "--out", out, "--format", "json", "-q")[0] == 0
+        return {r["name"]: r for r in json.loads((out / "portfolio.json").read_text())["repositories"]}
+
+    assert rows()["trt"]["verdict"] == "blocked"
+    report_path, stamp_path = out / "reports" / "trt.json", out / "resume" / "trt.json"
+    report = json.loads(report_path.read_text())
+    report["summary"]["verdict"] = "ready"
+    text = json.dumps(report)
+    report_path.write_text(text)
+    stamp = json.loads(stamp_path.read_text())
+    stamp["report_sha256"] = hashlib.sha256(text.encode()).hexdigest()
+    stamp_path.write_text(json.dumps(stamp))
+    again = rows()["trt"]
+    assert (again["status"], again["verdict"]) == ("scanned", "blocked")

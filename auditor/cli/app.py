@@ -162,7 +162,9 @@ def _check(settings: CheckSettings) -> int:
     paths = _example(settings) if settings.example else settings.scope.paths
     _must_exist(paths)
     options = scan_options(settings)
-    change = change_under_review(gate.diff_base, gate.baseline, paths, settings.config_file) if settings.command == "check" else None
+    change = None
+    if settings.command == "check":
+        change = change_under_review(gate.diff_base, gate.baseline, paths, settings.config_file)
     if change is not None and not settings.scope.include_vendored:
         options = unvendored(options, change)
     report, root = _scan(settings, paths, rulebook, options, gate.fail_on_verify)

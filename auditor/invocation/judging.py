@@ -35,9 +35,9 @@ def change_under_review(diff_base: str | None, baseline: Path | None, paths: tup
 
 def fail_closed(report, gate, paths: tuple[Path, ...], change=None):
     """What fails this run besides findings: files not scanned completely, lines the change adds that no parse
-    read and submodules it adds that the project uses (under every gate mode, from `change`), gate settings a config in the tree changed from the baseline's
-    record, a baseline the change grew. `gate`: the run's Gate (commandline/concerns.py); `paths`: the paths
-    scanned."""
+    read and submodules it adds that the project uses (under every gate mode, from `change`), gate settings a
+    config in the tree changed from the baseline's record, a baseline the change grew. `gate`: the run's Gate
+    (commandline/concerns.py); `paths`: the paths scanned."""
     from auditor.gate.changeset import scanned_part, unread_added
     from auditor.gate.failclosed.incomplete import failing_unscanned
 

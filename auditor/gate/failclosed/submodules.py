@@ -33,8 +33,8 @@ def new_submodules(report: Report, change: Change | None) -> NewSubmodules:
         if user is None:
             notes.append(f"{sub}: a submodule this change adds; its code is not scanned (scan it on its own)")
         else:
-            included.append((sub, f"a submodule this change adds, used by {user}: its code is not scanned, so "
-                                  "nothing it brings can be judged; vendor its files or scan it on its own"))
+            included.append((sub, (f"a submodule this change adds, used by {user}: its code is not scanned, so "
+                                   "nothing it brings can be judged; vendor its files or scan it on its own")))
     return NewSubmodules(tuple(included), tuple(notes))
 
 

@@ -1,8 +1,8 @@
-"""Every gate mode (gate/changeset.py gives the change): a pull request chooses its directory names, so a vendored-looking name (`src/vendor/`,
-`csrc/cutlass/`, `venv/`, `site-packages/`) hides nothing it adds. A directory that is skipped as vendored
-(or always skipped) and did not exist at the base, nor was named by the base's `.gitmodules`, is scanned
-when the change adds files under it. One that the base already had stays vendored; a note says so when the
-change adds files there."""
+"""Every gate mode (gate/changeset.py gives the change): a pull request chooses its directory names, so a
+vendored-looking name (`src/vendor/`, `csrc/cutlass/`, `venv/`, `site-packages/`) hides nothing it adds. A
+directory that is skipped as vendored (or always skipped) and did not exist at the base, nor was named by the
+base's `.gitmodules`, is scanned when the change adds files under it or moves files into it. One that the base
+already had stays vendored; a note says so when the change adds files there."""
 from __future__ import annotations
 
 from dataclasses import dataclass
