@@ -125,3 +125,16 @@ def test_a_baseline_rewritten_after_the_change_knows_what_check_sees(tmp_path, c
     assert "src/vendor/fast.py" in (repo.root / BASELINE).read_text()
     code, out, _ = run_in_repo(capfd, repo, *MODES["baseline"](Attack({})))
     assert code == 0, out
+
+
+@pytest.mark.parametrize("hook", ["rocm-audit", "rocm-audit-full"])
+def test_the_hooks_without_a_baseline_fail_unread_lines_too(tmp_path, capfd, hook):
+    """Without a baseline every finding is the commit's, and so is every line no parse read."""
+    attack = ATTACKS["unread-lines"]
+    repo = GitRepo(tmp_path / "repo", BASE)
+    repo.write(attack.files)
+    repo.git("add", "-A")
+    args = (*hook_entry(hook), *(sorted(attack.files) if hook == "rocm-audit" else ()))
+    code, out, _ = run_in_repo(capfd, repo, *args)
+    assert code == 1, out
+    assert expected(attack, "pre-commit-hook") in out

@@ -49,6 +49,9 @@ class Change:
         return visible(path)
 
 
+EVERYTHING = Change(None, ".", None, "no git base: every line counts as added")
+
+
 def since_merge_base(root: Path, ref: str) -> Change:
     """`--diff-base REF`: what the working tree adds since its merge-base with REF."""
     top, prefix = repository_of(root)
@@ -66,14 +69,14 @@ def since_baseline(root: Path, baseline: Path) -> Change:
         top, prefix = repository_of(root)
         relative = baseline.resolve().relative_to(top.resolve()).as_posix()
     except (ChangeError, ValueError, OSError):
-        return Change(None, ".", None, "no git base: every line counts as added")
+        return EVERYTHING
     try:
         if vcs.git(top, "status", "--porcelain=v1", "-z", "--untracked-files=all", "--", relative):
             return Change(top, prefix, None, f"the working tree ({relative} was written from it)")
         last = vcs.git(top, "log", "-1", "--format=%H", "--end-of-options", "HEAD", "--", relative,
                        check=False).strip()
         if not last:
-            return Change(None, ".", None, "no git base: every line counts as added")
+            return EVERYTHING
         return _since(top, prefix, last, f"{relative} as committed in {last[:12]}")
     except vcs.GitError as err:
         raise ChangeError(str(err)) from None

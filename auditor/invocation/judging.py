@@ -38,19 +38,21 @@ def fail_closed(report, gate, paths: tuple[Path, ...], change=None):
     read and submodules it adds that the project uses (under every gate mode, from `change`), gate settings a
     config in the tree changed from the baseline's record, a baseline the change grew. `gate`: the run's Gate
     (commandline/concerns.py); `paths`: the paths scanned."""
-    from auditor.gate.changeset import scanned_part, unread_added
+    from auditor.gate.changeset import EVERYTHING, scanned_part, unread_added
     from auditor.gate.failclosed.incomplete import failing_unscanned
 
-    if change is not None and report.gate is not None:
-        part = scanned_part(change, {r.path for r in report.results})
-        report = replace(report, gate=replace(report.gate, unread_added=unread_added(report, part)))
+    # no gate: every line is the run's own (the hooks without a baseline gate every finding)
+    part = scanned_part(change if change is not None else EVERYTHING, {r.path for r in report.results})
+    unread = unread_added(report, part)
+    if report.gate is not None:
+        report = replace(report, gate=replace(report.gate, unread_added=unread))
     findings = gate.gate_findings + _submodules_added(report, change)
     if gate.baseline and gate.diff_base:
         from auditor.discover.files import common_root
         from auditor.gate.failclosed.baselinerecord import grown
 
         findings += grown(common_root(paths or (Path("."),)), gate.diff_base, gate.baseline)
-    return replace(report, unscanned=failing_unscanned(report, gate.fail_on, gate.allow_partial),
+    return replace(report, unscanned=failing_unscanned(report, gate.fail_on, gate.allow_partial, unread),
                    gate_findings=findings if gate.fail_on is not None else ())
 
 
