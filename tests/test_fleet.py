@@ -144,7 +144,7 @@ class MemoryRecorder:
         self.runs: dict[str, list[tuple[str | None, str, str]]] = {}
 
     def recorded(self, repo_key, commit, rules_digest):
-        return any((c, d) == (commit, rules_digest) for c, _, d in self.runs.get(repo_key, ()))
+        return next((v for c, v, d in self.runs.get(repo_key, ()) if (c, d) == (commit, rules_digest)), None)
 
     def record(self, report, repo_key, commit, run=None):
         digest = run["rules_digest"] if run else ""

@@ -6,6 +6,7 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -80,22 +81,25 @@ def test_plain_check_of_a_hostile_repository_runs_nothing(tmp_path, capsys):
     assert tree_digest(repo.root) == before
 
 
-def test_stale_temporary_trees_of_a_killed_run_are_removed(tmp_path, capsys):
+def test_stale_temporary_trees_of_a_killed_run_are_removed_and_the_repository_is_not_written(tmp_path, capsys):
     repo = GitRepo(tmp_path / "r", {"a.py": "import pynvml\n"})
     repo.git("checkout", "-q", "-b", "f")
     repo.commit({"b.py": "import os\n"})
-    # what older versions left when killed: a detached worktree in a temporary directory
-    old = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}x"))
-    repo.git("worktree", "add", "--detach", "--quiet", str(old / "base"), "main")
-    # and what this version leaves when killed: a temporary directory named after a process that is gone
+    # what this version leaves when killed: a temporary directory named after a process that is gone
     finished = subprocess.Popen(["true"])
     finished.wait()
     dead = Path(tempfile.mkdtemp(prefix=f"{TEMP_PREFIX}{finished.pid}-"))
     (dead / "a.py").write_text("left over\n")
-    assert str(old / "base") in repo.git("worktree", "list")
-    main([str(repo.root), "--diff-base", "main", "-q", "--no-progress"])
-    assert str(old / "base") not in repo.git("worktree", "list")
-    assert not old.exists() and not dead.exists()
+    # a worktree of the user's whose directory is gone (`git worktree prune` would drop its registration)
+    gone = tmp_path / "elsewhere"
+    repo.git("worktree", "add", "--detach", "--quiet", str(gone), "main")
+    shutil.rmtree(gone)
+    before = tree_digest(repo.root / ".git")
+    assert main([str(repo.root), "--diff-base", "main", "-q", "--no-progress"]) == 0
+    assert main(["history", str(repo.root), "--db", str(tmp_path / "h.db"), "-q"]) == 0
+    assert not dead.exists()
+    assert str(gone) in repo.git("worktree", "list")
+    assert tree_digest(repo.root / ".git") == before
 
 
 def test_gitignored_but_tracked_files_are_scanned(tmp_path, run_json):

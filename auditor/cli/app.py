@@ -9,7 +9,7 @@ from typing import TYPE_CHECKING, Any
 
 from auditor.commandline.pipes import ClosedPipeQuiet
 from auditor.util.errors import ToolError, safe_text  # ToolError re-exported: the tests use it
-from auditor.invocation.judging import fail_closed, suppression_policy, unvendored
+from auditor.invocation.judging import change_under_review, fail_closed, scanned_root, suppression_policy, unvendored
 from auditor.invocation.runsetup import exit_code as _exit_code
 from auditor.invocation.runsetup import files_root as _files_root
 from auditor.invocation.runsetup import installed_api_table as _installed_api_table
@@ -162,9 +162,12 @@ def _check(settings: CheckSettings) -> int:
     paths = _example(settings) if settings.example else settings.scope.paths
     _must_exist(paths)
     options = scan_options(settings)
-    if gate.diff_base and settings.command == "check" and not settings.scope.include_vendored:
-        options = unvendored(options, paths, gate.diff_base)
-    options = suppression_policy(options, gate, paths)
+    change = None
+    if settings.command == "check":
+        change = change_under_review(gate.diff_base, gate.baseline, paths, settings.config_file)
+    if change is not None and not settings.scope.include_vendored:
+        options = unvendored(options, change)
+    options = suppression_policy(options, gate, change)
     report, root = _scan(settings, paths, rulebook, options, gate.fail_on_verify)
     if gate.baseline:
         baseline = read_baseline(gate.baseline)
@@ -178,10 +181,9 @@ def _check(settings: CheckSettings) -> int:
             print(safe_text(f"rocm-audit: {gate.baseline}: {removed} finding(s) no longer found removed"),
                   file=sys.stderr)
             report = replace(report, gate=replace(report.gate, gone=()) if report.gate else None)
-    elif gate.diff_base:
-        report = against_git(report, root, gate.diff_base, rulebook,
-                             replace(options, suppressions=options.suppressions.at_base()))
-    report = fail_closed(report, gate, settings.scope.paths)
+    elif change is not None:
+        report = against_git(report, change, rulebook, replace(options, suppressions=options.suppressions.at_base()))
+    report = fail_closed(report, gate, settings.scope.paths, change)
     strict_fails = bool(gate.strict and report.gate and report.gate.gone)
     if strict_fails:
         report = replace(report, gate=replace(report.gate, strict=True))
@@ -268,8 +270,12 @@ def _write_baseline(settings: BaselineSettings) -> int:
 
     rulebook = _rulebook(settings)
     _must_exist(settings.scope.paths)
-    report, root = _scan(settings, settings.scope.paths, rulebook, scan_options(settings), settings.fail_on_verify)
-    target = settings.output or settings.baseline or (root / BASELINE_FILE)
+    target = settings.output or settings.baseline or (scanned_root(settings.scope.paths, settings.config_file)
+                                                      / BASELINE_FILE)
+    options = scan_options(settings)
+    if not settings.scope.include_vendored:   # what `check --baseline` will see: the same directories
+        options = unvendored(options, change_under_review(None, target, settings.scope.paths, settings.config_file))
+    report, root = _scan(settings, settings.scope.paths, rulebook, options, settings.fail_on_verify)
     previous = None
     if target.exists():
         try:

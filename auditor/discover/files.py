@@ -17,6 +17,7 @@ from auditor.types import SourceFile
 
 ALWAYS_SKIPPED_DIRS = {".git", ".hg", ".svn", "__pycache__", "node_modules", ".tox", ".nox", ".mypy_cache",
                        ".pytest_cache", ".ruff_cache", ".venv", "venv", ".eggs", "site-packages"}
+OTHER_VCS_DIRS = frozenset({".hg", ".svn"})   # skipped as another tool's data only while git does not track them
 # Vendored copies of other projects (CUTLASS in third_party/, …): their own code is not the scanned
 # project's porting work, and the project's use of them is found in its own includes and imports.
 VENDORED_DIRS = {"third_party", "third-party", "thirdparty", "3rdparty", "vendor", "vendored",
@@ -230,7 +231,7 @@ def _walk(
             if _excluded(path, relative, is_dir, exclude_spec, () if kept else specs):
                 continue
             if is_dir:
-                if descends_into(entry.name, path, relative, vendoring, scan_dirs):
+                if descends_into(entry.name, path, relative, vendoring, scan_dirs, tracked=kept):
                     subdirs.append((path, relative))
             elif (source := _source_file(entry, path, relative, errors)) is not None:
                 yield source
@@ -253,10 +254,11 @@ def _gitignores_above(top: Path, root: Path) -> list[tuple[Path, pathspec.PathSp
 
 
 def descends_into(name: str, path: Path, relative: str, vendoring: tuple[set[str], list[str]] | None,
-                   scan_dirs: frozenset[str]) -> bool:
+                   scan_dirs: frozenset[str], tracked: bool = False) -> bool:
     """Whether the walk enters a directory: never one always skipped (caches, .git) or vendored code (which it
-    records in `vendoring[1]`), unless the user names it in `scan_dirs`."""
-    forced = relative in scan_dirs
+    records in `vendoring[1]`), unless the user names it in `scan_dirs`. `tracked`: git tracks files under it;
+    another version control system's directory is then the repository's code (a change can create one)."""
+    forced = relative in scan_dirs or (tracked and name in OTHER_VCS_DIRS)
     if name in ALWAYS_SKIPPED_DIRS and not forced:
         return False
     if vendoring is not None and not forced and (

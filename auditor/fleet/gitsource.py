@@ -9,7 +9,8 @@ from pathlib import Path
 
 from auditor.util.errors import AuditorError
 from auditor.fleet.sources import display_name
-from auditor.util.vcs import GitError, base_tree, git, git_bytes
+from auditor.util.gittree import count_files
+from auditor.util.vcs import GitError, base_tree, git, git_bytes, tree_paths
 
 # fetch and clone may use these transports; every other (ext::, which runs a command, among them) stays off
 TRANSPORTS = ("https", "http", "ssh", "git", "file")
@@ -64,10 +65,10 @@ def fetch_shallow(url: str, into: Path) -> tuple[Path, str]:
 @contextmanager
 def tree_of(bare: Path, commit: str, max_bytes: int) -> Iterator[Path]:
     """The files of `commit`, read with `git cat-file --batch` into a private temporary directory (links,
-    submodules and files over `max_bytes` left out), removed afterwards."""
-    listing = git_bytes(bare, "ls-tree", "-r", "-z", "--full-tree", "--name-only", "--end-of-options", commit)
-    paths = [p.decode("utf-8", "surrogateescape") for p in listing.split(b"\0") if p]
-    with base_tree(bare, commit, paths, max_bytes) as where:
+    submodules and files over `max_bytes` left out), removed afterwards: every path of the tree, byte-identical
+    copies included, as a checkout holds them. A tree listing more files than a tree may is refused first."""
+    count_files(bare, commit)
+    with base_tree(bare, commit, tree_paths(bare, commit), max_bytes) as where:
         yield where
 
 

@@ -8,8 +8,8 @@ from typing import Protocol
 
 
 class Recorder(Protocol):
-    def recorded(self, repo_key: str, commit: str, rules_digest: str) -> bool:
-        """Whether a run of this commit under this rules digest is recorded for the repository."""
+    def recorded(self, repo_key: str, commit: str, rules_digest: str) -> str | None:
+        """The verdict of the run of this commit under this rules digest recorded for the repository, or None."""
 
     def record(self, report: dict, repo_key: str, commit: str | None, run: dict | None = None) -> None:
         """One repository's run: its `check --format json` report, the commit it was scanned at, and the run as
@@ -25,11 +25,12 @@ class HistoryRecorder:
         self.path = path
         open_store(path).close()   # refuse a newer or damaged database before any repository is scanned
 
-    def recorded(self, repo_key: str, commit: str, rules_digest: str) -> bool:
+    def recorded(self, repo_key: str, commit: str, rules_digest: str) -> str | None:
         from auditor.history.store import open_store
 
         with open_store(self.path, readonly=True) as store:
-            return store.run_for(repo_key, commit, rules_digest) is not None
+            run = store.run_for(repo_key, commit, rules_digest)
+        return run.verdict if run is not None else None
 
     def trend(self, repo_key: str) -> tuple[tuple[str, int], ...]:
         """(day, live findings) of each run recorded for the repository, oldest first: the day of its commit."""

@@ -4,7 +4,8 @@ A report kept under `--out/reports/NAME.json` is reused only when the current ru
 commit, the same rules digest (rocm-audit's code, the rules in force, the options that change results:
 history.command.rules_digest) and a clean working tree. The driver knows which report is kept and what made it
 from a stamp written beside it (`--out/resume/NAME.json`: repository key, commit, digest, and the report's
-SHA-256, so a report rewritten since is never taken for the stamped one); the history store must hold that run.
+SHA-256, so a report rewritten since is never taken for the stamped one); the history store must hold that run,
+with the kept report's verdict (a report and stamp rewritten together are not taken for it either).
 That commit and digest travel in the task value, and the task decides where the scan would run (a Dask worker
 may be another machine): for a local repository, in the process that would start the scan (no process is
 started for it), its HEAD, the digest its settings give and a clean working tree; for a URL, in the scan's
@@ -43,7 +44,9 @@ def kept_reports(sources: tuple[Source, ...], recorder: Recorder | None, out: Pa
     found: dict[str, Kept] = {}
     for source in sources:
         kept = _kept(source, out)
-        if kept is not None and recorder.recorded(kept.repo_key, kept.commit, kept.rules_digest):
+        # the stamp's hash is anybody's to recompute: the store's own run must give the kept report's verdict
+        if kept is not None and recorder.recorded(kept.repo_key, kept.commit, kept.rules_digest) \
+                == kept.report["summary"]["verdict"]:
             found[source.name] = kept
     return found
 

@@ -12,10 +12,10 @@ import json
 from collections import Counter
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, replace
-from pathlib import Path
+from pathlib import Path, PurePosixPath
 
+from auditor.gate.changeset import Change, scanned_part
 from auditor.util.errors import ToolError
-from auditor.util.escape import visible
 from auditor.types import Finding, Gate, Report, fingerprint
 
 BASELINE_FILE = ".rocm-audit-baseline.json"
@@ -196,118 +196,52 @@ def against_baseline(report: Report, baseline: Baseline, where: Path) -> Report:
 
 # --- diff-base ---------------------------------------------------------------------------------------
 
-def against_git(report: Report, root: Path, ref: str, rulebook, options) -> Report:
-    """New = what the working tree adds since its merge-base with `ref`. Files that did not change are known as
-    they are; the changed ones are compared with their base version (under their old name when renamed),
-    scanned from the merge-base checked out in a temporary worktree."""
-    top, prefix = _repository_of(root)
-    base, since = _changes_since_merge_base(top, ref)
-    diff = _changed_scanned_files(since, prefix, {r.path for r in report.results})
-    changed, added_lines = diff.changed, diff.added_lines
-    known = Counter(report.findings[i].fingerprint for i in gated(report) if report.findings[i].path not in changed)
-    renamed = {old: now for now, old in changed.items() if old is not None}
-    if renamed:
-        known.update(_known_at_base(report, top, prefix, base, renamed, diff.base_paths, rulebook, options))
-
-    def added(f: Finding) -> bool:
-        return f.path in changed and (changed[f.path] is None or (f.span.line or 0) in added_lines.get(f.path, ()))
-
-    gate = Gate("diff-base", f"{ref} (merge-base {base[:12]})", changed_files=len(changed),
-                changed_paths=tuple(sorted(changed)), unread_added=_unread_added(report, changed, added_lines))
-    return mark(report, known, gate, added)
+def against_git(report: Report, change: Change, rulebook, options) -> Report:
+    """New = what the working tree adds since its merge-base with the ref (gate/changeset.py). The base is judged
+    as the head is, with its whole tree (build files, headers, every module) as context: the changed files
+    (under their old names when renamed) and the unchanged files with findings now are audited in the base
+    tree, so a change that removes a guard the build defines, or a build change that makes old code live, is new."""
+    diff = scanned_part(change, {r.path for r in report.results})
+    changed = diff.changed
+    with_findings = {report.findings[i].path for i in gated(report)} - set(changed)
+    judged = {old: now for now, old in changed.items() if old is not None} | {p: p for p in with_findings}
+    known: Counter = Counter()
+    if judged and change.top is not None and change.base is not None:
+        known, unjudged = _known_at_base(report, change, judged, rulebook, options)
+        known.update(report.findings[i].fingerprint for i in gated(report) if report.findings[i].path in unjudged)
+    gate = Gate("diff-base", change.label, changed_files=len(changed), changed_paths=tuple(sorted(changed)))
+    return mark(report, known, gate, lambda f: diff.adds(f.path, f.span.line or 0))
 
 
-def _unread_added(report: Report, changed: dict[str, str | None],
-                  added_lines: dict[str, frozenset[int]]) -> tuple[tuple[str, int, str], ...]:
-    """(path, line, rule): the first line the change adds inside each stretch no parse could read, for every
-    rule whose words occur in that stretch (FileFacts.unread_rules). A new file adds all its lines."""
-    out: list[tuple[str, int, str]] = []
-    for result in report.results:
-        if result.path not in changed or not result.facts.unread_rules:
-            continue
-        added = None if changed[result.path] is None else added_lines.get(result.path, frozenset())
-        for first, last, rules in result.facts.unread_rules:
-            line = next((n for n in range(first, last + 1) if added is None or n in added), None)
-            if line is not None:
-                out += [(result.path, line, rule) for rule in rules]
-    return tuple(out)
+# the files a base tree needs besides what a scan reads: what decides which files are read
+TREE_FILES = frozenset({".gitignore", ".gitmodules"})
 
 
-def _repository_of(root: Path) -> tuple[Path, str]:
-    """The git repository's top directory, and the scanned root's path within it ("." when it is the top)."""
-    from auditor.util import vcs
-    try:
-        top = vcs.toplevel(root)
-        prefix = root.resolve().relative_to(top.resolve()).as_posix()
-    except ValueError:
-        raise GateError(f"--diff-base: the scanned paths are not inside one git repository ({root})") from None
-    except vcs.GitError as err:
-        raise GateError(str(err)) from None
-    return top, prefix
-
-
-def _changes_since_merge_base(top: Path, ref: str):
-    """The merge-base of the working tree with `ref`, and what changed since (vcs.changes)."""
-    from auditor.util import vcs
-    try:
-        vcs.clean_stale(top)
-        base = vcs.merge_base(top, ref)
-        return base, vcs.changes(top, base)
-    except vcs.GitError as err:
-        raise GateError(str(err)) from None
-
-
-def _as_reported(prefix: str, path: str | None) -> str | None:
-    """A path from git (from the repository root, raw) as the report names it (from the scanned root)."""
-    if path is None:
-        return None
-    if prefix != ".":
-        if not path.startswith(prefix + "/"):
-            return None
-        path = path[len(prefix) + 1:]
-    return visible(path)
-
-
-@dataclass(frozen=True, slots=True)
-class _ChangedFiles:
-    changed: dict[str, str | None]          # root-relative path now -> at the base (None: a new file)
-    added_lines: dict[str, frozenset[int]]  # of a changed file that existed at the base
-    base_paths: dict[str, str]              # root-relative path at the base -> from the repository root, raw
-
-
-def _changed_scanned_files(since, prefix: str, scanned: set[str]) -> _ChangedFiles:
-    """The scanned files that changed since the merge-base, under the names the report uses."""
-    changed: dict[str, str | None] = {}
-    added_lines: dict[str, frozenset[int]] = {}
-    base_paths: dict[str, str] = {}
-    for now_path, old_path in since.old_path.items():
-        here = _as_reported(prefix, now_path)
-        if here in scanned:
-            changed[here] = _as_reported(prefix, old_path)
-            if old_path is not None:
-                added_lines[here] = since.added_lines.get(now_path, frozenset())
-            if old_path is not None and (old_here := _as_reported(prefix, old_path)) is not None:
-                base_paths[old_here] = old_path
-    return _ChangedFiles(changed, added_lines, base_paths)
-
-
-def _known_at_base(report: Report, top: Path, prefix: str, base: str, renamed: dict[str, str],
-                   base_paths: dict[str, str], rulebook, options) -> list[str]:
-    """The fingerprints of what breaks in the base versions of the changed files, under their names now."""
-    from auditor.util import vcs
+def _known_at_base(report: Report, change: Change, judged: dict[str, str], rulebook,
+                   options) -> tuple[Counter, set[str]]:
+    """The fingerprints of what breaks in the base versions of the `judged` files (base name -> name now), under
+    their names now; and the unchanged files the base audit could not judge (not scanned there), known as now."""
+    from auditor.inputs.kinds import classify
     from auditor.pipeline import audit
+    from auditor.util import vcs
 
+    assert change.top is not None and change.base is not None
+    inner = "" if change.prefix == "." else change.prefix + "/"
     try:
-        # the base versions read as blobs (git cat-file), never checked out: no filter or hook of the
-        # repository runs, and the working tree is not touched
-        wanted = [base_paths[old] for old in renamed if old in base_paths]
-        with vcs.base_tree(top, base, wanted, options.max_file_size) as tree:
-            base_root = tree if prefix == "." else tree / prefix
+        # the base tree read as blobs (git cat-file), never checked out: no filter or hook of the repository
+        # runs, and the working tree is not touched; only the files a scan would read
+        listing = vcs.tree_paths(change.top, change.base)
+        wanted = [p for p in listing if p.startswith(inner) and (classify(p[len(inner):]) is not None
+                                                                 or PurePosixPath(p).name in TREE_FILES)]
+        with vcs.base_tree(change.top, change.base, wanted, options.max_file_size) as tree:
+            base_root = tree / change.prefix if inner else tree
             if not base_root.is_dir():
-                return []
-            before = replace(audit([base_root], rulebook, options, root=base_root, only=frozenset(renamed)),
+                return Counter(), {now for old, now in judged.items() if old == now}
+            before = replace(audit([base_root], rulebook, options, root=base_root, only=frozenset(judged)),
                              fail_on_verify=report.fail_on_verify)
-            return [fingerprint(f.rule_id, renamed[f.path], f.subject)
-                    for f in before.findings if before.breaks(f) and f.path in renamed]
     except vcs.GitError as err:
         raise GateError(str(err)) from None
+    read = {r.path for r in before.results if r.error is None}
+    known = Counter(fingerprint(f.rule_id, judged[f.path], f.subject)
+                    for f in before.findings if before.breaks(f) and f.path in judged)
+    return known, {now for old, now in judged.items() if old == now and old not in read}

@@ -98,7 +98,7 @@ def history_command(settings) -> int:
         raise ToolError(f"path does not exist: {path}")
     try:
         top, prefix, key = repository(path)
-        vcs.clean_stale(top)
+        vcs.clean_stale()
         until = gitobjects.resolve(top, options.until or "HEAD")
         commits = gitobjects.first_parent(top, until)
         notes = []

@@ -5,12 +5,14 @@ the blobs differ, so the content-keyed result cache (auditor/runner/cache.py) re
 from __future__ import annotations
 
 import os
+import re
 import shutil
 import tempfile
 from dataclasses import dataclass
 from pathlib import Path, PurePosixPath
 
 from auditor.util import vcs
+from auditor.util.gittree import MAX_TREE_BYTES, TreeTooLarge, count_files
 REGULAR_MODES = (b"100644", b"100755")
 GITLINK_MODE = b"160000"
 BATCH_BYTES = 64 * 1024 * 1024        # blobs read per `cat-file --batch` call, at most (vcs caps one answer)
@@ -59,20 +61,36 @@ def resolve(top: Path, rev: str) -> str:
 
 def first_parent(top: Path, until: str) -> list[Commit]:
     """The first-parent history of `until`, oldest first."""
-    out = vcs.git(top, "log", "--first-parent", "--reverse", "--no-show-signature", "--date=iso-strict",
-                  "--format=%H%x1f%ct%x1f%an%x1f%s%x1e", "--end-of-options", until, "--")
-    commits = []
-    for record in out.split("\x1e"):
-        fields = record.strip("\n").split("\x1f")
-        if len(fields) == 4:
-            commits.append(Commit(fields[0], iso_utc(int(fields[1])), fields[2], fields[3]))
-    return commits
+    return _commits(vcs.git(top, "log", "--first-parent", "--reverse", "--no-show-signature", "-z",
+                            f"--format={LOG_FORMAT}", "--end-of-options", until, "--"))
 
 
 def commit_info(top: Path, rev: str) -> Commit:
-    out = vcs.git(top, "log", "-1", "--no-show-signature", "--format=%H%x1f%ct%x1f%an%x1f%s", "--end-of-options",
-                  rev, "--").strip("\n").split("\x1f")
-    return Commit(out[0], iso_utc(int(out[1])), out[2], out[3])
+    found = _commits(vcs.git(top, "log", "-1", "--no-show-signature", "-z", f"--format={LOG_FORMAT}",
+                             "--end-of-options", rev, "--"))
+    if len(found) != 1:
+        raise vcs.GitError(f"{rev}: git log did not name one commit")
+    return found[0]
+
+
+LOG_FORMAT = "%H%x00%ct%x00%an%x00%s"   # with -z: every field ends at a NUL, which no subject or name can hold
+COMMIT_ID = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
+
+
+def _commits(out: str) -> list[Commit]:
+    """`git log -z --format=LOG_FORMAT` read four fields a commit; an answer that does not fit (a field holding
+    a NUL) is refused, never read out of step."""
+    fields = out.removesuffix("\0").split("\0") if out else []
+    if len(fields) % 4:
+        raise vcs.GitError("git log: an answer that is not four fields a commit")
+    commits = []
+    for at in range(0, len(fields), 4):
+        oid, seconds, author, subject = fields[at:at + 4]
+        oid = oid.lstrip("\n")
+        if not COMMIT_ID.fullmatch(oid) or not seconds.isdigit():
+            raise vcs.GitError("git log: an answer that is not four fields a commit")
+        commits.append(Commit(oid, iso_utc(int(seconds)), author, subject))
+    return commits
 
 
 def tagged(top: Path) -> dict[str, str]:
@@ -151,6 +169,7 @@ class TreeWriter:
         self.root = Path(tempfile.mkdtemp(prefix=f"{vcs.TEMP_PREFIX}{os.getpid()}-history-"))
         self._written: dict[str, str] = {}       # path -> blob id now on disk
         self.tree = Tree({}, (), ())              # the tree last shown
+        self._counts: dict[str, int] = {}         # files under a tree id (gittree.count_files), across commits
 
     def __enter__(self) -> TreeWriter:
         return self
@@ -162,7 +181,13 @@ class TreeWriter:
         """Make the directory hold `commit`'s tree; the paths that could not be written (unsafe names, blobs git
         lacks), which make the point partial. A blob over the size limit is not read: a sparse file of its size
         stands in, which the scanner reports as skipped, as it would in a checkout (the point is then partial)."""
-        self.tree = tree(self.top, commit)
+        count_files(self.top, commit, self._counts)      # refused before it is listed when too many
+        listed = tree(self.top, commit)
+        written = sum(b.size for b in listed.files.values() if b.size <= self.max_file_size)
+        if written > MAX_TREE_BYTES:
+            raise TreeTooLarge(f"{commit[:12]}: its tree holds {written} bytes of files, over the cap of "
+                               f"{MAX_TREE_BYTES}")
+        self.tree = listed
         wanted = self.tree.files
         problems: list[str] = []
         for path in [p for p, oid in self._written.items() if wanted.get(p, Blob("", 0)).oid != oid]:

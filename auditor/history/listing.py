@@ -82,6 +82,6 @@ class _Walk:
             return known
         parent, _, name = directory.rpartition("/")
         verdict = self.entered(parent) and not self.exclude.match_file(directory + "/") and descends_into(
-            name, self.root / directory, directory, self.vendoring, self.scan_dirs)
+            name, self.root / directory, directory, self.vendoring, self.scan_dirs, tracked=True)
         self.decided[directory] = verdict
         return verdict

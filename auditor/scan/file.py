@@ -31,10 +31,15 @@ class InputError(ScannedFileError):
     """The file cannot be read as text; the message says why."""
 
 
+LFS_POINTER = b"version https://git-lfs.github.com/spec/"   # what a checkout without LFS holds instead of the file
+
+
 def decode(data: bytes, kind: str | None = None) -> tuple[str, str | None]:
     """Text and, when it was not plain UTF-8, how it was decoded. A kind whose language reads a coding
     declaration (`InputKind.coding_declaration`: PEP 263's `# -*- coding: utf-7 -*-`) is decoded as its
     interpreter decodes it; a declaration that cannot be honoured makes the file unreadable, never another text."""
+    if data.startswith(LFS_POINTER):   # the real file is elsewhere: scanning the pointer would pass it unread
+        raise InputError("a Git LFS pointer, not the file; check out with lfs: true (git lfs pull)")
     if data.startswith((codecs.BOM_UTF16_LE, codecs.BOM_UTF16_BE)):
         return data.decode("utf-16", "replace"), "UTF-16"
     if b"\0" in data[:8192]:

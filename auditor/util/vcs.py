@@ -28,6 +28,9 @@ HUNK = re.compile(r"^@@ -\d+(?:,\d+)? \+(\d+)(?:,(\d+))? @@")
 DRIVER_KEY = re.compile(r"^(filter|diff|merge)\.(.+)\.([a-z]+)$")
 BLANKED = {"filter": ("clean", "smudge", "process"), "diff": ("textconv", "command"), "merge": ("driver",)}
 TEMP_PREFIX = "rocm-audit-base-"
+# `git diff` as the bytes are stored, whatever the tree's .gitattributes say: `-diff` or `binary` would make a
+# changed file add no lines, a textconv or external diff would show other text
+AS_STORED = ("--text", "--no-ext-diff", "--no-textconv")
 OUTPUT_CAP = 512 * 1024 * 1024     # git's answer is read whole; a repository cannot make it larger than this
 
 
@@ -43,6 +46,7 @@ def _environment() -> dict[str, str]:
         "GIT_TERMINAL_PROMPT": "0",
         "GIT_PAGER": "cat", "PAGER": "cat",
         "LC_ALL": "C",                    # messages we recognise (dubious ownership)
+        "GIT_ATTR_NOSYSTEM": "1",         # nor the machine's attributes
     })
     for name in ("GIT_EXTERNAL_DIFF", "GIT_DIFF_OPTS", "GIT_CONFIG_PARAMETERS", "GIT_CONFIG_COUNT"):
         env.pop(name, None)
@@ -58,7 +62,8 @@ def _run(top: Path, args: Sequence[str], neutral: Sequence[str] = (),
          stdin: bytes | None = None, timeout: float | None = None) -> subprocess.CompletedProcess:
     base = ["git", "-c", "core.fsmonitor=false", "-c", f"core.hooksPath={_empty_hooks()}",
             "-c", "core.untrackedCache=false", "-c", "diff.external=", "-c", "core.quotePath=false",
-            "-c", "protocol.allow=never", *neutral, "-C", str(top)]
+            "-c", "protocol.allow=never",
+            "-c", f"core.attributesFile={os.devnull}", *neutral, "-C", str(top)]
     try:
         return subprocess.run([*base, *args], capture_output=True, check=False, env=_environment(),
                               input=stdin if stdin is not None else b"", timeout=timeout)
@@ -95,8 +100,8 @@ def git_bytes(top: Path, *args: str, check: bool = True, stdin: bytes | None = N
     return done.stdout if done.returncode == 0 else b""
 
 
-def git(top: Path, *args: str, check: bool = True, timeout: float | None = None) -> str:
-    return git_bytes(top, *args, check=check, timeout=timeout).decode("utf-8", "surrogateescape")
+def git(top: Path, *args: str, check: bool = True, timeout: float | None = None, stdin: bytes | None = None) -> str:
+    return git_bytes(top, *args, check=check, timeout=timeout, stdin=stdin).decode("utf-8", "surrogateescape")
 
 
 def _cause(stderr: bytes, code: int) -> str:
@@ -172,7 +177,7 @@ class Changes:
 
 
 def changes(top: Path, base: str) -> Changes:
-    fields = git(top, "diff", "--name-status", "-z", "-M", "--no-ext-diff", "--no-textconv", base, "--").split("\0")
+    fields = git(top, "diff", "--name-status", "-z", "-M", *AS_STORED, base, "--").split("\0")
     old_path: dict[str, str | None] = {}
     i = 0
     while i < len(fields) - 1:
@@ -192,11 +197,10 @@ def changes(top: Path, base: str) -> Changes:
 
 
 def _added_lines(top: Path, base: str) -> dict[str, frozenset[int]]:
-    patch = git(top, "diff", "-U0", "-M", "--no-color", "--no-ext-diff",
-                "--no-textconv", "--src-prefix=a/", "--dst-prefix=b/", base, "--")
+    patch = git(top, "diff", "-U0", "-M", "--no-color", *AS_STORED, "--src-prefix=a/", "--dst-prefix=b/", base, "--")
     added: dict[str, set[int]] = {}
     current: set[int] | None = None
-    for line in patch.splitlines():
+    for line in patch.split("\n"):   # never str.splitlines: a CR or form feed inside a file's line is not a line end
         if line.startswith("+++ "):
             target = line[4:]
             current = added.setdefault(target[2:], set()) if target.startswith("b/") else None
@@ -204,6 +208,12 @@ def _added_lines(top: Path, base: str) -> dict[str, frozenset[int]]:
             start, length = int(hunk.group(1)), int(hunk.group(2) or 1)
             current.update(range(start, start + length))
     return {path: frozenset(lines) for path, lines in added.items()}
+
+
+def tree_paths(top: Path, commit: str) -> list[str]:
+    """Every path of `commit`'s tree (from the repository root, raw)."""
+    listing = git_bytes(top, "ls-tree", "-r", "-z", "--full-tree", "--name-only", "--end-of-options", commit)
+    return [p.decode("utf-8", "surrogateescape") for p in listing.split(b"\0") if p]
 
 
 def blobs(top: Path, commit: str, paths: Sequence[str], max_bytes: int) -> dict[str, bytes]:
@@ -223,11 +233,13 @@ def blobs(top: Path, commit: str, paths: Sequence[str], max_bytes: int) -> dict[
             ids[path] = parts[2].decode()
     if not ids:
         return {}
-    request = "".join(f"{oid}\n" for oid in ids.values()).encode()
+    request = "".join(f"{oid}\n" for oid in sorted(set(ids.values()))).encode()
     out = git_bytes(top, "cat-file", "--batch", stdin=request)
     contents: dict[str, bytes] = {}
     position = 0
-    by_id = {oid: path for path, oid in ids.items()}
+    by_id: dict[str, list[str]] = {}
+    for path, oid in ids.items():   # byte-identical files share a blob: each of their paths gets its bytes
+        by_id.setdefault(oid, []).append(path)
     while position < len(out):
         end = out.index(b"\n", position)
         header = out[position:end].split()
@@ -237,8 +249,9 @@ def blobs(top: Path, commit: str, paths: Sequence[str], max_bytes: int) -> dict[
         oid, size = header[0].decode(), int(header[2])
         data = out[position:position + size]
         position += size + 1
-        if oid in by_id and size <= max_bytes:
-            contents[by_id[oid]] = data
+        if size <= max_bytes:
+            for path in by_id.get(oid, ()):
+                contents[path] = data
     return contents
 
 
@@ -277,26 +290,16 @@ def _inside(root: Path, path: str) -> Path | None:
     return root.joinpath(*parts)
 
 
-def clean_stale(top: Path) -> None:
-    """What a killed run left: its temporary base directories (the process is gone), and the detached worktrees
-    older versions of rocm-audit checked out into them."""
+def clean_stale() -> None:
+    """What a killed run left: its temporary base directories (the process is gone). Only our own temporary
+    directories: the scanned repository is never written to (no `git worktree prune`, which would drop a
+    user's worktree registrations)."""
     temp = Path(tempfile.gettempdir())
     for entry in temp.glob(f"{TEMP_PREFIX}*"):
         pid = entry.name[len(TEMP_PREFIX):].split("-", 1)[0]
         if pid.isdigit() and not _alive(int(pid)) and entry.is_dir() and not entry.is_symlink() \
                 and entry.stat().st_uid == getattr(os, "getuid", lambda e=entry: e.stat().st_uid)():
             shutil.rmtree(entry, ignore_errors=True)
-    listing = git(top, "worktree", "list", "--porcelain", check=False)
-    for line in listing.splitlines():
-        if line.startswith("worktree ") and f"/{TEMP_PREFIX}" in line:
-            stale = line[len("worktree "):]
-            if Path(stale).parent.parent == temp:
-                git(top, "worktree", "remove", "--force", stale, check=False)
-                try:
-                    Path(stale).parent.rmdir()   # the temporary directory it was made in, now empty
-                except OSError:
-                    pass
-    git(top, "worktree", "prune", check=False)
 
 
 def _alive(pid: int) -> bool:
@@ -321,9 +324,30 @@ def working_tree_changed(path: Path, timeout: float | None = TREE_CHECK_SECONDS)
     write; submodules are not entered (their own config would be theirs to obey)."""
     try:
         if git(path, "status", "--porcelain=v1", "-z", "--untracked-files=no", "--ignore-submodules=all",
-               "--no-renames", "--", ".", timeout=timeout):
+               "--no-renames", "--", ".", timeout=timeout) or _hidden_edits(path, timeout):
             return True
         return bool(git(path, "ls-files", "-z", "--others", "--directory", "--no-empty-directory",
                         "--exclude-per-directory=.gitignore", "--", ".", timeout=timeout))
     except GitError:
         return True
+
+
+def _hidden_edits(path: Path, timeout: float | None) -> bool:
+    """Whether a file git status does not look at (marked skip-worktree or assume-unchanged in the index, which
+    anybody with the checkout can set) differs from the index: missing, or other bytes."""
+    listing = git(path, "ls-files", "-v", "-s", "-z", "--", ".", timeout=timeout)
+    flagged: dict[str, str] = {}
+    for record in listing.split("\0"):
+        meta, _, name = record.partition("\t")
+        parts = meta.split()
+        if len(parts) == 4 and (parts[0] == "S" or parts[0].islower()) and parts[1] != "160000":
+            if parts[1] not in ("100644", "100755") or "\n" in name or not (path / name).is_file() \
+                    or (path / name).is_symlink():
+                return True
+            flagged[name] = parts[2]
+    if not flagged:
+        return False
+    names = sorted(flagged)
+    hashed = git(path, "hash-object", "--no-filters", "--stdin-paths", timeout=timeout,
+                 stdin="".join(f"{n}\n" for n in names).encode("utf-8", "surrogateescape")).split()
+    return hashed != [flagged[n] for n in names]

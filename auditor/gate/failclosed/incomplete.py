@@ -15,7 +15,10 @@ from auditor.types import Report, Severity
 NOTHING_TO_SCAN = ("dangling symbolic link",)   # discovery notes that name no content
 
 
-def failing_unscanned(report: Report, fail_on: Severity | None, allow_partial: bool) -> tuple[tuple[str, str], ...]:
+def failing_unscanned(report: Report, fail_on: Severity | None, allow_partial: bool,
+                      unread_added: tuple[tuple[str, int, str], ...] = ()) -> tuple[tuple[str, str], ...]:
+    """`unread_added`: (path, line, rule) of lines the change adds that no parse read, with that rule's words
+    (gate/changeset.unread_added; without a gate every line is the change's)."""
     if fail_on is None or allow_partial:
         return ()
     gate = report.gate
@@ -28,17 +31,16 @@ def failing_unscanned(report: Report, fail_on: Severity | None, allow_partial: b
         if changed is not None and path in results and path not in changed:
             continue
         out.append((path, why))
-    return tuple(out) + _hidden_by_the_change(report, fail_on)
+    return tuple(out) + _hidden_by_the_change(report, fail_on, unread_added)
 
 
-def _hidden_by_the_change(report: Report, fail_on: Severity) -> tuple[tuple[str, str], ...]:
-    """Lines a --diff-base change adds that no parse could read (a C/C++ syntax error swallowing what follows)
+def _hidden_by_the_change(report: Report, fail_on: Severity,
+                          unread_added: tuple[tuple[str, int, str], ...]) -> tuple[tuple[str, str], ...]:
+    """Lines a change adds that no parse could read (a C/C++ syntax error swallowing what follows)
     and that hold words of a rule at the threshold: what they hide is hidden from every rule, so they fail the
     run like a file that could not be scanned. Lines the change did not add stay *partial*: they were there."""
-    if report.gate is None:
-        return ()
     worst: dict[tuple[str, int], list[str]] = {}
-    for path, line, rule_id in report.gate.unread_added:
+    for path, line, rule_id in unread_added:
         rule = report.rules.get(rule_id)
         if rule is not None and rule.severity >= fail_on:
             worst.setdefault((path, line), []).append(f"{rule_id} {rule.name}")
