@@ -103,9 +103,14 @@ def test_second_occurrence_in_the_same_file_is_new(repo, run):
     assert new_findings(report) == [("app/serve.py", "RA100", 9)]
 
 
-def test_suppressed_new_finding_passes_and_is_counted(repo, run):
+def test_a_suppression_the_change_adds_does_not_silence_what_it_adds(repo, run):
+    """One gate for every mode: as under --diff-base, a marker on a line the change adds silences nothing under
+    --baseline alone (docs/suppressions.md); the invocation may allow it."""
     repo.write({"app/engine.py": "from tensorrt_llm import LLM  # rocm-audit: ignore[RA100]\n"})
     code, report, _ = check(run, repo)
+    assert code == 1
+    assert new_findings(report) == [("app/engine.py", "RA100", 1)]
+    code, report, _ = check(run, repo, "--allow-new-suppressions")
     assert code == 0, new_findings(report)
     assert report["summary"]["suppressed"] == 1
 

@@ -197,8 +197,8 @@ def _gating(parser) -> None:
          help="honour no `rocm-audit: ignore` or `noqa` comment in the scanned files (for CI; config, "
               "--per-file-ignores and baselines still apply)")
     _add(gate, "--allow-new-suppressions", action="store_true",
-         help="with --diff-base: honour suppressions the change itself adds (by default a suppression on a line "
-              "the change adds does not silence; under --diff-base only the base's config can set this)")
+         help="in a gated run (--diff-base, --baseline): honour suppressions the change itself adds (by default a "
+              "suppression on a line the change adds does not silence; in the tree's config only the base's counts)")
 
 
 def _fixing(parser, via_check: bool) -> None:
