@@ -14,7 +14,7 @@ from auditor.util.boundedio import UnsafeRead, read_text_bounded
 from auditor.inputs.kinds import BUILD_INPUTS
 from auditor.truth.cpp import PreprocFacts
 from auditor.truth.make import compiles_cuda
-from auditor.rulebook.context import PythonGuards
+from auditor.truth.python import PythonPersona
 from auditor.rocmpath.debugswitch import tested_switches, undefined_switches
 from auditor.rocmpath.deps import MAX_PYTHON_BUILD_CHARS, hard_dependencies
 from auditor.rocmpath.localreqs import compiled_by_setup, installed_by_path
@@ -56,7 +56,7 @@ def is_build_file(path: str) -> bool:
 
 
 def _python_build(path: str, text: str, tree: ast.Module | None, unread: dict[str, str],
-                  switches: PythonGuards | None = None) -> PyBuild | None:
+                  switches: PythonPersona | None = None) -> PyBuild | None:
     if tree is None:
         return None
     try:
@@ -95,7 +95,7 @@ def owner(path: str, comps: Sequence[str]) -> str:
 
 def read_project(
     files: Sequence[SourceFile], optional_dirs: frozenset[str] = frozenset(), pulled_in: Sequence[SourceFile] = (),
-    facts: PreprocFacts | None = None, deadline: float | None = None, switches: PythonGuards | None = None,
+    facts: PreprocFacts | None = None, deadline: float | None = None, switches: PythonPersona | None = None,
 ) -> ProjectBuild:
     """`pulled_in`: build files of vendored code the tree's build includes (read for the ROCm path only);
     `facts`: the preprocessor under ROCm, so an include a ROCm build skips does not pull a header into it;
@@ -272,7 +272,7 @@ def _is_python_manifest(path: str) -> bool:
 
 
 def _builds(project: ProjectBuild, mine: Sequence[SourceFile], texts: _BuildTexts,
-            switches: PythonGuards | None = None) -> tuple[list[PyBuild], list[CBuild]]:
+            switches: PythonPersona | None = None) -> tuple[list[PyBuild], list[CBuild]]:
     """A component's build scripts read: setup.py and op builders, CMake files, Makefiles (their CUDA-only
     lines, opt-in lines and anything left unread go into the project)."""
     text_of = texts.text_of

@@ -8,7 +8,7 @@ import re
 from collections.abc import Callable, Sequence
 
 from auditor.parsing.python import PythonTree
-from auditor.rulebook.context import PythonGuards
+from auditor.truth.python import MAX_TEST_DEPTH, PythonPersona, rocm_truth
 
 IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
 # what a failed library load or tool probe raises where the CUDA toolkit is absent (issue 25, item 4)
@@ -16,7 +16,6 @@ LOAD_ERRORS = {"OSError", "FileNotFoundError", "CalledProcessError", "Subprocess
 # Tests that a package is installed before it is imported: the import behind them is an optional integration.
 AVAILABILITY = re.compile(r"(?:^|\.)(?:is_\w+_available|find_spec|_is_package_available|is_available_\w+|has_\w+)$")
 EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
-MAX_TEST_DEPTH = 50     # `not not … x`, nested and/or: deeper is unknown (and no Python recursion limit is met)
 
 Pos = tuple[int, int]
 
@@ -77,34 +76,6 @@ def _builds_cuda_extension(statements: Sequence[ast.stmt]) -> bool:
                for stmt in statements for n in ast.walk(stmt))
 
 
-PartTruth = Callable[[ast.AST], "bool | None"]
-
-
-def rocm_truth(node: ast.AST, atom: PartTruth, compare: Callable[[ast.Compare], "bool | None"],
-               depth: int = 0) -> bool | None:
-    """The one three-valued evaluator of a Python test on ROCm (True, False, None: unknown), shared by the engine's
-    guards and the build reader (auditor/rocmpath/pytruth.py): `not`, `and`/`or` and `x is (not) None` combine the
-    truth of their parts; any other single comparison is `compare`'s, anything else `atom`'s. Deeper than
-    MAX_TEST_DEPTH levels is unknown."""
-    if depth > MAX_TEST_DEPTH:
-        return None
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        inner = rocm_truth(node.operand, atom, compare, depth + 1)
-        return None if inner is None else not inner
-    if isinstance(node, ast.BoolOp):
-        values = [rocm_truth(v, atom, compare, depth + 1) for v in node.values]
-        if isinstance(node.op, ast.And):
-            return False if False in values else (True if all(v is True for v in values) else None)
-        return True if True in values else (False if all(v is False for v in values) else None)
-    if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        right, op = node.comparators[0], node.ops[0]
-        if isinstance(right, ast.Constant) and right.value is None and isinstance(op, (ast.Is, ast.IsNot)):
-            value = rocm_truth(node.left, atom, compare, depth + 1)
-            return None if value is None else ((not value) if isinstance(op, ast.Is) else value)
-        return compare(node)
-    return atom(node)
-
-
 def binds_what_follows_reads(skipped: Sequence[ast.stmt], before: Sequence[ast.stmt],
                              after: Sequence[ast.stmt]) -> bool:
     """A branch ROCm skips is the only binding (no default in the statements `before` it) of a name the statements
@@ -123,14 +94,12 @@ class _Guards:
     """Where a ROCm run never goes: branches of `if torch.version.hip:`-style tests, and what follows
     an early `return` under such a test; plus `try: import X / except ImportError:` fallbacks."""
 
-    def __init__(self, tree: PythonTree, section: PythonGuards):
-        """`section`: guards.toml's [python], typed (auditor/rulebook/context.py)."""
+    def __init__(self, tree: PythonTree, section: PythonPersona):
+        """`section`: guards.toml's [python] and [persona], typed (auditor/truth/python.py)."""
         self.names = tree.names
-        self.rocm_names = set(section.rocm_true_names)
-        self.rocm_pattern = re.compile(section.rocm_true_pattern)
-        self.cuda_names = set(section.cuda_only_names)
-        self.cuda_call = re.compile(section.cuda_only_call_pattern)
-        self.cuda_env = section.cuda_only_env
+        self.persona = section
+        self.profile = section.profile("code")
+        self.local_cuda: frozenset[str] = frozenset()   # local names bound to a value None on ROCm
         self.regions: list[tuple[Pos, Pos]] = []
         self.import_regions: list[tuple[Pos, Pos]] = []
         self.optional_regions: list[tuple[Pos, Pos]] = []   # TYPE_CHECKING blocks, availability-checked code
@@ -147,27 +116,11 @@ class _Guards:
         return rocm_truth(node, self._atom, self._compare)
 
     def _compare(self, node: ast.Compare) -> bool | None:
-        right, op = node.comparators[0], node.ops[0]
-        if isinstance(op, (ast.In, ast.NotIn)) and string_value(node.left) in self.cuda_env \
-                and "os.environ" in self._candidates(right):   # `"CUDA_PATH" in os.environ`
-            return isinstance(op, ast.NotIn)
-        return None
+        return self.persona.environ_test(node, self._candidates)
 
     def _atom(self, node: ast.AST) -> bool | None:
-        if isinstance(node, ast.Call):
-            names = self._candidates(node.func)
-            if names & {"os.environ.get", "os.getenv"} and node.args and string_value(node.args[0]) in self.cuda_env:
-                return False   # `os.environ.get("CUDA_HOME")`: unset where no CUDA toolkit is installed
-            if any(self.cuda_call.search(n) for n in names if n):
-                return False
-            return True if any(self.rocm_pattern.search(n) for n in names if n) else None
-        if isinstance(node, (ast.Name, ast.Attribute)):
-            names = self._candidates(node)
-            if names & self.cuda_names:
-                return False
-            if names & self.rocm_names or any(self.rocm_pattern.search(n) for n in names if n):
-                return True
-        return None
+        names = self._candidates(node.func if isinstance(node, ast.Call) else node)
+        return self.persona.atom(node, names, self.profile, cuda=self.local_cuda)
 
     def availability(self, test: ast.AST) -> bool | None:
         """True for `if is_x_available():`/`if TYPE_CHECKING:`/`find_spec(...) is not None`, False for their
@@ -267,12 +220,12 @@ class _Guards:
         """The test's truth with local names bound to a value None on ROCm counted as CUDA-only names."""
         if not local_cuda_names:
             return self.truth(test)
-        saved = self.cuda_names
-        self.cuda_names = saved | local_cuda_names
+        saved = self.local_cuda
+        self.local_cuda = saved | local_cuda_names
         try:
             return self.truth(test)
         finally:
-            self.cuda_names = saved
+            self.local_cuda = saved
 
     def _names_rocm(self, test: ast.AST) -> bool:
         """The test names something true on ROCm (`torch.version.hip`), not only the absence of a CUDA one."""
