@@ -11,7 +11,7 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from auditor.truth.cpp import PreprocFacts
 from auditor.truth.python import PythonPersona
@@ -39,7 +39,8 @@ class Guards:
     @classmethod
     def of(cls, table: Mapping[str, Mapping[str, object]]) -> "Guards":
         """The guards of a rulebook, before any project fact."""
-        return cls(PreprocFacts.from_guards(dict(table)), PythonPersona.of(table.get("python", {}), table.get("persona", {})),
+        return cls(PreprocFacts.from_guards(dict(table)),
+                   PythonPersona.of(table.get("python", {}), table.get("persona", {})),
                    BuildTests.of(dict(table.get("build", {}))))
 
     def with_project_macros(self, rocm: frozenset[str], cuda_only: frozenset[str]) -> "Guards":

@@ -250,6 +250,7 @@ class CapabilityEvaluator:
     persona: PythonPersona
     names_of: Callable[[ast.AST], Collection[str]]
     binding: Binding
+    is_read: Callable[[ast.AST], bool] = lambda node: False   # a `.major`/`.minor` the rule knows is a GPU's
 
     def outcome(self, node: ast.AST) -> Outcome:
         values = set()
@@ -261,6 +262,15 @@ class CapabilityEvaluator:
         if values == {True}:
             return Outcome.ALWAYS_TRUE
         return Outcome.ALWAYS_FALSE if values == {False} else Outcome.DEPENDS
+
+    def known(self, node: ast.AST) -> bool:
+        """The node's value is known on every GPU of the persona."""
+        try:
+            for gpu in self.persona.gpus:
+                self.value(node, gpu, 0)
+        except (Unknown, TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, AttributeError):
+            return False
+        return True
 
     def decides(self, compare: ast.Compare) -> Outcome | None:
         """The outcome of a comparison of a capability when it is a finding (None when it is not): it depends on
@@ -292,6 +302,8 @@ class CapabilityEvaluator:
         if isinstance(node, ast.Name):
             return self._name(node, gpu, step)
         if isinstance(node, ast.Attribute):
+            if node.attr in ("major", "minor") and self.is_read(node):
+                return getattr(gpu, node.attr)   # `props.major` of properties passed in
             owner = self.value(node.value, gpu, step)
             if isinstance(owner, Properties):
                 return owner.attribute(node.attr)

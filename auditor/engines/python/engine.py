@@ -13,6 +13,7 @@ from auditor.engines import make_finding, snippet_of
 from auditor.engines.dependency import import_rule_for
 from auditor.parsing.declared import Declared
 from auditor.engines.python.callers import helper_calls
+from auditor.engines.python.capability import CapabilitySites
 from auditor.engines.python.contexts import SyntacticContexts
 from auditor.engines.python.guards import Pos, _end, _Guards, _start, string_value
 from auditor.engines.python.names import _attribute_names, _compiled, _pattern_matches
@@ -86,6 +87,7 @@ class _Engine(SyntacticContexts):
         self.raw: list[tuple[Rule, ast.AST, str, str, int | None]] = []  # rule, node, subject, kind, line
         self.module_strings: dict[str, ast.AST] = {}
         self.scan = PythonScan()
+        self.capability_sites: CapabilitySites | None = None
 
     def _applies(self, rule: Rule) -> bool:
         files = rule.python.files
@@ -262,7 +264,9 @@ class _Engine(SyntacticContexts):
                     if isinstance(parent, ast.Attribute) and parent.value is node else frozenset()
             if outer and _pattern_matches(rule.python.names, outer):
                 continue  # report the outermost matching name only
-            if self._context_ok(rule, node) and self._inside_ok(rule, node):
+            if rule.python.capability:
+                self._capability_decisions(rule, node, hit)
+            elif self._context_ok(rule, node) and self._inside_ok(rule, node):
                 self.raw.append((rule, node, hit, "code", None))
 
     def _name_hits(self, node: ast.Name | ast.Attribute) -> tuple[tuple[Rule, str], ...]:
@@ -274,6 +278,26 @@ class _Engine(SyntacticContexts):
                 found = self.bare_name_hits[node.id] = self._rules_naming(self.tree.names.of(node))
             return found
         return self._rules_naming(self.tree.names.of(node))
+
+    def _capability_decisions(self, rule: Rule, node: ast.AST, hit: str) -> None:
+        """A capability is reported where it decides (auditor/engines/python/capability.py), not where it is read;
+        a decision that only picks a message is none."""
+        if self.capability_sites is None:
+            self.capability_sites = CapabilitySites(self.tree, self.guards.persona)
+        def is_read(read: ast.AST) -> bool:
+            return bool(_pattern_matches(rule.python.names, self.tree.names.of(read)))
+
+        for decision in self.capability_sites.decisions(node, is_read):
+            if self._inside_ok(rule, decision.node) and not self._decides_only_a_message(decision.node):
+                self.raw.append((rule, decision.node, hit, "decision", None))
+
+    def _decides_only_a_message(self, node: ast.AST) -> bool:
+        """Tested by an `if` whose branches only print, log or warn, or assigned to a name only such tests read
+        (`newer = any(p.major >= 8 ...)` then `if not newer: print(...)`)."""
+        if self._only_messages_follow(node):
+            return True
+        reads = self._reads_of_assigned(node)
+        return bool(reads) and all(self._only_messages_follow(r) for r in reads)
 
     def _rules_naming(self, names: frozenset[str]) -> tuple[tuple[Rule, str], ...]:
         if not names:
@@ -330,7 +354,7 @@ class _Engine(SyntacticContexts):
             # two matches of one rule in the strings of one line (`FLAGS += ["--expt-relaxed-constexpr",
             # "--expt-extended-lambda"]`, or `[smi(), "--query-gpu=name"]` with its helper's call) are one site:
             # they would print as the same row twice
-            key = (rule.id, line, "" if kind in ("string", "caller") else subject)
+            key = (rule.id, line, "" if kind in ("string", "caller", "decision") else subject)
             if key in seen:
                 continue
             seen.add(key)

@@ -5,10 +5,10 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
 
 from auditor.parsing.python import PythonTree
-from auditor.truth.python import MAX_TEST_DEPTH, PythonPersona, rocm_truth
+from auditor.truth.python import PythonPersona, rocm_truth
 
 IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
 # what a failed library load or tool probe raises where the CUDA toolkit is absent (issue 25, item 4)
