@@ -122,3 +122,15 @@ def test_engine_and_build_reader_share_the_persona_atoms():
     code = f"import torch\nif {test}:\n    pass\nelse:\n    import pycuda.driver\n"
     result = scan_text_as("pkg/mod.py", "python", code, RULEBOOK)
     assert {f.span.line: f.guarded for f in result.findings} == {5: True}
+
+
+@pytest.mark.parametrize(("test", "guarded"), [
+    ("torch.cuda.get_device_capability()[0] < 7", {4: True, 6: False}),     # an old-GPU branch no AMD GPU takes
+    ("major >= 8", {4: False, 6: True}),                                    # a feature gate every AMD GPU passes
+    ("major == 9", {4: False, 6: False}),                                   # depends on the GPU: both reached
+])
+def test_a_capability_test_decides_which_branch_rocm_takes(test, guarded):
+    code = ("import torch\nmajor, minor = torch.cuda.get_device_capability()\n"
+            f"if {test}:\n    import pycuda.driver\nelse:\n    import pycuda.autoinit\n")
+    result = scan_text_as("pkg/mod.py", "python", code, RULEBOOK)
+    assert {f.span.line: f.guarded for f in result.findings if f.rule_id != CAPABILITY_RULE} == guarded

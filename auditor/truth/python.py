@@ -263,6 +263,29 @@ class CapabilityEvaluator:
             return Outcome.ALWAYS_TRUE
         return Outcome.ALWAYS_FALSE if values == {False} else Outcome.DEPENDS
 
+    def reads_gpu(self, node: ast.AST, depth: int = 0) -> bool:
+        """The expression reads a capability or the device properties, directly or through the names it reads."""
+        if depth > 3:
+            return False
+        for part in ast.walk(node):
+            if isinstance(part, ast.Call) and set(self.names_of(part.func)) & (
+                    self.persona.capability_calls | self.persona.properties_calls):
+                return True
+            if isinstance(part, ast.Attribute) and part.attr in ("major", "minor") and self.is_read(part):
+                return True
+            if isinstance(part, ast.Name) and isinstance(part.ctx, ast.Load):
+                bound = self.binding(part)
+                if bound is not None and self.reads_gpu(bound[0], depth + 1):
+                    return True
+        return False
+
+    def truth(self, test: ast.Compare) -> bool | None:
+        """A comparison of a capability true (or false) on every AMD GPU; None when it depends or is unknown."""
+        if not self.persona.gpus or not self.reads_gpu(test):
+            return None
+        outcome = self.outcome(test)
+        return True if outcome is Outcome.ALWAYS_TRUE else False if outcome is Outcome.ALWAYS_FALSE else None
+
     def known(self, node: ast.AST) -> bool:
         """The node's value is known on every GPU of the persona."""
         try:

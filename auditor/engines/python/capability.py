@@ -43,6 +43,10 @@ class CapabilitySites:
         self._filled_names: frozenset[str] | None = None
         self._assignments: dict[int, dict[str, list[tuple[ast.Assign, tuple[int, ...]]]]] = {}
 
+    def truth(self, test: ast.Compare) -> bool | None:
+        """A capability test's truth on every AMD GPU (None: it depends, or it reads no capability)."""
+        return CapabilityEvaluator(self.persona, self.tree.names.of, self._binding).truth(test)
+
     def decisions(self, node: ast.AST, is_read: Callable[[ast.AST], bool]) -> list[Decision]:
         """The comparisons (and NVIDIA architecture names) the value read at `node` reaches and that are findings.
         `is_read`: a node the rule reads a capability at (`props.major` of properties passed in)."""

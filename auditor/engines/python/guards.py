@@ -6,9 +6,13 @@ from __future__ import annotations
 import ast
 import re
 from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from auditor.parsing.python import PythonTree
 from auditor.truth.python import PythonPersona, rocm_truth
+
+if TYPE_CHECKING:
+    from auditor.engines.python.capability import CapabilitySites
 
 IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
 # what a failed library load or tool probe raises where the CUDA toolkit is absent (issue 25, item 4)
@@ -106,6 +110,7 @@ class _Guards:
         self.fallback_names: set[str] = set()   # qualified names bound only by an except-ImportError fallback
         self.tolerant_regions: list[tuple[Pos, Pos]] = []   # try bodies whose load/probe failure is handled
         self._tree = tree
+        self.capabilities: CapabilitySites | None = None   # made when a comparison is first read
         self._tests_rocm: bool | None = None   # some test in the file names ROCm (asked once, when needed)
 
     def _candidates(self, node: ast.AST) -> set[str]:
@@ -116,7 +121,14 @@ class _Guards:
         return rocm_truth(node, self._atom, self._compare)
 
     def _compare(self, node: ast.Compare) -> bool | None:
-        return self.persona.environ_test(node, self._candidates)
+        environ = self.persona.environ_test(node, self._candidates)
+        if environ is not None:
+            return environ
+        if self.capabilities is None:
+            from auditor.engines.python.capability import CapabilitySites
+
+            self.capabilities = CapabilitySites(self._tree, self.persona)
+        return self.capabilities.truth(node)   # `major < 7` is false on every AMD GPU
 
     def _atom(self, node: ast.AST) -> bool | None:
         names = self._candidates(node.func if isinstance(node, ast.Call) else node)
