@@ -32,7 +32,8 @@ def test_the_rocm_manifest_alone_passes_when_its_pins_are_portable(tmp_path, run
     code, data = run_json(root, "--no-cache")
     assert (code, data["summary"]["verdict"]) == (0, "ready")
     assert _found(data) == {("pyproject.toml", 4, "optional")}
-    assert 'pip install ".[gpu_hip]"` (with pyproject_other.toml as the pyproject.toml)' in data["summary"]["verdict_reason"]
+    recipe = 'pip install ".[gpu_hip]"` (with pyproject_other.toml as the pyproject.toml)'
+    assert recipe in data["summary"]["verdict_reason"]
 
 
 def test_release_variants_of_the_manifests_are_not_the_default_install(tmp_path, run_json):
