@@ -42,7 +42,9 @@ class PythonEngine:
             return EngineResult((), FileFacts(imports=imports, opt_in_lines=opt_in), note)
         scan = scan_python(tree, ctx, path, lines, lowered)
         found = list(scan.findings)
-        found.extend(requirement_findings(ctx.family("dependency"), scan.declared, path, lines))
+        # a requirement declared on a branch a ROCm install skips (`else: install_requires = [...]`) is guarded
+        found.extend(_guard_with(list(requirement_findings(ctx.family("dependency"), scan.declared, path, lines)),
+                                 scan.guarded))
         for embedded in dict.fromkeys(scan.embedded):   # a load_inline source is also a CUDA source string
             from auditor.engines.cuda import scan_cuda   # tree-sitter only when there is CUDA to parse
             from auditor.parsing import cuda as ts_cuda
