@@ -11,7 +11,8 @@ import pytest
 
 from auditor.rulebook import load_rulebook, rules_root
 from auditor.scan.file import scan_text_as
-from auditor.truth.python import CapabilityEvaluator, Outcome, shipped_persona
+from auditor.truth.capability import CapabilityEvaluator, Outcome
+from auditor.truth.python import shipped_persona
 from tests.conftest import write_tree
 
 RULEBOOK = load_rulebook()
