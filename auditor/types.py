@@ -202,7 +202,7 @@ class FileFacts:
     # C/C++, for auditor/xlang: ops registered (module, op, function, line), functions (name, lines, calls), includes
     exports: tuple[tuple[str, str, str, int], ...] = ()
     fenced_exports: tuple[int, ...] = ()   # lines of those registrations on a branch a ROCm build never compiles
-    functions: tuple[tuple[str, int, int, tuple[str, ...]], ...] = ()
+    functions: tuple[tuple[str, int, int, tuple[str, ...]], ...] = ()   # Python: engines/python/functions.py
     includes: tuple[str, ...] = ()
     unread_rules: tuple[tuple[int, int, tuple[str, ...]], ...] = ()   # C/C++: (first, last, rules) of unread lines
 

@@ -8,6 +8,7 @@ from dataclasses import replace
 from functools import partial
 
 from auditor.hipify.coverage import coverage
+from auditor.rocmpath.pycalls import not_called_by_default
 from auditor.analysis.effort import EffortModel, Hours, estimate, in_optional_dir, load_model
 from auditor.analysis.groups import group_findings
 from auditor.rocmpath.disposition import OPTIONAL, OPTIONAL_FEATURE, assign, own_package_finding
@@ -86,7 +87,9 @@ def _judged_findings(
     ]
     kinds = {r.path: r.kind for r in results}
     imports = {r.path: r.facts.imports for r in results if r.kind == "python"}
-    project = project.with_optional_lines({r.path: r.facts.opt_in_lines for r in results})
+    project = project.with_optional_lines({r.path: r.facts.opt_in_lines for r in results}).with_not_called(
+        not_called_by_default({r.path: r.facts.functions for r in results if r.kind == "python"},
+                              {p for packages in project.shipped_python.values() for p in packages}))
 
     def placed(found: list[Finding]) -> list[Finding]:
         return assign(found, kinds, rules, project,

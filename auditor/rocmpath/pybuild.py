@@ -19,7 +19,7 @@ from auditor.parsing.python import flatten
 from auditor.rocmpath.branches import only_refuses, only_says
 from auditor.rocmpath.pymacros import macro_edits
 from auditor.rocmpath.pynames import derived_truth, extension_classes, unset_on_rocm
-from auditor.rocmpath.pytruth import dotted
+from auditor.truth.python import dotted
 from auditor.truth.python import PythonPersona
 from auditor.truth.markers import hip_macro, setup_cuda_configuration, setup_rocm, setup_strong
 

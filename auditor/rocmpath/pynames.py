@@ -7,7 +7,8 @@ import ast
 import re
 from collections.abc import Callable
 
-from auditor.rocmpath.pytruth import TORCH_EXTENSION_MODULE, Truth, dotted
+from auditor.rocmpath.pytruth import TORCH_EXTENSION_MODULE, Truth
+from auditor.truth.python import dotted
 from auditor.truth.python import shipped_persona
 from auditor.truth.python import PythonPersona
 
