@@ -116,6 +116,7 @@ class ProjectBuild:
     dependencies: frozenset[str] = frozenset()                     # what the default install requires (normalized)
     cuda_only_artifact_files: dict[str, str] = field(default_factory=dict)  # file -> CUDA-only artifact it builds
     tolerated_artifacts: dict[str, str] = field(default_factory=dict)  # CUDA-only artifact -> guarded import
+    optional_builds: dict[str, str] = field(default_factory=dict)  # source -> why its extension's build is optional
     optional_lines: dict[str, frozenset[int]] = field(default_factory=dict)  # file -> lines behind opt-in macros
     not_called: dict[str, tuple[Uncalled, ...]] = field(default_factory=dict)  # Python file -> functions nothing calls
     # C/C++ file -> the opt-in macros it, or a file including it, tests with #if (auditor/rocmpath/optinlibs.py)

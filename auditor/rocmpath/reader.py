@@ -26,11 +26,12 @@ from auditor.rocmpath.ownnames import extension_names, setup_names
 from auditor.rocmpath.model import ProjectBuild
 from auditor.rocmpath.pybuild import PyBuild, read_python_build_text
 from auditor.rocmpath.provenance import (
-    C_KINDS, parent_dir, within, behind_macros, packages, provenance,
+    C_KINDS, artifact_files, parent_dir, within, behind_macros, packages, provenance,
 )
 from auditor.rocmpath.backends import vendor_backends
 from auditor.rocmpath.redefine import rocm_redefinitions, undefined_in_shims
 from auditor.rocmpath.reqsets import not_installed
+from auditor.rocmpath.pytolerant import tolerated_builds
 from auditor.rocmpath.tolerated import tolerated_artifacts
 from auditor.engines.python.envoptin import opt_in_lines, opt_in_macros
 from auditor.rocmpath.optinlibs import opt_in_tests
@@ -138,6 +139,7 @@ def read_project(
                                         manifests.extras.get(comp, []), text_of)
         provenance(project, comp, mine, pybuilds, cbuilds, text_of, facts)
         _note_shipped_python(project, comp, mine, text_of)
+        _note_optional_builds(project, comp, mine, pybuilds, texts)
         python_packages.append((project.shipped_python[comp], tuple(f for f in mine if f.kind == "python")))
         unread |= not_installed(comp, [f.path for f in mine if f.path in known], text_of)
     project.rocm_macros = frozenset(rocm_macros)
@@ -319,6 +321,21 @@ def _note_shipped_python(project: ProjectBuild, comp: str, mine, text_of: Callab
     project.tolerated_artifacts.update(tolerated_artifacts(
         set(project.cuda_only_artifact_files.values()) - set(project.tolerated_artifacts),
         project.shipped_python[comp], mine, text_of))
+
+
+def _note_optional_builds(project: ProjectBuild, comp: str, mine: Sequence[SourceFile], pybuilds: list[PyBuild],
+                          texts: _BuildTexts) -> None:
+    """The sources of extensions whose build a setup.py tolerates failing and whose import falls back
+    (auditor/rocmpath/pytolerant.py, tolerated.py): optional, a failure the install and the package survive."""
+    for build in pybuilds:
+        tree = texts.tree_of(build.path)
+        builds = tolerated_builds(tree) if tree is not None else {}
+        imported = tolerated_artifacts(builds, project.shipped_python.get(comp, frozenset()), mine, texts.text_of)
+        for artifact, where in imported.items():
+            note = (f"the install tolerates `{artifact}` failing to build ({build.path}:{builds[artifact]}) and its "
+                    f"import falls back ({where})")
+            for path in artifact_files(comp, build, artifact, mine):
+                project.optional_builds.setdefault(path, note)
 
 
 def _note_opt_ins_and_shuffles(project: ProjectBuild, files: Sequence[SourceFile], text_of: Callable[[str], str],
