@@ -68,3 +68,38 @@ def test_a_public_function_of_a_shipped_package_is_its_api(tmp_path, run_json):
                                        "pkg/gpu.py": module})
     _, data = run_json(root, "--no-cache", "--fail-on", "never")
     assert not any(d == "optional feature" for d, _ in _rows(data, "pkg/gpu.py").values())
+
+
+CONFIG = "class Config:\n    attention_backend = {default!r}\n"
+SELECTING = (
+    "import subprocess\n"
+    "def attention(q, cfg):\n"
+    "    if cfg.attention_backend == 'cuda_jit':\n"
+    "        subprocess.run(['nvidia-smi', '-L'])\n"      # 4: runs only when the backend is chosen
+    "        return q\n"
+    "    return q * 2\n"
+    "\n"
+    "def set_fuser(name):\n"
+    "    if name == 'nvfuser':\n"
+    "        subprocess.run(['nvidia-smi', '-q'])\n"      # 10: runs only when a caller passes 'nvfuser'
+)
+
+
+def test_a_backend_no_default_or_caller_selects_is_an_optional_feature(tmp_path, run_json):
+    root = write_tree(tmp_path / "r", {"pyproject.toml": PYPROJECT, "pkg/__init__.py": "",
+                                       "pkg/config.py": CONFIG.format(default="triton"),
+                                       "pkg/attention.py": SELECTING})
+    _, data = run_json(root, "--no-cache", "--fail-on", "never")
+    rows = _rows(data, "pkg/attention.py")
+    assert rows[4][0] == rows[10][0] == "optional feature"
+    assert "runs only when a caller chooses `cuda_jit`" in rows[4][1]
+
+
+def test_a_backend_the_configuration_default_selects_is_reached(tmp_path, run_json):
+    root = write_tree(tmp_path / "r", {"pyproject.toml": PYPROJECT, "pkg/__init__.py": "",
+                                       "pkg/config.py": CONFIG.format(default="cuda_jit"),
+                                       "pkg/attention.py": SELECTING,
+                                       "pkg/fusion.py": "from pkg.attention import set_fuser\nset_fuser('nvfuser')\n"})
+    _, data = run_json(root, "--no-cache", "--fail-on", "never")
+    rows = _rows(data, "pkg/attention.py")
+    assert rows[4][0] == rows[10][0] == "live"

@@ -8,7 +8,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from auditor.engines.python.functions import FILE_NAMES, JIT, PRIVATE, Functions
+from auditor.engines.python.functions import FILE_NAMES, JIT, PRIVATE, SELECTED, Functions
 
 
 @dataclass(frozen=True)
@@ -18,9 +18,13 @@ class Uncalled:
     name: str
     first: int
     last: int
+    selected: bool = False   # a branch a caller selects with a value nothing passes
 
     @property
     def note(self) -> str:
+        if self.selected:
+            return (f"not called by default: this branch runs only when a caller chooses `{self.name}`, which no "
+                    "default or call of the project does (an optional feature)")
         return f"not called by default: no code of the project calls `{self.name}`"
 
 
@@ -39,8 +43,10 @@ def not_called_by_default(functions: Mapping[str, Functions],
     for path, entries in functions.items():
         in_package = any(path.startswith(p + "/") for p in packages)
         found = tuple(Uncalled(name, first, last) for name, first, last, kind in entries
-                      if name != FILE_NAMES and not (referred.get(name, set()) - {path})
-                      and (kind[0] in (JIT, PRIVATE) or packages and not in_package))
+                      if name != FILE_NAMES and kind[0] != SELECTED and not (referred.get(name, set()) - {path})
+                      and (kind[0] in (JIT, PRIVATE) or not in_package))
+        found += tuple(Uncalled(name, first, last, selected=True) for name, first, last, kind in entries
+                       if name != FILE_NAMES and kind[0] == SELECTED and name not in referred)
         if found:
             out[path] = found
     return out
