@@ -138,8 +138,7 @@ def read_project(
         project.paths[comp] = rocm_path(comp, mine, pybuilds, cbuilds, comp_shims if hip_build else set(),
                                         manifests.extras.get(comp, []), text_of)
         provenance(project, comp, mine, pybuilds, cbuilds, text_of, facts)
-        _note_shipped_python(project, comp, mine, text_of)
-        _note_optional_builds(project, comp, mine, pybuilds, texts)
+        _note_shipped_python(project, comp, mine, pybuilds, texts)
         python_packages.append((project.shipped_python[comp], tuple(f for f in mine if f.kind == "python")))
         unread |= not_installed(comp, [f.path for f in mine if f.path in known], text_of)
     project.rocm_macros = frozenset(rocm_macros)
@@ -314,13 +313,15 @@ def _redefined_for_rocm(mine: Sequence[SourceFile], facts: PreprocFacts, text_of
     return redefined
 
 
-def _note_shipped_python(project: ProjectBuild, comp: str, mine, text_of: Callable[[str], str]) -> None:
-    """The component's shipped packages, and the CUDA-only artifacts its shipped Python can do without
-    (auditor/rocmpath/tolerated.py)."""
+def _note_shipped_python(project: ProjectBuild, comp: str, mine, pybuilds: list[PyBuild],
+                         texts: _BuildTexts) -> None:
+    """The component's shipped packages, the CUDA-only artifacts its shipped Python can do without
+    (auditor/rocmpath/tolerated.py), and the extensions whose build and import both tolerate failing."""
     project.shipped_python[comp] = packages(comp, mine)
     project.tolerated_artifacts.update(tolerated_artifacts(
         set(project.cuda_only_artifact_files.values()) - set(project.tolerated_artifacts),
-        project.shipped_python[comp], mine, text_of))
+        project.shipped_python[comp], mine, texts.text_of))
+    _note_optional_builds(project, comp, mine, pybuilds, texts)
 
 
 def _note_optional_builds(project: ProjectBuild, comp: str, mine: Sequence[SourceFile], pybuilds: list[PyBuild],

@@ -20,7 +20,7 @@ class Outcome(Enum):
     UNKNOWN = "not known statically"
 
 
-class Unknown(Exception):
+class _Unknown(Exception):
     """The value cannot be evaluated from the persona (a parameter, an unknown call)."""
 
 
@@ -35,7 +35,7 @@ class Properties:
             return getattr(self.gpu, name)
         if name == "gcnArchName":
             return self.gpu.arch
-        raise Unknown(name)
+        raise _Unknown(name)
 
 
 BINARY: dict[type, Callable[[Any, Any], Any]] = {
@@ -68,7 +68,7 @@ class CapabilityEvaluator:
         for gpu in self.persona.gpus:
             try:
                 values.add(bool(self.value(node, gpu, 0)))
-            except (Unknown, TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, AttributeError):
+            except (_Unknown, TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, AttributeError):
                 return Outcome.UNKNOWN
         if values == {True}:
             return Outcome.ALWAYS_TRUE
@@ -102,7 +102,7 @@ class CapabilityEvaluator:
         try:
             for gpu in self.persona.gpus:
                 self.value(node, gpu, 0)
-        except (Unknown, TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, AttributeError):
+        except (_Unknown, TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, AttributeError):
             return False
         return True
 
@@ -122,7 +122,7 @@ class CapabilityEvaluator:
 
     def value(self, node: ast.AST, gpu: Gpu, depth: int) -> Any:
         if depth > MAX_TEST_DEPTH:
-            raise Unknown("deep")
+            raise _Unknown("deep")
         step = depth + 1
         if isinstance(node, ast.Constant):
             return node.value
@@ -141,7 +141,7 @@ class CapabilityEvaluator:
             owner = self.value(node.value, gpu, step)
             if isinstance(owner, Properties):
                 return owner.attribute(node.attr)
-            raise Unknown(node.attr)
+            raise _Unknown(node.attr)
         if isinstance(node, ast.Subscript):
             return self.value(node.value, gpu, step)[self.value(node.slice, gpu, step)]
         if isinstance(node, ast.BinOp) and type(node.op) in BINARY:
@@ -163,7 +163,7 @@ class CapabilityEvaluator:
             return not self.value(node.operand, gpu, step)
         if isinstance(node, ast.Call):
             return self._call(node, gpu, step)
-        raise Unknown(type(node).__name__)
+        raise _Unknown(type(node).__name__)
 
     def _formatted(self, part: ast.AST, gpu: Gpu, depth: int) -> str:
         if isinstance(part, ast.FormattedValue):
@@ -174,7 +174,7 @@ class CapabilityEvaluator:
     def _name(self, node: ast.Name, gpu: Gpu, depth: int) -> Any:
         bound = self.binding(node)
         if bound is None:
-            raise Unknown(node.id)
+            raise _Unknown(node.id)
         value = self.value(bound[0], gpu, depth)
         for index in bound[1]:
             value = value[index]
@@ -196,4 +196,4 @@ class CapabilityEvaluator:
                 if node.func.attr == "join":
                     args = [[str(x) for x in args[0]]] if len(args) == 1 else args
                 return getattr(owner, node.func.attr)(*args)
-        raise Unknown("call")
+        raise _Unknown("call")

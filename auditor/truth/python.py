@@ -49,8 +49,14 @@ def rocm_truth(node: ast.AST, atom: PartTruth, compare: Callable[[ast.Compare], 
 
 
 def string_value(node: ast.AST | None) -> str | None:
+    """A literal's text; an f-string's literal parts with `{}` where its fields are."""
     if isinstance(node, ast.Constant) and isinstance(node.value, str):
         return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(
+            part.value if isinstance(part, ast.Constant) and isinstance(part.value, str) else "{}"
+            for part in node.values
+        )
     return None
 
 

@@ -12,10 +12,9 @@ import re
 from collections.abc import Callable
 from dataclasses import dataclass
 
-from auditor.engines.python.guards import string_value
 from auditor.parsing.python import PythonTree
 from auditor.truth.capability import CONVERSIONS, STRING_METHODS, CapabilityEvaluator, Outcome
-from auditor.truth.python import PythonPersona
+from auditor.truth.python import PythonPersona, string_value
 
 MAX_HOPS = 3        # names a value passes through before the comparison that decides
 Scope = ast.FunctionDef | ast.AsyncFunctionDef | ast.Lambda | ast.Module

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING
 
 from auditor.parsing.python import PythonTree
 from auditor.truth.python import PythonPersona, rocm_truth
+from auditor.truth.python import string_value as string_value   # the engine's modules read it here
 
 if TYPE_CHECKING:
     from auditor.engines.python.capability import CapabilitySites
@@ -46,18 +47,6 @@ def _dotted(node: ast.AST) -> str | None:
         attributes.append(node.attr)
         node = node.value
     return ".".join([node.id, *reversed(attributes)]) if isinstance(node, ast.Name) else None
-
-
-def string_value(node: ast.AST | None) -> str | None:
-    """A literal's text; an f-string's literal parts with `{}` where its fields are."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if isinstance(node, ast.JoinedStr):
-        return "".join(
-            part.value if isinstance(part, ast.Constant) and isinstance(part.value, str) else "{}"
-            for part in node.values
-        )
-    return None
 
 
 def _bound(stmt: ast.stmt) -> list[tuple[str, str]]:
