@@ -2,7 +2,7 @@
 an optional feature, not work for a ROCm install. From each scanned module's facts (auditor/engines/python/
 functions.py): a module-level function that nothing refers to, in its own module or any other scanned one (a call
 that is commented out is none), when it is a JIT kernel or helper (`@triton.jit`), a private `_name`, or a function
-of a script outside the shipped packages. A public function of a shipped package is its API: users call it."""
+of a script outside the shipped packages (of a project whose packaging names them). A public function of a shipped package is its API: users call it."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
@@ -44,7 +44,7 @@ def not_called_by_default(functions: Mapping[str, Functions],
         in_package = any(path.startswith(p + "/") for p in packages)
         found = tuple(Uncalled(name, first, last) for name, first, last, kind in entries
                       if name != FILE_NAMES and kind[0] != SELECTED and not (referred.get(name, set()) - {path})
-                      and (kind[0] in (JIT, PRIVATE) or not in_package))
+                      and (kind[0] in (JIT, PRIVATE) or bool(packages) and not in_package))
         found += tuple(Uncalled(name, first, last, selected=True) for name, first, last, kind in entries
                        if name != FILE_NAMES and kind[0] == SELECTED and name not in referred)
         if found:
