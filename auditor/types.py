@@ -201,7 +201,7 @@ class FileFacts:
     opt_in_lines: tuple[int, ...] = ()   # Python: lines behind an environment opt-in off by default (envoptin.py)
     exports: tuple[tuple[str, str, str, int], ...] = ()   # C/C++, for xlang: ops (module, op, function, line)
     fenced_exports: tuple[int, ...] = ()   # lines of those registrations on a branch a ROCm build never compiles
-    functions: tuple[tuple[str, int, int, tuple[str, ...]], ...] = ()   # C/C++, for xlang: (name, lines, calls)
+    functions: tuple[tuple[str, int, int, tuple[str, ...]], ...] = ()   # (name, lines, calls): C/C++ xlang, Python
     includes: tuple[str, ...] = ()   # C/C++, for xlang: the `#include "…"` paths
     unread_rules: tuple[tuple[int, int, tuple[str, ...]], ...] = ()   # C/C++: (first, last, rules) of unread lines
 

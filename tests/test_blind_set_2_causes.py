@@ -1,8 +1,7 @@
 """The general causes behind the second blind set's misses (issue 25), each on a small tree built from what a real
 project does: a nested ops package the root's requirements install by path is on the main path; a compiler flag
 on the ROCm branch of a CUDAExtension build is a ROCm build; a flag list read only in the CUDA branch is guarded;
-32-lane ids in a kernel with no warp-level operation only split work; `-lineinfo` reaches clang harmlessly; a
-capability formatted into a lookup key is a capability check, one that only decides a warning is a message."""
+32-lane ids in a kernel with no warp-level operation only split work; `-lineinfo` reaches clang harmlessly."""
 from tests.conftest import write_tree
 
 KERNEL = "__global__ void k(float* x) { x[threadIdx.x] *= 2.f; }\n"
@@ -118,26 +117,3 @@ def test_lineinfo_is_not_an_nvcc_only_flag_but_its_long_form_is(tmp_path, run_js
     _, report = run_json(root, "--fail-on", "never")
     assert [(f["line"], f["subject"]) for f in report["findings"] if f["rule"] == "RA651"] == \
         [(4, "--generate-line-info")]
-
-
-def test_a_capability_formatted_into_a_table_key_is_reported_and_one_deciding_a_warning_is_not(tmp_path, run_json):
-    """DCNv4 sizes shared memory from a table keyed by f"{major}.{minor}" (MI300X's "9.4" raises); exllamav2
-    only prints a warning when no GPU has major >= 8."""
-    root = write_tree(tmp_path / "repo", {
-        "pyproject.toml": "[project]\nname = \"pkg\"\nversion = \"1\"\ndependencies = [\"torch\"]\n",
-        "pkg/__init__.py": "",
-        "pkg/shm.py": (
-            "import torch\n"
-            "shm_size_dict = {'8.0': 163000, '9.0': 227000}\n"
-            "cc = f'{torch.cuda.get_device_properties(0).major}.{torch.cuda.get_device_properties(0).minor}'\n"
-            "if cc not in shm_size_dict:\n    raise NotImplementedError\n"
-            "shm_size_cap = shm_size_dict[cc]\n"),
-        "pkg/attn.py": (
-            "import torch\n"
-            "newer = any(torch.cuda.get_device_properties(i).major >= 8 for i in range(torch.cuda.device_count()))\n"
-            "if not newer:\n    print('unsupported GPUs were detected')\n"),
-    })
-    _, report = run_json(root, "--fail-on", "never")
-    key = _finding(report, "pkg/shm.py", "RA502")
-    assert key is not None and key["line"] == 3 and key["disposition"] == "live"
-    assert _finding(report, "pkg/attn.py", "RA502") is None

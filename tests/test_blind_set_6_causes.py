@@ -1,8 +1,7 @@
 """The general causes behind the sixth blind set's misses (session 11, branch blind11), each on a small tree built
 from what a real project does: a CUDA version read from the environment that falls back to `torch.version.cuda`
-(AutoAWQ_kernels' setup.py), a CUDA gate whose ROCm branch only raises (Deformable-DETR's ops/setup.py), compiler
-flags handed to setup() itself (hqq's setup_cuda.py), a capability test that refuses pre-Ampere GPUs (attorch), and
-release variants of a package's manifests (faiss's pyproject-gpu.toml and conda recipes)."""
+(AutoAWQ_kernels' setup.py), a CUDA gate whose ROCm branch only raises (Deformable-DETR's ops/setup.py), and
+compiler flags handed to setup() itself (hqq's setup_cuda.py)."""
 from tests.conftest import write_tree
 
 EXT = "from setuptools import setup\nfrom torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
@@ -87,57 +86,3 @@ def test_compiler_flags_given_to_setup_itself_are_ignored(tmp_path, run_json):
     root = write_tree(tmp_path / "h2", {"setup.py": live, "h.cu": KERNEL})
     _, data = run_json(root, "--no-cache")
     assert [(path, line) for path, line, _ in _by_rule(data, "RA651")] == [("setup.py", 4)]
-
-
-def test_a_capability_test_that_refuses_old_gpus_is_no_finding(tmp_path, run_json):
-    """attorch: `capability = get_device_capability()` read only by `if capability[0] < 8: raise`: every AMD GPU
-    reports major 9 or more, so ROCm never raises. A Hopper test (`< 9`, which MI300 passes), a `>=` that picks code
-    and a refusal with an else stay reported."""
-    module = ("import torch\n"
-              "def forward():\n"
-              "    capability = torch.cuda.get_device_capability()\n"        # line 3: not reported
-              "    if capability[0] < 8:\n"
-              "        raise RuntimeError('needs compute capability >= 80')\n"
-              "def hopper():\n"
-              "    capability = torch.cuda.get_device_capability()\n"        # line 7
-              "    if capability[0] < 9:\n"
-              "        raise RuntimeError('needs Hopper')\n"
-              "def backward():\n"
-              "    capability = torch.cuda.get_device_capability()\n"        # line 11
-              "    return capability[0] >= 8\n"
-              "def tuple_refusal():\n"
-              "    if torch.cuda.get_device_capability() < (8, 0):\n"        # line 14: not reported
-              "        raise RuntimeError('too old')\n"
-              "def refusal_with_else():\n"
-              "    if torch.cuda.get_device_capability()[0] < 8:\n"          # line 17
-              "        raise RuntimeError('too old')\n"
-              "    else:\n"
-              "        return 'tensor cores'\n")
-    root = write_tree(tmp_path / "a", {"pyproject.toml": "[project]\nname = 'a'\nversion = '1'\n",
-                                       "a/__init__.py": "", "a/kernels.py": module})
-    _, data = run_json(root, "--no-cache")
-    assert [line for path, line, _ in _by_rule(data, "RA502") if path == "a/kernels.py"] == [7, 11, 17]
-
-
-def test_release_variants_of_the_manifests_are_not_the_default_install(tmp_path, run_json):
-    """faiss: `pip install .` reads pyproject.toml (faiss-cpu); pyproject-gpu.toml and the conda recipes package
-    the CUDA variants for other releases. Their CUDA wheels and toolkit pins are notes; pyproject.toml's own are
-    not."""
-    root = write_tree(tmp_path / "f", {
-        "pyproject.toml": "[project]\nname = 'f-cpu'\nversion = '1'\ndependencies = ['nvidia-cublas-cu12']\n",
-        "pyproject-gpu.toml": "[project]\nname = 'f-gpu'\nversion = '1'\ndependencies = ['nvidia-cublas-cu12']\n",
-        "conda/f-gpu/meta.yaml": "package:\n  name: f-gpu\nrequirements:\n  run:\n    - cuda-version 12.4\n",
-        "f/__init__.py": ""})
-    _, data = run_json(root, "--no-cache")
-    found = {(f["path"], f["disposition"]) for f in data["findings"] if f["severity"] in ("high", "critical")}
-    assert ("pyproject.toml", "live") in found
-    assert ("pyproject-gpu.toml", "optional") in found and ("pyproject-gpu.toml", "live") not in found
-    assert ("conda/f-gpu/meta.yaml", "optional") in found and ("conda/f-gpu/meta.yaml", "live") not in found
-
-
-def test_a_conda_recipe_without_a_pip_build_is_the_install(tmp_path, run_json):
-    """A feedstock (a recipe and no setup.py or pyproject.toml): the recipe is how the package installs."""
-    root = write_tree(tmp_path / "feedstock", {
-        "recipe/meta.yaml": "package:\n  name: f-gpu\nrequirements:\n  run:\n    - cuda-version 12.4\n"})
-    _, data = run_json(root, "--no-cache")
-    assert ("recipe/meta.yaml", 5, "live") in _by_rule(data, "RA153")

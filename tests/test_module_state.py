@@ -54,7 +54,7 @@ PURE_MEMOS = {
     ("auditor/fix/text_fixes.py", "rocm_images"): "no argument: the table of ROCm images shipped in the package",
     ("auditor/parsing/cuda.py", "compile_query"): "a query's text (str)",
     ("auditor/parsing/cuda.py", "call_regex"): "a query's text (str)",
-    ("auditor/rulebook/__init__.py", "shipped_switches"): "no argument: the shipped guards.toml's [python] names",
+    ("auditor/truth/python.py", "shipped_persona"): "no argument: the shipped guards.toml's [python] and [persona]",
     ("auditor/truth/switches.py", "shipped"): "no argument: the shipped guards.toml's build-reader switches, frozen",
     ("auditor/rulebook/prefilter.py", "_spec_needles"): "a frozen rule spec",
     ("auditor/rulebook/prefilter.py", "query_needles"): "a query's text (str)",

@@ -87,7 +87,8 @@ def test_p5_p6_pure_python_dispatch_runs_as_is(reports):
     # the install recipe is read from the ROCm extra (issue 25), not "pip install ." alone
     assert 'Install: `pip install ".[rocm]"`' in reason
     assert disposition(r, "gputools/device.py", 13, "RA504") == "verify on hardware"
-    assert disposition(r, "gputools/device.py", 18, "RA502") == "verify on hardware"
+    # `major >= 8` is a feature gate every AMD GPU passes (tests/test_persona_capability.py): no finding
+    assert not [f for f in r["findings"] if f["rule"] == "RA502"]
 
 
 def test_p7_makefile_opt_in_feature(reports):

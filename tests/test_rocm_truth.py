@@ -1,11 +1,11 @@
-"""One three-valued evaluator of Python tests on ROCm (engines/python/guards.rocm_truth): the Python engine's guards
+"""One three-valued evaluator of Python tests on ROCm (truth/python.rocm_truth): the Python engine's guards
 and the build reader (rocmpath/pytruth.Truth) combine `not`, `and`/`or` and `is None` the same way, and a test
 nested deeper than MAX_TEST_DEPTH is unknown to both rather than a recursion error."""
 from __future__ import annotations
 
 import ast
 
-from auditor.engines.python.guards import MAX_TEST_DEPTH
+from auditor.truth.python import MAX_TEST_DEPTH
 from auditor.rocmpath.pytruth import Truth
 from auditor.rulebook import load_rulebook
 from auditor.scan.file import scan_text_as

@@ -8,6 +8,8 @@ from dataclasses import replace
 from functools import partial
 
 from auditor.hipify.coverage import coverage
+from auditor.rocmpath.pycalls import not_called_by_default
+from auditor.rocmpath.pyreach import imported_modules_of
 from auditor.analysis.effort import EffortModel, Hours, estimate, in_optional_dir, load_model
 from auditor.analysis.groups import group_findings
 from auditor.rocmpath.disposition import OPTIONAL, OPTIONAL_FEATURE, assign, own_package_finding
@@ -39,7 +41,12 @@ def build_report(
     Python files only when a C++ file registers ops, in up to `jobs` processes."""
     rules = rulebook.by_id()
     project = project or ProjectBuild(components={".": "primary"})
-    optional_by_name = partial(_optional_by_name, unvendored, load_model())
+    model = load_model()
+    named_optional = [r.path for r in results if r.kind == "python" and r.findings and in_optional_dir(r.path, model)]
+    # an examples/ module `import <package>` loads is no optional example (auditor/rocmpath/pyreach.py)
+    loaded = imported_modules_of(project, {r.path: r.facts.imports for r in results if r.kind == "python"}) \
+        if named_optional else frozenset()
+    optional_by_name = partial(_optional_by_name, [*unvendored, *(p for p in named_optional if p in loaded)], model)
     comps = sorted(project.components) or ["."]
     findings = _judged_findings(results, rulebook, project, comps, optional_by_name, read, jobs)
     elsewhere, hipified = _ported_by_a_verified_path(results, project, comps)
@@ -86,7 +93,9 @@ def _judged_findings(
     ]
     kinds = {r.path: r.kind for r in results}
     imports = {r.path: r.facts.imports for r in results if r.kind == "python"}
-    project = project.with_optional_lines({r.path: r.facts.opt_in_lines for r in results})
+    project = project.with_optional_lines({r.path: r.facts.opt_in_lines for r in results}).with_not_called(
+        not_called_by_default({r.path: r.facts.functions for r in results if r.kind == "python"},
+                              {p for packages in project.shipped_python.values() for p in packages}))
 
     def placed(found: list[Finding]) -> list[Finding]:
         return assign(found, kinds, rules, project,

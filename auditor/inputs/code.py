@@ -19,6 +19,7 @@ class PythonEngine:
         from auditor.engines.python import EMBEDDED_CUDA_CALLS, scan_python
         from auditor.engines.python.cudasource import CUDA_SOURCE_NEEDLES
         from auditor.engines.python.envoptin import opt_in_lines_of
+        from auditor.engines.python.functions import python_functions
         from auditor.parsing.pyimports import unguarded_imports
         from auditor.parsing.python import PythonParseError, parse
         from auditor.rulebook.prefilter import Haystack, python_gate
@@ -36,13 +37,16 @@ class PythonEngine:
             note = recovered.note if recovered.whole else Incomplete(recovered.note)
         imports = unguarded_imports(tree.module)
         opt_in = tuple(sorted(opt_in_lines_of(text, tree.module, tree.nodes)))
+        functions = python_functions(tree)   # the calls layer of reach (auditor/rocmpath/pycalls.py)
         lowered = Haystack(text.lower())
         gate = python_gate(ctx, EMBEDDED_CUDA_CALLS, CUDA_SOURCE_NEEDLES)
         if PurePosixPath(path).name != "setup.py" and not gate.may_match(lowered):
-            return EngineResult((), FileFacts(imports=imports, opt_in_lines=opt_in), note)
+            return EngineResult((), FileFacts(imports=imports, opt_in_lines=opt_in, functions=functions), note)
         scan = scan_python(tree, ctx, path, lines, lowered)
         found = list(scan.findings)
-        found.extend(requirement_findings(ctx.family("dependency"), scan.declared, path, lines))
+        # a requirement declared on a branch a ROCm install skips (`else: install_requires = [...]`) is guarded
+        found.extend(_guard_with(list(requirement_findings(ctx.family("dependency"), scan.declared, path, lines)),
+                                 scan.guarded))
         for embedded in dict.fromkeys(scan.embedded):   # a load_inline source is also a CUDA source string
             from auditor.engines.cuda import scan_cuda   # tree-sitter only when there is CUDA to parse
             from auditor.parsing import cuda as ts_cuda
@@ -51,7 +55,7 @@ class PythonEngine:
             hits = scan_cuda(sub_tree, ctx, path, "cuda", lines, line_offset=embedded.first_line - 1)
             found.extend(_guard_with(hits, scan.guarded))
         return EngineResult(tuple(found), FileFacts(cpp_extension=scan.uses_cpp_extension, imports=imports,
-                                                    opt_in_lines=opt_in), note)
+                                                    opt_in_lines=opt_in, functions=functions), note)
 
 
 def _guard_with(findings: list[Finding], guarded_line) -> list[Finding]:

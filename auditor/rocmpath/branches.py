@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 import re
 
-from auditor.rocmpath.pytruth import dotted
+from auditor.truth.python import dotted
 
 EXIT_CALLS = re.compile(r"(?:^|\.)(?:exit|abort|warn|warning|print)$")
 SAY_CALLS = re.compile(r"(?:^|\.)(?:print|warn|warning|info|debug)$")

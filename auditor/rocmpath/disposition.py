@@ -153,6 +153,12 @@ def _against_the_rocm_build(
     verified = rocm is not None and rocm.verified
     if path in project.fenced and verified:
         return OPTIONAL_FEATURE, f"the op is fenced off on ROCm ({project.fenced[path]})"
+    if path in project.optional_builds:   # auditor/rocmpath/pytolerant.py
+        return OPTIONAL_FEATURE, project.optional_builds[path]
+    line = finding.span.line or 0
+    uncalled = next((u for u in project.not_called.get(path, ()) if u.first <= line <= u.last), None)
+    if uncalled is not None:   # auditor/rocmpath/pycalls.py
+        return OPTIONAL_FEATURE, uncalled.note
     if finding.span.line in project.optional_lines.get(path, ()):
         if kind == "python":   # auditor/engines/python/envoptin.py
             return OPTIONAL_FEATURE, "behind an environment switch a default install leaves off (an opt-in)"

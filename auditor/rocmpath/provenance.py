@@ -92,6 +92,12 @@ def provenance(project: ProjectBuild, comp: str, mine, pybuilds, cbuilds, text_o
                         project.fenced[f.path] = f"{b.path}:{line}"
 
 
+def artifact_files(comp: str, build, artifact: str, mine) -> list[str]:
+    """The C/C++/CUDA files of the component a build script lists as the artifact's sources."""
+    return [f.path for f in mine if f.kind in C_KINDS and any(
+        _matches(relative_to(f.path, comp), pattern) for pattern in build.artifact_sources.get(artifact, ()))]
+
+
 def _source_patterns(comp: str, pybuilds, cbuilds) -> dict[str, set[str]]:
     """Each source pattern the component's builds list (relative to the component), with the configurations
     that compile it; a CMake subdirectory added for one configuration stands for every file under it."""

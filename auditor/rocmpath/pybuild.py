@@ -19,8 +19,8 @@ from auditor.parsing.python import flatten
 from auditor.rocmpath.branches import only_refuses, only_says
 from auditor.rocmpath.pymacros import macro_edits
 from auditor.rocmpath.pynames import derived_truth, extension_classes, unset_on_rocm
-from auditor.rocmpath.pytruth import dotted
-from auditor.rulebook.context import PythonGuards
+from auditor.truth.python import dotted
+from auditor.truth.python import PythonPersona
 from auditor.truth.markers import hip_macro, setup_cuda_configuration, setup_rocm, setup_strong
 
 SOURCE = re.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|hip|h|hpp)$|\*")
@@ -100,7 +100,7 @@ def _builds_extension(node: ast.AST) -> bool:
 
 class _Reader:
     def __init__(self, path: str, tree: ast.Module, unset: frozenset[str] = frozenset(),
-                 switches: PythonGuards | None = None):
+                 switches: PythonPersona | None = None):
         self.build = PyBuild(path)
         self.tree = tree
         self.nodes = flatten(tree)   # every node, once: the passes below each go over all of them
@@ -346,19 +346,19 @@ class _Reader:
                     self.build.fenced_on_rocm.append(sub.lineno)
 
 
-def read_python_build_text(path: str, text: str, switches: PythonGuards | None = None) -> PyBuild | None:
+def read_python_build_text(path: str, text: str, switches: PythonPersona | None = None) -> PyBuild | None:
     """read_python_build of the text parsed here, remembered by (path, text): `history` reads the same build scripts
     at every point. A copy each time, so a caller that changes its PyBuild cannot change another's."""
     return copy.deepcopy(_read_remembered(path, text, switches))
 
 
 @functools.lru_cache(maxsize=256)
-def _read_remembered(path: str, text: str, switches: PythonGuards | None) -> PyBuild | None:
+def _read_remembered(path: str, text: str, switches: PythonPersona | None) -> PyBuild | None:
     return read_python_build(path, text, switches=switches)
 
 
 def read_python_build(path: str, text: str, tree: ast.Module | None = None,
-                      switches: PythonGuards | None = None) -> PyBuild | None:
+                      switches: PythonPersona | None = None) -> PyBuild | None:
     """`tree`: the text already parsed (the caller's parse), else it is parsed here; `switches`: guards.toml's
     [python] names of the run's rulebook (the shipped ones when None)."""
     if tree is None:

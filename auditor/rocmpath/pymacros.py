@@ -6,7 +6,7 @@ from __future__ import annotations
 import ast
 from collections.abc import Iterable, Iterator
 
-from auditor.rocmpath.pytruth import dotted
+from auditor.truth.python import dotted
 
 
 def _edit(node: ast.AST) -> tuple[str, list[ast.expr]] | None:

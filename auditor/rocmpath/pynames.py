@@ -7,9 +7,10 @@ import ast
 import re
 from collections.abc import Callable
 
-from auditor.rocmpath.pytruth import TORCH_EXTENSION_MODULE, Truth, dotted
-from auditor.rulebook import shipped_switches
-from auditor.rulebook.context import PythonGuards
+from auditor.rocmpath.pytruth import TORCH_EXTENSION_MODULE, Truth
+from auditor.truth.python import dotted
+from auditor.truth.python import shipped_persona
+from auditor.truth.python import PythonPersona
 
 
 def torch_extension_names(qualified: frozenset[str]) -> frozenset[str]:
@@ -18,14 +19,14 @@ def torch_extension_names(qualified: frozenset[str]) -> frozenset[str]:
     return frozenset(name[len(prefix):] for name in qualified if name.startswith(prefix))
 
 
-def derived_truth(nodes: list[ast.AST], unset: frozenset[str], switches: PythonGuards | None = None) -> Truth:
+def derived_truth(nodes: list[ast.AST], unset: frozenset[str], switches: PythonPersona | None = None) -> Truth:
     """Names assigned a ROCm test (`IS_ROCM = torch.version.hip is not None`) are ROCm atoms; names every
     assignment of which is false on ROCm (`use_cuda = torch.version.cuda and CUDA_HOME is not None`) are CUDA
     atoms; and what the module imports from torch.utils.cpp_extension keeps its meaning under its local name.
     Twice, for names derived from derived names (`build_cuda = use_cuda and not IS_WINDOWS`)."""
     rocm: set[str] = set()
     cuda: set[str] = set()
-    switches = switches if switches is not None else shipped_switches()
+    switches = switches if switches is not None else shipped_persona()
     torch_cuda, torch_rocm = torch_extension_names(switches.cuda_only_names), torch_extension_names(
         switches.rocm_true_names)
     for node in nodes:

@@ -21,6 +21,21 @@ def optional_modules(
 ) -> frozenset[str]:
     """Shipped files no unguarded import chain from their package's `__init__.py` reaches. `imports_of(path)`: the
     file's unguarded imports (auditor/parsing/pyimports.py)."""
+    modules, reached = _reach(packages, python_files, imports_of)
+    return frozenset(path for name, path in modules.items() if name not in reached)
+
+
+def imported_modules(
+    packages: Iterable[str], python_files: Iterable[str], imports_of: Callable[[str], tuple[str, ...]]
+) -> frozenset[str]:
+    """Shipped files `import <package>` loads: every unguarded import chain from the package's `__init__.py`."""
+    modules, reached = _reach(packages, python_files, imports_of)
+    return frozenset(path for name, path in modules.items() if name in reached)
+
+
+def _reach(packages: Iterable[str], python_files: Iterable[str],
+           imports_of: Callable[[str], tuple[str, ...]]) -> tuple[dict[str, str], set[str]]:
+    """module name -> path of the packages' files, and the names `import <package>` loads."""
     modules: dict[str, str] = {}
     for path in python_files:
         for package in packages:
@@ -47,13 +62,25 @@ def optional_modules(
                 prefix = ".".join(parts[:i])
                 if prefix in modules and prefix not in reached:
                     frontier.append(prefix)
-    return frozenset(path for name, path in modules.items() if name not in reached)
+    return modules, reached
 
 
 def optional_modules_of(project: ProjectBuild, scanned_imports: Mapping[str, tuple[str, ...]]) -> frozenset[str]:
     """The shipped modules `import <package>` never loads. `scanned_imports`: each scanned Python file's
     unguarded imports, read by the scan's own parse; a shipped module the scan did not cover (`--only`, a
     pre-commit run) is read and parsed here."""
+    return _of(project, scanned_imports, optional_modules)
+
+
+def imported_modules_of(project: ProjectBuild, scanned_imports: Mapping[str, tuple[str, ...]]) -> frozenset[str]:
+    """The shipped modules `import <package>` loads (an `examples/` module among them is no optional example: the
+    package fails to import without it)."""
+    return _of(project, scanned_imports, imported_modules)
+
+
+def _of(project: ProjectBuild, scanned_imports: Mapping[str, tuple[str, ...]],
+        select: Callable[[Iterable[str], Iterable[str], Callable[[str], tuple[str, ...]]], frozenset[str]],
+        ) -> frozenset[str]:
     optional: set[str] = set()
     for shipped, files in project.python_packages:
         by_path = {f.path: f for f in files}
@@ -66,5 +93,5 @@ def optional_modules_of(project: ProjectBuild, scanned_imports: Mapping[str, tup
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 return ()
 
-        optional |= optional_modules(shipped, list(by_path), imports_of)
+        optional |= select(shipped, list(by_path), imports_of)
     return frozenset(optional)

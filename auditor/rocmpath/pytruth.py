@@ -3,93 +3,48 @@
 from __future__ import annotations
 
 import ast
-import re
 
-from auditor.engines.python.guards import MAX_TEST_DEPTH, rocm_truth
-from auditor.rulebook import shipped_switches
-from auditor.rulebook.context import PythonGuards
+from auditor.truth.python import PythonPersona, dotted, rocm_truth, shipped_persona
 
 # what `from torch.utils.cpp_extension import …` binds is read from guards.toml's names under this module
 TORCH_EXTENSION_MODULE = "torch.utils.cpp_extension"
 
 
-def dotted(node: ast.AST) -> str:
-    """`a.b.c` of a name, an attribute chain or a call of one; "" for anything else, or for a chain over
-    MAX_TEST_DEPTH links. A loop, not recursion: a chain thousands of links long (`a.b.b.b…`) is valid Python."""
-    attributes: list[str] = []
-    for _ in range(MAX_TEST_DEPTH):
-        if isinstance(node, ast.Attribute):
-            attributes.append(node.attr)
-            node = node.value
-        elif isinstance(node, ast.Call):      # `f().x` is `f.x`
-            node = node.func
-        else:
-            break
-    else:
-        return ""           # longer than any name a build script tests (and not walked again for each link)
-    head = node.id if isinstance(node, ast.Name) else ""
-    return ".".join(([head] if head else []) + attributes[::-1])
-
-
 class Truth:
-    """The truth of a Python test in the ROCm configuration: True, False, or None (unknown)."""
+    """The truth of a Python test in the ROCm configuration: True, False, or None (unknown). The persona's atoms
+    (auditor/truth/python.py) with the build reader's profile and the names the build script derives."""
 
     def __init__(self, rocm_names: set[str], cuda_names: frozenset[str] = frozenset(),
-                 switches: PythonGuards | None = None, loop_names: frozenset[str] = frozenset()):
-        """`switches`: guards.toml's [python] names, the ones the Python engine reads (the shipped file's when
-        None); `loop_names`: names a `for` binds, which vary per iteration rather than per platform."""
+                 switches: PythonPersona | None = None, loop_names: frozenset[str] = frozenset()):
+        """`switches`: guards.toml's [python] and [persona], the ones the Python engine reads (the shipped file's
+        when None); `loop_names`: names a `for` binds, which vary per iteration rather than per platform."""
         self.rocm_names = rocm_names
         self.loop_names = loop_names
         self.cuda_names = cuda_names      # false (None) on ROCm: `use_cuda = torch.version.cuda and …`, CUDA_HOME
-        self.switches = switches if switches is not None else shipped_switches()
-        self.rocm_atom = re.compile(self.switches.build_rocm_true_pattern)
-        self.rocm_call = re.compile(self.switches.build_rocm_call_pattern)
-        self.cuda_atom = re.compile(self.switches.build_cuda_only_pattern)
+        self.switches = switches if switches is not None else shipped_persona()
+        self.profile = self.switches.profile("build")
 
     def atom(self, node: ast.AST) -> bool | None:
         name = dotted(node)
-        if isinstance(node, ast.Call):
-            if self.rocm_call.search(name) or self.rocm_atom.search(name):
-                return True
-            return False if self.cuda_atom.search(name) else None
-        if not name:
-            return None
-        if self.cuda_atom.search(name) or name in self.cuda_names or name in self.switches.cuda_only_names:
-            return False
-        if name in self.rocm_names or name in self.switches.rocm_true_names or self.rocm_atom.search(name):
-            return True
-        return None
+        return self.switches.atom(node, (name,), self.profile, self.rocm_names, self.cuda_names)
 
     def of(self, node: ast.AST) -> bool | None:
-        """Truth on ROCm, or None (also for a test nested over MAX_TEST_DEPTH levels): the engine's evaluator
-        (engines/python/guards.rocm_truth) with the build reader's atoms and comparisons."""
+        """Truth on ROCm, or None (also for a test nested over MAX_TEST_DEPTH levels)."""
         if isinstance(node, ast.BoolOp) and isinstance(node.op, ast.Or) and node.values:
-            # `os.getenv("CUDA_VERSION", None) or torch.version.cuda` (AutoAWQ_kernels): a variable left unset, the
-            # default this evaluator assumes, falls through to the CUDA-only value
+            # `os.getenv("CUDA_VERSION", None) or torch.version.cuda`: a variable left unset, the default this
+            # evaluator assumes, falls through to the CUDA-only value
             values = [None if _unset_env_read(v) else rocm_truth(v, self.atom, self.compare) for v in node.values]
             if False in values and all(v is False or _unset_env_read(t) for v, t in zip(values, node.values)):
                 return False
         return rocm_truth(node, self.atom, self.compare)
 
     def compare(self, node: ast.Compare) -> bool | None:
-        right, op = node.comparators[0], node.ops[0]
-        if isinstance(op, (ast.In, ast.NotIn)) and isinstance(node.left, ast.Constant) \
-                and isinstance(node.left.value, str) and dotted(right).endswith("__version__"):
-            # `'cu' in torch.__version__`: ROCm PyTorch's version carries `+rocm6.2`, never `cu`
-            word = node.left.value.strip().lower()
-            inside = True if word in self.switches.rocm_version_words \
-                else False if word in self.switches.cuda_version_words else None
-            return None if inside is None else inside == isinstance(op, ast.In)
+        version = self.switches.version_test(node, dotted)
+        if version is not None:
+            return version
         if isinstance(node.left, ast.Name) and node.left.id in self.loop_names:
             return None   # `for main, suffix in product(files, ["cpu", "cuda"])`: `suffix == "cuda"` is one variant
-        if isinstance(right, ast.Constant) and isinstance(right.value, str) and isinstance(op, (ast.Eq, ast.NotEq)):
-            # BUILD_TARGET == "rocm": the ROCm backend option on; == "cuda": off
-            word = right.value.strip().lower()
-            if word in self.switches.build_rocm_values:
-                return isinstance(op, ast.Eq)
-            if word in self.switches.build_cuda_values:
-                return not isinstance(op, ast.Eq)
-        return None
+        return self.switches.backend_test(node)
 
     def implies_rocm(self, node: ast.AST) -> bool:
         """A ROCm atom, possibly and-ed with unknowns, or an `or` one of whose terms is one (`(is_available() and

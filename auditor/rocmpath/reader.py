@@ -14,7 +14,7 @@ from auditor.util.boundedio import UnsafeRead, read_text_bounded
 from auditor.inputs.kinds import BUILD_INPUTS
 from auditor.truth.cpp import PreprocFacts
 from auditor.truth.make import compiles_cuda
-from auditor.rulebook.context import PythonGuards
+from auditor.truth.python import PythonPersona
 from auditor.rocmpath.debugswitch import tested_switches, undefined_switches
 from auditor.rocmpath.deps import MAX_PYTHON_BUILD_CHARS, hard_dependencies
 from auditor.rocmpath.localreqs import compiled_by_setup, installed_by_path
@@ -26,11 +26,12 @@ from auditor.rocmpath.ownnames import extension_names, setup_names
 from auditor.rocmpath.model import ProjectBuild
 from auditor.rocmpath.pybuild import PyBuild, read_python_build_text
 from auditor.rocmpath.provenance import (
-    C_KINDS, parent_dir, within, behind_macros, packages, provenance,
+    C_KINDS, artifact_files, parent_dir, within, behind_macros, packages, provenance,
 )
 from auditor.rocmpath.backends import vendor_backends
 from auditor.rocmpath.redefine import rocm_redefinitions, undefined_in_shims
 from auditor.rocmpath.reqsets import not_installed
+from auditor.rocmpath.pytolerant import tolerated_builds
 from auditor.rocmpath.tolerated import tolerated_artifacts
 from auditor.engines.python.envoptin import opt_in_lines, opt_in_macros
 from auditor.rocmpath.optinlibs import opt_in_tests
@@ -56,7 +57,7 @@ def is_build_file(path: str) -> bool:
 
 
 def _python_build(path: str, text: str, tree: ast.Module | None, unread: dict[str, str],
-                  switches: PythonGuards | None = None) -> PyBuild | None:
+                  switches: PythonPersona | None = None) -> PyBuild | None:
     if tree is None:
         return None
     try:
@@ -95,7 +96,7 @@ def owner(path: str, comps: Sequence[str]) -> str:
 
 def read_project(
     files: Sequence[SourceFile], optional_dirs: frozenset[str] = frozenset(), pulled_in: Sequence[SourceFile] = (),
-    facts: PreprocFacts | None = None, deadline: float | None = None, switches: PythonGuards | None = None,
+    facts: PreprocFacts | None = None, deadline: float | None = None, switches: PythonPersona | None = None,
 ) -> ProjectBuild:
     """`pulled_in`: build files of vendored code the tree's build includes (read for the ROCm path only);
     `facts`: the preprocessor under ROCm, so an include a ROCm build skips does not pull a header into it;
@@ -137,7 +138,7 @@ def read_project(
         project.paths[comp] = rocm_path(comp, mine, pybuilds, cbuilds, comp_shims if hip_build else set(),
                                         manifests.extras.get(comp, []), text_of)
         provenance(project, comp, mine, pybuilds, cbuilds, text_of, facts)
-        _note_shipped_python(project, comp, mine, text_of)
+        _note_shipped_python(project, comp, mine, pybuilds, texts)
         python_packages.append((project.shipped_python[comp], tuple(f for f in mine if f.kind == "python")))
         unread |= not_installed(comp, [f.path for f in mine if f.path in known], text_of)
     project.rocm_macros = frozenset(rocm_macros)
@@ -272,7 +273,7 @@ def _is_python_manifest(path: str) -> bool:
 
 
 def _builds(project: ProjectBuild, mine: Sequence[SourceFile], texts: _BuildTexts,
-            switches: PythonGuards | None = None) -> tuple[list[PyBuild], list[CBuild]]:
+            switches: PythonPersona | None = None) -> tuple[list[PyBuild], list[CBuild]]:
     """A component's build scripts read: setup.py and op builders, CMake files, Makefiles (their CUDA-only
     lines, opt-in lines and anything left unread go into the project)."""
     text_of = texts.text_of
@@ -312,13 +313,30 @@ def _redefined_for_rocm(mine: Sequence[SourceFile], facts: PreprocFacts, text_of
     return redefined
 
 
-def _note_shipped_python(project: ProjectBuild, comp: str, mine, text_of: Callable[[str], str]) -> None:
-    """The component's shipped packages, and the CUDA-only artifacts its shipped Python can do without
-    (auditor/rocmpath/tolerated.py)."""
+def _note_shipped_python(project: ProjectBuild, comp: str, mine, pybuilds: list[PyBuild],
+                         texts: _BuildTexts) -> None:
+    """The component's shipped packages, the CUDA-only artifacts its shipped Python can do without
+    (auditor/rocmpath/tolerated.py), and the extensions whose build and import both tolerate failing."""
     project.shipped_python[comp] = packages(comp, mine)
     project.tolerated_artifacts.update(tolerated_artifacts(
         set(project.cuda_only_artifact_files.values()) - set(project.tolerated_artifacts),
-        project.shipped_python[comp], mine, text_of))
+        project.shipped_python[comp], mine, texts.text_of))
+    _note_optional_builds(project, comp, mine, pybuilds, texts)
+
+
+def _note_optional_builds(project: ProjectBuild, comp: str, mine: Sequence[SourceFile], pybuilds: list[PyBuild],
+                          texts: _BuildTexts) -> None:
+    """The sources of extensions whose build a setup.py tolerates failing and whose import falls back
+    (auditor/rocmpath/pytolerant.py, tolerated.py): optional, a failure the install and the package survive."""
+    for build in pybuilds:
+        tree = texts.tree_of(build.path)
+        builds = tolerated_builds(tree) if tree is not None else {}
+        imported = tolerated_artifacts(builds, project.shipped_python.get(comp, frozenset()), mine, texts.text_of)
+        for artifact, where in imported.items():
+            note = (f"the install tolerates `{artifact}` failing to build ({build.path}:{builds[artifact]}) and its "
+                    f"import falls back ({where})")
+            for path in artifact_files(comp, build, artifact, mine):
+                project.optional_builds.setdefault(path, note)
 
 
 def _note_opt_ins_and_shuffles(project: ProjectBuild, files: Sequence[SourceFile], text_of: Callable[[str], str],

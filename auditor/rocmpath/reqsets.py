@@ -7,6 +7,8 @@ import re
 from collections.abc import Callable, Sequence
 from pathlib import PurePosixPath
 
+from auditor.rocmpath.rocmmanifests import PYPROJECTS, rocm_extras
+
 REQUIREMENT_FILE = re.compile(r"(?i)^(?:.*requirements.*|constraints.*)\.(?:txt|in)$")
 NAMED = re.compile(r"""[\w.\-/]+\.(?:txt|in)\b""")
 INCLUDE = re.compile(r"^\s*(?:-r|--requirement|-c|--constraint)[=\s]+(\S+)", re.MULTILINE)
@@ -45,18 +47,28 @@ def unread_requirement_files(paths: Sequence[str], text_of: Callable[[str], str]
     return frozenset(p for p in requirement_files if p not in read)
 
 
-def release_variants(comp: str, paths: Sequence[str]) -> frozenset[str]:
-    """Manifests the component's `pip install .` never reads, beside the packaging it does read (a setup.py or
-    pyproject.toml at its root): alternative `pyproject-<variant>.toml` files (faiss's `pyproject-gpu.toml`, which
-    its release job puts in place of `pyproject.toml`) and conda recipes (another channel's release build). A
-    component with no pip packaging of its own (a conda feedstock) keeps its recipe."""
+def install_variants(comp: str, paths: Sequence[str], text_of: Callable[[str], str]) -> frozenset[str]:
+    """The manifests a ROCm user's install of the component does not read, beside the packaging it does read (a
+    setup.py or pyproject.toml at its root). An alternative `pyproject_<variant>.toml` is a release variant pip
+    never reads (faiss's `pyproject-gpu.toml`, which its release job puts in place of `pyproject.toml`), as is a
+    conda recipe (another channel's release build): unless the variant is the ROCm install (its extras are the
+    ROCm ones, `*_hip`/`rocm*`: a JAX-style `pyproject_hip.toml`), when it is the manifest a ROCm user installs
+    from and the default `pyproject.toml` (the CUDA install, unless it declares a ROCm extra itself) is the
+    variant the ROCm install does not read. A component with no pip packaging of its own (a conda feedstock)
+    keeps its recipe."""
     root = "" if comp == "." else comp.rstrip("/") + "/"
     if not any(p == root + name for p in paths for name in PACKAGING):
         return frozenset()
-    return frozenset(p for p in paths if ALTERNATIVE_PYPROJECT.match(PurePosixPath(p).name)
-                     or PurePosixPath(p).name in CONDA_RECIPES)
+    variants = {p for p in paths if ALTERNATIVE_PYPROJECT.match(PurePosixPath(p).name)
+                or PurePosixPath(p).name in CONDA_RECIPES}
+    default = root + "pyproject.toml"
+    rocm = sorted(p for p in variants if PurePosixPath(p).parent == PurePosixPath(default).parent
+                  and PYPROJECTS.match(PurePosixPath(p).name) and rocm_extras(p, text_of(p)))
+    if not rocm or default not in paths or rocm_extras(default, text_of(default)):
+        return frozenset(variants)
+    return frozenset((variants - {rocm[0]}) | {default})
 
 
 def not_installed(comp: str, paths: Sequence[str], text_of: Callable[[str], str]) -> frozenset[str]:
     """The component's requirement sets and manifests its own install never reads."""
-    return unread_requirement_files(paths, text_of) | release_variants(comp, paths)
+    return unread_requirement_files(paths, text_of) | install_variants(comp, paths, text_of)

@@ -8,7 +8,7 @@ import re
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cache, cached_property
+from functools import cached_property
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
@@ -43,7 +43,7 @@ ID_PATTERN = re.compile(r"^RA\d{3}$")
 NAME_PATTERN = re.compile(r"^[a-z0-9]+(?:-[a-z0-9]+)*$")
 
 if TYPE_CHECKING:
-    from auditor.rulebook.context import PythonGuards, ScanContext
+    from auditor.rulebook.context import ScanContext
 
 
 @dataclass(frozen=True, slots=True)
@@ -275,15 +275,6 @@ def load_rulebook(root: Path | None = None, check_queries: bool = False, packs: 
     validate_guards(guards, "guards.toml")
     ordered = tuple(sorted(rules, key=lambda r: r.id))
     return Rulebook(ordered, _digest(ordered, guards), guards)
-
-
-@cache
-def shipped_switches() -> PythonGuards:
-    """The shipped guards.toml's [python] switches: what a build reader called without a rulebook reads."""
-    from auditor.rulebook.context import PythonGuards
-    from auditor.truth.switches import shipped_table
-
-    return PythonGuards.of(shipped_table().get("python", {}))
 
 
 def _check_unique(rules: list[Rule]) -> None:

@@ -11,9 +11,10 @@ import hashlib
 import json
 from collections.abc import Callable, Iterable, Mapping
 from dataclasses import dataclass, field, replace
-from typing import TYPE_CHECKING, Any, TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from auditor.truth.cpp import PreprocFacts
+from auditor.truth.python import PythonPersona
 from auditor.truth.switches import BuildTests
 from auditor.types import Rule
 
@@ -24,46 +25,6 @@ if TYPE_CHECKING:
 T = TypeVar("T")
 
 
-@dataclass(frozen=True, slots=True)
-class PythonGuards:
-    """guards.toml's [python]: what a Python test's truth on ROCm is read from (auditor/engines/python/guards.py)."""
-
-    rocm_true_names: frozenset[str] = frozenset()     # qualified names true on ROCm (`torch.version.hip`)
-    rocm_true_pattern: str = "(?!)"                   # a called or referenced name true on ROCm
-    cuda_only_names: frozenset[str] = frozenset()     # qualified names false (None) on ROCm
-    cuda_only_call_pattern: str = "(?!)"              # a called name false on ROCm (`is_cuda`)
-    cuda_only_env: frozenset[str] = frozenset()       # environment variables only a CUDA install sets
-    # what the build reader (auditor/rocmpath/pytruth.py) reads besides the names above: a build script's names
-    # and calls true on ROCm, and its names false on ROCm
-    build_rocm_true_pattern: str = "(?!)"
-    build_rocm_call_pattern: str = "(?!)"
-    build_cuda_only_pattern: str = "(?!)"
-    # the build reader's comparisons: a backend value (`BUILD_TARGET == "rocm"`), a word of torch.__version__
-    build_rocm_values: frozenset[str] = frozenset()
-    build_cuda_values: frozenset[str] = frozenset()
-    rocm_version_words: frozenset[str] = frozenset()
-    cuda_version_words: frozenset[str] = frozenset()
-
-    @classmethod
-    def of(cls, section: Mapping[str, Any]) -> "PythonGuards":
-        def names(key: str) -> frozenset[str]:
-            return frozenset(section.get(key, ()))
-
-        def pattern(key: str) -> str:
-            return str(section.get(key, "(?!)"))
-
-        return cls(names("rocm_true_names"), pattern("rocm_true_pattern"), names("cuda_only_names"),
-                   pattern("cuda_only_call_pattern"), names("cuda_only_env"), pattern("build_rocm_true_pattern"),
-                   pattern("build_rocm_call_pattern"), pattern("build_cuda_only_pattern"),
-                   names("build_rocm_values"), names("build_cuda_values"), names("rocm_version_words"),
-                   names("cuda_version_words"))
-
-    def as_data(self) -> dict:
-        return {"rocm_true_names": sorted(self.rocm_true_names), "rocm_true_pattern": self.rocm_true_pattern,
-                "cuda_only_names": sorted(self.cuda_only_names),
-                "cuda_only_call_pattern": self.cuda_only_call_pattern, "cuda_only_env": sorted(self.cuda_only_env)}
-
-
 @dataclass(frozen=True)
 class Guards:
     """The validated guards.toml (auditor/rulebook/schema.py checks every key at load) with the scanned project's
@@ -72,13 +33,14 @@ class Guards:
     file's ROCm tests (auditor/truth/cmake.py, make.py)."""
 
     preprocessor: PreprocFacts
-    python: PythonGuards
+    python: PythonPersona
     build: BuildTests
 
     @classmethod
     def of(cls, table: Mapping[str, Mapping[str, object]]) -> "Guards":
         """The guards of a rulebook, before any project fact."""
-        return cls(PreprocFacts.from_guards(dict(table)), PythonGuards.of(table.get("python", {})),
+        return cls(PreprocFacts.from_guards(dict(table)),
+                   PythonPersona.of(table.get("python", {}), table.get("persona", {})),
                    BuildTests.of(dict(table.get("build", {}))))
 
     def with_project_macros(self, rocm: frozenset[str], cuda_only: frozenset[str]) -> "Guards":

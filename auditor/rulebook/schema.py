@@ -49,6 +49,7 @@ class PythonMatch:
     needles: Strings = ()              # hand-written prefilter words (replace the derived ones)
     callers: bool = False              # also report the calls of the function whose body matched
     integration: str | None = None     # the package whose API this is: optional where the project does not need it
+    capability: bool = False           # the name is a GPU's compute capability: reported where it decides
 
 
 @dataclass(frozen=True, slots=True)

@@ -12,7 +12,7 @@ from typing import Any
 from auditor.util.errors import ToolError
 
 # each key a reader reads, with its type: names (a list of strings), regex (a pattern that compiles), regexes (a
-# list of them), values (a table of integers)
+# list of them), values (a table of integers), gpus (a list of {arch, capability})
 SWITCH_KEYS: dict[str, dict[str, str]] = {
     "preprocessor": {"rocm_defined": "names", "rocm_version_macros": "names", "cuda_only_defined": "names",
                      "rocm_values": "values", "hipify_kept_macros": "names"},
@@ -20,6 +20,8 @@ SWITCH_KEYS: dict[str, dict[str, str]] = {
                "cuda_only_call_pattern": "regex", "cuda_only_env": "names", "build_rocm_true_pattern": "regex",
                "build_rocm_call_pattern": "regex", "build_cuda_only_pattern": "regex", "build_rocm_values": "names",
                "build_cuda_values": "names", "rocm_version_words": "names", "cuda_version_words": "names"},
+    "persona": {"true_calls": "names", "gpus": "gpus", "capability_calls": "names", "properties_calls": "names",
+                "nvidia_arch_text": "regex"},
     "build": {"rocm_condition_pattern": "regex", "rocm_value_pattern": "regex", "make_true_value_pattern": "regex"},
     "cmake": {"cuda_option_pattern": "regex", "other_backend_pattern": "regex",
               "hip_evidence_pattern": "regex", "hip_evidence_ranks": "regexes", "hip_language_pattern": "regex",
@@ -40,6 +42,13 @@ class SwitchError(ToolError, ValueError):
 
 def _names(value: Any) -> bool:
     return isinstance(value, list) and all(isinstance(v, str) for v in value)
+
+
+def _gpus(value: Any) -> bool:
+    return isinstance(value, list) and all(
+        isinstance(g, dict) and set(g) == {"arch", "capability"} and isinstance(g["arch"], str)
+        and isinstance(g["capability"], list) and len(g["capability"]) == 2
+        and all(type(n) is int for n in g["capability"]) for g in value)
 
 
 def _check_regex(value: Any, where: str) -> None:
@@ -68,6 +77,8 @@ def check_switches(data: dict[str, Any], label: str) -> None:
                 raise SwitchError(f"{where}: a table of integers")
             if kind == "regex":
                 _check_regex(value, where)
+            if kind == "gpus" and not _gpus(value):
+                raise SwitchError(f"{where}: a list of {{arch = name, capability = [major, minor]}}")
             if kind == "regexes":
                 if not _names(value):
                     raise SwitchError(f"{where}: a list of regular expressions")

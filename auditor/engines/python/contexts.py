@@ -8,8 +8,6 @@ from auditor.engines.python.guards import EXITS, _dotted, _end, _Guards, _start,
 from auditor.parsing.python import PythonTree
 from auditor.types import Rule
 
-# the lowest major compute capability an AMD GPU reports on ROCm: gfx9 (MI100 to MI355X) is 9, RDNA 10 to 12
-ROCM_MIN_MAJOR = 9
 # compiler and linker arguments of an Extension: setuptools' setup() has no such option and ignores them there
 EXTENSION_ONLY_KEYWORDS = frozenset({"extra_compile_args", "extra_link_args"})
 # calls that declare a command-line option of the program itself (argparse, optparse, click)
@@ -48,47 +46,12 @@ class SyntacticContexts:
             return "log"   # `elif CUDA_HOME is None: warnings.warn(...)  else: warnings.warn(...)`: picks a message
         if context in ("test", "compare") and self._rocm_takes_a_harmless_branch(node):
             return "harmless-test"   # `if CUDA_HOME and os.path.isdir(...):` with no else: ROCm just skips it
-        if context in ("call", "attribute", "compare") and self._only_refuses_old_gpus(node):
-            return "harmless-test"   # `if capability[0] < 8: raise`: every AMD GPU reports major 9 or more
         if self._only_displayed(node):
             return "log"   # `cap = ".".join(str(x) for x in get_device_capability(k))`, shown in a device label
         reads = self._reads_of_assigned(node) if context in ("test", "compare", "format") else None
         if reads and context != "format" and all(self._only_messages_follow(r) for r in reads):
             return "log"   # `newer = any(p.major >= 8 ...)` then only `if not newer: print(...)`: a message
-        if reads and context == "format" and all(self._used_as_key(r) for r in reads):
-            return "compare"   # `cc = f"{p.major}.{p.minor}"` then `table[cc]`: a lookup key, not a message
         return context
-
-    def _only_refuses_old_gpus(self, node: ast.AST) -> bool:
-        """A compute capability (`get_device_capability()`, `props.major`) assigned to a name whose every read, or
-        the value itself, is compared below a major under ROCM_MIN_MAJOR (`cap[0] < 8`, `cap < (8, 0)`) in the test
-        of an `if` that only refuses (raises, after any messages) and has no else: it rejects old NVIDIA GPUs, and
-        no AMD GPU is one. `>= 9` (MI300 passes a Hopper test) and a branch that picks code stay reported."""
-        call = self.tree.parent(node)
-        value = call if isinstance(call, ast.Call) else node
-        if isinstance(self.tree.parent(value), ast.Assign):   # `cap = get_device_capability()`, not `x = f(cap())`
-            reads = self._reads_of_assigned(node)
-            return bool(reads) and all(self._refuses_below(read) for read in reads)
-        return self._refuses_below(value)
-
-    def _refuses_below(self, value: ast.AST) -> bool:
-        parent = self.tree.parent(value)
-        major = isinstance(parent, ast.Subscript) and isinstance(parent.slice, ast.Constant) \
-            and parent.slice.value == 0
-        compared = parent if major and parent is not None else value
-        test = self.tree.parent(compared)
-        if not (isinstance(test, ast.Compare) and test.left is compared and len(test.ops) == 1):
-            return False
-        bound = test.comparators[0]
-        if isinstance(bound, ast.Tuple) and not major and bound.elts:
-            bound = bound.elts[0]
-        if not (isinstance(bound, ast.Constant) and type(bound.value) is int):
-            return False
-        op, limit = test.ops[0], bound.value
-        below = limit < ROCM_MIN_MAJOR - isinstance(op, ast.LtE) if isinstance(op, (ast.Lt, ast.LtE)) else False
-        branch = self.tree.parent(test)
-        return below and isinstance(branch, ast.If) and branch.test is test and not branch.orelse \
-            and isinstance(branch.body[-1], ast.Raise) and self._messages(branch.body[:-1])
 
     def _reads_of_assigned(self, node: ast.AST) -> list[ast.Name]:
         """Where the value of the statement `name = <expression holding node>` is read, in the same function (or
@@ -155,11 +118,6 @@ class SyntacticContexts:
         torch.version.hip:`): the value only feeds the CUDA branch, as guarded as its uses."""
         reads = self._reads_of_assigned(node)
         return bool(reads) and all(_Guards.inside(self.guards.regions, _start(r), _end(r)) for r in reads)
-
-    def _used_as_key(self, read: ast.Name) -> bool:
-        """Compared (`cc not in table`, `cc == "8.0"`) or a subscript (`table[cc]`): the value selects something."""
-        parent = self.tree.parent(read)
-        return isinstance(parent, ast.Compare) or isinstance(parent, ast.Subscript) and parent.slice is read
 
     def _rocm_takes_a_harmless_branch(self, node: ast.AST) -> bool:
         """Tested (safely: for None, truth, equality) by an `if` whose outcome on ROCm is known and whose branch

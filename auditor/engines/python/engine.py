@@ -3,7 +3,6 @@ from __future__ import annotations
 
 import ast
 import fnmatch
-import re
 from collections.abc import Callable, Sequence
 from typing import Any
 from dataclasses import dataclass, field
@@ -13,7 +12,9 @@ from auditor.engines import make_finding, snippet_of
 from auditor.engines.dependency import import_rule_for
 from auditor.parsing.declared import Declared
 from auditor.engines.python.callers import helper_calls
+from auditor.engines.python.capability import CapabilitySites
 from auditor.engines.python.contexts import SyntacticContexts
+from auditor.engines.python.setupreqs import SetupRequirements, module_bindings
 from auditor.engines.python.guards import Pos, _end, _Guards, _start, string_value
 from auditor.engines.python.names import _attribute_names, _compiled, _pattern_matches
 from auditor.parsing.python import PythonTree
@@ -38,9 +39,6 @@ CPP_EXTENSION_CALLS = {
 }
 # findings a handled load or probe failure makes harmless on ROCm (a library load, a toolkit probe)
 TOLERATED = frozenset({"cuda_only_library", "build_system"})
-SETUP_KEYWORDS = {"install_requires": False, "setup_requires": False, "extras_require": True}
-# Names of lists a setup.py builds its requirements in (install_requires.append(...), reqs += [...]).
-REQUIREMENT_LIST = re.compile(r"(?i)require|^(?:_?reqs?|deps|dependencies|_?packages_to_install)$")
 DISTRIBUTION_LOOKUPS = frozenset({"importlib.metadata.distribution", "importlib.metadata.version",
                                   "importlib.metadata.metadata", "importlib_metadata.distribution",
                                   "importlib_metadata.version", "pkg_resources.get_distribution",
@@ -63,7 +61,7 @@ class PythonScan:
         return any(start[0] <= line <= end[0] for start, end in self.guarded_regions)
 
 
-class _Engine(SyntacticContexts):
+class _Engine(SyntacticContexts, SetupRequirements):
     def __init__(self, tree: PythonTree, rulebook: ScanContext, path: str, lines: list[str],
                  lowered: str | Haystack | None):
         self.tree = tree
@@ -85,7 +83,9 @@ class _Engine(SyntacticContexts):
         self.guards = _Guards(tree, rulebook.guards.python)
         self.raw: list[tuple[Rule, ast.AST, str, str, int | None]] = []  # rule, node, subject, kind, line
         self.module_strings: dict[str, ast.AST] = {}
+        self.module_bindings: dict[str, list[ast.AST]] = {}   # setup.py: every module-level value of a name
         self.scan = PythonScan()
+        self.capability_sites: CapabilitySites | None = None
 
     def _applies(self, rule: Rule) -> bool:
         files = rule.python.files
@@ -96,13 +96,15 @@ class _Engine(SyntacticContexts):
         for stmt in module.body:
             if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
                 self.module_strings[stmt.targets[0].id] = stmt.value
+        if self.is_setup:
+            self.module_bindings = module_bindings(module)
         nodes = self.tree.nodes
         for node in nodes:
             handler = _MATCHERS.get(type(node))
             if handler:
                 handler(self, node)
         self._report_callers()
-        if not self.raw and not self.scan.embedded:
+        if not self.raw and not self.scan.embedded and not self.scan.declared:
             return self.scan   # nothing to judge: the guards (most of a file's branches) need not be read
         for node in nodes:
             handler = _GUARD_READERS.get(type(node))
@@ -187,11 +189,6 @@ class _Engine(SyntacticContexts):
         wanted = rule.python.keywords
         return not wanted or any(kw.arg in wanted for kw in node.keywords)
 
-    def _resolve(self, node: ast.AST | None) -> ast.AST | None:
-        if isinstance(node, ast.Name) and node.id in self.module_strings:
-            return self.module_strings[node.id]
-        return node
-
     def _embedded(self, node: ast.Call, keyword: str, position: int | None) -> None:
         given: ast.AST | None = next((kw.value for kw in node.keywords if kw.arg == keyword), None)
         if given is None and position is not None and len(node.args) > position:
@@ -202,48 +199,6 @@ class _Engine(SyntacticContexts):
             item = self._resolve(entry)
             if isinstance(item, ast.Constant) and isinstance(item.value, str):
                 self.scan.embedded.append(EmbeddedCuda(item.value, item.lineno))
-
-    def _setup_requirements(self, node: ast.Call) -> None:
-        for kw in node.keywords:
-            if kw.arg not in SETUP_KEYWORDS:
-                continue
-            value = self._resolve(kw.value)
-            if value is None:
-                continue
-            if isinstance(value, ast.Dict):
-                for key, items in zip(value.keys, value.values):
-                    extra = string_value(key) or "?"
-                    self._declare_list(items, True, f"extra '{extra}'")
-            else:
-                where = "" if kw.arg == "install_requires" else kw.arg
-                self._declare_list(value, SETUP_KEYWORDS[kw.arg], where)
-
-    def _built_requirement_list(self, node: ast.Call) -> None:
-        """`install_requires.append("x")` / `.extend([...])` / `.insert(0, "x")` on a requirements list."""
-        func = node.func
-        if not (isinstance(func, ast.Attribute) and isinstance(func.value, ast.Name)
-                and func.attr in ("append", "extend", "insert") and REQUIREMENT_LIST.search(func.value.id)):
-            return
-        values = node.args[1:] if func.attr == "insert" else node.args
-        for value in values:
-            if func.attr == "extend":
-                self._declare_list(value, False, "")
-            elif (text := string_value(value)):
-                self.scan.declared.append(Declared(text, value.lineno, False, ""))
-
-    def on_aug_assign(self, node: ast.AugAssign) -> None:
-        """`install_requires += ["x"]` in setup.py."""
-        if self.is_setup and isinstance(node.op, ast.Add) and isinstance(node.target, ast.Name) \
-                and REQUIREMENT_LIST.search(node.target.id):
-            self._declare_list(node.value, False, "")
-
-    def _declare_list(self, given: ast.AST | None, optional: bool, where: str) -> None:
-        value = self._resolve(given)
-        if isinstance(value, (ast.List, ast.Tuple)):
-            for element in value.elts:
-                text = string_value(element)
-                if text:
-                    self.scan.declared.append(Declared(text, element.lineno, optional, where))
 
     # -- names ----------------------------------------------------------------------------------
     def on_reference(self, node: ast.Name | ast.Attribute) -> None:
@@ -262,7 +217,9 @@ class _Engine(SyntacticContexts):
                     if isinstance(parent, ast.Attribute) and parent.value is node else frozenset()
             if outer and _pattern_matches(rule.python.names, outer):
                 continue  # report the outermost matching name only
-            if self._context_ok(rule, node) and self._inside_ok(rule, node):
+            if rule.python.capability:
+                self._capability_decisions(rule, node, hit)
+            elif self._context_ok(rule, node) and self._inside_ok(rule, node):
                 self.raw.append((rule, node, hit, "code", None))
 
     def _name_hits(self, node: ast.Name | ast.Attribute) -> tuple[tuple[Rule, str], ...]:
@@ -274,6 +231,26 @@ class _Engine(SyntacticContexts):
                 found = self.bare_name_hits[node.id] = self._rules_naming(self.tree.names.of(node))
             return found
         return self._rules_naming(self.tree.names.of(node))
+
+    def _capability_decisions(self, rule: Rule, node: ast.AST, hit: str) -> None:
+        """A capability is reported where it decides (auditor/engines/python/capability.py), not where it is read;
+        a decision that only picks a message is none."""
+        if self.capability_sites is None:
+            self.capability_sites = CapabilitySites(self.tree, self.guards.persona)
+        def is_read(read: ast.AST) -> bool:
+            return bool(_pattern_matches(rule.python.names, self.tree.names.of(read)))
+
+        for decision in self.capability_sites.decisions(node, is_read):
+            if self._inside_ok(rule, decision.node) and not self._decides_only_a_message(decision.node):
+                self.raw.append((rule, decision.node, hit, "decision", None))
+
+    def _decides_only_a_message(self, node: ast.AST) -> bool:
+        """Tested by an `if` whose branches only print, log or warn, or assigned to a name only such tests read
+        (`newer = any(p.major >= 8 ...)` then `if not newer: print(...)`)."""
+        if self._only_messages_follow(node):
+            return True
+        reads = self._reads_of_assigned(node)
+        return bool(reads) and all(self._only_messages_follow(r) for r in reads)
 
     def _rules_naming(self, names: frozenset[str]) -> tuple[tuple[Rule, str], ...]:
         if not names:
@@ -330,7 +307,7 @@ class _Engine(SyntacticContexts):
             # two matches of one rule in the strings of one line (`FLAGS += ["--expt-relaxed-constexpr",
             # "--expt-extended-lambda"]`, or `[smi(), "--query-gpu=name"]` with its helper's call) are one site:
             # they would print as the same row twice
-            key = (rule.id, line, "" if kind in ("string", "caller") else subject)
+            key = (rule.id, line, "" if kind in ("string", "caller", "decision") else subject)
             if key in seen:
                 continue
             seen.add(key)

@@ -5,10 +5,15 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Sequence
+from collections.abc import Sequence
+from typing import TYPE_CHECKING
 
 from auditor.parsing.python import PythonTree
-from auditor.rulebook.context import PythonGuards
+from auditor.truth.python import PythonPersona, rocm_truth
+from auditor.truth.python import string_value as string_value   # the engine's modules read it here
+
+if TYPE_CHECKING:
+    from auditor.engines.python.capability import CapabilitySites
 
 IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
 # what a failed library load or tool probe raises where the CUDA toolkit is absent (issue 25, item 4)
@@ -16,7 +21,6 @@ LOAD_ERRORS = {"OSError", "FileNotFoundError", "CalledProcessError", "Subprocess
 # Tests that a package is installed before it is imported: the import behind them is an optional integration.
 AVAILABILITY = re.compile(r"(?:^|\.)(?:is_\w+_available|find_spec|_is_package_available|is_available_\w+|has_\w+)$")
 EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
-MAX_TEST_DEPTH = 50     # `not not … x`, nested and/or: deeper is unknown (and no Python recursion limit is met)
 
 Pos = tuple[int, int]
 
@@ -45,18 +49,6 @@ def _dotted(node: ast.AST) -> str | None:
     return ".".join([node.id, *reversed(attributes)]) if isinstance(node, ast.Name) else None
 
 
-def string_value(node: ast.AST | None) -> str | None:
-    """A literal's text; an f-string's literal parts with `{}` where its fields are."""
-    if isinstance(node, ast.Constant) and isinstance(node.value, str):
-        return node.value
-    if isinstance(node, ast.JoinedStr):
-        return "".join(
-            part.value if isinstance(part, ast.Constant) and isinstance(part.value, str) else "{}"
-            for part in node.values
-        )
-    return None
-
-
 def _bound(stmt: ast.stmt) -> list[tuple[str, str]]:
     """(local name, qualified name) of each name an import statement binds."""
     if isinstance(stmt, ast.Import):
@@ -77,34 +69,6 @@ def _builds_cuda_extension(statements: Sequence[ast.stmt]) -> bool:
                for stmt in statements for n in ast.walk(stmt))
 
 
-PartTruth = Callable[[ast.AST], "bool | None"]
-
-
-def rocm_truth(node: ast.AST, atom: PartTruth, compare: Callable[[ast.Compare], "bool | None"],
-               depth: int = 0) -> bool | None:
-    """The one three-valued evaluator of a Python test on ROCm (True, False, None: unknown), shared by the engine's
-    guards and the build reader (auditor/rocmpath/pytruth.py): `not`, `and`/`or` and `x is (not) None` combine the
-    truth of their parts; any other single comparison is `compare`'s, anything else `atom`'s. Deeper than
-    MAX_TEST_DEPTH levels is unknown."""
-    if depth > MAX_TEST_DEPTH:
-        return None
-    if isinstance(node, ast.UnaryOp) and isinstance(node.op, ast.Not):
-        inner = rocm_truth(node.operand, atom, compare, depth + 1)
-        return None if inner is None else not inner
-    if isinstance(node, ast.BoolOp):
-        values = [rocm_truth(v, atom, compare, depth + 1) for v in node.values]
-        if isinstance(node.op, ast.And):
-            return False if False in values else (True if all(v is True for v in values) else None)
-        return True if True in values else (False if all(v is False for v in values) else None)
-    if isinstance(node, ast.Compare) and len(node.ops) == 1:
-        right, op = node.comparators[0], node.ops[0]
-        if isinstance(right, ast.Constant) and right.value is None and isinstance(op, (ast.Is, ast.IsNot)):
-            value = rocm_truth(node.left, atom, compare, depth + 1)
-            return None if value is None else ((not value) if isinstance(op, ast.Is) else value)
-        return compare(node)
-    return atom(node)
-
-
 def binds_what_follows_reads(skipped: Sequence[ast.stmt], before: Sequence[ast.stmt],
                              after: Sequence[ast.stmt]) -> bool:
     """A branch ROCm skips is the only binding (no default in the statements `before` it) of a name the statements
@@ -123,20 +87,19 @@ class _Guards:
     """Where a ROCm run never goes: branches of `if torch.version.hip:`-style tests, and what follows
     an early `return` under such a test; plus `try: import X / except ImportError:` fallbacks."""
 
-    def __init__(self, tree: PythonTree, section: PythonGuards):
-        """`section`: guards.toml's [python], typed (auditor/rulebook/context.py)."""
+    def __init__(self, tree: PythonTree, section: PythonPersona):
+        """`section`: guards.toml's [python] and [persona], typed (auditor/truth/python.py)."""
         self.names = tree.names
-        self.rocm_names = set(section.rocm_true_names)
-        self.rocm_pattern = re.compile(section.rocm_true_pattern)
-        self.cuda_names = set(section.cuda_only_names)
-        self.cuda_call = re.compile(section.cuda_only_call_pattern)
-        self.cuda_env = section.cuda_only_env
+        self.persona = section
+        self.profile = section.profile("code")
+        self.local_cuda: frozenset[str] = frozenset()   # local names bound to a value None on ROCm
         self.regions: list[tuple[Pos, Pos]] = []
         self.import_regions: list[tuple[Pos, Pos]] = []
         self.optional_regions: list[tuple[Pos, Pos]] = []   # TYPE_CHECKING blocks, availability-checked code
         self.fallback_names: set[str] = set()   # qualified names bound only by an except-ImportError fallback
         self.tolerant_regions: list[tuple[Pos, Pos]] = []   # try bodies whose load/probe failure is handled
         self._tree = tree
+        self.capabilities: CapabilitySites | None = None   # made when a comparison is first read
         self._tests_rocm: bool | None = None   # some test in the file names ROCm (asked once, when needed)
 
     def _candidates(self, node: ast.AST) -> set[str]:
@@ -147,27 +110,18 @@ class _Guards:
         return rocm_truth(node, self._atom, self._compare)
 
     def _compare(self, node: ast.Compare) -> bool | None:
-        right, op = node.comparators[0], node.ops[0]
-        if isinstance(op, (ast.In, ast.NotIn)) and string_value(node.left) in self.cuda_env \
-                and "os.environ" in self._candidates(right):   # `"CUDA_PATH" in os.environ`
-            return isinstance(op, ast.NotIn)
-        return None
+        environ = self.persona.environ_test(node, self._candidates)
+        if environ is not None:
+            return environ
+        if self.capabilities is None:
+            from auditor.engines.python.capability import CapabilitySites
+
+            self.capabilities = CapabilitySites(self._tree, self.persona)
+        return self.capabilities.truth(node)   # `major < 7` is false on every AMD GPU
 
     def _atom(self, node: ast.AST) -> bool | None:
-        if isinstance(node, ast.Call):
-            names = self._candidates(node.func)
-            if names & {"os.environ.get", "os.getenv"} and node.args and string_value(node.args[0]) in self.cuda_env:
-                return False   # `os.environ.get("CUDA_HOME")`: unset where no CUDA toolkit is installed
-            if any(self.cuda_call.search(n) for n in names if n):
-                return False
-            return True if any(self.rocm_pattern.search(n) for n in names if n) else None
-        if isinstance(node, (ast.Name, ast.Attribute)):
-            names = self._candidates(node)
-            if names & self.cuda_names:
-                return False
-            if names & self.rocm_names or any(self.rocm_pattern.search(n) for n in names if n):
-                return True
-        return None
+        names = self._candidates(node.func if isinstance(node, ast.Call) else node)
+        return self.persona.atom(node, names, self.profile, cuda=self.local_cuda)
 
     def availability(self, test: ast.AST) -> bool | None:
         """True for `if is_x_available():`/`if TYPE_CHECKING:`/`find_spec(...) is not None`, False for their
@@ -267,12 +221,12 @@ class _Guards:
         """The test's truth with local names bound to a value None on ROCm counted as CUDA-only names."""
         if not local_cuda_names:
             return self.truth(test)
-        saved = self.cuda_names
-        self.cuda_names = saved | local_cuda_names
+        saved = self.local_cuda
+        self.local_cuda = saved | local_cuda_names
         try:
             return self.truth(test)
         finally:
-            self.cuda_names = saved
+            self.local_cuda = saved
 
     def _names_rocm(self, test: ast.AST) -> bool:
         """The test names something true on ROCm (`torch.version.hip`), not only the absence of a CUDA one."""
