@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from auditor.util.errors import AuditorError
 from auditor.fix.data import FixSpec
 from auditor.fix.edits import Edit, FileFix, FixContext, NO_CONTEXT, apply_edits, line_starts
+from auditor.fix.warp32 import exchange_in_group
 from auditor.fix.lanes import lane_limit, tensor_core_use, unparsed_limit, unparsed_regions
 from auditor.parsing.cuda import Node, parse
 from auditor.types import Finding
@@ -159,10 +160,14 @@ def _full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
     if branch := _cuda_version_branch(node):
         raise Skip(f"in a branch for a CUDA compiler version ({branch}): HIP leaves that macro undefined and compiles "
                    "the other branch, so a fix changes nothing there")
-    limited = lane_limit(node, root, context.lane_limited)
+    in_group = exchange_in_group(node)
+    own_unit = finding.path.endswith((".cu", ".cpp", ".cc", ".cxx", ".c"))
+    limited = lane_limit(node, root, context.lane_limited_beyond_group if in_group else context.lane_limited,
+                         in_group, own_unit)
     if limited:
-        raise Skip(f"lane-limited code ({limited}): a full 64-bit mask would name lanes that are not active, which "
-                   "HIP's mask check traps on; the mask must be the active lanes (__activemask()); report only")
+        raise Skip(f"lane-limited code ({limited}): only some lanes run the call, and the exchange is not one that "
+                   "stays in a 32-lane group (an xor-shuffle from 16 or less, a width of 32 or less), so on a 64-lane "
+                   "wavefront it may read lanes that do not run it; report only")
     if node.type == "preproc_arg":
         return _in_macro(node, _MASK_IN_MACRO, FULL_MASK.encode(), finding), definition
     if asm := _inline_asm(node):

@@ -30,6 +30,8 @@ class FixContext:
     shims: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     # function -> where a call to it is lane-limited
     lane_limited: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # the same, counting only limits that do not keep one 32-lane group (`if (warp_id == 0)` does)
+    lane_limited_beyond_group: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     python: tuple[int, int] = (3, 8)
     # header -> the tensor-core files that include it, where no other file of the project does
     tensor_core_only: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
