@@ -31,7 +31,7 @@ def fix_command(settings) -> int:
     if settings.verify:
         from auditor.fix.compilers import verify_run
 
-        run, verified = verify_run(run)
+        run, verified = verify_run(run, settings.keep_unchecked)
     if settings.diff:
         for outcome in run.files:
             if outcome.changed:
