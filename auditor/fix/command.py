@@ -2,8 +2,10 @@
 and exit as `check` would on the tree as the command leaves it."""
 from __future__ import annotations
 
+import os
 import re
 import sys
+from pathlib import Path
 from collections import Counter
 
 from auditor.util.escape import log_lines, visible
@@ -19,6 +21,9 @@ def fix_command(settings) -> int:
     for path in paths:
         if not path.exists():
             raise ToolError(f"path does not exist: {path}")
+        if link := linked_component(path):
+            raise ToolError(f"{path} passes through a symbolic link ({link}): fix writes only inside the tree the "
+                            "path names; run it on the link's target instead")
     try:
         specs = shipped_fixes()
     except FixDataError as err:
@@ -41,6 +46,18 @@ def fix_command(settings) -> int:
     print(log_lines(summary(run, settings.diff) + (verified + "\n" if verified else "")),
           file=sys.stderr if settings.diff else sys.stdout, end="")
     return exit_code(run.before if settings.diff else run.after, settings.fail_on)
+
+
+def linked_component(path: Path) -> str | None:
+    """The first directory on the path as typed that is a symbolic link (a relative path from the current
+    directory), or None. A file reached through one lies outside the tree the path names."""
+    parts = Path(os.path.normpath(path)).parts
+    current = Path(parts[0]) if parts else Path(".")
+    for index, part in enumerate(parts[1:], start=2):
+        current = current / part
+        if current.is_symlink() and (index < len(parts) or current.is_dir()):   # a linked file: plan refuses it
+            return str(current)
+    return None
 
 
 LISTED = 30   # not-fixed sites listed one by one up to this many; beyond it, counted by reason
