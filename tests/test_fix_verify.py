@@ -3,6 +3,7 @@ changes nothing on the CUDA build) or the file is rolled back; the compilers use
 from __future__ import annotations
 
 import shutil
+import subprocess
 
 import pytest
 
@@ -144,3 +145,26 @@ def test_hip_device_check_rolls_back_a_fix_that_breaks_the_hip_side(tmp_path, ca
     assert (root / "k.cu").read_text() == KERNEL
     assert ("k.cu: left unchanged: the HIP device check finds a new error after the fix (use of undeclared "
             "identifier 'rocm_audit_no_such_mask')") in capsys.readouterr().out
+
+
+ASSERTING = ("#include <cuda_runtime.h>\n#include <cassert>\n__global__ void k(float* out) {\n"
+             "  float v = out[threadIdx.x];\n  v += __shfl_xor_sync(0xffffffff, v, 1);\n"
+             "  assert(v == v);\n  out[threadIdx.x] = v;\n}\n")
+
+
+@needs_nvcc
+@pytest.mark.parametrize("output", ["-cubin", "-ptx"])
+def test_inserted_definitions_keep_every_line_number_so_nvcc_output_is_identical(tmp_path, output):
+    """A device assert carries __LINE__: the `#line` after the inserted block keeps it, so cubin and PTX are
+    byte-identical before and after (compiled as the same file in the same directory)."""
+    root = write_tree(tmp_path / "repo", {"k.cu": ASSERTING})
+    main(["fix", str(root), "--no-progress", "--fail-on", "never"])
+    fixed = (root / "k.cu").read_text()
+    assert "ROCM_AUDIT_FULL_MASK" in fixed and "#line 3\n" in fixed
+    built = []
+    for text in (ASSERTING, fixed):
+        (tmp_path / "k.cu").write_text(text)
+        subprocess.run([NVCC, output, "-arch=sm_80", "k.cu", "-o", "out"], cwd=tmp_path, check=True,
+                       capture_output=True, timeout=300)
+        built.append((tmp_path / "out").read_bytes())
+    assert built[0] == built[1]

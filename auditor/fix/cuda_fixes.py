@@ -13,6 +13,7 @@ from auditor.fix.lanes import lane_limit, tensor_core_use, unparsed_limit, unpar
 from auditor.parsing.cuda import Node, parse
 from auditor.types import Finding
 
+NEWLINE = b"\n"
 FULL_MASK = "ROCM_AUDIT_FULL_MASK"
 FULL_MASK_DEFINITION = f"""\
 #ifndef {FULL_MASK}  // rocm-audit fix: all lanes; on AMD the wavefront's (64, fewer in a smaller block)
@@ -99,7 +100,9 @@ def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec],
             definitions[definition[1]] = min(definitions.get(definition[1], at), at)
     newline = "\r\n" if b"\r\n" in source[: source.find(b"\n") + 1] else "\n"   # the file's own line ends
     for definition, at in definitions.items():
-        edits.append(Edit(at, at, definition.replace("\n", newline).encode()))
+        # `#line` gives every later line its old number again: __LINE__ (device asserts) and nvcc's output unchanged
+        kept_lines = f"{definition}#line {source.count(NEWLINE, 0, at) + 1}\n"
+        edits.append(Edit(at, at, kept_lines.replace("\n", newline).encode()))
     new, kept, dropped = apply_edits(source, edits)
     skipped += [(e.finding, "overlaps another fix") for e in dropped if e.finding]
     applied = tuple(dict.fromkeys(e.finding for e in kept if e.finding))
