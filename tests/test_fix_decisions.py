@@ -68,10 +68,10 @@ def test_the_version_fix_answers_the_decision_and_never_writes_a_stand_in(tmp_pa
 
 @pytest.mark.parametrize("code", [
     "cuda_version = torch.version.cuda\nif cuda_version and Version(cuda_version) >= Version('12.0'):\n    x = 1\n",
-    "cuda_version = torch.version.cuda\nif cuda_version is not None and Version(cuda_version) >= Version('12'):\n"
-    "    x = 1\n",
-    "cuda_version = torch.version.cuda\nif not cuda_version:\n    cuda_version = '12.1'\n"
-    "print_it = 'cu' + cuda_version.replace('.', '')\n",
+    ("cuda_version = torch.version.cuda\nif cuda_version is not None and Version(cuda_version) >= Version('12'):\n"
+     "    x = 1\n"),
+    ("cuda_version = torch.version.cuda\nif not cuda_version:\n    cuda_version = '12.1'\n"
+     "print_it = 'cu' + cuda_version.replace('.', '')\n"),
     "v = torch.version.cuda\nif v is None:\n    raise SystemExit('no CUDA')\nmajor = int(v.split('.')[0])\n",
 ], ids=["truth-and", "is-not-none-and", "fallback", "refused-none"])
 def test_a_version_kept_behind_a_none_test_or_fallback_is_not_reported(tmp_path, capsys, code):

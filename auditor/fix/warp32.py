@@ -59,8 +59,7 @@ def _loop_from_16_down(node: Node, name: bytes) -> bool:
             head, _, start = (init.text or b"").partition(b"=") if init is not None else (b"", b"", b"")
             if re.search(rb"\b" + re.escape(name) + rb"\s*$", head.strip()):
                 step = b" ".join((update.text or b"").split()) if update is not None else b""
-                return bool(_SMALL_OFFSET.match(start.strip().rstrip(b";").strip())) and bool(
-                    re.match(re.escape(name) + rb"\s*(?:>>=\s*1|/=\s*2|=\s*" + re.escape(name) + rb"\s*(?:>>\s*1|/\s*2))$",
-                             step))
+                halves = re.escape(name) + rb"\s*(?:>>=\s*1|/=\s*2|=\s*" + re.escape(name) + rb"\s*(?:>>\s*1|/\s*2))$"
+                return bool(_SMALL_OFFSET.match(start.strip().rstrip(b";").strip())) and bool(re.match(halves, step))
         current = current.parent
     return False

@@ -23,7 +23,8 @@ def _tested(tree: PythonTree, read: ast.Name, name: str) -> bool:
     if _is_test_of(parent if isinstance(parent, (ast.Compare, ast.UnaryOp)) else read, name) and (
             isinstance(parent, (ast.If, ast.While, ast.IfExp, ast.BoolOp, ast.UnaryOp, ast.Compare))):
         return True
-    child, current = read, parent
+    child: ast.AST = read
+    current = parent
     while current is not None and not isinstance(current, (ast.FunctionDef, ast.AsyncFunctionDef, ast.Module)):
         if isinstance(current, ast.BoolOp) and isinstance(current.op, ast.And):
             earlier = current.values[: current.values.index(child)] if child in current.values else []
