@@ -162,3 +162,14 @@ def test_a_file_local_helper_is_judged_by_its_own_translation_units_calls(tmp_pa
     root2 = write_tree(tmp_path / "repo2", {"a.cu": helper.replace("static ", ""), "b.cu": other})
     _fix(root2)
     assert "0xffffffff" in (root2 / "a.cu").read_text()
+
+
+def test_the_unsafe_hint_counts_only_the_edits_unsafe_would_make(tmp_path, capsys):
+    kept = "import torch\nmajor = int(torch.version.cuda.split('.')[0])\n"   # reported only, even with --unsafe
+    compared = "import torch\nnew = torch.version.cuda >= '12.0'\n"
+    root = write_tree(tmp_path / "repo", {"kept.py": kept})
+    _fix(root)
+    assert "add --unsafe" not in capsys.readouterr().out
+    root2 = write_tree(tmp_path / "repo2", {"kept.py": kept, "compared.py": compared})
+    _fix(root2)
+    assert "1 more finding(s) have a fix that needs review: add --unsafe." in capsys.readouterr().out

@@ -78,15 +78,34 @@ def run_fix(paths: Sequence[Path], rulebook: Rulebook, specs: dict[str, FixSpec]
     for finding in report.findings:
         placed.setdefault(finding.path, []).append(finding)
     results = [replace(r, findings=tuple(placed.get(r.path, ()))) for r in report.results]
-    plan = plan_fixes(results, sources, specs, unsafe, roots, {r.id: r.category for r in rulebook.rules})
+    categories = {r.id: r.category for r in rulebook.rules}
+    plan = plan_fixes(results, sources, specs, unsafe, roots, categories)
     context = fix_context(found.files, options.max_file_size,
                           mask_helpers(_mask_sites(plan, specs), options.max_file_size))
     outcomes = [_fix_file(fp, specs, scanning, options.max_file_size, context) for fp in plan.files]
+    unsafe_left = _unsafe_would_fix(plan_fixes(results, sources, specs, True, roots, categories), specs,
+                                    options.max_file_size, context) if plan.unsafe_left else 0
     candidates = [Candidate(o.path, sources[o.path].kind, o.new, o.applied) for o in outcomes if o.changed]
     rolled = check_tree(paths, root, rulebook, options, specs, candidates)
     outcomes = [replace(o, new=o.old, applied=(), rolled_back=rolled[o.path]) if o.path in rolled else o
                 for o in outcomes]
-    return FixRun(tuple(outcomes), plan.not_fixable, plan.unsafe_left, report, report, root)
+    return FixRun(tuple(outcomes), plan.not_fixable, unsafe_left, report, report, root)
+
+
+def _unsafe_would_fix(plan, specs: dict[str, FixSpec], max_bytes: int, context: FixContext) -> int:
+    """How many findings the unsafe fixes would edit (the hint to add --unsafe counts these, not every finding
+    an unsafe fix exists for: most are refused by the fixer)."""
+    count = 0
+    for planned in plan.files:
+        unsafe = tuple(f for f in planned.findings if specs[f.rule_id].safety == "unsafe")
+        if not unsafe:
+            continue
+        try:
+            text = read_bytes(planned.source, max_bytes).decode("utf-8")
+        except (InputError, UnicodeDecodeError):
+            continue
+        count += len(FIXERS[planned.engine](text, unsafe, specs, context).applied)
+    return count
 
 
 def _mask_sites(plan, specs: dict[str, FixSpec]) -> list[tuple]:
