@@ -26,8 +26,10 @@ def _copy(tmp_path: Path, name: str) -> Path:
     return target
 
 
-def _unguarded(root: Path) -> Counter:
-    return Counter(f.rule_id for f in audit([root], RULEBOOK).findings if not f.guarded)
+def _unguarded(root: Path, within: set[str] | None = None) -> Counter:
+    """Unguarded findings by rule (only in the files `within`, when given)."""
+    return Counter(f.rule_id for f in audit([root], RULEBOOK).findings
+                   if not f.guarded and (within is None or f.path in within))
 
 
 def _digests(root: Path) -> dict[str, str]:
@@ -48,14 +50,20 @@ PINNED = {
     ("llm_serving", False): (set(), {}, 32, 32),
     # scripts/serve.sh runs an NVIDIA image: its --gpus all stays (RA703 is fixed only where the script runs ROCm)
     # gpu_monitor.py keeps torch.version.cuda's parts and returns them: nothing is decided there, so its RA501 is
-    # reported only (a stand-in version would flow into the callers' own tests)
-    ("llm_serving", True): ({"Dockerfile", "requirements.txt"}, {"RA700": 1, "RA151": 2, "RA150": 1}, 32, 28),
+    # reported only (a stand-in version would flow into the callers' own tests). The image and index fixes are
+    # made in ROCm variants beside the Dockerfile and requirements.txt, which stay as the NVIDIA builds use them.
+    ("llm_serving", True): (set(), {}, 32, 32),
     # a CUDA-only CMake project: a HIP architectures line would not make it build for HIP (and would turn the
     # verdict into "ROCm build in tree, but broken"), so RA603's fix is not offered
     ("cmake_cuda_lib", True): (set(), {}, 89, 89),
     # graph_step.cu parses whole now (`__has_include(<cudnn.h>)` is read): its full-width shuffle mask is fixed
     ("coverage", True): ({"graph_step.cu"}, {"RA200": 1}, 10, 9),
 }
+
+
+# (fixture, unsafe) -> the ROCm variants made beside files: path -> fixes made in it, by rule
+VARIANTS = {("llm_serving", True): {"Dockerfile.rocm": {"RA700": 1, "RA151": 1},
+                                    "requirements-rocm.txt": {"RA151": 1, "RA150": 1}}}
 
 
 @pytest.mark.parametrize(("name", "unsafe"), list(PINNED), ids=[f"{n}-{'unsafe' if u else 'safe'}" for n, u in PINNED])
@@ -65,15 +73,22 @@ def test_fixture_fixed_and_rescanned(tmp_path, capsys, name, unsafe):
     before, digests = _unguarded(root), _digests(root)
     code = main(["fix", str(root), "--no-progress", "--fail-on", "never", *(["--unsafe"] if unsafe else [])])
     assert code == 0
-    after = _unguarded(root)
+    after = _unguarded(root, set(digests))
     assert (sum(before.values()), sum(after.values())) == (before_count, after_count)
     assert dict(before - after) == removed
     assert not after - before, "a fix added a finding"
     now = _digests(root)
     assert {path for path in digests if now[path] != digests[path]} == changed
     out = capsys.readouterr().out
-    assert f"Fixed {sum(removed.values())} finding(s) in {len(changed)} file(s)." in out
-    assert f"Remaining after fixing: {after_count} unguarded finding(s)" in out
+    made = VARIANTS.get((name, unsafe), {})
+    assert set(now) - set(digests) == set(made)
+    assert f"Fixed {sum(removed.values()) + sum(sum(v.values()) for v in made.values())} finding(s) in " \
+           f"{len(changed) + len(made)} file(s)." in out
+    for variant, rules in made.items():
+        assert f"  {variant} (new: the ROCm variant of " in out
+        assert not set(rules) & set(_unguarded(root, {variant})), "the variant still holds a finding it fixed"
+    breaking = sum(1 for f in audit([root], RULEBOOK).findings if f.would_break())
+    assert f"Remaining after fixing: {breaking} finding(s) would break on ROCm" in out
 
 
 def test_diff_prints_and_changes_nothing(tmp_path, capsys):
@@ -85,7 +100,7 @@ def test_diff_prints_and_changes_nothing(tmp_path, capsys):
     assert code == 1            # as `check`: the tree still has high findings
     assert "scripts/serve.sh" not in captured.out     # an NVIDIA image's --gpus all is left alone, with the reason
     assert "scripts/serve.sh:18: RA703 the script or job runs on NVIDIA" in captured.err
-    assert "+FROM rocm/dev-ubuntu-22.04:6.4\n" in captured.out
+    assert "--- /dev/null\n+++ b/Dockerfile.rocm\n" in captured.out and "+FROM rocm/dev-ubuntu-22.04:6.4\n" in captured.out
     assert "Would fix 4 finding(s) in 2 file(s)." in captured.err
 
 

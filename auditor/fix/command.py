@@ -74,8 +74,11 @@ def summary(run: FixRun, diff: bool) -> str:
     lines = [f"{verb} {run.applied} finding(s) in {len(changed)} file(s)."]
     for outcome in changed:
         by_rule = Counter(f.rule_id for f in outcome.applied)
-        lines.append(f"  {visible(outcome.path)}: " + ", ".join(f"{rule} x{n}" for rule, n in sorted(by_rule.items()))
-                     + (f" ({outcome.note})" if outcome.note else ""))
+        made = f" (new: the ROCm variant of {visible(outcome.beside)}, which stays as it is)" if outcome.beside else ""
+        note = outcome.note if not outcome.beside else (outcome.note or "").replace("new file", "").strip("; ")
+        lines.append(f"  {visible(outcome.path)}{made}: " + ", ".join(f"{rule} x{n}" for rule, n in
+                                                                     sorted(by_rule.items()))
+                     + (f" ({note})" if note else ""))
     for outcome in run.files:
         if outcome.rolled_back:
             lines.append(f"  {visible(outcome.path)}: left unchanged: {visible(outcome.rolled_back)}")
@@ -91,9 +94,10 @@ def summary(run: FixRun, diff: bool) -> str:
                       for (rule, reason), n in sorted(by_reason.items(), key=lambda i: -i[1])]
     if run.unsafe_left:
         lines.append(f"{run.unsafe_left} more finding(s) have a fix that needs review: add --unsafe.")
-    remaining = [f for f in (run.before if diff else run.after).findings if not f.guarded]
+    report = run.before if diff else run.after
     state = "now" if diff else "after fixing"
-    lines.append(f"Remaining {state}: {len(remaining)} unguarded finding(s) (rocm-audit check lists them).")
+    lines.append(f"Remaining {state}: {len(report.gated())} finding(s) would break on ROCm, as rocm-audit check "
+                 "counts them (it lists them).")
     return "\n".join(lines) + "\n"
 
 
