@@ -173,3 +173,12 @@ def test_the_unsafe_hint_counts_only_the_edits_unsafe_would_make(tmp_path, capsy
     root2 = write_tree(tmp_path / "repo2", {"kept.py": kept, "compared.py": compared})
     _fix(root2)
     assert "1 more finding(s) have a fix that needs review: add --unsafe." in capsys.readouterr().out
+
+
+@pytest.mark.parametrize("mask", ["uint32_t(-1)", "~0u", "(unsigned)-1"])
+def test_every_spelling_of_the_full_mask_is_read(tmp_path, mask):
+    kernel = (f"#include <cstdint>\n__device__ float pair(float v) {{\n  return v + __shfl_xor_sync({mask}, v, 1);\n"
+              "}\n")
+    root = write_tree(tmp_path / "repo", {"k.cu": kernel})
+    _fix(root)
+    assert "__shfl_xor_sync(ROCM_AUDIT_FULL_MASK, v, 1)" in (root / "k.cu").read_text()

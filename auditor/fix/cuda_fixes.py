@@ -37,7 +37,10 @@ static __device__ __forceinline__ void {SLEEP}(unsigned ns) {{ __nanosleep(ns); 
 """
 _MASK_IN_MACRO = re.compile(
     rb"(__(?:shfl|shfl_up|shfl_down|shfl_xor|ballot|any|all|match_any|match_all|reduce_[a-z]+)_sync\s*\(\s*|"
-    rb"__syncwarp\s*\(\s*)(0[xX][fF]{8}[uUlL]*|~\s*0[uU]?|-\s*1)(?=\s*[,)])")
+    rb"__syncwarp\s*\(\s*)(0[xX][fF]{8}[uUlL]*|~\s*0[uU]?|-\s*1|(?:uint32_t|unsigned(?:\s+int)?)\s*\(\s*-\s*1\s*\)"
+    rb"|\(\s*(?:uint32_t|unsigned(?:\s+int)?)\s*\)\s*-\s*1)(?=\s*[,)])")
+# `uint32_t(-1)`, `unsigned(-1)`: all 32 bits set, written as a functional cast
+_FUNCTIONAL_ALL_ONES = re.compile(rb"^(?:uint32_t|unsigned(?:\s+int)?)\s*\(\s*-\s*1\s*\)$")
 _RUNTIME_INDEX = re.compile(rb"threadIdx|blockDim|\b(?:tid|lane|lane_?id|laneid)\b")
 # A project's own warp constants and tiles (WARP_SIZE, kWarpSize, NumWorkerWarpsPerBlock, tiled_partition<32>): the
 # function counts 32-lane warps through them, so a warpSize-based lane or warp id would disagree with them.
@@ -138,8 +141,11 @@ def _in_macro(node: Node, pattern: re.Pattern[bytes], replacement: bytes, findin
 
 
 def _full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
-    node = _node_at(root, offset, {"number_literal", "unary_expression", "cast_expression", "identifier"})
+    node = _node_at(root, offset, {"number_literal", "unary_expression", "cast_expression", "identifier",
+                                   "call_expression"})
     definition = (FULL_MASK, FULL_MASK_DEFINITION)
+    if node.type == "call_expression" and not _FUNCTIONAL_ALL_ONES.match(node.text or b""):
+        raise Skip("no matching code at the finding's position")
     for name in _warp_functions(node):
         if name in context.shims:
             raise Skip(f"the project's own HIP shim redefines {name} ({context.shims[name]}) and drops the mask: "
