@@ -4,6 +4,7 @@ exit codes as `check`, and the fixed CUDA sources still compile with nvcc."""
 from __future__ import annotations
 
 import hashlib
+import re
 import shutil
 import subprocess
 from collections import Counter
@@ -202,14 +203,19 @@ def test_a_fix_that_adds_a_finding_is_rolled_back(tmp_path):
     assert (root / "run.sh").read_text() == "docker run --gpus all rocm/pytorch\n"
 
 
-def test_files_built_on_hopper_features_are_not_patched(tmp_path, capsys):
-    root = write_tree(tmp_path / "repo", {"sm90.cu": (
+def test_functions_built_on_hopper_features_are_not_patched_the_rest_of_the_file_is(tmp_path, capsys):
+    root = write_tree(tmp_path / "repo", {"kernels.cu": (
+        "#include <cuda_fp8.h>\n"
         "__device__ float f(float v) { return __shfl_xor_sync(0xffffffff, v, 1); }\n"
-        '__device__ void fence() { asm volatile("wgmma.fence.sync.aligned;" ::: "memory"); }\n')})
-    before = (root / "sm90.cu").read_text()
+        "__device__ float g(float v) {\n  __nv_fp8_e4m3 q = __nv_fp8_e4m3(v);\n"
+        "  return __shfl_xor_sync(0xffffffff, float(q), 2);\n}\n")})
     main(["fix", str(root), "--no-progress", "--fail-on", "never"])
-    assert (root / "sm90.cu").read_text() == before
-    assert "sm90.cu:1: RA200 the file uses Hopper/Blackwell-only features (RA303 at line 2): ported by rewriting" in capsys.readouterr().out
+    fixed = (root / "kernels.cu").read_text()
+    assert "return __shfl_xor_sync(ROCM_AUDIT_FULL_MASK, v, 1); }" in fixed      # cuda_fp8.h refuses nothing
+    assert "return __shfl_xor_sync(0xffffffff, float(q), 2);" in fixed
+    out = capsys.readouterr().out
+    assert re.search(r"kernels.cu:5: RA200 the function uses Hopper/Blackwell-only features, RA\d+ at line 4: "
+                     r"ported by rewriting", out)
 
 
 def test_no_guessed_rocm_build_for_an_unknown_torch(tmp_path, capsys):

@@ -82,8 +82,9 @@ def run_fix(paths: Sequence[Path], rulebook: Rulebook, specs: dict[str, FixSpec]
     results = [replace(r, findings=tuple(placed.get(r.path, ()))) for r in report.results]
     categories = {r.id: r.category for r in rulebook.rules}
     plan = plan_fixes(results, sources, specs, unsafe, roots, categories)
-    context = fix_context(found.files, options.max_file_size,
-                          mask_helpers(_mask_sites(plan, specs), options.max_file_size))
+    context = replace(fix_context(found.files, options.max_file_size,
+                                  mask_helpers(_mask_sites(plan, specs), options.max_file_size)),
+                      unportable=plan.unportable or {})
     in_place, variants, refused_variants = split_variants(plan.files, specs, root)
     outcomes = [_fix_file(fp, specs, scanning, options.max_file_size, context) for fp in in_place]
     outcomes += [_variant_file(fp, path, specs, scanning, options.max_file_size) for fp, path in variants]

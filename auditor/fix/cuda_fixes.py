@@ -158,6 +158,8 @@ def _full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
         # SageAttention's math.cuh: PTX wrappers included only by its mma.sync/wgmma attention kernels
         raise Skip(f"a header included only by tensor-core code ({users}): a port rewrites those kernels and "
                    "what they include; report only")
+    if unportable := _unportable_in_function(node, context.unportable.get(finding.path, ())):
+        raise Skip(f"the function uses {unportable}: ported by rewriting")
     if votes := sorted(set(_warp_functions(node)) & _VOTES):
         raise Skip(f"a vote ({votes[0]}) over the 64-lane wavefront: where the code works in 32-lane warps it "
                    "counts two warps' lanes as one (and a 32-bit result keeps only the lower half); report only")
@@ -184,6 +186,18 @@ def _full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
     if node.parent is None or node.parent.type != "argument_list" or node.parent.named_children[0] != node:
         raise Skip("the mask is not the first argument of a warp function")
     return [Edit(node.start_byte, node.end_byte, FULL_MASK.encode(), finding)], definition
+
+
+def _unportable_in_function(node: Node, lines: tuple[tuple[int, str], ...]) -> str | None:
+    """What Hopper/Blackwell-only code the function around `node` holds ('what at line N'), or None."""
+    function = node.parent
+    while function is not None and function.type != "function_definition":
+        function = function.parent
+    if function is None or not lines:
+        return None
+    first, last = function.start_point[0] + 1, function.end_point[0] + 1
+    inside = [(line, what) for line, what in lines if first <= line <= last]
+    return f"{inside[0][1]} at line {inside[0][0]}" if inside else None
 
 
 def _cuda_version_branch(node: Node) -> str | None:

@@ -35,6 +35,8 @@ class FixContext:
     python: tuple[int, int] = (3, 8)
     # header -> the tensor-core files that include it, where no other file of the project does
     tensor_core_only: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # path -> (line, what) of the Hopper/Blackwell-only code in it: a function holding one is ported by rewriting
+    unportable: Mapping[str, tuple[tuple[int, str], ...]] = field(default_factory=lambda: MappingProxyType({}))
 
 
 NO_CONTEXT = FixContext()
