@@ -182,3 +182,18 @@ def test_every_spelling_of_the_full_mask_is_read(tmp_path, mask):
     root = write_tree(tmp_path / "repo", {"k.cu": kernel})
     _fix(root)
     assert "__shfl_xor_sync(ROCM_AUDIT_FULL_MASK, v, 1)" in (root / "k.cu").read_text()
+
+
+def test_nvcc_only_flags_go_behind_the_rocm_switch_and_a_lone_string_is_left(tmp_path, capsys):
+    setup = ("import torch\nfrom torch.utils.cpp_extension import CUDAExtension\n\n"
+             "flags = [\n    \"-O3\",\n    \"--use_fast_math\",\n    \"--threads\", \"4\",\n]\n"
+             "other = {\"nvcc\": \"--use_fast_math\"}\n"
+             "ext = CUDAExtension(\"ops._C\", [\"ops.cu\"], extra_compile_args={\"nvcc\": flags + [other[\"nvcc\"]]})\n")
+    root = write_tree(tmp_path / "repo", {"setup.py": setup})
+    _fix(root, "--unsafe")
+    fixed = (root / "setup.py").read_text()
+    assert '    *(["--use_fast_math"] if torch.version.hip is None else []),\n' in fixed
+    assert '    *(["--threads", "4"] if torch.version.hip is None else []),\n' in fixed     # the value goes with it
+    assert 'other = {"nvcc": "--use_fast_math"}' in fixed
+    assert "setup.py:9: RA651 not an element of a flag list" in capsys.readouterr().out
+    assert not [ln for ln in _check_lines(root, capsys) if ln.startswith("setup.py:6:") or ln.startswith("setup.py:7:")]

@@ -84,7 +84,9 @@ def run_fix(paths: Sequence[Path], rulebook: Rulebook, specs: dict[str, FixSpec]
     plan = plan_fixes(results, sources, specs, unsafe, roots, categories)
     context = replace(fix_context(found.files, options.max_file_size,
                                   mask_helpers(_mask_sites(plan, specs), options.max_file_size)),
-                      unportable=plan.unportable or {})
+                      unportable=plan.unportable or {},
+                      string_patterns={r.id: strings for r in rulebook.rules
+                                       if (strings := getattr(r.python, "strings", None)) is not None})
     in_place, variants, refused_variants = split_variants(plan.files, specs, root)
     outcomes = [_fix_file(fp, specs, scanning, options.max_file_size, context) for fp in in_place]
     outcomes += [_variant_file(fp, path, specs, scanning, options.max_file_size) for fp, path in variants]

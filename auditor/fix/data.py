@@ -14,7 +14,7 @@ from auditor.util.errors import ToolError
 SAFETY = ("safe", "unsafe")
 ACTIONS = {
     "full-mask": "cuda", "warp-lane-math": "cuda", "nanosleep": "cuda",
-    "torch-version-cuda": "python",
+    "torch-version-cuda": "python", "nvcc-flags": "python",
     "template": "text", "add-line": "text",
 }
 

@@ -37,6 +37,8 @@ class FixContext:
     tensor_core_only: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     # path -> (line, what) of the Hopper/Blackwell-only code in it: a function holding one is ported by rewriting
     unportable: Mapping[str, tuple[tuple[int, str], ...]] = field(default_factory=lambda: MappingProxyType({}))
+    # rule id -> the regex of the strings a Python rule reports (the flags a fix guards on the finding's line)
+    string_patterns: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
 NO_CONTEXT = FixContext()

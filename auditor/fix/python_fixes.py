@@ -10,6 +10,7 @@ from libcst.metadata import MetadataWrapper
 
 from auditor.fix.data import FixSpec
 from auditor.fix.edits import FileFix, FixContext, NO_CONTEXT
+from auditor.fix.cuda_flags import CudaOnlyFlags, imports_torch
 from auditor.fix.version_decision import TorchVersionDecision
 from auditor.types import Finding
 
@@ -25,8 +26,15 @@ def fix_python(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]
     except (cst.ParserSyntaxError, RecursionError):
         return FileFix(text, skipped=tuple((f, "libcst cannot parse the file") for f in findings))
     lines = text.splitlines()
+    flags = [f for f in findings if specs[f.rule_id].action == "nvcc-flags" and f.span.line is not None]
+    if flags:
+        text, wrapper, flagged = _guard_flags(text, wrapper, flags, context)
+        findings = [f for f in findings if f not in flags]
+        lines = text.splitlines()
+    else:
+        flagged = FileFix(text)
     wanted: dict[tuple[int, int], Finding] = {}
-    skipped: list[tuple[Finding, str]] = []
+    skipped: list[tuple[Finding, str]] = list(flagged.skipped)
     for finding in findings:
         if specs[finding.rule_id].action != "torch-version-cuda" or finding.span.line is None:
             skipped.append((finding, "no Python fix for this finding"))
@@ -49,7 +57,20 @@ def fix_python(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]
     skipped += [(f, "no torch.version.cuda expression at the finding's position")
                 for key, f in wanted.items() if key not in done and key not in in_text and key not in kept
                 and not any(s[0] is f for s in skipped)]
-    return FileFix(new, tuple(done.values()), tuple(skipped))
+    return FileFix(new, flagged.applied + tuple(done.values()), tuple(skipped))
+
+
+def _guard_flags(text: str, wrapper: MetadataWrapper, flags: list[Finding], context: FixContext):
+    """(new text, its parse, what was fixed): nvcc-only flags behind torch's ROCm switch (auditor/fix/cuda_flags)."""
+    if not imports_torch(wrapper.module):
+        return text, wrapper, FileFix(text, (), tuple((f, "the file does not import torch, whose version.hip "
+                                                          "tells a ROCm build") for f in flags))
+    wanted = {f.span.line: (f, context.string_patterns.get(f.rule_id, "")) for f in flags if f.span.line}
+    transformer = CudaOnlyFlags(wanted)
+    new = wrapper.visit(transformer).code
+    left = tuple((f, "not an element of a flag list (a list or a parenthesised tuple); report only")
+                 for line, (f, _) in wanted.items() if line not in transformer.done)
+    return new, MetadataWrapper(cst.parse_module(new)), FileFix(new, tuple(transformer.done.values()), left)
 
 
 def _transform(wrapper: MetadataWrapper, wanted: dict[tuple[int, int], Finding]):
