@@ -62,7 +62,9 @@ class CudaOnlyFlags(cst.CSTTransformer):
                     and not _text(following.value).startswith("-"):
                 group.append(following)
             code = ", ".join(cst.Module([]).code_for_node(e.value) for e in group)
-            starred = cst.parse_expression(f"[*([{code}] if {ROCM_SWITCH} else [])]").elements[0]   # type: ignore
+            listed = cst.parse_expression(f"[*([{code}] if {ROCM_SWITCH} else [])]")
+            assert isinstance(listed, cst.List)
+            starred = listed.elements[0]
             out.append(starred.with_changes(comma=group[-1].comma))
             self.done[key] = self.wanted[key][0]
             index += len(group)

@@ -83,7 +83,8 @@ def plan_fixes(results: Sequence[FileResult], sources: dict[str, SourceFile], sp
     return Plan(tuple(files), tuple(refused), unsafe_left, unportable_lines(results, categories or {}))
 
 
-def unportable_lines(results: Sequence[FileResult], categories: dict[str, str]) -> dict[str, tuple[tuple[int, str], ...]]:
+def unportable_lines(results: Sequence[FileResult],
+                     categories: dict[str, str]) -> dict[str, tuple[tuple[int, str], ...]]:
     """Where each file uses Hopper/Blackwell-only features (wgmma, TMA, clusters, FP8 types): the masks of those
     functions are not fixed (auditor/fix/cuda_fixes.py); the rest of the file is. Including cuda_fp8.h alone
     refuses nothing."""

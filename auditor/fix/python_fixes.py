@@ -63,8 +63,8 @@ def fix_python(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]
 def _guard_flags(text: str, wrapper: MetadataWrapper, flags: list[Finding], context: FixContext):
     """(new text, its parse, what was fixed): nvcc-only flags behind torch's ROCm switch (auditor/fix/cuda_flags)."""
     if not imports_torch(wrapper.module):
-        return text, wrapper, FileFix(text, (), tuple((f, "the file does not import torch, whose version.hip "
-                                                          "tells a ROCm build") for f in flags))
+        why = "the file does not import torch, whose version.hip tells a ROCm build"
+        return text, wrapper, FileFix(text, (), tuple((f, why) for f in flags))
     wanted = {f.span.line: (f, context.string_patterns.get(f.rule_id, "")) for f in flags if f.span.line}
     transformer = CudaOnlyFlags(wanted)
     new = wrapper.visit(transformer).code
