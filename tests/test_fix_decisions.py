@@ -11,11 +11,7 @@ import pytest
 
 from auditor.cli.app import main
 from tests.conftest import write_tree
-
-
-def _fix(root, *flags: str) -> str:
-    main(["fix", str(root), "--no-progress", "--fail-on", "never", *flags])
-    return ""
+from tests.test_fix_rightness import _fix
 
 
 def _check_lines(root, capsys) -> list[str]:

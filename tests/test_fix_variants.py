@@ -3,18 +3,14 @@ the file they build (an earlier fixer turned `FROM nvidia/cuda` and `whl/cu126` 
 project's NVIDIA CI jobs build)."""
 from __future__ import annotations
 
-from auditor.cli.app import main
 from auditor.fix.variants import variant_path
 from tests.conftest import write_tree
+from tests.test_fix_rightness import _fix
 
 DOCKERFILE = ("FROM nvidia/cuda:12.4.1-devel-ubuntu22.04\n"
               "RUN pip install torch==2.5.1 --index-url https://download.pytorch.org/whl/cu124\n")
 WORKFLOW = ("name: gpu\non: [push]\njobs:\n  build:\n    runs-on: [self-hosted, nvidia]\n    steps:\n"
             "      - uses: actions/checkout@v4\n      - run: docker build -f docker/Dockerfile .\n")
-
-
-def _fix(root, *flags: str) -> None:
-    main(["fix", str(root), "--no-progress", "--fail-on", "never", *flags])
 
 
 def test_a_dockerfile_an_nvidia_job_builds_is_kept_and_a_rocm_variant_is_added(tmp_path, capsys):
