@@ -193,3 +193,36 @@ def test_nvcc_only_flags_go_behind_the_rocm_switch_and_a_lone_string_is_left(tmp
     assert 'other = {"nvcc": "--use_fast_math"}' in fixed
     assert "setup.py:9: RA651 not an element of a flag list" in capsys.readouterr().out
     assert not [ln for ln in _check_lines(root, capsys) if ln.startswith("setup.py:6:") or ln.startswith("setup.py:7:")]
+
+
+NAMED = """#include <cuda_runtime.h>
+#define FINAL_MASK 0xffffffff
+__device__ float warp_sum(float v) {
+  for (int mask = 16; mask > 0; mask >>= 1) v += __shfl_xor_sync(FINAL_MASK, v, mask, 32);
+  return v;
+}
+__global__ void k(float* out) { out[threadIdx.x] = warp_sum(out[threadIdx.x]); }
+"""
+
+
+def test_a_named_mask_is_fixed_at_its_definition_when_every_use_is_a_full_warp_use(tmp_path):
+    root = write_tree(tmp_path / "repo", {"k.cu": NAMED})
+    _fix(root)
+    fixed = (root / "k.cu").read_text()
+    assert "#define FINAL_MASK ROCM_AUDIT_FULL_MASK\n" in fixed
+    assert "__shfl_xor_sync(FINAL_MASK, v, mask, 32)" in fixed
+
+
+@pytest.mark.parametrize(("files", "why"), [
+    ({"k.cu": NAMED.replace("warp_sum(out[threadIdx.x]); }", "threadIdx.x < 7 ? warp_sum(out[0]) : 0.f; }")
+      .replace(", mask, 32)", ", mask)").replace("__shfl_xor_sync", "__shfl_down_sync")},
+     "k.cu:2: RA201 its use at line 4: lane-limited code"),
+    ({"reduce.cuh": NAMED}, "reduce.cuh:2: RA201 FINAL_MASK is defined in a header and not #undef'd there"),
+    ({"k.cu": NAMED + "__device__ unsigned v(bool p) { return __ballot_sync(FINAL_MASK, p); }\n"},
+     "k.cu:2: RA201 its use at line 8: a vote"),
+], ids=["lane-limited-use", "header-without-undef", "vote"])
+def test_a_named_mask_with_a_use_that_is_not_a_full_warp_use_is_left(tmp_path, capsys, files, why):
+    root = write_tree(tmp_path / "repo", files)
+    _fix(root)
+    assert all("#define FINAL_MASK 0xffffffff\n" in (root / name).read_text() for name in files)
+    assert why in capsys.readouterr().out

@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -122,9 +123,23 @@ def _mask_sites(plan, specs: dict[str, FixSpec]) -> list[tuple]:
     for planned in plan.files:
         at = [(f.span.line, f.span.column or 1) for f in planned.findings
               if specs[f.rule_id].action == "full-mask" and f.span.line]
-        if at:
-            sites.append((planned.source, _offsets(planned.source, at)))
+        named = [f for f in planned.findings if specs[f.rule_id].action == "named-mask"]
+        offsets = _offsets(planned.source, at) + (_named_uses(planned.source, named) if named else [])
+        if offsets:
+            sites.append((planned.source, offsets))
     return sites
+
+
+def _named_uses(source, findings: Sequence[Finding]) -> list[int]:
+    """Byte offsets of every use of the masks these `#define` findings name (their functions' lanes count)."""
+    try:
+        data = read_bytes(source)
+    except InputError:
+        return []
+    lines = data.splitlines()
+    names = {m.group(1) for f in findings if f.span.line and f.span.line <= len(lines)
+             and (m := re.match(rb"\s*#\s*define\s+(\w+)", lines[f.span.line - 1]))}
+    return [m.start() for name in names for m in re.finditer(rb"\b" + re.escape(name) + rb"\b", data)]
 
 
 def _offsets(source, at: list[tuple[int, int]]) -> list[int]:

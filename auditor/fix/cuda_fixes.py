@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from auditor.util.errors import AuditorError
 from auditor.fix.data import FixSpec
 from auditor.fix.edits import Edit, FileFix, FixContext, NO_CONTEXT, apply_edits, line_starts
+from auditor.fix.named_mask import named_mask
 from auditor.fix.warp32 import exchange_in_group
 from auditor.fix.lanes import lane_limit, tensor_core_use, unparsed_limit, unparsed_regions
 from auditor.parsing.cuda import Node, parse
@@ -383,4 +384,9 @@ def _is_header_guard(node: Node) -> bool:
     return name is not None and defined is not None and defined.text == name.text
 
 
-_ACTIONS: dict[str, Callable] = {"full-mask": _full_mask, "warp-lane-math": _lane_math, "nanosleep": _nanosleep}
+def _named_mask(root: Node, offset: int, finding: Finding, context: FixContext):
+    return named_mask(root, offset, finding, context, _full_mask, Skip, FULL_MASK), (FULL_MASK, FULL_MASK_DEFINITION)
+
+
+_ACTIONS: dict[str, Callable] = {"full-mask": _full_mask, "warp-lane-math": _lane_math, "nanosleep": _nanosleep,
+                                 "named-mask": _named_mask}

@@ -13,7 +13,7 @@ from auditor.util.errors import ToolError
 
 SAFETY = ("safe", "unsafe")
 ACTIONS = {
-    "full-mask": "cuda", "warp-lane-math": "cuda", "nanosleep": "cuda",
+    "full-mask": "cuda", "warp-lane-math": "cuda", "nanosleep": "cuda", "named-mask": "cuda",
     "torch-version-cuda": "python", "nvcc-flags": "python",
     "template": "text", "add-line": "text",
 }
