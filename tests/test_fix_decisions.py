@@ -226,3 +226,15 @@ def test_a_named_mask_with_a_use_that_is_not_a_full_warp_use_is_left(tmp_path, c
     _fix(root)
     assert all("#define FINAL_MASK 0xffffffff\n" in (root / name).read_text() for name in files)
     assert why in capsys.readouterr().out
+
+
+def test_a_flag_takes_its_value_whatever_expression_it_is_and_is_left_without_one(tmp_path, capsys):
+    setup = ("import os\nimport torch\n\n"
+             "def threads():\n    return [\"--threads\", os.getenv(\"NVCC_THREADS\") or \"4\"]\n\n"
+             "def gencode():\n    return [\"-gencode\"]\n")
+    root = write_tree(tmp_path / "repo", {"setup.py": setup})
+    _fix(root, "--unsafe")
+    fixed = (root / "setup.py").read_text()
+    assert '[*(["--threads", os.getenv("NVCC_THREADS") or "4"] if torch.version.hip is None else [])]' in fixed
+    assert 'return ["-gencode"]' in fixed          # its value is appended elsewhere: dropping it alone would break
+    assert "setup.py:8: RA651 not an element of a flag list" in capsys.readouterr().out

@@ -58,8 +58,14 @@ class CudaOnlyFlags(cst.CSTTransformer):
             group = [updated[index]]
             flag = _text(updated[index].value)
             following = updated[index + 1] if index + 1 < len(updated) else None
-            if flag in _TAKES_VALUE and following is not None and isinstance(following.value, cst.SimpleString) \
-                    and not _text(following.value).startswith("-"):
+            if flag in _TAKES_VALUE:
+                # its value is the next element, whatever expression it is (`os.getenv("T") or "4"`); without
+                # one in this list the value comes from elsewhere, and dropping the flag alone would leave it
+                if following is None or isinstance(following, cst.StarredElement) or _text(following.value
+                                                                                         ).startswith("-"):
+                    out.append(updated[index])
+                    index += 1
+                    continue
                 group.append(following)
             code = ", ".join(cst.Module([]).code_for_node(e.value) for e in group)
             listed = cst.parse_expression(f"[*([{code}] if {ROCM_SWITCH} else [])]")
