@@ -68,9 +68,9 @@ def _guard_flags(text: str, wrapper: MetadataWrapper, flags: list[Finding], cont
     wanted = {f.span.line: (f, context.string_patterns.get(f.rule_id, "")) for f in flags if f.span.line}
     transformer = CudaOnlyFlags(wanted)
     new = wrapper.visit(transformer).code
-    left = tuple((f, "not an element of a flag list (a list or a parenthesised tuple), or a flag whose value is not "
-                     "the next element; report only")
-                 for line, (f, _) in wanted.items() if line not in transformer.done)
+    why = ("not an element of a flag list (a list or a parenthesised tuple), or a flag whose value is not the next "
+           "element; report only")
+    left = tuple((f, why) for line, (f, _) in wanted.items() if line not in transformer.done)
     return new, MetadataWrapper(cst.parse_module(new)), FileFix(new, tuple(transformer.done.values()), left)
 
 
