@@ -57,3 +57,11 @@ def test_variant_names():
     assert variant_path("requirements.txt", "manifest") == "requirements-rocm.txt"
     assert variant_path("pyproject.toml", "manifest") is None
     assert variant_path(".github/workflows/gpu.yml", "ci") is None
+
+
+def test_no_variant_that_would_still_build_for_cuda(tmp_path, capsys):
+    dockerfile = DOCKERFILE + "ENV NVIDIA_VISIBLE_DEVICES=all\nRUN cmake -DWITH_CUDA=ON .. && make\n"
+    root = write_tree(tmp_path / "repo", {"Dockerfile": dockerfile})
+    _fix(root, "--unsafe")
+    assert not (root / "Dockerfile.rocm").exists()
+    assert "Dockerfile.rocm: left unchanged: the ROCm variant would still hold" in capsys.readouterr().out

@@ -180,6 +180,11 @@ def _variant_file(planned: FilePlan, path: str, specs: dict[str, FixSpec], ruleb
     made = _fix_file(planned, specs, rulebook, max_bytes, FixContext())
     if not made.changed:
         return replace(made, old="", new="", path=path)
+    left = [f for f in made.result.findings if not f.guarded] if made.result is not None else []
+    if left:   # a variant that still installs or builds CUDA would not work on ROCm: for a person to finish
+        return replace(made, path=path, old="", new="", applied=(), rolled_back=(
+            f"the ROCm variant would still hold {len(left)} CUDA-specific line(s) ({left[0].rule_id} at line "
+            f"{left[0].span.line}: {left[0].subject}): it is for a person to finish, beside {planned.source.path}"))
     return replace(made, path=path, abspath=os.path.join(os.path.dirname(made.abspath), os.path.basename(path)),
                    old="", planned=None, beside=planned.source.path)
 
