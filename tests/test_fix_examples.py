@@ -16,22 +16,29 @@ SPECS = shipped_fixes()
 CASES = [pytest.param(spec, i, id=f"{spec.rule}-{i}") for spec in SPECS.values() for i in range(len(spec.examples))]
 
 
-def _fix(tmp_path: Path, file: str, code: str, unsafe: bool = True):
+def _fix(tmp_path: Path, file: str, code: str, unsafe: bool = True, beside: bool = False):
+    """The fixed text: of the file, or (`beside`) of the ROCm variant made beside it, the file left as it was."""
     target = tmp_path / file
     target.parent.mkdir(parents=True, exist_ok=True)
     target.write_text(code, encoding="utf-8")
     run = write_all(run_fix([tmp_path], RULEBOOK, SPECS, unsafe=unsafe), [tmp_path], RULEBOOK, ScanOptions())
-    return run, target.read_text(encoding="utf-8")
+    if not beside:
+        return run, target.read_text(encoding="utf-8")
+    assert target.read_text(encoding="utf-8") == code, "a beside fix edited the file itself"
+    made = [o for o in run.files if o.beside == file and o.changed]
+    return run, (tmp_path / made[0].path).read_text(encoding="utf-8") if made else code
 
 
 @pytest.mark.parametrize(("spec", "index"), CASES)
 def test_fix_example(tmp_path, spec, index):
     example = spec.examples[index]
-    run, fixed = _fix(tmp_path, example.file, example.before)
+    run, fixed = _fix(tmp_path, example.file, example.before, beside=spec.beside)
     assert any(f.rule_id == spec.rule for f in run.before.findings), f"{spec.rule} does not report the example"
     assert fixed == example.after
     remaining = [f for f in run.after.findings if f.rule_id == spec.rule and not f.guarded]
-    if spec.removes_finding:
+    if spec.beside:   # the variant holds none of the fixed findings; the file keeps its own
+        assert not [f for f in remaining if f.path != example.file]
+    elif spec.removes_finding:
         assert len(remaining) < sum(1 for f in run.before.findings if f.rule_id == spec.rule)
     applied = [f for o in run.files for f in o.applied]
     assert applied and all(f.rule_id in SPECS for f in applied)
@@ -41,7 +48,7 @@ def test_fix_example(tmp_path, spec, index):
 def test_fix_is_stable(tmp_path, spec, index):
     """Fixing the fixed text again changes nothing (no second macro, no double rewrite)."""
     example = spec.examples[index]
-    _, fixed = _fix(tmp_path, example.file, example.after)
+    _, fixed = _fix(tmp_path, example.file, example.after, beside=spec.beside)
     assert fixed == example.after
 
 

@@ -37,9 +37,10 @@ def test_after_report_is_check_on_the_fixed_tree(tmp_path, capsys, name):
     code = main(["fix", str(root), "--unsafe", "--no-progress"])
     out = capsys.readouterr().out
     check_code, report = _json(capsys, "check", root)
-    unguarded = sum(1 for f in report["findings"] if not f["guarded"])
+    breaking = sum(1 for f in report["findings"] if f["would_break"])
     assert code == check_code
-    assert f"Remaining after fixing: {unguarded} unguarded finding(s)" in out
+    # the number `check` says would break, not a count of its own
+    assert f"Remaining after fixing: {breaking} finding(s) would break on ROCm, as rocm-audit check counts" in out
 
 
 @pytest.mark.parametrize("name", FIXTURE_TREES)
@@ -109,3 +110,14 @@ def test_setuid_bits_dropped_and_said_read_only_files_skipped_stale_temporaries_
     assert "a.cu: RA200 x1 (setuid/setgid bits dropped)" in out
     assert (root / "b.cu").read_text() == MASK and "b.cu: left unchanged: the file is read-only" in out
     assert sorted(p.name for p in root.iterdir()) == ["a.cu", "b.cu"]
+
+
+@pytest.mark.parametrize("named", ["repo/linkdir/x.cu", "repo/linkdir"])
+def test_fix_never_writes_through_a_directory_link_on_the_path_it_is_given(tmp_path, capsys, monkeypatch, named):
+    outside = write_tree(tmp_path / "outside", {"x.cu": MASK})
+    (tmp_path / "repo").mkdir()
+    (tmp_path / "repo" / "linkdir").symlink_to(outside)
+    monkeypatch.chdir(tmp_path)
+    assert main(["fix", named, "--no-progress"]) == 2
+    assert "passes through a symbolic link (repo/linkdir)" in capsys.readouterr().err
+    assert (outside / "x.cu").read_text() == MASK

@@ -3,13 +3,14 @@ changes nothing on the CUDA build) or the file is rolled back; the compilers use
 from __future__ import annotations
 
 import shutil
+import subprocess
 
 import pytest
 
 import auditor.fix.compilers as compilers
 import auditor.fix.cuda_fixes as cuda_fixes
 from auditor.cli.app import main
-from auditor.fix.compilers import NVCC_FLAGS, Compiler, _comparable, _compile, find_compilers
+from auditor.fix.compilers import NVCC_FLAGS, Compiler, _comparable, _compile_both, find_compilers
 from auditor.fix.hipdevice import find_hip_device_check
 from tests.conftest import write_tree
 from tests.test_fix_command import REDUCE_KERNEL
@@ -29,7 +30,7 @@ def test_touched_cu_has_byte_identical_ptx(tmp_path, capsys):
     assert new != REDUCE_KERNEL and "ROCM_AUDIT_FULL_MASK" in new
     nvcc, _ = find_compilers()
     assert nvcc is not None
-    before, after = (_compile(nvcc, NVCC_FLAGS, source, root, text, ptx=True) for text in (REDUCE_KERNEL, new))
+    before, after = _compile_both(nvcc, NVCC_FLAGS, source, root, REDUCE_KERNEL, new, ptx=True)
     assert before.output is not None, before.error
     assert _comparable(after.output) == _comparable(before.output)
 
@@ -43,6 +44,8 @@ def test_verify_names_the_compilers_and_keeps_a_fix_with_identical_ptx(tmp_path,
     main(["fix", str(root), "--verify", "--no-progress", "--fail-on", "never"])
     out = capsys.readouterr().out
     assert "k.cu: RA200 x1 (nvcc PTX identical)" in out
+    assert "Checked edits: 0 by nvcc and the ROCm check, 1 by nvcc only, 0 by the ROCm check only, 0 by neither." \
+        in out
     assert "Verified with: nvcc (" in out and "hipcc not found; no HIP device check: no HIP headers found" in out
     assert "ROCM_AUDIT_FULL_MASK" in (root / "k.cu").read_text()
 
@@ -57,13 +60,60 @@ def test_verify_rolls_back_a_fix_that_changes_the_cuda_code(tmp_path, capsys, mo
     assert "k.cu: left unchanged: nvcc's PTX differs after the fix" in capsys.readouterr().out
 
 
-def test_verify_without_compilers_says_so(tmp_path, capsys, monkeypatch):
+def test_verify_without_compilers_says_so_and_writes_nothing_unchecked(tmp_path, capsys, monkeypatch):
     monkeypatch.setattr(shutil, "which", lambda name: None)
     monkeypatch.setattr(compilers, "find_hip_device_check", lambda: (None, "no HIP headers found"))
     root = write_tree(tmp_path / "repo", {"k.cu": KERNEL})
     main(["fix", str(root), "--verify", "--no-progress", "--fail-on", "never"])
+    out = capsys.readouterr().out
     assert ("Verified with: no compiler; nvcc not found (CUDA output not compared); hipcc not found; "
-            "no HIP device check: no HIP headers found (the ROCm side is not compiled)") in capsys.readouterr().out
+            "no HIP device check: no HIP headers found (the ROCm side is not compiled)") in out
+    assert "0 by the ROCm check only, 1 by neither (not written)." in out
+    assert (root / "k.cu").read_text() == KERNEL
+    main(["fix", str(root), "--verify", "--keep-unchecked", "--no-progress", "--fail-on", "never"])
+    assert "1 by neither (written: --keep-unchecked)." in capsys.readouterr().out
+    assert "ROCM_AUDIT_FULL_MASK" in (root / "k.cu").read_text()
+
+
+STATIC_HELPER = ("#include <cuda_runtime.h>\nstatic __device__ float pair(float v) {\n"
+                 "  return v + __shfl_xor_sync(0xffffffff, v, 1);\n}\nstatic __device__ int counter;\n"
+                 "__global__ void k(float* out) {\n  atomicAdd(&counter, 1);\n"
+                 "  out[threadIdx.x] = pair(out[threadIdx.x]);\n}\n")
+
+
+@needs_nvcc
+def test_verify_keeps_a_right_fix_in_a_file_with_internal_linkage_names(tmp_path, capsys, monkeypatch):
+    """nvcc 13 names `static` symbols _INTERNAL_<hash of the compile directory and file>_: before and after are
+    compiled in one directory, and the hash is normalised."""
+    monkeypatch.setattr(compilers, "find_compilers", lambda: (find_compilers()[0], None))
+    monkeypatch.setattr(compilers, "find_hip_device_check", lambda: (None, "no HIP headers found"))
+    root = write_tree(tmp_path / "repo", {"k.cu": STATIC_HELPER})
+    main(["fix", str(root), "--verify", "--keep-unchecked", "--no-progress", "--fail-on", "never"])
+    assert "k.cu: RA200 x1 (nvcc PTX identical)" in capsys.readouterr().out
+    assert "ROCM_AUDIT_FULL_MASK" in (root / "k.cu").read_text()
+
+
+@pytest.mark.parametrize(("include", "why"), [
+    ('#include "/dev/zero"\n', "includes an absolute path (/dev/zero)"),
+    ('#include "../outside.h"\n', "includes ../outside.h, which resolves outside the scanned tree"),
+    ("#define H <x.h>\n#include H\n", "has a computed include (H)"),
+    ('#include "link/secret.h"\n', "includes link/secret.h, which resolves outside the scanned tree"),
+])
+def test_verify_compiles_nothing_that_reads_outside_the_tree(tmp_path, capsys, monkeypatch, include, why):
+    ran = []
+    monkeypatch.setattr(compilers, "_compile_both", lambda *a, **k: ran.append(a) or (None, None))
+    monkeypatch.setattr(compilers, "find_compilers", lambda: (Compiler("nvcc", "/bin/false", "13"), None))
+    monkeypatch.setattr(compilers, "find_hip_device_check", lambda: (None, "no HIP headers found"))
+    (tmp_path / "outside.h").write_text("#pragma once\n")
+    (tmp_path / "secret").mkdir()
+    (tmp_path / "secret" / "secret.h").write_text("#pragma once\n")
+    root = write_tree(tmp_path / "repo", {"k.cu": include + KERNEL})
+    (root / "link").symlink_to(tmp_path / "secret")
+    main(["fix", str(root), "--verify", "--no-progress", "--fail-on", "never"])
+    out = capsys.readouterr().out
+    assert not ran
+    assert f"k.cu: left unchanged: neither compiler could check it (--keep-unchecked writes it anyway): " \
+           f"not compiled: k.cu {why}" in out
 
 
 OLD_HIPCC = Compiler("hipcc", "/usr/bin/hipcc", "HIP version: 5.2.21153-0")   # Debian's: no *_sync functions
@@ -95,3 +145,26 @@ def test_hip_device_check_rolls_back_a_fix_that_breaks_the_hip_side(tmp_path, ca
     assert (root / "k.cu").read_text() == KERNEL
     assert ("k.cu: left unchanged: the HIP device check finds a new error after the fix (use of undeclared "
             "identifier 'rocm_audit_no_such_mask')") in capsys.readouterr().out
+
+
+ASSERTING = ("#include <cuda_runtime.h>\n#include <cassert>\n__global__ void k(float* out) {\n"
+             "  float v = out[threadIdx.x];\n  v += __shfl_xor_sync(0xffffffff, v, 1);\n"
+             "  assert(v == v);\n  out[threadIdx.x] = v;\n}\n")
+
+
+@needs_nvcc
+@pytest.mark.parametrize("output", ["-cubin", "-ptx"])
+def test_inserted_definitions_keep_every_line_number_so_nvcc_output_is_identical(tmp_path, output):
+    """A device assert carries __LINE__: the `#line` after the inserted block keeps it, so cubin and PTX are
+    byte-identical before and after (compiled as the same file in the same directory)."""
+    root = write_tree(tmp_path / "repo", {"k.cu": ASSERTING})
+    main(["fix", str(root), "--no-progress", "--fail-on", "never"])
+    fixed = (root / "k.cu").read_text()
+    assert "ROCM_AUDIT_FULL_MASK" in fixed and "#line 3\n" in fixed
+    built = []
+    for text in (ASSERTING, fixed):
+        (tmp_path / "k.cu").write_text(text)
+        subprocess.run([NVCC, output, "-arch=sm_80", "k.cu", "-o", "out"], cwd=tmp_path, check=True,
+                       capture_output=True, timeout=300)
+        built.append((tmp_path / "out").read_bytes())
+    assert built[0] == built[1]

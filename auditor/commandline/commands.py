@@ -69,6 +69,7 @@ class FixSettings(CommandSettings):
     diff: bool                        # print a unified diff and change nothing
     unsafe: bool                      # also apply the fixes marked unsafe
     verify: bool                      # compile each touched .cu before and after (nvcc; hipcc when found)
+    keep_unchecked: bool = False      # with verify: write the edits no compiler could check
 
 
 @dataclass(frozen=True, slots=True)

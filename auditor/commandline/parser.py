@@ -209,7 +209,10 @@ def _fixing(parser, via_check: bool) -> None:
          help="print the safe fixes as a unified diff and change nothing (with check: same as fix --diff)")
     _add(group, "--unsafe", action="store_true", help="also apply the fixes that need review")
     _add(group, "--verify", action="store_true",
-         help="compile each touched .cu before and after; undo a file whose CUDA code changes")
+         help="compile each touched .cu before and after; undo a file whose CUDA code changes or that no "
+              "compiler could check")
+    _add(group, "--keep-unchecked", action="store_true",
+         help="with --verify: also write the edits neither compiler could check")
 
 
 def _recording(parser) -> None:

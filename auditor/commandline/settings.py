@@ -97,7 +97,8 @@ def parse_settings(argv: Sequence[str]) -> Settings:
     if command == "fix":
         return FixSettings(**common, **scanning, config_file=config_file, fail_on=_fail_on(ns),
                            diff=bool(getattr(ns, "diff", False)), unsafe=bool(getattr(ns, "unsafe", False)),
-                           verify=bool(getattr(ns, "verify", False)))
+                           verify=bool(getattr(ns, "verify", False)),
+                           keep_unchecked=bool(getattr(ns, "keep_unchecked", False)))
     if command == "history":
         return HistorySettings(**common, **scanning, format=ns.format, output=ns.output, quiet=ns.quiet,
                                history=history)

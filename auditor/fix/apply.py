@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import difflib
 import os
+import re
 from collections import Counter
 from collections.abc import Sequence
 from dataclasses import dataclass, replace
@@ -16,9 +17,10 @@ from auditor.fix.edits import FileFix, FixContext, line_starts
 from auditor.fix.plan import FilePlan, plan_fixes
 from auditor.fix.project import fix_context, mask_helpers
 from auditor.fix.python_fixes import fix_python
-from auditor.fix.safewrite import Identity, WriteRefused, identity, write_within
+from auditor.fix.safewrite import Identity, WriteRefused, create_within, identity, write_within
 from auditor.fix.text_fixes import fix_text
 from auditor.fix.treecheck import Candidate, check_tree
+from auditor.fix.variants import NO_VARIANT, variant_path
 from auditor.runner.macros import cuda_only_macros
 from auditor.pipeline import ScanOptions, audit
 from auditor.rulebook import Rulebook
@@ -41,6 +43,7 @@ class FileOutcome:
     result: FileResult | None = None          # the scan of the new text
     planned: Identity | None = None           # the file as it was read: written only if it is still that file
     note: str | None = None                   # what writing it changed beyond the text (setuid bits dropped)
+    beside: str | None = None                 # a new file: the ROCm variant of this file (its path)
 
     @property
     def changed(self) -> bool:
@@ -78,15 +81,40 @@ def run_fix(paths: Sequence[Path], rulebook: Rulebook, specs: dict[str, FixSpec]
     for finding in report.findings:
         placed.setdefault(finding.path, []).append(finding)
     results = [replace(r, findings=tuple(placed.get(r.path, ()))) for r in report.results]
-    plan = plan_fixes(results, sources, specs, unsafe, roots, {r.id: r.category for r in rulebook.rules})
-    context = fix_context(found.files, options.max_file_size,
-                          mask_helpers(_mask_sites(plan, specs), options.max_file_size))
-    outcomes = [_fix_file(fp, specs, scanning, options.max_file_size, context) for fp in plan.files]
-    candidates = [Candidate(o.path, sources[o.path].kind, o.new, o.applied) for o in outcomes if o.changed]
+    categories = {r.id: r.category for r in rulebook.rules}
+    plan = plan_fixes(results, sources, specs, unsafe, roots, categories)
+    context = replace(fix_context(found.files, options.max_file_size,
+                                  mask_helpers(_mask_sites(plan, specs), options.max_file_size)),
+                      unportable=plan.unportable or {},
+                      string_patterns={r.id: strings for r in rulebook.rules
+                                       if (strings := getattr(r.python, "strings", None)) is not None})
+    in_place, variants, refused_variants = split_variants(plan.files, specs, root)
+    outcomes = [_fix_file(fp, specs, scanning, options.max_file_size, context) for fp in in_place]
+    outcomes += [_variant_file(fp, path, specs, scanning, options.max_file_size) for fp, path in variants]
+    unsafe_left = _unsafe_would_fix(plan_fixes(results, sources, specs, True, roots, categories), specs,
+                                    options.max_file_size, context) if plan.unsafe_left else 0
+    candidates = [Candidate(o.path, sources[o.beside or o.path].kind, o.new, o.applied, o.beside)
+                  for o in outcomes if o.changed]
     rolled = check_tree(paths, root, rulebook, options, specs, candidates)
     outcomes = [replace(o, new=o.old, applied=(), rolled_back=rolled[o.path]) if o.path in rolled else o
                 for o in outcomes]
-    return FixRun(tuple(outcomes), plan.not_fixable, plan.unsafe_left, report, report, root)
+    return FixRun(tuple(outcomes), plan.not_fixable + refused_variants, unsafe_left, report, report, root)
+
+
+def _unsafe_would_fix(plan, specs: dict[str, FixSpec], max_bytes: int, context: FixContext) -> int:
+    """How many findings the unsafe fixes would edit (the hint to add --unsafe counts these, not every finding
+    an unsafe fix exists for: most are refused by the fixer)."""
+    count = 0
+    for planned in plan.files:
+        unsafe = tuple(f for f in planned.findings if specs[f.rule_id].safety == "unsafe")
+        if not unsafe:
+            continue
+        try:
+            text = read_bytes(planned.source, max_bytes).decode("utf-8")
+        except (InputError, UnicodeDecodeError):
+            continue
+        count += len(FIXERS[planned.engine](text, unsafe, specs, context).applied)
+    return count
 
 
 def _mask_sites(plan, specs: dict[str, FixSpec]) -> list[tuple]:
@@ -95,9 +123,23 @@ def _mask_sites(plan, specs: dict[str, FixSpec]) -> list[tuple]:
     for planned in plan.files:
         at = [(f.span.line, f.span.column or 1) for f in planned.findings
               if specs[f.rule_id].action == "full-mask" and f.span.line]
-        if at:
-            sites.append((planned.source, _offsets(planned.source, at)))
+        named = [f for f in planned.findings if specs[f.rule_id].action == "named-mask"]
+        offsets = _offsets(planned.source, at) + (_named_uses(planned.source, named) if named else [])
+        if offsets:
+            sites.append((planned.source, offsets))
     return sites
+
+
+def _named_uses(source, findings: Sequence[Finding]) -> list[int]:
+    """Byte offsets of every use of the masks these `#define` findings name (their functions' lanes count)."""
+    try:
+        data = read_bytes(source)
+    except InputError:
+        return []
+    lines = data.splitlines()
+    names = {m.group(1) for f in findings if f.span.line and f.span.line <= len(lines)
+             and (m := re.match(rb"\s*#\s*define\s+(\w+)", lines[f.span.line - 1]))}
+    return [m.start() for name in names for m in re.finditer(rb"\b" + re.escape(name) + rb"\b", data)]
 
 
 def _offsets(source, at: list[tuple[int, int]]) -> list[int]:
@@ -107,6 +149,44 @@ def _offsets(source, at: list[tuple[int, int]]) -> list[int]:
         return []
     starts = line_starts(data)
     return [starts[line - 1] + column - 1 for line, column in at if 0 < line <= len(starts)]
+
+
+def split_variants(files: Sequence[FilePlan], specs: dict[str, FixSpec], root: Path):
+    """(plans edited in place, (plan, variant path) for the fixes made in a ROCm variant beside the file, findings
+    whose variant cannot be made, with why)."""
+    in_place: list[FilePlan] = []
+    variants: list[tuple[FilePlan, str]] = []
+    refused: list[tuple[Finding, str]] = []
+    for planned in files:
+        beside = tuple(f for f in planned.findings if specs[f.rule_id].beside)
+        rest = tuple(f for f in planned.findings if not specs[f.rule_id].beside)
+        if rest:
+            in_place.append(replace(planned, findings=rest))
+        if not beside:
+            continue
+        path = variant_path(planned.source.path, planned.source.kind)
+        if path is None:
+            refused += [(f, NO_VARIANT) for f in beside]
+        elif os.path.lexists(root / path):
+            refused += [(f, f"{path} already exists: compare it with this file by hand") for f in beside]
+        else:
+            variants.append((replace(planned, findings=beside), path))
+    return in_place, variants, tuple(refused)
+
+
+def _variant_file(planned: FilePlan, path: str, specs: dict[str, FixSpec], rulebook: ScanContext,
+                  max_bytes: int) -> FileOutcome:
+    """The ROCm variant: the file's text with the fixes made, as a new file beside it; the file stays as it is."""
+    made = _fix_file(planned, specs, rulebook, max_bytes, FixContext())
+    if not made.changed:
+        return replace(made, old="", new="", path=path)
+    left = [f for f in made.result.findings if not f.guarded] if made.result is not None else []
+    if left:   # a variant that still installs or builds CUDA would not work on ROCm: for a person to finish
+        return replace(made, path=path, old="", new="", applied=(), rolled_back=(
+            f"the ROCm variant would still hold {len(left)} CUDA-specific line(s) ({left[0].rule_id} at line "
+            f"{left[0].span.line}: {left[0].subject}): it is for a person to finish, beside {planned.source.path}"))
+    return replace(made, path=path, abspath=os.path.join(os.path.dirname(made.abspath), os.path.basename(path)),
+                   old="", planned=None, beside=planned.source.path)
 
 
 def _fix_file(planned: FilePlan, specs: dict[str, FixSpec], rulebook: ScanContext, max_bytes: int,
@@ -157,7 +237,7 @@ def verify(before: FileResult, after: FileResult, applied: Sequence[Finding], sp
 
 def unified_diff(outcome: FileOutcome) -> str:
     return "".join(difflib.unified_diff(outcome.old.splitlines(keepends=True), outcome.new.splitlines(keepends=True),
-                                        f"a/{outcome.path}", f"b/{outcome.path}"))
+                                        "/dev/null" if outcome.beside else f"a/{outcome.path}", f"b/{outcome.path}"))
 
 
 def write_all(run: FixRun, paths: Sequence[Path], rulebook: Rulebook, options: ScanOptions) -> FixRun:
@@ -167,7 +247,9 @@ def write_all(run: FixRun, paths: Sequence[Path], rulebook: Rulebook, options: S
     for outcome in run.files:
         if outcome.changed:
             try:
-                note = write_within(run.root, outcome.path, outcome.new.encode("utf-8"), outcome.planned)
+                data = outcome.new.encode("utf-8")
+                note = create_within(run.root, outcome.path, data) if outcome.beside else \
+                    write_within(run.root, outcome.path, data, outcome.planned)
                 outcome = replace(outcome, note="; ".join(n for n in (outcome.note, note) if n) or None)
             except (WriteRefused, OSError) as err:
                 reason = str(err) if isinstance(err, WriteRefused) else f"cannot write: {err.strerror or err}"

@@ -2,8 +2,10 @@
 and exit as `check` would on the tree as the command leaves it."""
 from __future__ import annotations
 
+import os
 import re
 import sys
+from pathlib import Path
 from collections import Counter
 
 from auditor.util.escape import log_lines, visible
@@ -19,6 +21,9 @@ def fix_command(settings) -> int:
     for path in paths:
         if not path.exists():
             raise ToolError(f"path does not exist: {path}")
+        if link := linked_component(path):
+            raise ToolError(f"{path} passes through a symbolic link ({link}): fix writes only inside the tree the "
+                            "path names; run it on the link's target instead")
     try:
         specs = shipped_fixes()
     except FixDataError as err:
@@ -31,7 +36,7 @@ def fix_command(settings) -> int:
     if settings.verify:
         from auditor.fix.compilers import verify_run
 
-        run, verified = verify_run(run)
+        run, verified = verify_run(run, settings.keep_unchecked)
     if settings.diff:
         for outcome in run.files:
             if outcome.changed:
@@ -41,6 +46,18 @@ def fix_command(settings) -> int:
     print(log_lines(summary(run, settings.diff) + (verified + "\n" if verified else "")),
           file=sys.stderr if settings.diff else sys.stdout, end="")
     return exit_code(run.before if settings.diff else run.after, settings.fail_on)
+
+
+def linked_component(path: Path) -> str | None:
+    """The first directory on the path as typed that is a symbolic link (a relative path from the current
+    directory), or None. A file reached through one lies outside the tree the path names."""
+    parts = Path(os.path.normpath(path)).parts
+    current = Path(parts[0]) if parts else Path(".")
+    for index, part in enumerate(parts[1:], start=2):
+        current = current / part
+        if current.is_symlink() and (index < len(parts) or current.is_dir()):   # a linked file: plan refuses it
+            return str(current)
+    return None
 
 
 LISTED = 30   # not-fixed sites listed one by one up to this many; beyond it, counted by reason
@@ -57,8 +74,11 @@ def summary(run: FixRun, diff: bool) -> str:
     lines = [f"{verb} {run.applied} finding(s) in {len(changed)} file(s)."]
     for outcome in changed:
         by_rule = Counter(f.rule_id for f in outcome.applied)
-        lines.append(f"  {visible(outcome.path)}: " + ", ".join(f"{rule} x{n}" for rule, n in sorted(by_rule.items()))
-                     + (f" ({outcome.note})" if outcome.note else ""))
+        made = f" (new: the ROCm variant of {visible(outcome.beside)}, which stays as it is)" if outcome.beside else ""
+        note = outcome.note if not outcome.beside else (outcome.note or "").replace("new file", "").strip("; ")
+        lines.append(f"  {visible(outcome.path)}{made}: " + ", ".join(f"{rule} x{n}" for rule, n in
+                                                                     sorted(by_rule.items()))
+                     + (f" ({note})" if note else ""))
     for outcome in run.files:
         if outcome.rolled_back:
             lines.append(f"  {visible(outcome.path)}: left unchanged: {visible(outcome.rolled_back)}")
@@ -74,9 +94,10 @@ def summary(run: FixRun, diff: bool) -> str:
                       for (rule, reason), n in sorted(by_reason.items(), key=lambda i: -i[1])]
     if run.unsafe_left:
         lines.append(f"{run.unsafe_left} more finding(s) have a fix that needs review: add --unsafe.")
-    remaining = [f for f in (run.before if diff else run.after).findings if not f.guarded]
+    report = run.before if diff else run.after
     state = "now" if diff else "after fixing"
-    lines.append(f"Remaining {state}: {len(remaining)} unguarded finding(s) (rocm-audit check lists them).")
+    lines.append(f"Remaining {state}: {len(report.gated())} finding(s) would break on ROCm, as rocm-audit check "
+                 "counts them (it lists them).")
     return "\n".join(lines) + "\n"
 
 

@@ -18,11 +18,15 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from auditor.fix.apply import FixRun
+from auditor.fix.includes import IncludeRefused, check_includes
 from auditor.fix.hipdevice import (OFFLOAD_ARCH, OLDEST_SYNC_HIP, HipDeviceCheck, device_errors,
                                    find_hip_device_check)
 
 COMPILE_SECONDS = 300
-_ANONYMOUS = re.compile(rb"_GLOBAL__N__[0-9a-f]{8}_")
+HEADERS = (".h", ".hpp", ".cuh", ".hh", ".hxx", ".inl")
+# internal-linkage names nvcc derives from a hash of the file (anonymous namespaces) or of the compile
+# directory and file (`static` functions and variables: _INTERNAL_<8 hex>_)
+_ANONYMOUS = re.compile(rb"_GLOBAL__N__[0-9a-f]{8}_|_INTERNAL_[0-9a-f]{8}_")
 NVCC_FLAGS = ("-ptx", "-std=c++17", "-arch=sm_80", "-w")
 HIPCC_FLAGS = ("-std=c++17", f"--offload-arch={OFFLOAD_ARCH}", "-x", "hip", "-c", "-w")
 _HIP_VERSION = re.compile(r"HIP version:\s*(\d+)\.(\d+)")
@@ -42,6 +46,8 @@ class Compiler:
 class Verdict:
     problem: str | None       # why the file's fixes are rolled back; None when they pass
     note: str                 # what was checked, for the summary
+    cuda: bool = False        # nvcc compiled it before and after, with the same output
+    rocm: bool = False        # hipcc or the HIP device check judged it (no new error)
 
 
 def find_compilers() -> tuple[Compiler | None, Compiler | None]:
@@ -60,19 +66,27 @@ def hip_release(hipcc: Compiler) -> tuple[int, int] | None:
 
 def verify_file(path: Path, root: Path, old: str, new: str, nvcc: Compiler | None,
                 hipcc: Compiler | None, device: HipDeviceCheck | None = None) -> Verdict:
+    try:
+        check_includes(old, path, root)
+        check_includes(new, path, root)
+    except IncludeRefused as err:
+        return Verdict(None, f"not compiled: {err}")
     notes: list[str] = []
+    cuda = rocm = False
     if nvcc is not None:
-        before, after = (_compile(nvcc, NVCC_FLAGS, path, root, text, ptx=True) for text in (old, new))
+        before, after = _compile_both(nvcc, NVCC_FLAGS, path, root, old, new, ptx=True)
         if before.output is None:
             notes.append(f"nvcc cannot compile it alone ({before.error}): CUDA output not compared")
         elif _comparable(after.output) != _comparable(before.output):
             return Verdict("nvcc's PTX differs after the fix: it would change the CUDA build", "")
         else:
             notes.append("nvcc PTX identical")
+            cuda = True
     if hipcc is not None:
-        before, after = (_compile(hipcc, HIPCC_FLAGS, path, root, text, ptx=False) for text in (old, new))
+        before, after = _compile_both(hipcc, HIPCC_FLAGS, path, root, old, new, ptx=False)
         if before.output is not None and after.output is None:
             return Verdict(f"hipcc compiled it before the fix but not after ({after.error})", "")
+        rocm = after.output is not None
         notes.append("hipcc compiles it" if after.output is not None else f"hipcc does not compile it either way "
                      f"({after.error})")
     elif device is not None:
@@ -82,14 +96,16 @@ def verify_file(path: Path, root: Path, old: str, new: str, nvcc: Compiler | Non
         elif new_error := after_errors.first(before_errors.errors):
             return Verdict(f"the HIP device check finds a new error after the fix ({new_error})", "")
         elif gone := before_errors.first(after_errors.errors):
+            rocm = True
             removed = sum((before_errors.errors - after_errors.errors).values())
             notes.append(f"HIP device check: {removed} error(s) fewer ({gone[:90]})"
                          + (f", {sum(after_errors.errors.values())} left" if after_errors.errors else ", none left"))
         else:
+            rocm = not after_errors.errors   # the same errors before and after: the check could not read the code
             notes.append("HIP device check clean" if not after_errors.errors else
-                         f"HIP device check: the same {sum(after_errors.errors.values())} error(s) before and after "
-                         f"({after_errors.first()[:90]})")
-    return Verdict(None, "; ".join(notes))
+                         f"HIP device check could not judge it: the same {sum(after_errors.errors.values())} error(s) "
+                         f"before and after ({after_errors.first()[:90]})")
+    return Verdict(None, "; ".join(notes), cuda, rocm)
 
 
 @dataclass(frozen=True, slots=True)
@@ -98,22 +114,32 @@ class _Result:
     error: str = ""
 
 
-def _compile(compiler: Compiler, flags: tuple[str, ...], path: Path, root: Path, text: str, ptx: bool) -> _Result:
+def _compile_both(compiler: Compiler, flags: tuple[str, ...], path: Path, root: Path, old: str, new: str,
+                  ptx: bool) -> tuple[_Result, _Result]:
+    """The old and the new text compiled one after the other as the same file in the same directory: nvcc
+    hashes the compile directory and file into internal-linkage names, so nothing else may differ."""
     with tempfile.TemporaryDirectory(prefix="rocm-audit-verify-") as scratch:
-        source = Path(scratch) / path.name       # the same name before and after: nothing else differs
-        source.write_text(text, encoding="utf-8")
-        out = Path(scratch) / ("out.ptx" if ptx else "out.o")
-        command = [compiler.path, *flags, "-I", str(path.parent), "-I", str(root), str(source), "-o", str(out)]
-        env = {**os.environ, "HIP_PLATFORM": "amd"} if compiler.name == "hipcc" else None
-        try:
-            done = subprocess.run(command, capture_output=True, timeout=COMPILE_SECONDS, cwd=scratch, env=env,
-                                  stdin=subprocess.DEVNULL)
-        except (OSError, subprocess.TimeoutExpired) as err:
-            return _Result(None, type(err).__name__)
-        if done.returncode != 0 or not out.exists():
-            lines = [ln for ln in done.stderr.decode("utf-8", "replace").splitlines() if "error" in ln]
-            return _Result(None, (lines[0] if lines else f"exit {done.returncode}").replace(scratch, "")[:160])
-        return _Result(out.read_bytes())
+        return (_compile(compiler, flags, path, root, old, Path(scratch), ptx),
+                _compile(compiler, flags, path, root, new, Path(scratch), ptx))
+
+
+def _compile(compiler: Compiler, flags: tuple[str, ...], path: Path, root: Path, text: str, scratch: Path,
+             ptx: bool) -> _Result:
+    source = scratch / path.name
+    source.write_text(text, encoding="utf-8")
+    out = scratch / ("out.ptx" if ptx else "out.o")
+    out.unlink(missing_ok=True)
+    command = [compiler.path, *flags, "-I", str(path.parent), "-I", str(root), str(source), "-o", str(out)]
+    env = {**os.environ, "HIP_PLATFORM": "amd"} if compiler.name == "hipcc" else None
+    try:
+        done = subprocess.run(command, capture_output=True, timeout=COMPILE_SECONDS, cwd=scratch, env=env,
+                              stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.TimeoutExpired) as err:
+        return _Result(None, type(err).__name__)
+    if done.returncode != 0 or not out.exists():
+        lines = [ln for ln in done.stderr.decode("utf-8", "replace").splitlines() if "error" in ln]
+        return _Result(None, (lines[0] if lines else f"exit {done.returncode}").replace(str(scratch), "")[:160])
+    return _Result(out.read_bytes())
 
 
 def _comparable(ptx: bytes | None) -> bytes | None:
@@ -133,24 +159,45 @@ def _version(path: str) -> str:
     return (named or lines or ["version unknown"])[0][:100]
 
 
-def verify_run(run: FixRun) -> tuple[FixRun, str]:
-    """Each changed `.cu` of the run compiled before and after; (the run with failing files rolled back, the line
-    that says which compilers were used)."""
+UNCHECKED = "neither compiler could check it (--keep-unchecked writes it anyway)"
+
+
+def verify_run(run: FixRun, keep_unchecked: bool = False) -> tuple[FixRun, str]:
+    """Each changed C/C++/CUDA file of the run compiled before and after; (the run with failing files rolled back,
+    and unchecked ones too unless `keep_unchecked`, the lines that say what was checked with what)."""
     nvcc, hipcc = find_compilers()
     old_hipcc = hipcc if hipcc is not None and (hip_release(hipcc) or (0, 0)) < OLDEST_SYNC_HIP else None
     usable_hipcc = None if old_hipcc is not None else hipcc
     device, no_device = (None, "") if usable_hipcc is not None else find_hip_device_check()
     outcomes = []
+    counts = {"both": 0, "nvcc": 0, "rocm": 0, "neither": 0}
     for outcome in run.files:
         if outcome.changed and outcome.path.endswith(".cu"):
             verdict = verify_file(Path(outcome.abspath), run.root, outcome.old, outcome.new, nvcc, usable_hipcc,
                                   device)
-            if verdict.problem:
-                outcome = replace(outcome, new=outcome.old, applied=(), rolled_back=verdict.problem)
-            else:
-                outcome = replace(outcome, note="; ".join(n for n in (outcome.note, verdict.note) if n) or None)
+        elif outcome.changed and outcome.path.endswith(HEADERS):
+            verdict = Verdict(None, "a header: compiled only through a .cu that includes it, which fix does not pick")
+        else:
+            outcomes.append(outcome)
+            continue
+        edits = len(outcome.applied)
+        kind = "both" if verdict.cuda and verdict.rocm else "nvcc" if verdict.cuda else \
+            "rocm" if verdict.rocm else "neither"
+        if verdict.problem:
+            outcome = replace(outcome, new=outcome.old, applied=(), rolled_back=verdict.problem)
+        elif kind == "neither" and not keep_unchecked:
+            outcome = replace(outcome, new=outcome.old, applied=(), rolled_back=f"{UNCHECKED}: {verdict.note}")
+            counts[kind] += edits
+        else:
+            counts[kind] += edits
+            outcome = replace(outcome, note="; ".join(n for n in (outcome.note, verdict.note) if n) or None)
         outcomes.append(outcome)
-    return replace(run, files=tuple(outcomes)), _used_line(nvcc, hipcc, old_hipcc, device, no_device)
+    checked = (f"Checked edits: {counts['both']} by nvcc and the ROCm check, {counts['nvcc']} by nvcc only, "
+               f"{counts['rocm']} by the ROCm check only, {counts['neither']} by neither"
+               + (" (written: --keep-unchecked)" if keep_unchecked and counts["neither"] else
+                  " (not written)" if counts["neither"] else "") + ".")
+    return replace(run, files=tuple(outcomes)), checked + "\n" + _used_line(nvcc, hipcc, old_hipcc, device,
+                                                                            no_device)
 
 
 def _used_line(nvcc: Compiler | None, hipcc: Compiler | None, old_hipcc: Compiler | None,

@@ -8,10 +8,13 @@ from collections.abc import Callable, Sequence
 from auditor.util.errors import AuditorError
 from auditor.fix.data import FixSpec
 from auditor.fix.edits import Edit, FileFix, FixContext, NO_CONTEXT, apply_edits, line_starts
+from auditor.fix.named_mask import named_mask
+from auditor.fix.warp32 import exchange_in_group
 from auditor.fix.lanes import lane_limit, tensor_core_use, unparsed_limit, unparsed_regions
 from auditor.parsing.cuda import Node, parse
 from auditor.types import Finding
 
+NEWLINE = b"\n"
 FULL_MASK = "ROCM_AUDIT_FULL_MASK"
 FULL_MASK_DEFINITION = f"""\
 #ifndef {FULL_MASK}  // rocm-audit fix: all lanes; on AMD the wavefront's (64, fewer in a smaller block)
@@ -35,7 +38,10 @@ static __device__ __forceinline__ void {SLEEP}(unsigned ns) {{ __nanosleep(ns); 
 """
 _MASK_IN_MACRO = re.compile(
     rb"(__(?:shfl|shfl_up|shfl_down|shfl_xor|ballot|any|all|match_any|match_all|reduce_[a-z]+)_sync\s*\(\s*|"
-    rb"__syncwarp\s*\(\s*)(0[xX][fF]{8}[uUlL]*|~\s*0[uU]?|-\s*1)(?=\s*[,)])")
+    rb"__syncwarp\s*\(\s*)(0[xX][fF]{8}[uUlL]*|~\s*0[uU]?|-\s*1|(?:uint32_t|unsigned(?:\s+int)?)\s*\(\s*-\s*1\s*\)"
+    rb"|\(\s*(?:uint32_t|unsigned(?:\s+int)?)\s*\)\s*-\s*1)(?=\s*[,)])")
+# `uint32_t(-1)`, `unsigned(-1)`: all 32 bits set, written as a functional cast
+_FUNCTIONAL_ALL_ONES = re.compile(rb"^(?:uint32_t|unsigned(?:\s+int)?)\s*\(\s*-\s*1\s*\)$")
 _RUNTIME_INDEX = re.compile(rb"threadIdx|blockDim|\b(?:tid|lane|lane_?id|laneid)\b")
 # A project's own warp constants and tiles (WARP_SIZE, kWarpSize, NumWorkerWarpsPerBlock, tiled_partition<32>): the
 # function counts 32-lane warps through them, so a warpSize-based lane or warp id would disagree with them.
@@ -98,7 +104,9 @@ def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec],
             definitions[definition[1]] = min(definitions.get(definition[1], at), at)
     newline = "\r\n" if b"\r\n" in source[: source.find(b"\n") + 1] else "\n"   # the file's own line ends
     for definition, at in definitions.items():
-        edits.append(Edit(at, at, definition.replace("\n", newline).encode()))
+        # `#line` gives every later line its old number again: __LINE__ (device asserts) and nvcc's output unchanged
+        kept_lines = f"{definition}#line {source.count(NEWLINE, 0, at) + 1}\n"
+        edits.append(Edit(at, at, kept_lines.replace("\n", newline).encode()))
     new, kept, dropped = apply_edits(source, edits)
     skipped += [(e.finding, "overlaps another fix") for e in dropped if e.finding]
     applied = tuple(dict.fromkeys(e.finding for e in kept if e.finding))
@@ -134,8 +142,11 @@ def _in_macro(node: Node, pattern: re.Pattern[bytes], replacement: bytes, findin
 
 
 def _full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
-    node = _node_at(root, offset, {"number_literal", "unary_expression", "cast_expression", "identifier"})
+    node = _node_at(root, offset, {"number_literal", "unary_expression", "cast_expression", "identifier",
+                                   "call_expression"})
     definition = (FULL_MASK, FULL_MASK_DEFINITION)
+    if node.type == "call_expression" and not _FUNCTIONAL_ALL_ONES.match(node.text or b""):
+        raise Skip("no matching code at the finding's position")
     for name in _warp_functions(node):
         if name in context.shims:
             raise Skip(f"the project's own HIP shim redefines {name} ({context.shims[name]}) and drops the mask: "
@@ -148,6 +159,8 @@ def _full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
         # SageAttention's math.cuh: PTX wrappers included only by its mma.sync/wgmma attention kernels
         raise Skip(f"a header included only by tensor-core code ({users}): a port rewrites those kernels and "
                    "what they include; report only")
+    if unportable := _unportable_in_function(node, context.unportable.get(finding.path, ())):
+        raise Skip(f"the function uses {unportable}: ported by rewriting")
     if votes := sorted(set(_warp_functions(node)) & _VOTES):
         raise Skip(f"a vote ({votes[0]}) over the 64-lane wavefront: where the code works in 32-lane warps it "
                    "counts two warps' lanes as one (and a 32-bit result keeps only the lower half); report only")
@@ -159,10 +172,14 @@ def _full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
     if branch := _cuda_version_branch(node):
         raise Skip(f"in a branch for a CUDA compiler version ({branch}): HIP leaves that macro undefined and compiles "
                    "the other branch, so a fix changes nothing there")
-    limited = lane_limit(node, root, context.lane_limited)
+    in_group = exchange_in_group(node)
+    own_unit = finding.path.endswith((".cu", ".cpp", ".cc", ".cxx", ".c"))
+    limited = lane_limit(node, root, context.lane_limited_beyond_group if in_group else context.lane_limited,
+                         in_group, own_unit)
     if limited:
-        raise Skip(f"lane-limited code ({limited}): a full 64-bit mask would name lanes that are not active, which "
-                   "HIP's mask check traps on; the mask must be the active lanes (__activemask()); report only")
+        raise Skip(f"lane-limited code ({limited}): only some lanes run the call, and the exchange is not one that "
+                   "stays in a 32-lane group (an xor-shuffle from 16 or less, a width of 32 or less), so on a 64-lane "
+                   "wavefront it may read lanes that do not run it; report only")
     if node.type == "preproc_arg":
         return _in_macro(node, _MASK_IN_MACRO, FULL_MASK.encode(), finding), definition
     if asm := _inline_asm(node):
@@ -170,6 +187,18 @@ def _full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
     if node.parent is None or node.parent.type != "argument_list" or node.parent.named_children[0] != node:
         raise Skip("the mask is not the first argument of a warp function")
     return [Edit(node.start_byte, node.end_byte, FULL_MASK.encode(), finding)], definition
+
+
+def _unportable_in_function(node: Node, lines: tuple[tuple[int, str], ...]) -> str | None:
+    """What Hopper/Blackwell-only code the function around `node` holds ('what at line N'), or None."""
+    function = node.parent
+    while function is not None and function.type != "function_definition":
+        function = function.parent
+    if function is None or not lines:
+        return None
+    first, last = function.start_point[0] + 1, function.end_point[0] + 1
+    inside = [(line, what) for line, what in lines if first <= line <= last]
+    return f"{inside[0][1]} at line {inside[0][0]}" if inside else None
 
 
 def _cuda_version_branch(node: Node) -> str | None:
@@ -355,4 +384,9 @@ def _is_header_guard(node: Node) -> bool:
     return name is not None and defined is not None and defined.text == name.text
 
 
-_ACTIONS: dict[str, Callable] = {"full-mask": _full_mask, "warp-lane-math": _lane_math, "nanosleep": _nanosleep}
+def _named_mask(root: Node, offset: int, finding: Finding, context: FixContext):
+    return named_mask(root, offset, finding, context, _full_mask, Skip, FULL_MASK), (FULL_MASK, FULL_MASK_DEFINITION)
+
+
+_ACTIONS: dict[str, Callable] = {"full-mask": _full_mask, "warp-lane-math": _lane_math, "nanosleep": _nanosleep,
+                                 "named-mask": _named_mask}

@@ -13,8 +13,8 @@ from auditor.util.errors import ToolError
 
 SAFETY = ("safe", "unsafe")
 ACTIONS = {
-    "full-mask": "cuda", "warp-lane-math": "cuda", "nanosleep": "cuda",
-    "torch-version-cuda": "python",
+    "full-mask": "cuda", "warp-lane-math": "cuda", "nanosleep": "cuda", "named-mask": "cuda",
+    "torch-version-cuda": "python", "nvcc-flags": "python",
     "template": "text", "add-line": "text",
 }
 
@@ -44,6 +44,9 @@ class FixSpec:
     only_where_why: str = ""          # what the file lacks when it does not (the message of a fix not offered)
     never_in: tuple[str, ...] = ()    # file kinds the fix is never offered in (e.g. "ci": a job's NVIDIA image)
     never_in_why: str = ""
+    beside: bool = False              # made in a ROCm variant of the file beside it (Dockerfile.rocm), never in it
+    not_on: str | None = None         # template: a regex on the finding's line where the fix is not offered
+    not_on_why: str = ""
     examples: tuple[FixExample, ...] = ()
     source_file: str = ""
 
@@ -53,7 +56,7 @@ class FixSpec:
 
 
 _KEYS = {"rule", "action", "safety", "summary", "why", "pattern", "replacement", "removes_finding", "example",
-         "only_where", "only_where_why", "never_in", "never_in_why"}
+         "only_where", "only_where_why", "never_in", "never_in_why", "beside", "not_on", "not_on_why"}
 
 
 def _parse(raw: dict, where: str) -> FixSpec:
@@ -70,13 +73,16 @@ def _parse(raw: dict, where: str) -> FixSpec:
     if raw["action"] in ("template", "add-line"):
         if not raw.get("pattern") or raw.get("replacement") is None:
             raise FixDataError(f"{where}: a {raw['action']} fix needs 'pattern' and 'replacement'")
-        for key in ("pattern", "only_where"):
+        for key in ("pattern", "only_where", "not_on"):
             try:
                 re.compile(raw.get(key) or "")
             except re.error as err:
                 raise FixDataError(f"{where}: bad {key}: {err}") from None
-    if raw.get("only_where") and not str(raw.get("only_where_why", "")).strip():
-        raise FixDataError(f"{where}: 'only_where' needs 'only_where_why'")
+    for key in ("only_where", "not_on"):
+        if raw.get(key) and not str(raw.get(f"{key}_why", "")).strip():
+            raise FixDataError(f"{where}: '{key}' needs '{key}_why'")
+    if raw.get("beside") and raw["action"] != "template":
+        raise FixDataError(f"{where}: only a template fix can be made in a variant beside the file")
     examples = tuple(FixExample(e["file"], e["before"], e["after"]) for e in raw.get("example", ()))
     if not examples:
         raise FixDataError(f"{where}: every fix needs at least one [[fix.example]] with file, before and after")
@@ -84,7 +90,8 @@ def _parse(raw: dict, where: str) -> FixSpec:
                    " ".join(raw["why"].split()), raw.get("pattern"), raw.get("replacement"),
                    bool(raw.get("removes_finding", True)), raw.get("only_where"),
                    " ".join(str(raw.get("only_where_why", "")).split()), tuple(raw.get("never_in", ())),
-                   " ".join(str(raw.get("never_in_why", "")).split()), examples)
+                   " ".join(str(raw.get("never_in_why", "")).split()), bool(raw.get("beside", False)),
+                   raw.get("not_on"), " ".join(str(raw.get("not_on_why", "")).split()), examples)
 
 
 def load_fixes(root: Path) -> dict[str, FixSpec]:

@@ -30,9 +30,15 @@ class FixContext:
     shims: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     # function -> where a call to it is lane-limited
     lane_limited: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # the same, counting only limits that do not keep one 32-lane group (`if (warp_id == 0)` does)
+    lane_limited_beyond_group: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
     python: tuple[int, int] = (3, 8)
     # header -> the tensor-core files that include it, where no other file of the project does
     tensor_core_only: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # path -> (line, what) of the Hopper/Blackwell-only code in it: a function holding one is ported by rewriting
+    unportable: Mapping[str, tuple[tuple[int, str], ...]] = field(default_factory=lambda: MappingProxyType({}))
+    # rule id -> the regex of the strings a Python rule reports (the flags a fix guards on the finding's line)
+    string_patterns: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
 
 
 NO_CONTEXT = FixContext()

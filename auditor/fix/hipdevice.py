@@ -26,6 +26,7 @@ from auditor.util.childpython import module_command
 
 OFFLOAD_ARCH = "gfx942"
 PARSE_SECONDS = 120
+HALF_HEADERS = ("hip_fp16.h", "hip_bf16.h")
 OLDEST_SYNC_HIP = (6, 2)        # the first HIP release with the *_sync warp functions and their mask check
 _VERSION = re.compile(rb"#define\s+HIP_VERSION_(MAJOR|MINOR)\s+(\d+)")
 
@@ -38,7 +39,10 @@ class HipDeviceCheck:
 
     def describe(self) -> str:
         major, minor = self.hip_version
-        return f"libclang device check ({OFFLOAD_ARCH}, HIP {major}.{minor} headers at {self.include})"
+        half = [name for name in HALF_HEADERS if (self.include / "hip" / name).is_file()]
+        found = (f"{', '.join(half)} from there" if half else
+                 "no hip_fp16.h/hip_bf16.h there, so files using CUDA's half types are not judged")
+        return f"libclang device check ({OFFLOAD_ARCH}, HIP {major}.{minor} headers at {self.include}; {found})"
 
 
 def hip_header_dirs() -> list[Path]:
@@ -75,13 +79,17 @@ def find_hip_device_check() -> tuple[HipDeviceCheck | None, str]:
     if not (resource / "include").is_dir():
         return None, "the installed libclang has no clang resource headers (libclang-ng ships them)"
     too_old = []
+    usable: list[HipDeviceCheck] = []
     for include in hip_header_dirs():
         if not (include / "hip" / "hip_runtime.h").is_file():
             continue
         version = header_version(include)
         if version is not None and version >= OLDEST_SYNC_HIP:
-            return HipDeviceCheck(include, version, resource), ""
-        too_old.append(f"{include} (HIP {'.'.join(map(str, version)) if version else 'version unknown'})")
+            usable.append(HipDeviceCheck(include, version, resource))
+        else:
+            too_old.append(f"{include} (HIP {'.'.join(map(str, version)) if version else 'version unknown'})")
+    if usable:   # a ROCm install ships the half-precision headers; triton's copy does not
+        return next((c for c in usable if (c.include / "hip" / HALF_HEADERS[0]).is_file()), usable[0]), ""
     if too_old:
         return None, "HIP headers found are older than 6.2 and cannot judge masks: " + ", ".join(too_old)
     return None, "no HIP headers found (install triton, or set ROCM_AUDIT_HIP_INCLUDE)"
@@ -113,7 +121,8 @@ def device_errors(check: HipDeviceCheck, path: Path, root: Path, text: str) -> D
             target.parent.mkdir(parents=True, exist_ok=True)
             target.write_text(f"#pragma once\n#include <{hip}>\n", encoding="utf-8")
         args = ["-x", "hip", "--cuda-device-only", f"--offload-arch={OFFLOAD_ARCH}", "-nogpuinc", "-nogpulib",
-                "-std=c++17", "-w", "-D__HIP_PLATFORM_AMD__", "-include", "hip/hip_runtime.h",
+                "-std=c++17", "-w", "-ferror-limit=0", "-D__HIP_PLATFORM_AMD__",
+                "-include", "__clang_hip_runtime_wrapper.h", "-include", "hip/hip_runtime.h",
                 "-resource-dir", str(check.resource), "-isystem", str(check.resource),
                 "-isystem", str(check.include), "-isystem", str(shims), "-I", str(path.parent), "-I", str(root)]
         request = json.dumps({"path": str(path), "text": text, "args": args})

@@ -11,6 +11,7 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from auditor.fix.warp32 import keeps_one_group, leaves_one_group
 from auditor.parsing.cuda import Node
 
 _THREAD_INDEX = re.compile(rb"^(?:threadIdx|laneid|lane_?id|laneId|lane|tid|thread_?id|threadId|__lane_id|thread_rank"
@@ -42,22 +43,47 @@ def enclosing_function_name(root: Node, offset: int) -> str | None:
     return name.decode("utf-8", "replace") if name else None
 
 
-def lane_limited_calls(root: Node, wanted: frozenset[str] | None = None) -> dict[str, str]:
+def lane_limited_calls(root: Node, wanted: frozenset[str] | None = None, in_group: bool = False) -> dict[str, str]:
     """Functions this file calls from lane-limited code (only those in `wanted`, when given): callee name ->
-    where and why. A helper defined in a header (warp_reduce_sum) is lane-limited where any file calls it so."""
+    where and why. A helper defined in a header (warp_reduce_sum) is lane-limited where any file calls it so.
+    `in_group`: limits that keep one 32-lane group (`if (warp_id == 0)`) do not count."""
     out: dict[str, str] = {}
     for function in _nodes(root, "function_definition"):
         indexed: set[bytes] | None = None
         for call in _nodes(function, "call_expression"):
-            callee = call.child_by_field_name("function")
-            names = _NAME.findall(callee.text or b"") if callee is not None else []
-            if not names or names[-1].decode() in out or names[-1].startswith(b"__") \
-                    or (wanted is not None and names[-1].decode("utf-8", "replace") not in wanted):
+            name = callee_name(call)
+            if not name or name.decode() in out or name.startswith(b"__") \
+                    or (wanted is not None and name.decode("utf-8", "replace") not in wanted):
                 continue
             indexed = _lane_dependent_names(function) if indexed is None else indexed
-            if why := _limit_in_function(call, function, indexed):
-                out[names[-1].decode()] = f"line {call.start_point[0] + 1}: {why}"
+            if why := _limit_in_function(call, function, indexed, in_group):
+                out[name.decode()] = f"line {call.start_point[0] + 1}: {why}"
     return out
+
+
+def callee_name(call: Node) -> bytes | None:
+    """The called function's own name: `warpReduceSum<warp_size>(x)` and `ops::sum<T, 4>(x)` call warpReduceSum
+    and sum (template arguments are not the callee)."""
+    callee = call.child_by_field_name("function")
+    if callee is None:
+        return None
+    if callee.type in ("template_function", "template_method"):
+        callee = callee.child_by_field_name("name") or callee
+    names = _NAME.findall((callee.text or b"").split(b"<", 1)[0])
+    return names[-1] if names else None
+
+
+def file_local(function: Node) -> bool:
+    """A `static` function or one in an anonymous namespace: only its own translation unit calls it."""
+    head = (function.text or b"").split(b"{", 1)[0]
+    if re.search(rb"\bstatic\b", head):
+        return True
+    current = function.parent
+    while current is not None:
+        if current.type == "namespace_definition" and current.child_by_field_name("name") is None:
+            return True
+        current = current.parent
+    return False
 
 
 def unparsed_regions(root: Node) -> list[Node]:
@@ -126,23 +152,27 @@ def _macro_name(define: Node) -> bytes | None:
     return name.text if name is not None else None
 
 
-def lane_limit(node: Node, root: Node, limited_elsewhere: Mapping[str, str] | None = None) -> str | None:
+def lane_limit(node: Node, root: Node, limited_elsewhere: Mapping[str, str] | None = None,
+               in_group: bool = False, own_unit: bool = False) -> str | None:
     """Why the call around `node` may run with only some lanes of a wavefront active, or None when it runs with
-    all of them (as far as this file shows). `node` is in a function body or a macro's body (preproc_arg)."""
+    all of them (as far as this file shows). `node` is in a function body or a macro's body (preproc_arg).
+    `in_group`: the call exchanges within a 32-lane group, so limits that keep one such group do not count.
+    `own_unit`: the file is a translation unit (not a header), whose file-local functions no other file calls."""
     if node.type == "preproc_arg":
         return _macro_limit(node, root)
     function = _enclosing_function(node)
     if function is None:
         return "not inside a function: the lanes that run it are not known"
-    found = _limit_in_function(node, function)
+    found = _limit_in_function(node, function, None, in_group)
     if found:
         return found
     name = _function_name(function)
-    if name and limited_elsewhere and (where := limited_elsewhere.get(name.decode())):
+    elsewhere = limited_elsewhere if not (own_unit and file_local(function)) else None
+    if name and elsewhere and (where := elsewhere.get(name.decode())):
         return f"{name.decode()} is called from lane-limited code ({where})"
     for call in _calls_of(root, name) if name else ():
         caller = _enclosing_function(call)
-        if caller is not None and caller != function and (why := _limit_in_function(call, caller)):
+        if caller is not None and caller != function and (why := _limit_in_function(call, caller, None, in_group)):
             return f"called from lane-limited code (line {call.start_point[0] + 1}: {why})"
     return None
 
@@ -162,7 +192,8 @@ def _macro_limit(arg: Node, root: Node) -> str | None:
     return None
 
 
-def _limit_in_function(node: Node, function: Node, indexed: set[bytes] | None = None) -> str | None:
+def _limit_in_function(node: Node, function: Node, indexed: set[bytes] | None = None,
+                       in_group: bool = False) -> str | None:
     text = function.text or b""
     if tile := _TILE.search(text):
         return f"the function works in cooperative-group tiles ({tile.group(0).decode().rstrip('< ')})"
@@ -171,13 +202,15 @@ def _limit_in_function(node: Node, function: Node, indexed: set[bytes] | None = 
     child, current = node, node.parent
     while current is not None and current != function:
         condition = _condition_guarding(current, child)
-        if condition is not None and _reads(condition, indexed - _own_uniform_counter(current, indexed)):
+        if condition is not None and _reads(condition, indexed - _own_uniform_counter(current, indexed)) \
+                and not (in_group and keeps_one_group(condition)):
             found.append((_reads(condition, set()), f"line {condition.start_point[0] + 1}: {_shown(condition)}"))
         if current.type == "compound_statement":
             for statement in current.named_children:
                 if statement == child:
                     break
-                if (exit_ := _lane_dependent_exit(statement, indexed)) is not None:
+                if (exit_ := _lane_dependent_exit(statement, indexed)) is not None \
+                        and not (in_group and leaves_one_group(exit_)):
                     found.append((_reads(exit_, set()),
                                   f"line {exit_.start_point[0] + 1}: {_shown(exit_)} leaves lanes behind"))
         child, current = current, current.parent
@@ -301,11 +334,8 @@ def _calls_of(root: Node, name: bytes):
     stack = [root]
     while stack:
         current = stack.pop()
-        if current.type == "call_expression":
-            callee = current.child_by_field_name("function")
-            called = _NAME.findall(callee.text or b"") if callee is not None else []
-            if called and called[-1] == name:
-                yield current
+        if current.type == "call_expression" and callee_name(current) == name:
+            yield current
         stack.extend(current.named_children)
 
 

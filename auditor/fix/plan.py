@@ -40,6 +40,7 @@ class Plan:
     files: tuple[FilePlan, ...]
     not_fixable: tuple[tuple[Finding, str], ...]   # unguarded findings a fix exists for but may not touch, and why
     unsafe_left: int                               # findings an unsafe fix would touch (without --unsafe)
+    unportable: dict[str, tuple[tuple[int, str], ...]] | None = None   # path -> (line, what) of Hopper-only code
 
 
 def plan_fixes(results: Sequence[FileResult], sources: dict[str, SourceFile], specs: dict[str, FixSpec],
@@ -79,7 +80,21 @@ def plan_fixes(results: Sequence[FileResult], sources: dict[str, SourceFile], sp
             chosen.setdefault(spec.engine, []).append(finding)
         for engine, found in chosen.items():   # one engine per file kind, so at most one entry
             files.append(FilePlan(source, tuple(found), engine))
-    return Plan(tuple(files), tuple(refused), unsafe_left)
+    return Plan(tuple(files), tuple(refused), unsafe_left, unportable_lines(results, categories or {}))
+
+
+def unportable_lines(results: Sequence[FileResult],
+                     categories: dict[str, str]) -> dict[str, tuple[tuple[int, str], ...]]:
+    """Where each file uses Hopper/Blackwell-only features (wgmma, TMA, clusters, FP8 types): the masks of those
+    functions are not fixed (auditor/fix/cuda_fixes.py); the rest of the file is. Including cuda_fp8.h alone
+    refuses nothing."""
+    found: dict[str, list[tuple[int, str]]] = {}
+    for result in results:
+        for finding in result.findings:
+            what = UNPORTABLE_CATEGORIES.get(categories.get(finding.rule_id, ""))
+            if what and finding.span.line and not finding.guarded and finding.disposition in FIXED_DISPOSITIONS:
+                found.setdefault(result.path, []).append((finding.span.line, f"{what}, {finding.rule_id}"))
+    return {path: tuple(lines) for path, lines in found.items()}
 
 
 # A path that names a Hopper/Blackwell architecture (flashinfer's xqa/mla_sm120.cuh, kernels/sm_90/, hopper/):
@@ -89,14 +104,11 @@ _ARCH_PATH = re.compile(r"(?<![a-z])(?<!pre_)(?<!pre)(sm_?(?:9\d|1[0-2]\d)a?|hop
 
 
 def _nvidia_only(result: FileResult, categories: dict[str, str]) -> str | None:
-    """A file built around Hopper/Blackwell-only features (wgmma, TMA, clusters, sm_90a) is replaced in a port,
-    not patched: fixing its masks changes nothing that could run on ROCm."""
+    """A file written for one Hopper/Blackwell architecture (its path says so) is replaced in a port, not patched:
+    fixing its masks changes nothing that could run on ROCm. Hopper-only features elsewhere are judged per
+    function (unportable_lines)."""
     if result.kind not in ENGINE_KINDS["cuda"]:
         return None
-    for finding in result.findings:
-        what = UNPORTABLE_CATEGORIES.get(categories.get(finding.rule_id, ""))
-        if what and not finding.guarded and finding.disposition in FIXED_DISPOSITIONS:
-            return f"the file uses {what} ({finding.rule_id} at line {finding.span.line}): ported by rewriting"
     if named := _ARCH_PATH.search(result.path):
         return f"the file is written for one NVIDIA architecture ({named.group(1)} in its path): ported by rewriting"
     return None

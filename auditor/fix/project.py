@@ -27,6 +27,7 @@ def fix_context(files: Sequence[SourceFile], max_bytes: int, helpers: frozenset[
     looked up for these only (the rest of the project's calls do not matter)."""
     shims: dict[str, str] = {}
     limited: dict[str, str] = {}
+    beyond_group: dict[str, str] = {}
     python = DEFAULT_PYTHON
     includes: dict[str, list[bytes]] = {}
     tensor_core: set[str] = set()
@@ -41,17 +42,20 @@ def fix_context(files: Sequence[SourceFile], max_bytes: int, helpers: frozenset[
                 root = parse(data).tree.root_node
                 for name, where in lane_limited_calls(root, helpers).items():
                     limited.setdefault(name, f"{source.path} {where}")
+                for name, where in lane_limited_calls(root, helpers, in_group=True).items():
+                    beyond_group.setdefault(name, f"{source.path} {where}")
                 regions = unparsed_regions(root)   # a call there is not seen as one: its lanes are not known
                 for needle in needles if regions else ():
                     if unseen := unseen_use(needle, regions):
-                        limited.setdefault(needle.decode(), f"{source.path} {unseen}: named in code that did "
-                                                            "not parse")
+                        why = f"{source.path} {unseen}: named in code that did not parse"
+                        limited.setdefault(needle.decode(), why)
+                        beyond_group.setdefault(needle.decode(), why)
             for match in _SHIM.finditer(data):
                 line = data.count(b"\n", 0, match.start()) + 1
                 shims.setdefault(match.group(1).decode(), f"{source.path}:{line}")
         elif PurePosixPath(source.path).name == "pyproject.toml" and "/" not in source.path:
             python = requires_python(_read(source, max_bytes).decode("utf-8", "replace")) or python
-    return FixContext(shims, limited, python, tensor_core_only(includes, tensor_core))
+    return FixContext(shims, limited, beyond_group, python, tensor_core_only(includes, tensor_core))
 
 
 def tensor_core_only(includes: Mapping[str, Sequence[bytes]], tensor_core: set[str]) -> dict[str, str]:

@@ -6,15 +6,17 @@ import ast
 from collections.abc import Sequence
 
 import libcst as cst
-from libcst.metadata import MetadataWrapper, ParentNodeProvider, PositionProvider
+from libcst.metadata import MetadataWrapper
 
 from auditor.fix.data import FixSpec
 from auditor.fix.edits import FileFix, FixContext, NO_CONTEXT
+from auditor.fix.cuda_flags import CudaOnlyFlags, imports_torch
+from auditor.fix.version_decision import TorchVersionDecision
 from auditor.types import Finding
 
 IN_MESSAGE = "in the text of a message (an f-string, format, print, logging or an exception): report only"
-_MESSAGE_CALLS = {"print", "warn", "warning", "info", "debug", "error", "exception", "critical", "log", "echo"}
-VERSION_STAND_IN = '"0.0"'   # what a parse of torch.version.cuda sees on ROCm and CPU builds instead of None
+NOT_DECIDED = ("the version is kept or passed on here, not compared: a ROCm answer belongs where it is compared "
+               "(branch on torch.version.hip there); report only")
 
 
 def fix_python(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec],
@@ -24,35 +26,57 @@ def fix_python(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec]
     except (cst.ParserSyntaxError, RecursionError):
         return FileFix(text, skipped=tuple((f, "libcst cannot parse the file") for f in findings))
     lines = text.splitlines()
+    flags = [f for f in findings if specs[f.rule_id].action == "nvcc-flags" and f.span.line is not None]
+    if flags:
+        text, wrapper, flagged = _guard_flags(text, wrapper, flags, context)
+        findings = [f for f in findings if f not in flags]
+        lines = text.splitlines()
+    else:
+        flagged = FileFix(text)
     wanted: dict[tuple[int, int], Finding] = {}
-    skipped: list[tuple[Finding, str]] = []
+    skipped: list[tuple[Finding, str]] = list(flagged.skipped)
     for finding in findings:
         if specs[finding.rule_id].action != "torch-version-cuda" or finding.span.line is None:
             skipped.append((finding, "no Python fix for this finding"))
             continue
         wanted[(finding.span.line, _char_column(lines, finding))] = finding
-    new, done, in_text = _transform(wrapper, wanted)
+    new, done, in_text, kept = _transform(wrapper, wanted)
     skipped += [(wanted[key], IN_MESSAGE) for key in in_text]
+    skipped += [(wanted[key], NOT_DECIDED) for key in kept]
     if not _valid(new, context.python) and _valid(text, context.python):
         # one fix at a time: each kept only if the file stays valid for the oldest Python the project supports
         accepted: dict[tuple[int, int], Finding] = {}
         for key in sorted(done):
-            trial, _, _ = _transform(wrapper, {**accepted, key: wanted[key]})
+            trial, _, _, _ = _transform(wrapper, {**accepted, key: wanted[key]})
             if _valid(trial, context.python):
                 accepted[key] = wanted[key]
             else:
                 oldest = ".".join(map(str, context.python))
                 skipped.append((wanted[key], f"the fixed code is not valid Python {oldest} (the oldest it supports)"))
-        new, done, _ = _transform(wrapper, accepted)
+        new, done, _, _ = _transform(wrapper, accepted)
     skipped += [(f, "no torch.version.cuda expression at the finding's position")
-                for key, f in wanted.items() if key not in done and key not in in_text
+                for key, f in wanted.items() if key not in done and key not in in_text and key not in kept
                 and not any(s[0] is f for s in skipped)]
-    return FileFix(new, tuple(done.values()), tuple(skipped))
+    return FileFix(new, flagged.applied + tuple(done.values()), tuple(skipped))
+
+
+def _guard_flags(text: str, wrapper: MetadataWrapper, flags: list[Finding], context: FixContext):
+    """(new text, its parse, what was fixed): nvcc-only flags behind torch's ROCm switch (auditor/fix/cuda_flags)."""
+    if not imports_torch(wrapper.module):
+        why = "the file does not import torch, whose version.hip tells a ROCm build"
+        return text, wrapper, FileFix(text, (), tuple((f, why) for f in flags))
+    wanted = {f.span.line: (f, context.string_patterns.get(f.rule_id, "")) for f in flags if f.span.line}
+    transformer = CudaOnlyFlags(wanted)
+    new = wrapper.visit(transformer).code
+    why = ("not an element of a flag list (a list or a parenthesised tuple), or a flag whose value is not the next "
+           "element; report only")
+    left = tuple((f, why) for line, (f, _) in wanted.items() if line not in transformer.done)
+    return new, MetadataWrapper(cst.parse_module(new)), FileFix(new, tuple(transformer.done.values()), left)
 
 
 def _transform(wrapper: MetadataWrapper, wanted: dict[tuple[int, int], Finding]):
-    transformer = _TorchVersionCuda(wanted)
-    return wrapper.visit(transformer).code, transformer.done, transformer.in_text
+    transformer = TorchVersionDecision(wanted)
+    return wrapper.visit(transformer).code, transformer.done, transformer.in_text, transformer.kept
 
 
 def _valid(code: str, version: tuple[int, int]) -> bool:
@@ -68,88 +92,3 @@ def _char_column(lines: list[str], finding: Finding) -> int:
     """ast columns count UTF-8 bytes; libcst's count characters. 0-based characters."""
     line = lines[finding.span.line - 1] if finding.span.line and finding.span.line <= len(lines) else ""
     return len(line.encode("utf-8")[: (finding.span.column or 1) - 1].decode("utf-8", "ignore"))
-
-
-def _dotted(node: cst.BaseExpression) -> str | None:
-    if isinstance(node, cst.Name):
-        return node.value
-    if isinstance(node, cst.Attribute):
-        inner = _dotted(node.value)
-        return None if inner is None else f"{inner}.{node.attr.value}"
-    return None
-
-
-class _TorchVersionCuda(cst.CSTTransformer):
-    """torch.version.cuda is None on ROCm. Where it is compared with None by ==/!= (a vendor test), test
-    `cuda or hip` instead; where it is parsed or compared with a version, read "0.0" instead of None."""
-
-    METADATA_DEPENDENCIES = (PositionProvider, ParentNodeProvider)
-
-    def __init__(self, wanted: dict[tuple[int, int], Finding]):
-        super().__init__()
-        self.wanted = wanted
-        self.done: dict[tuple[int, int], Finding] = {}
-        self.in_text: set[tuple[int, int]] = set()
-        self._fstring_depth = 0
-        self._targets: dict[int, tuple[tuple[int, int], str]] = {}
-
-    def visit_FormattedString(self, node: cst.FormattedString) -> bool:
-        self._fstring_depth += 1
-        return True
-
-    def leave_FormattedString(self, original: cst.FormattedString, updated: cst.FormattedString) -> cst.FormattedString:
-        self._fstring_depth -= 1
-        return updated
-
-    def visit_Attribute(self, node: cst.Attribute) -> bool:
-        start = self.get_metadata(PositionProvider, node).start
-        key = (start.line, start.column)
-        name = _dotted(node)
-        if key in self.wanted and name and name.endswith("version.cuda") and (self._fstring_depth or
-                                                                               self._in_message(node)):
-            self.in_text.add(key)
-            return False
-        if key in self.wanted and name and name.endswith("version.cuda"):
-            parent = self.get_metadata(ParentNodeProvider, node)
-            self._targets[id(node)] = (key, "test" if _is_none_equality(parent, node) else "parse")
-            return False
-        return True
-
-    def _in_message(self, node: cst.CSTNode) -> bool:
-        """An argument of print/logging/an exception, or formatted into a string: text, not a decision."""
-        current = node
-        for _ in range(8):
-            parent = self.get_metadata(ParentNodeProvider, current, None)
-            if parent is None or isinstance(parent, (cst.SimpleStatementLine, cst.IndentedBlock, cst.Module)):
-                return False
-            if isinstance(parent, cst.Call):
-                called = _dotted(parent.func) or ""
-                last = called.rsplit(".", 1)[-1]
-                if isinstance(parent.func, cst.Attribute) and parent.func.attr.value == "format" and \
-                        isinstance(parent.func.value, (cst.SimpleString, cst.ConcatenatedString)):
-                    return True
-                if last in _MESSAGE_CALLS or last.endswith(("Error", "Exception", "Warning")):
-                    return True
-            if isinstance(parent, cst.BinaryOperation) and isinstance(parent.operator, cst.Modulo) and \
-                    isinstance(parent.left, (cst.SimpleString, cst.ConcatenatedString)):
-                return True
-            current = parent
-        return False
-
-    def leave_Attribute(self, original: cst.Attribute, updated: cst.BaseExpression) -> cst.BaseExpression:
-        target = self._targets.get(id(original))
-        if target is None:
-            return updated
-        key, how = target
-        code = cst.Module([]).code_for_node(original)
-        other = code[: -len("cuda")] + "hip"
-        fallback = other if how == "test" else VERSION_STAND_IN
-        self.done[key] = self.wanted[key]
-        return cst.parse_expression(f"({code} or {fallback})")
-
-
-def _is_none_equality(parent: cst.CSTNode, node: cst.CSTNode) -> bool:
-    if not isinstance(parent, cst.Comparison) or parent.left is not node:
-        return False
-    return all(isinstance(t.operator, (cst.Equal, cst.NotEqual)) and _dotted(t.comparator) == "None"
-               for t in parent.comparisons)

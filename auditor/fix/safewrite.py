@@ -82,6 +82,25 @@ def write_within(root: Path, relative: str, data: bytes, planned: Identity | Non
         os.close(directory)
 
 
+def create_within(root: Path, relative: str, data: bytes) -> str | None:
+    """Create root/relative, a file that must not exist yet, in the verified directory (never through a link)."""
+    parts = PurePosixPath(relative).parts
+    if not parts or any(p in ("..", "/") for p in parts):
+        raise WriteRefused("the path leaves the scanned tree")
+    directory = _open_dir(root, parts[:-1])
+    try:
+        try:
+            fd = os.open(parts[-1], os.O_WRONLY | os.O_CREAT | os.O_EXCL | getattr(os, "O_NOFOLLOW", 0), 0o644,
+                         dir_fd=directory)
+        except FileExistsError:
+            raise WriteRefused("a file of that name appeared since the plan; run fix again") from None
+        with os.fdopen(fd, "wb") as handle:
+            handle.write(data)
+        return "new file"
+    finally:
+        os.close(directory)
+
+
 def _open_dir(root: Path, parts: tuple[str, ...]) -> int:
     try:
         fd = os.open(root, os.O_RDONLY | getattr(os, "O_DIRECTORY", 0))   # the root is the user's choice

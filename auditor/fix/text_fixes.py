@@ -35,6 +35,9 @@ def fix_text(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec],
         if spec.only_where and not re.search(spec.only_where, text, re.MULTILINE):
             skipped.append((finding, spec.only_where_why))
             continue
+        if spec.not_on and re.search(spec.not_on, line):
+            skipped.append((finding, spec.not_on_why))
+            continue
         if _in_message_or_comment(line, spec):
             skipped.append((finding, "in a comment or the text of a message: nothing runs it"))
             continue

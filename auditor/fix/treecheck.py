@@ -32,6 +32,8 @@ class Candidate:
     kind: str
     new: str
     applied: tuple[Finding, ...]
+    beside: str | None = None       # a new file, the ROCm variant of this one: it may hold the findings that one
+                                    # holds, less those the fixes made in it
 
 
 def check_tree(paths: Sequence[Path], root: Path, rulebook: Rulebook, options: ScanOptions,
@@ -59,7 +61,9 @@ def check_tree(paths: Sequence[Path], root: Path, rulebook: Rulebook, options: S
                 return rolled
             rolled.update(found_rolled)
             for candidate in kept:
-                if candidate.path in found_rolled:
+                if candidate.path in found_rolled and candidate.beside:
+                    (copy / candidate.path).unlink(missing_ok=True)
+                elif candidate.path in found_rolled:
                     shutil.copyfile(Path(root) / candidate.path, copy / candidate.path)
             kept = [c for c in kept if c.path not in found_rolled]
             if not kept:
@@ -71,7 +75,14 @@ def _compare(before: Report, after: Report, candidates: Sequence[Candidate],
              specs: dict[str, FixSpec]) -> dict[str, str]:
     expected = _counts(before.findings)
     for candidate in candidates:
-        expected -= Counter(_key(f) for f in candidate.applied if specs[f.rule_id].removes_finding and not f.guarded)
+        if candidate.beside:   # a copy of its file: that file's findings, less those its fixes removed
+            carried = Counter((candidate.path, rule, disposition) for path, rule, disposition in _counts(
+                before.findings).elements() if path == candidate.beside)
+            expected += carried - Counter((candidate.path, f.rule_id, f.disposition) for f in candidate.applied
+                                          if not f.guarded)
+        else:
+            expected -= Counter(_key(f) for f in candidate.applied
+                                if specs[f.rule_id].removes_finding and not f.guarded)
     got = _counts(after.findings)
     changed = {c.path for c in candidates}
     rolled: dict[str, str] = {}
@@ -85,12 +96,23 @@ def _compare(before: Report, after: Report, candidates: Sequence[Candidate],
                 if candidate.kind in TEXT_KINDS:
                     rolled[candidate.path] = (f"the fix would change findings in another file ({path}: {rule} as "
                                               f"{disposition})")
-    if _evidence(before) != _evidence(after):
-        why = (f"the fix would change the project's verdict or ROCm-path evidence ({before.verdict}: "
-               f"{before.verdict_reason[:80]} -> {after.verdict}: {after.verdict_reason[:80]})")
-        suspects = [c for c in candidates if c.kind in TEXT_KINDS] or list(candidates)
+    old_evidence, new_evidence = _evidence(before), _evidence(after)
+    if old_evidence != new_evidence:
+        # a ROCm variant beside a file is a ROCm install path: evidence that names it is what it adds
+        variants = [c.path for c in candidates if c.beside]
+        explained = bool(variants) and any(v + ":" in repr(new_evidence) for v in variants)
+        why = (f"the fix would change the project's verdict or ROCm-path evidence (verdict {before.verdict} -> "
+               f"{after.verdict}; evidence {_changed_evidence(old_evidence, new_evidence)})")
+        suspects = [c for c in candidates if c.kind in TEXT_KINDS and not (explained and c.beside)] \
+            or ([] if explained else list(candidates))
         rolled.update({c.path: why for c in suspects if c.path not in rolled})
     return rolled
+
+
+def _changed_evidence(old: tuple, new: tuple) -> str:
+    """The components whose evidence differs, each once (the verdict's reason alone may read the same)."""
+    changed = sorted({entry[0] for entry in set(old) ^ set(new)})
+    return "of " + ", ".join(changed[:3]) + (" ..." if len(changed) > 3 else "") if changed else "order"
 
 
 def _key(finding: Finding) -> tuple[str, str, str]:

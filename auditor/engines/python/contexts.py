@@ -4,6 +4,7 @@ from __future__ import annotations
 import ast
 import re
 
+from auditor.engines.python.nonetested import reads_handle_none
 from auditor.engines.python.guards import EXITS, _dotted, _end, _Guards, _start, binds_what_follows_reads
 from auditor.parsing.python import PythonTree
 from auditor.types import Rule
@@ -40,6 +41,9 @@ class SyntacticContexts:
             return "log"
         if context == "other" and self._in_record(node):
             return "log"   # a value kept in a record ({"cuda": torch.version.cuda}), shown, not tested
+        if context == "other" and self.guards.truth(node) is False and isinstance(self.tree.parent(node), ast.Assign) \
+                and reads_handle_none(self.tree, self._reads_of_assigned(node)):
+            return "test"   # `v = torch.version.cuda` read only behind `if v and ...` or after `if not v: v = ...`
         if context == "argument" and self._call_name(self.tree.parent(node)) == "bool":
             return "test"
         if context in ("test", "compare") and self._only_messages_follow(node):
