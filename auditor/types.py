@@ -229,6 +229,7 @@ class Component:
     optional: bool
     rocm_path: object = None         # auditor.rocmpath.model.RocmPath, when the component has a build to read
     kind: str = "primary"            # primary | secondary (a nested distribution of its own) | optional
+    live: int = 0                    # the findings its verdict weighed (analysis/verdict.py is_live): what its row counts
 
 
 def percent_of(part: int, total: int) -> float:
@@ -298,6 +299,7 @@ class Effort:
     by_directory: tuple[tuple[str, float, float], ...] = ()
     by_file: tuple[tuple[str, float, float], ...] = ()      # in hours, costliest first: the hotspots
     kernel_files: int = 0            # files (generated families once) with __global__ kernels a ROCm build compiles
+    reviewed_files: tuple[str, ...] = ()   # the files whose HIPIFY run and review the estimate pays for
     hours_per_day: float = 8.0       # the model's engineer-hours in a day, to show group hours as days
 
 
@@ -390,6 +392,14 @@ class Report:
         if fail_on is None:
             return []
         return [i for i in self.gated() if self.findings[i].severity >= fail_on and self.findings[i].new is not False]
+
+    def live_by_severity(self) -> dict[str, int]:
+        """The findings that would break (Report.gated), by severity, critical first: the one tally every format
+        shows beside the verdict and the exit code."""
+        counts = {s.label: 0 for s in sorted(Severity, reverse=True)}
+        for i in self.gated():
+            counts[self.findings[i].severity.label] += 1
+        return counts
 
     def not_breaking(self) -> dict[str, int]:
         """How many findings of each other disposition there are (they have a ROCm path or are not on it)."""

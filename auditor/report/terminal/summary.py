@@ -50,7 +50,7 @@ def render_terminal(report: Report, console: Console, quiet: bool = False,
     _other_rules(report, out, shown_rules, verbose)
     if verbose:
         _groups(report, out)
-        if s.findings > s.guarded:
+        if s.breaking:
             console.print(counts_table(report))
             hot = view.hotspots(report, TOP_HOTSPOTS)
             if hot:
