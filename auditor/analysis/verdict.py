@@ -74,7 +74,12 @@ def _label(rocm: RocmPath | None) -> str:   # only asked of a verified path
 def weighed(findings: Sequence[Finding], own: bool = False) -> list[Finding]:
     """The findings a component's verdict weighs: live ones above info; `own`: a secondary or optional component
     judged for itself, where being optional to the tree does not make a finding optional to the component."""
-    return [f for f in _judged_for_itself(findings, own) if is_live(f)]
+    return [f for f in findings if weighs(f, own)]
+
+
+def weighs(finding: Finding, own: bool = False) -> bool:
+    """Whether a component's verdict weighs the finding (`own`: judged for itself, see `weighed`)."""
+    return is_live(finding) or (own and finding.disposition == OPTIONAL and finding.severity > Severity.INFO)
 
 
 def _judged_for_itself(findings: Sequence[Finding], own: bool) -> list[Finding]:

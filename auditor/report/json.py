@@ -92,7 +92,7 @@ def report_dict(report: Report) -> dict:
         },
         "components": [
             {"path": c.path, "verdict": c.verdict, "rocm_build": c.rocm_build, "reason": c.reason,
-             "optional": c.optional, "kind": c.kind,
+             "optional": c.optional, "kind": c.kind, "live_findings": c.live,
              "rocm_path": c.rocm_path.as_dict() if isinstance(c.rocm_path, RocmPath) else None}
             for c in report.components
         ],
