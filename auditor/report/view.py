@@ -85,9 +85,12 @@ class Summary:
     effort_for: str = ""              # on a ready verdict: what its effort pays for (it is no porting work)
 
     @property
+    def days_text(self) -> str:
+        return f"{self.low_days:g}-{self.high_days:g} engineer-days"
+
+    @property
     def effort_text(self) -> str:
-        days = f"{self.low_days:g}-{self.high_days:g} engineer-days"
-        return f"{days} ({self.effort_for})" if self.effort_for else days
+        return f"{self.days_text} ({self.effort_for})" if self.effort_for else self.days_text
 
     @property
     def coverage_text(self) -> str:
@@ -115,9 +118,7 @@ class Hotspot:
     @property
     def cost_of(self) -> str:
         """What the file's hours pay for, so a row with no finding still says why it costs."""
-        parts = ([counted(self.findings, "live finding")] if self.findings else []) \
-            + (["HIPIFY review"] if self.reviewed else [])
-        return " + ".join(parts)
+        return " + ".join((["findings"] if self.findings else []) + (["HIPIFY review"] if self.reviewed else []))
 
 
 @dataclass(frozen=True, slots=True)
