@@ -196,7 +196,18 @@ def _check(settings: CheckSettings) -> int:
 
             print(strict_failure(report), file=sys.stderr)
         code = EXIT_FINDINGS
+    if settings.example:
+        return _demo_exit(code)
     return code
+
+
+def _demo_exit(check_code: int) -> int:
+    """`demo` shows what `check` does and succeeds (a `set -e` script or a first try goes on); it says what
+    `check` would have exited with."""
+    meaning = "findings at or above --fail-on would break on ROCm" if check_code == EXIT_FINDINGS else "clean"
+    print(f"rocm-audit demo: exit 0; `rocm-audit check` on this tree would exit {check_code} ({meaning})",
+          file=sys.stderr)
+    return 0
 
 
 def _progress(settings: CheckSettings, report, root, rulebook):
