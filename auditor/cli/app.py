@@ -188,7 +188,16 @@ def _check(settings: CheckSettings) -> int:
 
         sys.stdout.write(render_statistics(report, gate.fail_on))
     else:
-        emit(settings, report, root, _progress(settings, report, root, rulebook))
+        phases = _phases(settings)
+        if phases is not None:
+            from auditor.pipeline import REPORT
+
+            phases(REPORT)
+        try:
+            emit(settings, report, root, _progress(settings, report, root, rulebook))
+        finally:
+            if phases is not None:
+                phases.stop()
     code = _exit_code(report, gate.fail_on, gate.exit_zero)
     if strict_fails and not gate.exit_zero:
         if shown.format != "terminal" or shown.output:   # the terminal summary says it already
@@ -241,24 +250,53 @@ def _scan(settings: CheckSettings | BaselineSettings, paths, rulebook, options, 
     from auditor.invocation.scanning import audit_tree
 
     bar: list = []
+    phases = _phases(settings)
 
     def start_progress(total: int, total_bytes: int):
         if not settings.progress or total < 50 or not sys.stderr.isatty():
             return None
         from auditor.report.terminal.progress import ProgressBar
 
+        if phases is not None:
+            phases.pause()
         bar.append(ProgressBar(total, total_bytes))
         return bar[0]
 
     root = _files_root(paths, settings.config_file)
     shown_root = None if root is None else (os.path.relpath(root) if root.is_relative_to(Path.cwd()) else str(root))
     try:
-        report = audit_tree(paths, rulebook, options, shown_root=shown_root, progress=start_progress, root=root)
+        report = audit_tree(paths, rulebook, options, shown_root=shown_root, progress=start_progress, root=root,
+                            phase=_after_bar(phases, bar))
     finally:
         for shown in bar:
             shown.stop()
+        if phases is not None:
+            phases.stop()
     root = root or common_root(paths)
     return replace(report, repo_prefix=_repo_prefix(root), fail_on_verify=fail_on_verify), root
+
+
+def _phases(settings):
+    """The labelled steps around the scan on standard error: an interactive run with progress only (never -q,
+    a hook or a pipe)."""
+    if not getattr(settings, "progress", False) or not sys.stderr.isatty():
+        return None
+    from auditor.report.terminal.progress import PhaseStatus
+
+    return PhaseStatus()
+
+
+def _after_bar(phases, bar: list):
+    """A phase after the scan first clears the bar from the line."""
+    if phases is None:
+        return None
+
+    def say(phase: str) -> None:
+        for shown in bar:
+            shown.stop()
+        bar.clear()
+        phases(phase)
+    return say
 
 
 def _repo_prefix(root: Path) -> str:

@@ -9,11 +9,12 @@ class ProgressBar:
 
     def __init__(self, total: int, total_bytes: int):
         from rich.console import Console
-        from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn
+        from rich.progress import (BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeElapsedColumn,
+                                   TimeRemainingColumn)
 
         self._progress = Progress(
             TextColumn("scanning"), BarColumn(), MofNCompleteColumn(), TextColumn("{task.fields[rate]}"),
-            TimeElapsedColumn(), TextColumn("{task.fields[slow]}"),
+            TimeElapsedColumn(), TextColumn("ETA"), TimeRemainingColumn(), TextColumn("{task.fields[slow]}"),
             console=Console(stderr=True), transient=True,
         )
         self._task = self._progress.add_task("scan", total=total, rate="", slow="")
@@ -34,3 +35,31 @@ class ProgressBar:
 
     def stop(self) -> None:
         self._progress.stop()
+
+
+class PhaseStatus:
+    """The steps before and after the scan's bar (discovering, build model, analysis, report), each named on one
+    transient status line on standard error, so a long run never goes quiet between and after the bar."""
+
+    def __init__(self, console=None):
+        from rich.console import Console
+
+        self._console = console or Console(stderr=True)
+        self._status = None
+
+    def __call__(self, phase: str) -> None:
+        label = f"rocm-audit: {phase} …"
+        if self._status is None:
+            self._status = self._console.status(label)
+            self._status.start()
+        else:
+            self._status.update(label)
+
+    def pause(self) -> None:
+        """The scan's bar takes the line."""
+        if self._status is not None:
+            self._status.stop()
+            self._status = None
+
+    def stop(self) -> None:
+        self.pause()
