@@ -18,7 +18,7 @@ def llm_serving():
 
 def test_plan_puts_blocking_work_first_then_effort(llm_serving):
     p = plan.plan(llm_serving)
-    assert p.items[0].rule_id == "RA100" and p.items[0].blocking and p.items[0].title == "Replace tensorrt-llm"
+    assert p.items[0].rule_id == "RA100" and p.items[0].blocking and p.items[0].title == "Replace tensorrt_llm"
     trt = [f for f in llm_serving.findings if f.rule_id == "RA100" and plan.disposition(llm_serving, f) == "live"]
     assert p.items[0].sites == len(trt) and p.items[0].files == len({f.path for f in trt})
     rest = [w.high_days for w in p.items if not w.blocking]

@@ -41,7 +41,7 @@ def test_80_column_summary_is_pinned_and_never_squeezes_a_column(monkeypatch, ca
     assert not any(ch in "".join(lines) for ch in "│┃┏└")          # no table boxes to squeeze
     assert lines[1].startswith("Verdict: BLOCKED")
     plan_at = lines.index("Migration plan: 8-29 engineer-days")
-    assert lines[plan_at + 1].startswith(" 1. critical BLOCKS Replace tensorrt-llm (RA100)")
+    assert lines[plan_at + 1].startswith(" 1. critical BLOCKS Replace tensorrt_llm (RA100)")   # as the code names it
     assert not [line for line in lines if re.search(r"[^.]\.\.(\s|$)", line)]   # no doubled full stops
 
 

@@ -97,13 +97,36 @@ def _days(report: Report, hours: float) -> float:
     return round(hours / report.effort.hours_per_day, 1)
 
 
-def _title(report: Report, rule_id: str) -> str:
+def _title(report: Report, rule_id: str, sites: list[Finding]) -> str:
+    """What to do, built from what matched (the packages, macros, APIs or flags of its sites); the rule's general
+    text when the sites name nothing short enough."""
     rule = report.rules.get(rule_id)
     if rule is None:
         return rule_id
+    named = matched_names(report, sites)
     if rule.category in DEPENDENCY_CATEGORIES and (rule.effort in ("L", "XL") or rule.severity == Severity.CRITICAL):
-        return f"Replace {rule.name}"   # a package or library to swap for another: its name says what
-    return text.first_sentence(text.plain(rule.message))
+        return f"Replace {', '.join(named[:3]) or rule.name}"   # a package or library to swap for another
+    head = text.first_sentence(text.plain(rule.message))
+    if not named:
+        return head
+    return f"{head} ({', '.join(named[:3])}{', …' if len(named) > 3 else ''})"
+
+
+def matched_names(report: Report, sites: list[Finding]) -> list[str]:
+    """The distinct names the sites matched, a manifest's spelling first (`tensorrt-llm` and the import
+    `tensorrt_llm` are one); none that is a whole line rather than a name."""
+    from auditor.engines import is_a_name
+
+    def declared(f: Finding) -> bool:
+        rule = report.rules.get(f.rule_id)
+        return rule is not None and rule.matcher == "dependency"
+
+    names: dict[str, str] = {}
+    for f in sorted(sites, key=lambda f: not declared(f)):
+        named = " ".join(f.subject.split())
+        if is_a_name(named):
+            names.setdefault(named.lower().replace("_", "-"), named)
+    return list(names.values())
 
 
 def plan(report: Report, limit: int = PLAN_ITEMS) -> Plan:
@@ -128,7 +151,7 @@ def plan(report: Report, limit: int = PLAN_ITEMS) -> Plan:
             rule_id=rule_id, rule_name=rule.name if rule else rule_id,
             category=view.category_of(report, sites[0]), severity=worst.label,
             blocking=worst == Severity.CRITICAL and not all(peripheral(f.path) for f in sites),
-            title=_title(report, rule_id),
+            title=_title(report, rule_id, sites),
             fix=text.plain(rule.rocm_alternative or "") if rule else "",
             why=text.plain(text.paragraphs(rule.docs)[0]) if rule and rule.docs.strip() else "",
             sites=len(sites), files=len(per_file),
