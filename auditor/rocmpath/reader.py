@@ -3,6 +3,7 @@ the configuration that compiles each source file, and the project macros for the
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 import re
 import time
 import tomllib
@@ -132,7 +133,10 @@ def read_project(
         comp_shims = {f.path for f in mine if f.kind in C_KINDS and len(SHIM_LINE.findall(text_of(f.path))) >= 5}
         if hip_build:
             shims |= comp_shims
-            if facts is not None and (redefined := _redefined_for_rocm(mine, facts, text_of, comp_shims)):
+            # the component's own ROCm switches (`GG_USE_HIP` its HIP build defines) open their branches too
+            ours = facts if facts is None or rocm_macros <= facts.rocm_defined else \
+                replace(facts, rocm_defined=facts.rocm_defined | rocm_macros)
+            if ours is not None and (redefined := _redefined_for_rocm(mine, ours, text_of, comp_shims)):
                 project.rocm_redefinitions[comp] = redefined
         project.paths[comp] = rocm_path(comp, mine, pybuilds, cbuilds, comp_shims if hip_build else set(),
                                         manifests.extras.get(comp, []), text_of)
