@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
@@ -229,7 +230,7 @@ class Component:
     optional: bool
     rocm_path: object = None         # auditor.rocmpath.model.RocmPath, when the component has a build to read
     kind: str = "primary"            # primary | secondary (a nested distribution of its own) | optional
-    live: int = 0                    # the findings its verdict weighed (analysis/verdict.py is_live): what its row counts
+    live: int = 0                    # the findings its verdict weighed (analysis/verdict.py weighed)
 
 
 def percent_of(part: int, total: int) -> float:
@@ -393,18 +394,7 @@ class Report:
             return []
         return [i for i in self.gated() if self.findings[i].severity >= fail_on and self.findings[i].new is not False]
 
-    def live_by_severity(self) -> dict[str, int]:
-        """The findings that would break (Report.gated), by severity, critical first: the one tally every format
-        shows beside the verdict and the exit code."""
-        counts = {s.label: 0 for s in sorted(Severity, reverse=True)}
-        for i in self.gated():
-            counts[self.findings[i].severity.label] += 1
-        return counts
-
     def not_breaking(self) -> dict[str, int]:
         """How many findings of each other disposition there are (they have a ROCm path or are not on it)."""
-        counts: dict[str, int] = {}
-        for f in self.findings:
-            if not self.breaks(f):
-                counts[f.disposition] = counts.get(f.disposition, 0) + 1
+        counts = Counter(f.disposition for f in self.findings if not self.breaks(f))
         return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))

@@ -28,6 +28,14 @@ def test_phase_status_writes_the_step_to_its_console():
     status.stop()
 
 
+def test_a_run_without_progress_names_no_step():
+    out = io.StringIO()
+    status = PhaseStatus(Console(file=out, force_terminal=True, width=80), on=False)
+    status("analysis")
+    status.stop()
+    assert out.getvalue() == ""
+
+
 def test_quiet_runs_name_no_step_even_on_a_terminal(monkeypatch, capsys):
     monkeypatch.setattr(sys.stderr, "isatty", lambda: True, raising=False)
     main([str(FIXTURES / "llm_serving"), "-q", "--no-html"])

@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from auditor.commandline.pipes import ClosedPipeQuiet
 from auditor.util.errors import ToolError, safe_text  # ToolError re-exported: the tests use it
 from auditor.invocation.judging import fail_closed, unvendored
+from auditor.invocation.runsetup import demo_exit
 from auditor.invocation.runsetup import exit_code as _exit_code
 from auditor.invocation.runsetup import files_root as _files_root
 from auditor.invocation.runsetup import installed_api_table as _installed_api_table
@@ -188,16 +189,15 @@ def _check(settings: CheckSettings) -> int:
 
         sys.stdout.write(render_statistics(report, gate.fail_on))
     else:
-        phases = _phases(settings)
-        if phases is not None:
-            from auditor.pipeline import REPORT
+        from auditor.pipeline import REPORT
+        from auditor.report.terminal.progress import phase_status
 
-            phases(REPORT)
+        phases = phase_status(settings.progress)
+        phases(REPORT)
         try:
             emit(settings, report, root, _progress(settings, report, root, rulebook))
         finally:
-            if phases is not None:
-                phases.stop()
+            phases.stop()
     code = _exit_code(report, gate.fail_on, gate.exit_zero)
     if strict_fails and not gate.exit_zero:
         if shown.format != "terminal" or shown.output:   # the terminal summary says it already
@@ -205,18 +205,7 @@ def _check(settings: CheckSettings) -> int:
 
             print(strict_failure(report), file=sys.stderr)
         code = EXIT_FINDINGS
-    if settings.example:
-        return _demo_exit(code)
-    return code
-
-
-def _demo_exit(check_code: int) -> int:
-    """`demo` shows what `check` does and succeeds (a `set -e` script or a first try goes on); it says what
-    `check` would have exited with."""
-    meaning = "findings at or above --fail-on would break on ROCm" if check_code == EXIT_FINDINGS else "clean"
-    print(f"rocm-audit demo: exit 0; `rocm-audit check` on this tree would exit {check_code} ({meaning})",
-          file=sys.stderr)
-    return 0
+    return demo_exit(code) if settings.example else code
 
 
 def _progress(settings: CheckSettings, report, root, rulebook):
@@ -249,16 +238,17 @@ def _scan(settings: CheckSettings | BaselineSettings, paths, rulebook, options, 
     from auditor.discover.files import common_root
     from auditor.invocation.scanning import audit_tree
 
+    from auditor.report.terminal.progress import phase_status
+
     bar: list = []
-    phases = _phases(settings)
+    phases = phase_status(settings.progress)
 
     def start_progress(total: int, total_bytes: int):
         if not settings.progress or total < 50 or not sys.stderr.isatty():
             return None
         from auditor.report.terminal.progress import ProgressBar
 
-        if phases is not None:
-            phases.pause()
+        phases.pause()
         bar.append(ProgressBar(total, total_bytes))
         return bar[0]
 
@@ -266,37 +256,13 @@ def _scan(settings: CheckSettings | BaselineSettings, paths, rulebook, options, 
     shown_root = None if root is None else (os.path.relpath(root) if root.is_relative_to(Path.cwd()) else str(root))
     try:
         report = audit_tree(paths, rulebook, options, shown_root=shown_root, progress=start_progress, root=root,
-                            phase=_after_bar(phases, bar))
+                            phase=phases.after(bar))
     finally:
         for shown in bar:
             shown.stop()
-        if phases is not None:
-            phases.stop()
+        phases.stop()
     root = root or common_root(paths)
     return replace(report, repo_prefix=_repo_prefix(root), fail_on_verify=fail_on_verify), root
-
-
-def _phases(settings):
-    """The labelled steps around the scan on standard error: an interactive run with progress only (never -q,
-    a hook or a pipe)."""
-    if not getattr(settings, "progress", False) or not sys.stderr.isatty():
-        return None
-    from auditor.report.terminal.progress import PhaseStatus
-
-    return PhaseStatus()
-
-
-def _after_bar(phases, bar: list):
-    """A phase after the scan first clears the bar from the line."""
-    if phases is None:
-        return None
-
-    def say(phase: str) -> None:
-        for shown in bar:
-            shown.stop()
-        bar.clear()
-        phases(phase)
-    return say
 
 
 def _repo_prefix(root: Path) -> str:

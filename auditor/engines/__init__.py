@@ -7,7 +7,7 @@ from dataclasses import replace
 from auditor.types import Finding, Rule, Severity, Span
 
 SNIPPET_LIMIT = 160
-NAMED_SUBJECT = re.compile(r"[\w.:+/<>#@=!()-]{1,60}")   # a subject short enough to head its message: a name, not a line
+NAMED_SUBJECT = re.compile(r"[\w.:+/<>#@=!()-]{1,60}")   # a subject that can head its message: a name, not a line
 
 
 def snippet_of(lines: list[str], line: int | None) -> str:

@@ -6,7 +6,7 @@ from collections import Counter
 
 from auditor import __version__
 from auditor.analysis.groups import listed_findings
-from auditor.report.view import category_of, lines_scanned
+from auditor.report.view import category_of, lines_scanned, live_by_severity
 from auditor.rocmpath.model import RocmPath
 from auditor.gate.failclosed.incomplete import closed_failures
 from auditor.types import CATEGORIES, Coverage, Effort, FindingGroup, Report, Severity
@@ -83,7 +83,7 @@ def report_dict(report: Report) -> dict:
             "verdict_reason": report.verdict_reason,
             "by_disposition": dict(sorted(Counter(f.disposition for f in report.findings).items())),
             "would_break": len(report.gated()),
-            "live_by_severity": report.live_by_severity(),
+            "live_by_severity": live_by_severity(report),
             "live_by_category": live_by_category,
             "notes_by_disposition": report.not_breaking(),
             "fail_on_verify": report.fail_on_verify,

@@ -148,6 +148,15 @@ def where(finding: Finding) -> str:
     return f"{finding.path}:{finding.span.line}" if finding.span.line else finding.path
 
 
+def live_by_severity(report: Report) -> dict[str, int]:
+    """The findings that would break (Report.gated), by severity, critical first: the one tally every format
+    shows beside the verdict and the exit code."""
+    counts = {s.label: 0 for s in sorted(Severity, reverse=True)}
+    for i in report.gated():
+        counts[report.findings[i].severity.label] += 1
+    return counts
+
+
 def effort_for(report: Report) -> str:
     """What a ready project's effort pays for: it is no porting work, so the figure says what it is."""
     if report.verdict != "ready" or report.effort.high_days <= 0:

@@ -17,7 +17,8 @@ from auditor.rocmpath.model import RocmPath, RocmPattern
 DECLARATION_CHARS = 400
 DEVICE_FUNCTION = re.compile(r"\b__device__\b[^;(=\n]*?\b([A-Za-z_]\w*+)[ \t]*\(")
 # `typedef hipStream_t cudaStream_t;` and `using cudaStream_t = hipStream_t;`: a CUDA type the project maps itself
-TYPE_ALIAS = re.compile(r"^[ \t]*(?:typedef\b[^;{}\n]*?\b([A-Za-z_]\w*)[ \t]*;|using[ \t]+([A-Za-z_]\w*)[ \t]*=)", re.MULTILINE)
+TYPE_ALIAS = re.compile(r"^[ \t]*(?:typedef\b[^;{}\n]*?\b([A-Za-z_]\w*)[ \t]*;|using[ \t]+([A-Za-z_]\w*)[ \t]*=)",
+                        re.MULTILINE)
 CUDA_NAME = re.compile(r"^(?:__[a-z]\w*|cuda[A-Z_]\w*|cu[A-Z]\w*|CU[A-Z_]\w*)$")
 ROCM_WORDS = ("rocm", "hip")   # looked for in the lower-cased text: ten times faster than a case-blind regex
 CUDA_VERSION_MACROS = ("CUDART_VERSION", "CUDA_VERSION")

@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
 
 class ProgressBar:
@@ -39,21 +40,36 @@ class ProgressBar:
 
 class PhaseStatus:
     """The steps before and after the scan's bar (discovering, build model, analysis, report), each named on one
-    transient status line on standard error, so a long run never goes quiet between and after the bar."""
+    transient status line on standard error, so a long run never goes quiet between and after the bar. Off (every
+    call does nothing) unless the run shows progress on a terminal: never in -q, a hook or a pipe."""
 
-    def __init__(self, console=None):
-        from rich.console import Console
-
-        self._console = console or Console(stderr=True)
-        self._status = None
+    def __init__(self, console=None, on: bool = True):
+        self._console, self._on = console, on
+        self._status: Any = None
 
     def __call__(self, phase: str) -> None:
+        if not self._on:
+            return
         label = f"rocm-audit: {phase} …"
         if self._status is None:
-            self._status = self._console.status(label)
-            self._status.start()
+            if self._console is None:
+                from rich.console import Console
+
+                self._console = Console(stderr=True)
+            status = self._console.status(label)
+            status.start()
+            self._status = status
         else:
             self._status.update(label)
+
+    def after(self, bars: list):
+        """The phase callback for the pipeline: a step after the scan first clears its bar from the line."""
+        def say(phase: str) -> None:
+            for bar in bars:
+                bar.stop()
+            bars.clear()
+            self(phase)
+        return say
 
     def pause(self) -> None:
         """The scan's bar takes the line."""
@@ -63,3 +79,10 @@ class PhaseStatus:
 
     def stop(self) -> None:
         self.pause()
+
+
+def phase_status(progress: bool) -> PhaseStatus:
+    """The run's step display: on when it shows progress and standard error is a terminal."""
+    import sys
+
+    return PhaseStatus(on=progress and sys.stderr.isatty())
