@@ -232,7 +232,7 @@ def test_report_in_chromium_opens_with_the_plan_components_and_groups(browser, t
     assert plan.count() >= 3
     first = plan.first
     assert first.get_attribute("data-rule") == "RA100"
-    assert "blocks ROCm" in first.inner_text() and "Replace tensorrt-llm" in first.inner_text()
+    assert "blocks ROCm" in first.inner_text() and "Replace tensorrt_llm" in first.inner_text()   # as the code names it
     trt = [f for f in report["findings"] if f["rule"] == "RA100" and not f["guarded"] and not f["optional"]]
     assert f'{len(trt)} sites in {len({f["path"] for f in trt})} files' in first.inner_text()
     assert page.locator("#plan").bounding_box()["y"] < page.locator("#components").bounding_box()["y"]
