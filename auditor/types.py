@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import enum
 import hashlib
+from collections import Counter
 from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
@@ -229,6 +230,7 @@ class Component:
     optional: bool
     rocm_path: object = None         # auditor.rocmpath.model.RocmPath, when the component has a build to read
     kind: str = "primary"            # primary | secondary (a nested distribution of its own) | optional
+    live: int = 0                    # the findings its verdict weighed (analysis/verdict.py weighed)
 
 
 def percent_of(part: int, total: int) -> float:
@@ -298,6 +300,7 @@ class Effort:
     by_directory: tuple[tuple[str, float, float], ...] = ()
     by_file: tuple[tuple[str, float, float], ...] = ()      # in hours, costliest first: the hotspots
     kernel_files: int = 0            # files (generated families once) with __global__ kernels a ROCm build compiles
+    reviewed_files: tuple[str, ...] = ()   # the files whose HIPIFY run and review the estimate pays for
     hours_per_day: float = 8.0       # the model's engineer-hours in a day, to show group hours as days
 
 
@@ -393,8 +396,5 @@ class Report:
 
     def not_breaking(self) -> dict[str, int]:
         """How many findings of each other disposition there are (they have a ROCm path or are not on it)."""
-        counts: dict[str, int] = {}
-        for f in self.findings:
-            if not self.breaks(f):
-                counts[f.disposition] = counts.get(f.disposition, 0) + 1
+        counts = Counter(f.disposition for f in self.findings if not self.breaks(f))
         return dict(sorted(counts.items(), key=lambda kv: (-kv[1], kv[0])))

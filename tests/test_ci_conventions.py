@@ -79,6 +79,10 @@ def test_guarded_findings_are_suppressed_sarif_results(tmp_path, capsys):
     write_tree(tmp_path, {"probe.py": "try:\n    import pynvml\nexcept ImportError:\n    pynvml = None\n",
                           "serve.py": "import tensorrt_llm\n"})
     code, out, _ = run(capsys, tmp_path, "--format", "sarif", "--fail-on", "never")
+    default = json.loads(out)["runs"][0]["results"]   # a guarded finding is no alert unless asked for
+    assert [r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"] for r in default] == [
+        f"{_prefix(tmp_path)}serve.py"]
+    code, out, _ = run(capsys, tmp_path, "--format", "sarif", "--fail-on", "never", "--sarif-all")
     sarif = json.loads(out)
     jsonschema.validate(sarif, SARIF_SCHEMA)
     results = {r["locations"][0]["physicalLocation"]["artifactLocation"]["uri"]: r for r in sarif["runs"][0]["results"]}

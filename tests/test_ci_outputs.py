@@ -22,7 +22,7 @@ def run_format(capsys, *args) -> tuple[int, str]:
 
 @pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.iterdir() if p.is_dir()))
 def test_sarif_validates_against_githubs_required_fields(fixture, capsys):
-    code, out = run_format(capsys, FIXTURES / fixture, "--format", "sarif", "--fail-on", "never")
+    code, out = run_format(capsys, FIXTURES / fixture, "--format", "sarif", "--fail-on", "never", "--sarif-all")
     assert code == 0
     sarif = json.loads(out)
     jsonschema.validate(sarif, SARIF_SCHEMA)

@@ -103,7 +103,7 @@ def test_each_failing_repository_is_a_row_and_the_others_complete(tmp_path, hang
     assert rows["hangs"]["status"] == "failed" and rows["hangs"]["reason"] == "timed out after 8 s"
     assert all(rows[n]["verdict"] is None and rows[n]["report"] is None for n in ("broken", "gone", "hangs"))
     assert portfolio["totals"]["failed"] == 3 and portfolio["totals"]["scanned"] == 1
-    assert sorted(p.name for p in (tmp_path / "out/reports").iterdir()) == ["portable.json"]
+    assert sorted(p.name for p in (tmp_path / "out/reports").iterdir()) == ["portable.html", "portable.json"]
 
 
 def test_nothing_scanned_exits_2(tmp_path, capsys):

@@ -50,8 +50,10 @@ def test_portfolio_page_in_chromium_shows_the_json_numbers(browser, tmp_path):  
         assert field("verdict") == repo["verdict"]
         assert float(field("effort_low_days")) == repo["effort_low_days"]
         assert float(field("effort_high_days")) == repo["effort_high_days"]
-        link = row.locator("a").get_attribute("href")
+        link = row.locator("a.json").get_attribute("href")
         assert link == repo["report"] and (out / link).is_file()
+        page_link = row.locator("a.page").get_attribute("href")   # the repository's own page, beside its JSON
+        assert page_link == repo["page"] == repo["report"].replace(".json", ".html") and (out / page_link).is_file()
         dots = row.locator("svg.trend circle")
         assert [int(dots.nth(j).get_attribute("data-live")) for j in range(dots.count())] == \
             [point["live"] for point in repo["trend"]]
@@ -67,3 +69,15 @@ def test_portfolio_page_in_chromium_shows_the_json_numbers(browser, tmp_path):  
     assert int(first.locator('[data-field="repositories"]').inner_text()) == len(blocker["repositories"])
     assert float(first.locator('[data-field="effort_high_days"]').inner_text()) == blocker["effort_high_days"]
     assert blocker["fix"] in first.inner_text()
+    weights = [len(b["repositories"]) * b["effort_high_days"] for b in portfolio["blockers"]]
+    assert weights == sorted(weights, reverse=True)      # ranked by repositories × effort
+    bars = page.locator("#effort-by-repository g.bar")
+    costly = sorted((r for r in portfolio["repositories"] if r["verdict"] and r["effort_high_days"] > 0),
+                    key=lambda r: -r["effort_high_days"])
+    assert [bars.nth(j).get_attribute("data-name") for j in range(bars.count())] == [r["name"] for r in costly]
+    assert [float(bars.nth(j).get_attribute("data-high")) for j in range(bars.count())] == \
+        [r["effort_high_days"] for r in costly]
+    assert page.locator("#effort-by-blocker g.bar").count() == min(len(portfolio["blockers"]), 15)
+    repo = next(r for r in portfolio["repositories"] if r["status"] == "scanned" and r["verdict"] == "blocked")
+    own = _Page(browser, out / repo["page"])
+    assert own.page.locator("#verdict").get_attribute("data-verdict") == "blocked" and own.console == []

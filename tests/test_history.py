@@ -54,7 +54,7 @@ def test_points_follow_the_first_parent_history_with_exact_counts(project, tmp_p
     assert [p["live"] for p in points] == [0, 2, 3, 1]
     assert [p["by_rule"] for p in points] == [{}, {"RA100": 1, "RA112": 1}, {"RA100": 1, "RA112": 1, "RA303": 1},
                                               {"RA303": 1}]
-    assert [p["dependencies"] for p in points] == [[], ["pynvml", "tensorrt-llm"], ["pynvml", "tensorrt-llm"], []]
+    assert [p["dependencies"] for p in points] == [[], ["pynvml", "tensorrt_llm"], ["pynvml", "tensorrt_llm"], []]
     assert all(p["complete"] for p in points)
     assert points[0]["effort_high_days"] == 0 and points[1]["effort_high_days"] > 0
     assert data["repository"] == ids["start"]                       # keyed by the root commit
@@ -66,10 +66,10 @@ def test_events_and_deltas_name_the_commit_the_package_and_the_author(project, r
     headline = [(e["kind"], e.get("package"), e["commit"]) for e in data["events"] if e["kind"] != "rule-changed"]
     assert headline == [
         ("dependency-added", "pynvml", ids["deps"]),
-        ("dependency-added", "tensorrt-llm", ids["deps"]),
+        ("dependency-added", "tensorrt_llm", ids["deps"]),
         ("verdict-changed", None, ids["deps"]),
         ("dependency-removed", "pynvml", ids["cleanup"]),
-        ("dependency-removed", "tensorrt-llm", ids["cleanup"]),
+        ("dependency-removed", "tensorrt_llm", ids["cleanup"]),
     ]
     added = data["events"][0]
     assert added["author"] == "Ada Lovelace" and added["site"] == "requirements.txt:2"
@@ -224,3 +224,17 @@ def test_a_range_without_commits_has_no_points(project, recorded, capsys):
     assert data["points"] == [] and data["events"] == [] and data["delta"] is None
     code, page, _ = history(capsys, root, "--db", recorded, "--since", "2030-01-01", "--format", "html")
     assert code == 0 and "No recorded point in this range." in page
+
+
+def test_events_name_each_package_a_many_package_rule_gains(tmp_path, capsys):
+    """One rule covers many NVIDIA-only libraries: adding a second one is an event naming it, not the rule."""
+    root = tmp_path / "many"
+    root.mkdir()
+    git(root, "init", "-q", "-b", "main")
+    first = commit(root, {"app.py": "import cudnn\n"}, "cudnn", "2026-01-01T00:00:00Z")
+    second = commit(root, {"app.py": "import cudnn\nimport nvshmem\n"}, "nvshmem", "2026-02-01T00:00:00Z")
+    data = as_json(capsys, root, "--db", tmp_path / "h.db")
+    assert [p["commit"] for p in data["points"]] == [first, second]
+    added = [(e["package"], e["site"]) for e in data["events"] if e["kind"] == "dependency-added"]
+    assert added == [("nvshmem", "app.py:2")]
+    assert not any("nvidia-only-python-library" in json.dumps(e) for e in data["events"])

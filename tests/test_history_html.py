@@ -49,7 +49,7 @@ def test_standalone_page_draws_the_json_points(browser, recorded, tmp_path):  # 
     box = view.page.locator("#burndown").bounding_box()
     assert box is not None and box["width"] > 300 and box["height"] > 100
     events = view.page.locator(".progress-events li").all_inner_texts()
-    assert events[0].startswith("tensorrt-llm removed in") and any("new CUDA-only dependency pynvml" in e for e in events)
+    assert events[0].startswith("tensorrt_llm removed in") and any("new CUDA-only dependency pynvml" in e for e in events)
     assert view.console == [] and view.requests == [page.as_uri()]
 
 

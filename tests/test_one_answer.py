@@ -140,12 +140,20 @@ def _agree(capsys, path) -> dict:
 
     _, sarif = _run(capsys, path, "--format", "sarif")
     results = json.loads(sarif)["runs"][0]["results"]
+    verify = [f for f in findings if f["disposition"] == "verify on hardware"]
+    assert len(results) == len(live) + len(verify)    # by default, what breaks and what to verify on hardware
+    assert sorted(r["properties"]["severity"] for r in results if r["properties"]["breaksOnRocm"]) == sorted(
+        f["severity"] for f in live)
+    assert all(r["level"] == "warning" for r in results if not r["properties"]["breaksOnRocm"])
+    _, every = _run(capsys, path, "--format", "sarif", "--sarif-all")
+    results = json.loads(every)["runs"][0]["results"]
     assert len(results) == len(findings)
     for result in results:
         breaks = result["properties"]["disposition"] == "live"
         assert result["properties"]["breaksOnRocm"] == breaks
         if not breaks:
-            assert result["level"] == "note" and "Not breaking on ROCm: " in result["message"]["text"]
+            assert result["level"] == ("warning" if result["properties"]["disposition"] == "verify on hardware"
+                                       else "note") and "Not breaking on ROCm: " in result["message"]["text"]
         assert not re.search(r"[^.]\.\.(\s|$)", result["message"]["text"])
 
     _, github = _run(capsys, path, "--format", "github")

@@ -18,7 +18,7 @@ def llm_serving():
 
 def test_plan_puts_blocking_work_first_then_effort(llm_serving):
     p = plan.plan(llm_serving)
-    assert p.items[0].rule_id == "RA100" and p.items[0].blocking and p.items[0].title == "Replace tensorrt-llm"
+    assert p.items[0].rule_id == "RA100" and p.items[0].blocking and p.items[0].title == "Replace tensorrt_llm"
     trt = [f for f in llm_serving.findings if f.rule_id == "RA100" and plan.disposition(llm_serving, f) == "live"]
     assert p.items[0].sites == len(trt) and p.items[0].files == len({f.path for f in trt})
     rest = [w.high_days for w in p.items if not w.blocking]
@@ -41,8 +41,10 @@ def test_components_one_row_each_with_their_own_work(tmp_path):
     report = audit([tmp_path], load_rulebook(), shown_root="repo")
     rows = {r.path: r for r in plan.components(report)}
     assert set(rows) == {plan.ROOT_LABEL, "plugin"}
-    # the plugin blocks only itself: its finding is optional, counted under that disposition, not as would-break
-    assert rows["plugin"].findings == 0 and rows["plugin"].verdict == "blocked"
+    # the plugin blocks only itself: its row counts the finding its verdict weighed (never "blocked" beside 0),
+    # while the tree's would-break count leaves it out (optional to the tree)
+    assert rows["plugin"].findings == 1 and rows["plugin"].verdict == "blocked"
+    assert not any(report.breaks(f) for f in report.findings if f.path.startswith("plugin/"))
     assert rows[plan.ROOT_LABEL].findings == sum(
         1 for f in report.findings if f.path.startswith("main/") and not f.guarded and f.severity > Severity.INFO)
     assert rows["plugin"].high_days == 0          # optional: blocks only itself and costs nothing

@@ -35,7 +35,9 @@ def test_every_renderer_states_the_json_totals(example_report):
                                                                for f in example_report.findings)
     assert total == sum(summary["by_severity"].values())
     sarif = json.loads(render("sarif", example_report))["runs"][0]["properties"]
-    assert sarif["resultsTotal"] == total
+    verify = sum(f.disposition == "verify on hardware" for f in example_report.findings)
+    assert sarif["resultsTotal"] == summary["would_break"] + verify   # what breaks, and what to verify
+    assert sarif["resultsTotal"] + sarif["notBreakingLeftOut"] == total
 
 
 def test_rows_carry_their_hours_group_and_component(example_report):

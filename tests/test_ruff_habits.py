@@ -38,8 +38,34 @@ def test_check_in_an_empty_directory_points_at_demo(tmp_path, monkeypatch, capsy
 
 def test_demo_scans_the_bundled_example(capsys):
     code, data = _json(capsys, "demo")
-    assert data["summary"]["findings"] == 21 and any(f["path"] == "demo_app/serve.py" for f in data["findings"])
-    assert code == 1
+    assert data["summary"]["findings"] == 22 and any(f["path"] == "demo_app/serve.py" for f in data["findings"])
+    assert code == 0     # a first try in a `set -e` shell goes on; it says what `check` would exit
+
+
+def test_demo_exits_0_and_says_what_check_would_exit(capsys):
+    assert main(["demo", "--no-progress", "--no-html"]) == 0
+    err = capsys.readouterr().err
+    example = [line for line in err.splitlines() if "scanning the example" in line][0].split("(", 1)[1].split(")")[0]
+    check = main(["check", example, "--no-progress", "--no-html"])
+    assert check == 1 and f"`rocm-audit check` on this tree would exit {check}" in err
+
+
+def test_nothing_to_scan_is_one_rule_for_any_tree_without_source(tmp_path, capsys):
+    lone = tmp_path / "notes"
+    lone.mkdir()
+    (lone / "notes.txt").write_text("meeting notes\n")
+    empty = tmp_path / "empty"
+    empty.mkdir()
+    for tree in (lone, empty):
+        assert main(["check", str(tree), "--no-progress", "--no-html"]) == 2
+        assert "nothing to scan" in capsys.readouterr().err
+
+
+def test_history_outside_git_names_no_option_the_user_did_not_pass(tmp_path, capsys):
+    (tmp_path / "a.py").write_text("import pynvml\n")
+    assert main(["history", str(tmp_path)]) == 2
+    err = capsys.readouterr().err
+    assert "is not in a git repository" in err and "--diff-base" not in err
 
 
 @pytest.mark.parametrize("command, own, foreign", [

@@ -259,6 +259,7 @@ def estimate(
         by_directory=by_directory.rows(day, 1, by_cost=True),
         by_file=by_file.rows(1.0, 2, by_cost=True),
         kernel_files=len(plan.kernel_components),
+        reviewed_files=tuple(path for _, path, _ in plan.reviews),
     )
     return effort, hours
 

@@ -71,14 +71,29 @@ def _label(rocm: RocmPath | None) -> str:   # only asked of a verified path
     return "Runs on ROCm PyTorch" if pure_python or manifest else "ROCm build in tree"
 
 
+def weighed(findings: Sequence[Finding], own: bool = False) -> list[Finding]:
+    """The findings a component's verdict weighs: live ones above info; `own`: a secondary or optional component
+    judged for itself, where being optional to the tree does not make a finding optional to the component."""
+    return [f for f in findings if weighs(f, own)]
+
+
+def weighs(finding: Finding, own: bool = False) -> bool:
+    """Whether a component's verdict weighs the finding (`own`: judged for itself, see `weighed`)."""
+    return is_live(finding) or (own and finding.disposition == OPTIONAL and finding.severity > Severity.INFO)
+
+
+def _judged_for_itself(findings: Sequence[Finding], own: bool) -> list[Finding]:
+    if not own:
+        return list(findings)
+    return [replace(f, disposition=LIVE, optional=False) if f.disposition == OPTIONAL else f for f in findings]
+
+
 def component_verdict(
     findings: Sequence[Finding], rocm: RocmPath | None, rules: dict[str, Rule], own: bool = False,
 ) -> tuple[str, str]:
-    """`own`: a secondary or optional component judged for itself, where being optional to the tree does not
-    make a finding optional to the component."""
-    if own:
-        findings = [replace(f, disposition=LIVE, optional=False) if f.disposition == OPTIONAL else f for f in findings]
-    live = [f for f in findings if is_live(f)]
+    """`own`: judged for itself (weighed)."""
+    findings = _judged_for_itself(findings, own)
+    live = weighed(findings)
     verify = sum(1 for f in findings if f.disposition == VERIFY)
     critical = [f for f in live if f.severity == Severity.CRITICAL]
     work = [f for f in live if f.severity >= Severity.MEDIUM]
@@ -146,8 +161,10 @@ def verdicts(
     for comp in comps:
         rocm = project.paths.get(comp)
         kind = project.components.get(comp, "primary")
-        verdict, reason = component_verdict(grouped.get(comp, []), rocm, rules, own=kind != "primary")
-        out.append(Component(comp, verdict, bool(rocm and rocm.verified), reason, kind != "primary", rocm, kind))
+        mine = grouped.get(comp, [])
+        verdict, reason = component_verdict(mine, rocm, rules, own=kind != "primary")
+        out.append(Component(comp, verdict, bool(rocm and rocm.verified), reason, kind != "primary", rocm, kind,
+                             len(weighed(mine, own=kind != "primary"))))
     primary = [c for c in out if c.kind == "primary"]
     if project.collection:
         programs = [c for c in out if c.path != "."]

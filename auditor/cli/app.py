@@ -10,6 +10,7 @@ from typing import TYPE_CHECKING, Any
 from auditor.commandline.pipes import ClosedPipeQuiet
 from auditor.util.errors import ToolError, safe_text  # ToolError re-exported: the tests use it
 from auditor.invocation.judging import change_under_review, fail_closed, scanned_root, suppression_policy, unvendored
+from auditor.invocation.runsetup import demo_exit
 from auditor.invocation.runsetup import exit_code as _exit_code
 from auditor.invocation.runsetup import files_root as _files_root
 from auditor.invocation.runsetup import installed_api_table as _installed_api_table
@@ -192,7 +193,15 @@ def _check(settings: CheckSettings) -> int:
 
         sys.stdout.write(render_statistics(report, gate.fail_on))
     else:
-        emit(settings, report, root, _progress(settings, report, root, rulebook))
+        from auditor.pipeline import REPORT
+        from auditor.report.terminal.progress import phase_status
+
+        phases = phase_status(settings.progress)
+        phases(REPORT)
+        try:
+            emit(settings, report, root, _progress(settings, report, root, rulebook))
+        finally:
+            phases.stop()
     code = _exit_code(report, gate.fail_on, gate.exit_zero)
     if strict_fails and not gate.exit_zero:
         if shown.format != "terminal" or shown.output:   # the terminal summary says it already
@@ -200,7 +209,7 @@ def _check(settings: CheckSettings) -> int:
 
             print(strict_failure(report), file=sys.stderr)
         code = EXIT_FINDINGS
-    return code
+    return demo_exit(code) if settings.example else code
 
 
 def _progress(settings: CheckSettings, report, root, rulebook):
@@ -233,23 +242,29 @@ def _scan(settings: CheckSettings | BaselineSettings, paths, rulebook, options, 
     from auditor.discover.files import common_root
     from auditor.invocation.scanning import audit_tree
 
+    from auditor.report.terminal.progress import phase_status
+
     bar: list = []
+    phases = phase_status(settings.progress)
 
     def start_progress(total: int, total_bytes: int):
         if not settings.progress or total < 50 or not sys.stderr.isatty():
             return None
         from auditor.report.terminal.progress import ProgressBar
 
+        phases.pause()
         bar.append(ProgressBar(total, total_bytes))
         return bar[0]
 
     root = _files_root(paths, settings.config_file)
     shown_root = None if root is None else (os.path.relpath(root) if root.is_relative_to(Path.cwd()) else str(root))
     try:
-        report = audit_tree(paths, rulebook, options, shown_root=shown_root, progress=start_progress, root=root)
+        report = audit_tree(paths, rulebook, options, shown_root=shown_root, progress=start_progress, root=root,
+                            phase=phases.after(bar))
     finally:
         for shown in bar:
             shown.stop()
+        phases.stop()
     root = root or common_root(paths)
     return replace(report, repo_prefix=_repo_prefix(root), fail_on_verify=fail_on_verify), root
 

@@ -67,6 +67,7 @@ class Output:
     quiet: bool
     verbose: bool                     # the terminal summary lists every finding group and the full tables
     statistics: bool                  # --statistics: a count per rule, as ruff prints it
+    sarif_all: bool = False           # --sarif-all: SARIF lists the findings that do not break too (as notes)
 
 
 @dataclass(frozen=True, slots=True)

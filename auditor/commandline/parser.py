@@ -170,6 +170,9 @@ def _reporting(parser) -> None:
                  help="also write the json report to FILE (with `rules`: print the rules as JSON)")
             continue
         _add(more, f"--{name}", type=Path, metavar="FILE", help=f"also write the {name} report to FILE")
+    _add(more, "--sarif-all", action="store_true",
+         help="SARIF: also list the findings that do not break on ROCm, as notes (by default it lists what would "
+              "break, and what to verify on hardware as warnings)")
 
 
 def _gating(parser) -> None:

@@ -152,7 +152,7 @@ def _output(ns: argparse.Namespace) -> Output:
                   outputs=tuple((name, getattr(ns, name)) for name in FILE_OUTPUTS
                                 if getattr(ns, name) and getattr(ns, name) != RULES_JSON),
                   no_html=ns.no_html, quiet=ns.quiet, verbose=bool(getattr(ns, "verbose", False)),
-                  statistics=bool(ns.statistics))
+                  statistics=bool(ns.statistics), sarif_all=bool(getattr(ns, "sarif_all", False)))
 
 
 def _scanned(command: str, paths: tuple[Path, ...]) -> tuple[Path, ...]:

@@ -1,11 +1,13 @@
 """Engines turn parse results into findings: one engine per input kind, never one class per rule."""
 from __future__ import annotations
 
+import re
 from dataclasses import replace
 
 from auditor.types import Finding, Rule, Severity, Span
 
 SNIPPET_LIMIT = 160
+NAMED_SUBJECT = re.compile(r"[\w.:+/<>#@=!()-]{1,60}")   # a subject that can head its message: a name, not a line
 
 
 def snippet_of(lines: list[str], line: int | None) -> str:
@@ -32,12 +34,25 @@ def make_finding(
         span=span,
         subject=subject,
         snippet=snippet,
-        message=rule.message,
+        message=site_message(rule.message, subject),
         severity=rule.severity,
         optional=optional,
         detail=detail,
     )
     return as_guarded(finding) if guarded else finding
+
+
+def site_message(general: str, subject: str) -> str:
+    """A finding's message names what matched (the macro, package, API or flag), then the rule's general text."""
+    named = " ".join(subject.split())
+    if not is_a_name(named) or named in general:
+        return general
+    return f"`{named}`: {general}"
+
+
+def is_a_name(subject: str) -> bool:
+    """A subject short enough to head a message: a macro, package, API or flag, not a line or a fragment."""
+    return bool(NAMED_SUBJECT.fullmatch(subject)) and subject.count("(") == subject.count(")")
 
 
 def as_guarded(finding: Finding) -> Finding:

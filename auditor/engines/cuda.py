@@ -20,7 +20,9 @@ PTX_INSTRUCTION = re.compile(r"(?<![\w%.$])([a-z][a-z0-9_]*(?:\.[a-z0-9_:]+)+)")
 PTX_WORD = re.compile(r"(?<![\w%.$])([a-z][a-z0-9_]*)")
 # Categories whose findings on a line only a ROCm build compiles are HIP code written for ROCm: no 32-lane
 # assumption there, and FP8 names there are the ROCm format already chosen (`typedef __hip_fp8_e4m3_fnuz …`).
-HIP_BRANCH_CATEGORIES = frozenset({"warp_size_assumption", "hopper_only_feature"})
+# findings on a line only a ROCm build compiles that the code there was written for (a capability test inside
+# `#if defined(X_USE_HIP)` compares AMD numbers): not a port item and not one to verify
+HIP_BRANCH_CATEGORIES = frozenset({"warp_size_assumption", "hopper_only_feature", "runtime_check"})
 # A line naming a HIP low-precision type converts to (or aliases) the ROCm format: the FP8 hazard is handled.
 HIP_LOW_PRECISION_TYPE = re.compile(r"\b__hip_fp[468]|\bhip_fp8\b")
 

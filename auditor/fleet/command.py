@@ -126,7 +126,8 @@ def fleet_command(argv: Sequence[str], recorder: Recorder | None = None) -> int:
 
 def write_outputs(outcomes: Sequence[Outcome], out: Path,
                   trends: dict[str, tuple[tuple[str, int], ...]] | None = None) -> Portfolio:
-    """reports/NAME.json for each repository scanned, then portfolio.json and portfolio.html."""
+    """reports/NAME.json and reports/NAME.html for each repository scanned, then portfolio.json and
+    portfolio.html (which links each repository's page)."""
     import json
 
     from auditor.fleet.html import render_html
@@ -135,15 +136,21 @@ def write_outputs(outcomes: Sequence[Outcome], out: Path,
 
     (out / "reports").mkdir(parents=True, exist_ok=True)
     paths: dict[str, str] = {}
+    pages: dict[str, str] = {}
     for outcome in outcomes:
         if outcome.report is not None and outcome.status != FAILED:
             relative = f"reports/{outcome.name}.json"
+            page = f"reports/{outcome.name}.html"
             if outcome.status != UNCHANGED:
                 text = json.dumps(outcome.report, indent=2, ensure_ascii=False) + "\n"
                 write_atomic(out / relative, text)
+                if outcome.page is not None:
+                    write_atomic(out / page, outcome.page)
                 stamp(outcome, out, text)
             paths[outcome.name] = relative
-    portfolio = build_portfolio(outcomes, paths, trends)
+            if (out / page).is_file():   # an unchanged repository keeps the page its report was written with
+                pages[outcome.name] = page
+    portfolio = build_portfolio(outcomes, paths, trends, pages)
     write_atomic(out / "portfolio.json", render_json(portfolio))
     write_atomic(out / "portfolio.html", render_html(portfolio))
     return portfolio

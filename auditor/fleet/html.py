@@ -1,7 +1,7 @@
 """The portfolio as one self-contained HTML page: inline CSS (the single-repository report's, plus
 templates/fleet.css), no script at all, nothing fetched. Every text from a repository or its report is escaped
 here, and a Content-Security-Policy that admits no script backs that up. Links go to each repository's own
-JSON report under reports/."""
+HTML page and JSON report under reports/; the effort charts are inline SVG."""
 from __future__ import annotations
 
 import importlib.resources
@@ -13,6 +13,9 @@ from auditor.fleet.text import days
 
 CSP = "default-src 'none'; style-src 'unsafe-inline'; img-src data:; base-uri 'none'; form-action 'none'"
 SHOWN_BLOCKERS = 25
+CHART_BARS = 15                   # repositories or blockers in an effort chart, costliest first
+CHART_WIDTH = 360                 # px of the longest bar
+LABEL_WIDTH = 220
 
 
 def _style() -> str:
@@ -56,8 +59,9 @@ def render_html(portfolio: Portfolio) -> str:
 <tbody>
 {"".join(_row(r) for r in portfolio.repositories)}</tbody>
 </table>
+{_effort_charts(portfolio)}
 {_burndown(portfolio.burndown)}
-{_blockers("by-effort", "What blocks the most work", portfolio.blockers[:SHOWN_BLOCKERS])}
+{_blockers("by-effort", "What blocks the most work (repositories × effort)", portfolio.blockers[:SHOWN_BLOCKERS])}
 {_blockers("by-reach", "What touches the most repositories", portfolio.widest(SHOWN_BLOCKERS))}
 <p class="note">Effort is each repository's own estimate (rocm-audit check); a blocker's effort is the hours of its
 findings in every repository it touches, in engineer-days. Failed repositories count in no total.</p>
@@ -72,7 +76,8 @@ def _row(r: RepoRow) -> str:
         return (f'<tr class="failed" data-name="{escape(r.name)}" data-status="failed">{name}'
                 f'<td><span class="badge small status-failed">failed</span></td><td colspan="4">{escape(r.reason)}</td>'
                 "</tr>\n")
-    link = f'<a href="{escape(quote(r.report))}">{escape(r.report)}</a>' if r.report else ""
+    link = (f'<a class="page" href="{escape(quote(r.page))}">report</a>' if r.page else "") + (
+        f' · <a class="json" href="{escape(quote(r.report))}">JSON</a>' if r.report else "")
     unchanged = ' <span class="tag">unchanged</span>' if r.status == "unchanged" else ""
     unchanged += ' <span class="tag">working tree changed</span>' if r.changed_tree else ""
     return (f'<tr data-name="{escape(r.name)}" data-status="{escape(r.status)}">{name}'
@@ -82,6 +87,44 @@ def _row(r: RepoRow) -> str:
             f'<span data-field="effort_high_days">{r.effort_high_days:g}</span></td>'
             f'<td>{escape(r.top_blocker)}</td><td>{escape(r.confidence)}</td><td>{link}</td>'
             f'<td>{sparkline(r.trend, 120, 28)}</td></tr>\n')
+
+
+def _effort_charts(portfolio: Portfolio) -> str:
+    """Effort by repository and by blocker, costliest first, as two inline SVG bar charts (low and high)."""
+    repos = sorted((r for r in portfolio.repositories if r.verdict is not None and r.effort_high_days > 0),
+                   key=lambda r: (-r.effort_high_days, r.name))[:CHART_BARS]
+    blockers = list(portfolio.blockers[:CHART_BARS])
+    if not repos and not blockers:
+        return ""
+    by_repo = bar_chart("effort-by-repository", "Effort by repository, engineer-days",
+                        [(r.name, r.effort_low_days, r.effort_high_days, r.verdict or "") for r in repos])
+    by_blocker = bar_chart("effort-by-blocker", "Effort by blocker (summed over its repositories), engineer-days",
+                           [(f"{b.name} ({len(b.repositories)} repos)", b.effort_low_days, b.effort_high_days,
+                             "blocker") for b in blockers])
+    return (f'<h2 id="effort">Effort</h2>\n<div class="columns">\n<div><h3>By repository</h3>{by_repo}</div>\n'
+            f'<div><h3>By blocker</h3>{by_blocker}</div>\n</div>')
+
+
+def bar_chart(chart_id: str, label: str, bars: list[tuple[str, float, float, str]]) -> str:
+    """A horizontal bar per (name, low, high, class): the high estimate as the bar, the low inside it."""
+    if not bars:
+        return '<p class="note">Nothing to port.</p>'
+    top = max(high for _, _, high, _ in bars) or 1.0
+    width, height = LABEL_WIDTH + CHART_WIDTH + 90, 30 * len(bars) + 8
+    rows = []
+    for n, (name, low, high, cls) in enumerate(bars):
+        y = 4 + 30 * n
+        high_w, low_w = max(CHART_WIDTH * high / top, 1.0), CHART_WIDTH * low / top
+        shown = name if len(name) <= 32 else name[:31] + "…"
+        rows.append(
+            f'<g class="bar bar-{escape(cls)}" data-name="{escape(name)}" data-high="{high:g}">'
+            f'<title>{escape(name)}: {low:g}-{high:g} engineer-days</title>'
+            f'<text x="{LABEL_WIDTH - 8}" y="{y + 15}" text-anchor="end">{escape(shown)}</text>'
+            f'<rect class="high" x="{LABEL_WIDTH}" y="{y}" width="{high_w:.1f}" height="20" rx="3"></rect>'
+            f'<rect class="low" x="{LABEL_WIDTH}" y="{y}" width="{low_w:.1f}" height="20" rx="3"></rect>'
+            f'<text class="value" x="{LABEL_WIDTH + high_w + 6:.1f}" y="{y + 15}">{low:g}-{high:g} d</text></g>')
+    return (f'<svg class="chart" id="{chart_id}" role="img" aria-label="{escape(label)}" width="{width}" '
+            f'height="{height}" viewBox="0 0 {width} {height}">{"".join(rows)}</svg>')
 
 
 def sparkline(points: tuple[tuple[str, int], ...], width: int, height: int) -> str:

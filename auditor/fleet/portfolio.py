@@ -33,6 +33,7 @@ class RepoRow:
     commit: str | None
     trend: tuple[tuple[str, int], ...] = ()   # with --db: (day, live findings) of each recorded run, oldest first
     changed_tree: bool = False   # scanned from a working tree holding changes its commit does not
+    page: str | None = None      # its own HTML report, relative to the output directory
 
 
 @dataclass(frozen=True, slots=True)
@@ -45,6 +46,12 @@ class Blocker:
     effort_low_days: float
     effort_high_days: float
     fix: str                     # the rule's ROCm alternative
+
+    @property
+    def weight(self) -> float:
+        """What removing it is worth across the fleet: the repositories it touches times the effort it causes
+        (high estimate), so a blocker of ten repositories ranks above a costlier one of one."""
+        return len(self.repositories) * self.effort_high_days
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +72,7 @@ class Totals:
 @dataclass(frozen=True, slots=True)
 class Portfolio:
     repositories: tuple[RepoRow, ...]
-    blockers: tuple[Blocker, ...]        # by effort caused, then repositories touched
+    blockers: tuple[Blocker, ...]        # by repositories touched × effort caused (Blocker.weight)
     totals: Totals
     burndown: tuple[tuple[str, int], ...] = ()   # with --db: (day, live findings summed over the repositories)
 
@@ -75,10 +82,13 @@ class Portfolio:
 
 
 def build_portfolio(outcomes: Sequence[Outcome], report_paths: dict[str, str],
-                    trends: dict[str, tuple[tuple[str, int], ...]] | None = None) -> Portfolio:
-    """`trends`: each repository's recorded runs by name (the history store, with --db)."""
-    trends = trends or {}
-    rows = tuple(replace(_row(o, report_paths.get(o.name)), trend=trends.get(o.name, ())) for o in outcomes)
+                    trends: dict[str, tuple[tuple[str, int], ...]] | None = None,
+                    pages: dict[str, str] | None = None) -> Portfolio:
+    """`trends`: each repository's recorded runs by name (the history store, with --db); `pages`: each
+    repository's HTML report by name."""
+    trends, pages = trends or {}, pages or {}
+    rows = tuple(replace(_row(o, report_paths.get(o.name)), trend=trends.get(o.name, ()), page=pages.get(o.name))
+                 for o in outcomes)
     return Portfolio(rows, _blockers(outcomes), _totals(rows), burndown(trends.values()))
 
 
@@ -158,7 +168,7 @@ def _blockers(outcomes: Sequence[Outcome]) -> tuple[Blocker, ...]:
     found = [Blocker(key, kind, *about[(key, kind)][:2], tuple(touched[(key, kind)]), round(low, 2), round(high, 2),
                      about[(key, kind)][2])
              for (key, kind), (low, high) in hours.items()]
-    return tuple(sorted(found, key=lambda b: (-b.effort_high_days, -len(b.repositories), b.key)))
+    return tuple(sorted(found, key=lambda b: (-b.weight, -len(b.repositories), -b.effort_high_days, b.key)))
 
 
 def _totals(rows: Sequence[RepoRow]) -> Totals:
@@ -189,7 +199,7 @@ def portfolio_dict(portfolio: Portfolio) -> dict:
             {"name": r.name, "source": r.source, "verdict": r.verdict, "effort_low_days": r.effort_low_days,
              "effort_high_days": r.effort_high_days, "status": r.status, "report": r.report, "reason": r.reason,
              "top_blocker": r.top_blocker, "rocm_path_confidence": r.confidence or None, "lines_scanned": r.lines,
-             "commit": r.commit, "working_tree_changed": r.changed_tree,
+             "commit": r.commit, "working_tree_changed": r.changed_tree, "page": r.page,
              "trend": [{"day": day, "live": live} for day, live in r.trend]}
             for r in portfolio.repositories],
         "blockers": [

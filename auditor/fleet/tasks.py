@@ -53,6 +53,8 @@ class Outcome:
     report: dict | None = None     # the `check --format json` report
     record: dict | None = None     # the run as the history store keeps it (history.record.RunRecord as a dict)
     dirty: bool = False            # scanned from a working tree with changes HEAD does not hold
+    page: str | None = None        # the repository's own HTML report (`check --format html`), rendered where its
+                                   # files were, so it shows the code around each finding
 
     def as_dict(self) -> dict:
         return asdict(self)
@@ -181,8 +183,9 @@ def _audit_fetched(task: RepoTask) -> Outcome:
             return Outcome(task.name, task.location, UNCHANGED, commit=fetched, repo_key=key)
         where = _where_fetched(bare, fetched, task)
         with tree_of(bare, fetched, MAX_FILE_BYTES) as files:
-            report, record = check_report(files, task.check_args, shown_root=task.name, where=where)
-    return Outcome(task.name, task.location, SCANNED, commit=fetched, repo_key=key, report=report, record=record)
+            report, record, page = check_report(files, task.check_args, shown_root=task.name, where=where)
+    return Outcome(task.name, task.location, SCANNED, commit=fetched, repo_key=key, report=report, record=record,
+                   page=page)
 
 
 def _unchanged_here(task: RepoTask) -> Outcome | None:
@@ -213,9 +216,9 @@ def _audit_local(task: RepoTask) -> Outcome:
     where = _where_local(path) if commit is not None else None
     dirty = commit is not None and working_tree_changed(path, min(task.timeout, TREE_CHECK_SECONDS))
     recorded_as = of_working_tree(where) if dirty and where is not None else where
-    report, record = check_report(path, task.check_args, where=recorded_as)
+    report, record, page = check_report(path, task.check_args, where=recorded_as)
     return Outcome(task.name, task.location, SCANNED, commit=commit, repo_key=where.repo if where else
-                   repo_key(path, commit), report=report, record=record, dirty=dirty)
+                   repo_key(path, commit), report=report, record=record, dirty=dirty, page=page)
 
 
 def _fetched_digest(bare: Path, commit: str, check_args: tuple[str, ...]) -> str:
@@ -263,9 +266,10 @@ def run_digest(path: Path, check_args: tuple[str, ...]) -> str:
 
 
 def check_report(path: Path, check_args: tuple[str, ...], shown_root: str | None = None,
-                 where=None) -> tuple[dict, dict | None]:
-    """What `rocm-audit check PATH --format json` reports, built the way `check` builds it, and with `where`
-    (history.record.Where) the run as the history store keeps it."""
+                 where=None) -> tuple[dict, dict | None, str]:
+    """What `rocm-audit check PATH --format json` reports, built the way `check` builds it, with `where`
+    (history.record.Where) the run as the history store keeps it, and the HTML page of the same report."""
+    from auditor.report.formats import RenderOptions, render
     from auditor.invocation.runsetup import rulebook_for, scan_options
     from auditor.invocation.scanning import audit_tree
     from auditor.report.json import report_dict
@@ -282,4 +286,4 @@ def check_report(path: Path, check_args: tuple[str, ...], shown_root: str | None
         from auditor.history.record import run_record
 
         record = asdict(run_record(report, where, rules_digest(settings, rulebook), source="fleet"))
-    return report_dict(report), record
+    return report_dict(report), record, render("html", report, RenderOptions(source_root=path))

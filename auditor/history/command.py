@@ -35,7 +35,7 @@ def rules_digest(settings, rulebook) -> str:
 
 def repository(path: Path) -> tuple[Path, str, str]:
     """(top, prefix of `path` in it ("" for the top), repository key: root commit or remote, plus the prefix)."""
-    top = vcs.toplevel(path)
+    top = vcs.toplevel(path, needed_by="")
     directory = path if path.is_dir() else path.parent
     prefix = directory.resolve().relative_to(top.resolve()).as_posix()
     prefix = "" if prefix == "." else prefix

@@ -7,6 +7,7 @@ from datetime import datetime, timezone
 
 from auditor import __version__
 from auditor.report import view
+from auditor.analysis.effort import DEPENDENCY_CATEGORIES
 from auditor.report.plan import WORK
 from auditor.types import Report, Severity
 
@@ -38,10 +39,11 @@ class RuleCount:
 
 @dataclass(frozen=True, slots=True)
 class DependencyRow:
-    """A CUDA-only package or library the run found, with its first site ("path:line")."""
+    """A CUDA-only package or library the run found, with its first site ("path:line"): one row per package as
+    the code or a manifest names it (a rule that covers many packages has a row for each)."""
 
     rule: str
-    name: str
+    name: str                        # the package, API or library as matched (`tensorrt_llm` and `tensorrt-llm` one)
     first_site: str
     guarded: bool                    # every site guarded or optional: a ROCm path exists
 
@@ -106,12 +108,39 @@ def run_record(report: Report, where: Where, rules_digest: str = "", complete: b
         verdict=report.verdict, live=live, effort_low_days=report.effort.low_days,
         effort_high_days=report.effort.high_days, coverage=report.coverage.percent, complete=complete,
         counts=tuple(RuleCount(r, d, s, n) for (r, d, s), n in sorted(counts.items())),
-        dependencies=tuple(DependencyRow(d.rule_id, d.name, d.places[0] if d.places else "", d.guarded)
-                           for d in view.dependencies(report)),
+        dependencies=dependency_rows(report),
         components=tuple(ComponentRow(c.path, c.verdict, round(hours.get(c.path, [0, 0])[0] / per_day, 2),
                                       round(hours.get(c.path, [0, 0])[1] / per_day, 2)) for c in report.components),
         source=source,
     )
+
+
+def dependency_rows(report: Report) -> tuple[DependencyRow, ...]:
+    """Each CUDA-only package the report names (the findings view.dependencies lists, keyed by what they matched
+    rather than by rule), with its first site; guarded when no site of it would break."""
+    sites: dict[tuple[str, str], list] = {}
+    for f in report.findings:
+        if view.category_of(report, f) in DEPENDENCY_CATEGORIES and (f.severity > Severity.INFO or f.guarded):
+            rule = report.rules.get(f.rule_id)
+            spelling = " ".join(f.subject.split()) or (rule.name if rule else f.rule_id)
+            sites.setdefault((f.rule_id, _package_key(spelling)), []).append(f)
+    rows = []
+    for (rule_id, key), found in sites.items():
+        named = _declared(report, found)
+        rows.append(DependencyRow(rule_id, " ".join(named.subject.split()) or key, view.where(named),
+                                  not any(report.breaks(f) for f in found)))
+    return tuple(sorted(rows, key=lambda d: (d.name, d.rule)))
+
+
+def _declared(report: Report, found: list):
+    """The site that names the package as it is installed (a manifest's requirement), else the first."""
+    rules = report.rules
+    return next((f for f in found if f.rule_id in rules and rules[f.rule_id].matcher == "dependency"), found[0])
+
+
+def _package_key(spelling: str) -> str:
+    """One package however it is spelt: an import `tensorrt_llm`, a requirement `tensorrt-llm`, `TensorRT-LLM`."""
+    return spelling.lower().replace("_", "-").replace(".", "-")
 
 
 def run_record_from_dict(data: dict) -> RunRecord:

@@ -23,7 +23,7 @@ def render_options(settings, root: Path | None = None, progress=None) -> RenderO
     around each finding; `progress`: the recorded history for its Progress section (auditor/history)."""
     shown = settings.reporting
     return RenderOptions(fail_on=settings.gate.fail_on, quiet=shown.quiet, verbose=shown.verbose, source_root=root,
-                         progress=progress)
+                         progress=progress, sarif_all=shown.sarif_all)
 
 
 def emit(settings, report, root: Path | None = None, progress=None) -> None:

@@ -3,6 +3,7 @@
 the scan options and cache directory, the root paths are reported against, and the exit code of a report."""
 from __future__ import annotations
 
+import sys
 from pathlib import Path
 
 from auditor.util.errors import ToolError
@@ -98,3 +99,12 @@ def exit_code(report, fail_on, exit_zero: bool = False) -> int:
         return EXIT_CLEAN
     fails_closed = bool(report.unscanned or report.gate_findings)
     return EXIT_FINDINGS if report.failing(fail_on) or fails_closed else EXIT_CLEAN
+
+
+def demo_exit(check_code: int) -> int:
+    """`demo` shows what `check` does and succeeds (a `set -e` script or a first try goes on); it says what
+    `check` would have exited with."""
+    meaning = "findings at or above --fail-on would break on ROCm" if check_code == EXIT_FINDINGS else "clean"
+    print(f"rocm-audit demo: exit 0; `rocm-audit check` on this tree would exit {check_code} ({meaning})",
+          file=sys.stderr)
+    return 0

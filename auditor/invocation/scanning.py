@@ -7,13 +7,15 @@ from pathlib import Path
 from auditor.util.errors import ToolError
 
 
-def audit_tree(paths, rulebook, options, *, shown_root: str | None = None, progress=None, root: Path | None = None):
-    """The Report of `paths` (auditor/pipeline audit); a ToolError when directories hold nothing to scan."""
+def audit_tree(paths, rulebook, options, *, shown_root: str | None = None, progress=None, root: Path | None = None,
+               phase=None):
+    """The Report of `paths` (auditor/pipeline audit); a ToolError when directories hold nothing to scan.
+    `phase`: told each step around the scan (auditor.pipeline.PHASES)."""
     from auditor.pipeline import audit
     from auditor.runner.cache import evict
 
     paths = tuple(paths)
-    report = audit(paths, rulebook, options, shown_root=shown_root, progress=progress, root=root)
+    report = audit(paths, rulebook, options, shown_root=shown_root, progress=progress, root=root, phase=phase)
     if not report.results and not report.errors and all(p.is_dir() for p in paths):
         # an empty or mistyped directory is not READY: CI must not pass on a scan of nothing. (Files named one
         # by one, as the pre-commit hook passes them, may all be of kinds we do not read: that is a clean run.)

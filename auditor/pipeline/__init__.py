@@ -31,15 +31,20 @@ def audit(
     only: frozenset[str] | None = None,
     timings: dict[str, float] | None = None,
     discovered: Discovered | None = None,
+    phase: Callable[[str], None] | None = None,
 ) -> Report:
     """`progress(total files, total bytes)` may return a ScanProgress that is told how the scan goes. `root`
     (default: the paths' common directory) is what finding paths are relative to; `only` limits the scan to these paths
     while the cross-file pre-pass still sees every file discovered. `timings`, when given, receives the
     seconds each stage took. `discovered`: the run's files when the caller found them (history, from a commit's
-    listing), else they are discovered here."""
+    listing), else they are discovered here. `phase`, when given, is told each step before and after the scan as
+    it starts (PHASES), for a progress display."""
+    say = phase or _silent
     root = root or common_root(paths)
     store = EntryStore(options.cache_dir) if options.cache_dir else None
-    discovered = discovered or discover_run(paths, root, options, timings)
+    if discovered is None:
+        say(DISCOVERING)
+        discovered = discover_run(paths, root, options, timings)
     if shown_root is None:
         shown_root = str(paths[0]) if len(paths) == 1 else str(root)
     key = _run_key(scan_context(rulebook, options.max_file_size), discovered, options, shown_root, paths, root, only) \
@@ -47,14 +52,26 @@ def audit(
     if store and key and (reused := load_report(store, key, rulebook.by_id())) is not None:
         return reused
     index = FileIndex.open(store, str(root.resolve())) if store else None
+    say(BUILD_MODEL)
     ctx = prepare(paths, rulebook, options, root=root, shown_root=shown_root, only=only, store=store, index=index,
                   discovered=discovered, timings=timings)
-    report = analyse(ctx, scan_all(ctx, progress, timings), timings)
+    results = scan_all(ctx, progress, timings)
+    say(ANALYSIS)
+    report = analyse(ctx, results, timings)
     if store and index:
         index.save()
         if key:
             save_report(store, key, report)
     return report
+
+
+# the steps of one audit a progress display names, besides the scan's own bar (and the caller's "report")
+DISCOVERING, BUILD_MODEL, ANALYSIS, REPORT = "discovering", "build model", "analysis", "report"
+PHASES = (DISCOVERING, BUILD_MODEL, ANALYSIS, REPORT)
+
+
+def _silent(_phase: str) -> None:
+    return None
 
 
 def _run_key(context, discovered: Discovered, options: ScanOptions, shown_root, paths, root, only) -> str | None:

@@ -19,6 +19,7 @@ class RenderOptions:
     source_root: Path | None = None            # html: where the scanned files are, for the code around a site
     width: int = 120                           # terminal as text: the line width
     progress: ProgressView | None = None       # html: the repository's recorded history (auditor/history)
+    sarif_all: bool = False                    # sarif: list the findings that do not break too, as notes
 
 
 def _terminal(report: Report, options: RenderOptions) -> str:
@@ -36,7 +37,7 @@ def _json(report: Report, options: RenderOptions) -> str:
 def _sarif(report: Report, options: RenderOptions) -> str:
     from auditor.report.sarif import render_sarif
 
-    return render_sarif(report)
+    return render_sarif(report, everything=options.sarif_all)
 
 
 def _github(report: Report, options: RenderOptions) -> str:

@@ -13,6 +13,7 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
+from auditor.analysis.verdict import weighs
 from auditor.gate.failclosed.incomplete import closed_failures
 from auditor.inputs.kinds import BY_NAME
 from auditor.rocmpath import disposition as dispositions
@@ -199,6 +200,7 @@ def _group_row(report: Report, g: FindingGroup, limit: int, first_code: int | No
     sites = [_site(report, i, first_code if i == g.first else None) for i in g.indexes[:limit]]
     details = list(dict.fromkeys(report.findings[i].detail for i in g.indexes if report.findings[i].detail))
     owner = first.component
+    own = {c.path: c.kind != "primary" for c in report.components}.get(owner, False)
     return {
         "rule": g.rule_id, "sev": int(g.severity), "ruleSev": rule_severity,
         "cat": rule.category if rule else "other", "disp": g.disposition,
@@ -208,6 +210,7 @@ def _group_row(report: Report, g: FindingGroup, limit: int, first_code: int | No
         "hours": [round(g.low_hours, 1), round(g.high_hours, 1)],
         "detail": text.cut("; ".join(details), 300) if details else "",
         "new": sum(1 for i in g.indexes if report.findings[i].new), "sites": sites,
+        "wn": sum(1 for i in g.indexes if weighs(report.findings[i], own)),   # what its component's row counts
     }
 
 

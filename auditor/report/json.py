@@ -6,7 +6,7 @@ from collections import Counter
 
 from auditor import __version__
 from auditor.analysis.groups import listed_findings
-from auditor.report.view import category_of, lines_scanned
+from auditor.report.view import category_of, lines_scanned, live_by_severity
 from auditor.rocmpath.model import RocmPath
 from auditor.gate.failclosed.incomplete import closed_failures
 from auditor.types import CATEGORIES, Coverage, Effort, FindingGroup, Report, Severity
@@ -56,6 +56,9 @@ def report_dict(report: Report) -> dict:
     for f in report.findings:
         by_severity[f.severity.label] += 1
         by_category[category_of(report, f)] += 1
+    live_by_category = {c: 0 for c in CATEGORIES}
+    for i in report.gated():
+        live_by_category[category_of(report, report.findings[i])] += 1
     cov = report.coverage
     groups = report.groups
     listed = listed_findings(groups, len(report.findings), FINDINGS_LISTED, SITES_PER_GROUP)
@@ -80,13 +83,16 @@ def report_dict(report: Report) -> dict:
             "verdict_reason": report.verdict_reason,
             "by_disposition": dict(sorted(Counter(f.disposition for f in report.findings).items())),
             "would_break": len(report.gated()),
+            "live_by_severity": live_by_severity(report),
+            "live_by_category": live_by_category,
+            "notes_by_disposition": report.not_breaking(),
             "fail_on_verify": report.fail_on_verify,
             "suppressed": report.suppressed,
             "skipped_vendored": list(report.vendored),
         },
         "components": [
             {"path": c.path, "verdict": c.verdict, "rocm_build": c.rocm_build, "reason": c.reason,
-             "optional": c.optional, "kind": c.kind,
+             "optional": c.optional, "kind": c.kind, "live_findings": c.live,
              "rocm_path": c.rocm_path.as_dict() if isinstance(c.rocm_path, RocmPath) else None}
             for c in report.components
         ],
@@ -173,6 +179,7 @@ def effort_dict(effort: Effort) -> dict:
         "hipify_review_days": list(effort.hipify_review),
         "validation_days": list(effort.validation),
         "kernel_files": effort.kernel_files,
+        "hipify_review_files": len(effort.reviewed_files),
         "by_directory": {name: [low, high] for name, low, high in effort.by_directory},
         "hotspots": [{"path": path, "hours": [low, high]} for path, low, high in effort.by_file[:HOTSPOTS]],
         "assumptions": [{"name": a.name, "value": a.value, "source": a.source} for a in effort.assumptions],

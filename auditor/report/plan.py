@@ -52,7 +52,7 @@ class Plan:
     more: int                         # further work items not shown
     more_low_days: float
     more_high_days: float
-    review_files: int                 # files HIPIFY converts and someone reviews
+    review_files: int                 # files whose HIPIFY run and review the estimate pays for
     review_days: tuple[float, float]
     validation_days: tuple[float, float]
     verify_on_hardware: int           # soft findings in code a ROCm build already compiles
@@ -70,7 +70,7 @@ class ComponentRow:
     confidence: str
     low_days: float
     high_days: float
-    findings: int                     # findings in it as the findings list shows them (its link's count)
+    findings: int                     # the findings its verdict weighed (Component.live)
     peripheral: bool = False          # under tests/, examples/, benchmarks/ …: folded under one line on the page
 
 
@@ -97,13 +97,36 @@ def _days(report: Report, hours: float) -> float:
     return round(hours / report.effort.hours_per_day, 1)
 
 
-def _title(report: Report, rule_id: str) -> str:
+def _title(report: Report, rule_id: str, sites: list[Finding]) -> str:
+    """What to do, built from what matched (the packages, macros, APIs or flags of its sites); the rule's general
+    text when the sites name nothing short enough."""
     rule = report.rules.get(rule_id)
     if rule is None:
         return rule_id
+    named = matched_names(report, sites)
     if rule.category in DEPENDENCY_CATEGORIES and (rule.effort in ("L", "XL") or rule.severity == Severity.CRITICAL):
-        return f"Replace {rule.name}"   # a package or library to swap for another: its name says what
-    return text.first_sentence(text.plain(rule.message))
+        return f"Replace {', '.join(named[:3]) or rule.name}"   # a package or library to swap for another
+    head = text.first_sentence(text.plain(rule.message))
+    if not named:
+        return head
+    return f"{head} ({', '.join(named[:3])}{', …' if len(named) > 3 else ''})"
+
+
+def matched_names(report: Report, sites: list[Finding]) -> list[str]:
+    """The distinct names the sites matched, a manifest's spelling first (`tensorrt-llm` and the import
+    `tensorrt_llm` are one); none that is a whole line rather than a name."""
+    from auditor.engines import is_a_name
+
+    def declared(f: Finding) -> bool:
+        rule = report.rules.get(f.rule_id)
+        return rule is not None and rule.matcher == "dependency"
+
+    names: dict[str, str] = {}
+    for f in sorted(sites, key=lambda f: not declared(f)):
+        named = " ".join(f.subject.split())
+        if is_a_name(named):
+            names.setdefault(named.lower().replace("_", "-"), named)
+    return list(names.values())
 
 
 def plan(report: Report, limit: int = PLAN_ITEMS) -> Plan:
@@ -128,7 +151,7 @@ def plan(report: Report, limit: int = PLAN_ITEMS) -> Plan:
             rule_id=rule_id, rule_name=rule.name if rule else rule_id,
             category=view.category_of(report, sites[0]), severity=worst.label,
             blocking=worst == Severity.CRITICAL and not all(peripheral(f.path) for f in sites),
-            title=_title(report, rule_id),
+            title=_title(report, rule_id, sites),
             fix=text.plain(rule.rocm_alternative or "") if rule else "",
             why=text.plain(text.paragraphs(rule.docs)[0]) if rule and rule.docs.strip() else "",
             sites=len(sites), files=len(per_file),
@@ -139,7 +162,7 @@ def plan(report: Report, limit: int = PLAN_ITEMS) -> Plan:
     shown = items[:limit]
     rest = items[len(shown):]
     effort = report.effort
-    review_files = sum(1 for f in report.coverage.files if f.converted or f.unconverted)
+    review_files = len(effort.reviewed_files)
     return Plan(tuple(shown), len(rest), round(sum(w.low_days for w in rest), 1),
                 round(sum(w.high_days for w in rest), 1), review_files, effort.hipify_review, effort.validation,
                 soft)
@@ -159,29 +182,23 @@ def _rocm_path(component: Component) -> tuple[str, tuple[str, ...], str, str]:
 
 def components(report: Report) -> tuple[ComponentRow, ...]:
     """One row per component. Its effort is the work in it: its live findings' hours (an optional component,
-    a hopper/-style package, costs nothing, as the effort model says). Its count is what the findings list
-    shows for it by default (above info, not tests, examples or CI, not code a ROCm build skips)."""
-    comps = report.components or (Component(".", report.verdict, False, report.verdict_reason, False),)
+    a hopper/-style package, costs nothing, as the effort model says). Its count is the findings its verdict
+    weighed (Component.live), so a blocked row never shows 0."""
+    comps = report.components or (Component(".", report.verdict, False, report.verdict_reason, False,
+                                            live=sum(1 for i in report.gated()
+                                                     if report.findings[i].severity > Severity.INFO)),)
     hours: dict[str, list[float]] = defaultdict(lambda: [0.0, 0.0])
-    live: Counter = Counter()
     for f in report.findings:
-        owner = f.component
-        kind = disposition(report, f)
-        if f.severity <= Severity.INFO:
-            continue
-        if kind in SHOWN_FIRST and not peripheral(f.path):
-            live[owner] += 1
-        if kind not in WORK:
-            continue
-        hours[owner][0] += f.hours[0]
-        hours[owner][1] += f.hours[1]
+        if f.severity > Severity.INFO and disposition(report, f) in WORK:
+            hours[f.component][0] += f.hours[0]
+            hours[f.component][1] += f.hours[1]
     rows = []
     for c in comps:
         pattern, evidence, install, confidence = _rocm_path(c)
         low, high = hours[c.path]
         rows.append(ComponentRow(c.path if c.path not in ("", ".") else ROOT_LABEL, c.verdict, c.optional,
                                  text.sentence(c.reason.split(": ", 1)[-1]), pattern, evidence, install,
-                                 confidence, _days(report, low), _days(report, high), live[c.path],
+                                 confidence, _days(report, low), _days(report, high), c.live,
                                  c.path not in ("", ".") and peripheral(f"{c.path}/_")))
     order = {"blocked": 0, "needs-port": 1, "ready": 2}
     return tuple(sorted(rows, key=lambda r: (r.path != ROOT_LABEL, r.peripheral, r.optional, order.get(r.verdict, 3),

@@ -8,7 +8,7 @@ from auditor import __version__
 from auditor.util.escape import uri_path
 from auditor.gate.failclosed.incomplete import closed_failures
 from auditor.report.text import sentence   # one full stop: a ROCm alternative may end in one already
-from auditor.types import Finding, Report, Rule, Severity
+from auditor.types import VERIFY, Finding, Report, Rule, Severity
 
 SARIF_SCHEMA = "https://json.schemastore.org/sarif-2.1.0.json"
 FINGERPRINT_KEY = "rocmAudit/v1"
@@ -70,7 +70,7 @@ def _result(report: Report, index: int, rule_index: dict[str, int]) -> dict:
     result = {
         "ruleId": f.rule_id,
         "ruleIndex": rule_index[f.rule_id],
-        "level": LEVEL[f.severity] if report.breaks(f) else "note",   # only what would break is an error
+        "level": _level(report, f),
         "message": {"text": message},
         "locations": [{"physicalLocation": {
             "artifactLocation": {"uri": uri_path(repo_uri(report, f.path)), "uriBaseId": "%SRCROOT%"},
@@ -88,10 +88,25 @@ def _result(report: Report, index: int, rule_index: dict[str, int]) -> dict:
     return result
 
 
-def _kept(report: Report, limit: int) -> list[int]:
-    """Indices of the findings listed as results: all of them, or the `limit` most severe (breaking first),
-    in the findings' order."""
-    indices = [i for i, f in enumerate(report.findings) if f.rule_id in report.rules]
+def _level(report: Report, f: Finding) -> str:
+    """Only what would break is an error (or a warning, by its severity); what to verify on hardware is a warning;
+    every other finding (listed with --sarif-all) a note."""
+    if report.breaks(f):
+        return LEVEL[f.severity]
+    return "warning" if f.disposition == VERIFY else "note"
+
+
+def listed(report: Report, f: Finding, everything: bool = False) -> bool:
+    """Whether SARIF lists a finding as a result: what would break and what to verify on hardware, or every
+    finding with `everything` (--sarif-all). Code scanning shows each result as an alert, so notes that the tool
+    itself says do not break stay out by default."""
+    return f.rule_id in report.rules and (everything or report.breaks(f) or f.disposition == VERIFY)
+
+
+def _kept(report: Report, limit: int, everything: bool = False) -> list[int]:
+    """Indices of the findings listed as results: all that `listed` keeps, or the `limit` most severe (breaking
+    first), in the findings' order."""
+    indices = [i for i, f in enumerate(report.findings) if listed(report, f, everything)]
     if len(indices) <= limit:
         return indices
     by_weight = sorted(indices, key=lambda i: (not report.breaks(report.findings[i]),
@@ -99,8 +114,8 @@ def _kept(report: Report, limit: int) -> list[int]:
     return sorted(by_weight[:limit])
 
 
-def sarif_dict(report: Report, limit: int = MAX_RESULTS) -> dict:
-    kept = _kept(report, limit)
+def sarif_dict(report: Report, limit: int = MAX_RESULTS, everything: bool = False) -> dict:
+    kept = _kept(report, limit, everything)
     used = sorted({report.findings[i].rule_id for i in kept})
     rules = [_rule(report.rules[rule_id]) for rule_id in used if rule_id in report.rules]
     rule_index = {r["id"]: i for i, r in enumerate(rules)}
@@ -115,7 +130,12 @@ def sarif_dict(report: Report, limit: int = MAX_RESULTS) -> dict:
     ] + [
         {"level": "error", "message": {"text": sentence}} for _path, sentence in closed_failures(report)
     ]
-    total = sum(1 for f in report.findings if f.rule_id in report.rules)
+    total = sum(1 for f in report.findings if listed(report, f, everything))
+    left_out = sum(1 for f in report.findings if f.rule_id in report.rules) - total
+    if left_out:
+        notifications.insert(0, {"level": "note", "message": {"text": (
+            f"{left_out:,} findings that do not break on ROCm (a ROCm alternative, optional, guarded, not built) "
+            "are not listed; --sarif-all lists them as notes.")}})
     if len(kept) < total:
         notifications.insert(0, {"level": "warning", "message": {"text": (
             f"{total:,} findings; this file lists the {len(kept):,} most severe, as GitHub code scanning accepts "
@@ -128,10 +148,10 @@ def sarif_dict(report: Report, limit: int = MAX_RESULTS) -> dict:
         "invocations": [{"executionSuccessful": True, "toolExecutionNotifications": notifications}],
         "properties": {"verdict": report.verdict, "verdictReason": report.verdict_reason,
                        "suppressed": report.suppressed, "resultsTotal": total, "resultsListed": len(kept),
-                       "resultsTruncated": len(kept) < total},
+                       "resultsTruncated": len(kept) < total, "notBreakingLeftOut": left_out},
     }
     return {"$schema": SARIF_SCHEMA, "version": "2.1.0", "runs": [run]}
 
 
-def render_sarif(report: Report) -> str:
-    return json.dumps(sarif_dict(report), indent=2, ensure_ascii=False) + "\n"
+def render_sarif(report: Report, everything: bool = False) -> str:
+    return json.dumps(sarif_dict(report, everything=everything), indent=2, ensure_ascii=False) + "\n"

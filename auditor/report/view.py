@@ -6,7 +6,8 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from auditor import __version__
-from auditor.analysis.effort import DEPENDENCY_CATEGORIES
+from auditor.analysis.effort import DEPENDENCY_CATEGORIES, on_default_path
+from auditor.report.text import counted
 from auditor.types import CATEGORIES, Finding, Report, Severity
 
 ROCM_STATUS = {   # what a dependency finding's severity says about the package on ROCm (README.md, severities)
@@ -54,11 +55,16 @@ class Summary:
 
     @property
     def breaking_text(self) -> str:
-        """What the verdict and the exit code weigh, and what they do not, in the same words everywhere."""
+        """What the verdict and the exit code weigh (by severity, so four low findings read as what they are), and
+        what they do not, in the same words everywhere."""
         rest = self.findings - self.breaking
         other = f"{rest:,} {'has' if rest == 1 else 'have'} a ROCm alternative or {'is' if rest == 1 else 'are'} " \
                 "not on the ROCm path" if rest else ""
-        return f"{self.breaking:,} would break on ROCm" + (f", {other}" if other else "")
+        severities = ", ".join(f"{n:,} {label}" for label, n in self.breaking_by_severity)
+        if self.breaking and all(label in ("low", "info") for label, _ in self.breaking_by_severity):
+            severities += ": HIPIFY or a rename handles them" if "low" in severities else ": notes"
+        head = f"{self.breaking:,} would break on ROCm" + (f" ({severities})" if severities else "")
+        return head + (f", {other}" if other else "")
 
     @property
     def disposition_text(self) -> str:
@@ -76,9 +82,15 @@ class Summary:
         word = "file" if self.files_partial == 1 else "files"
         return f"{self.files_partial:,} {word} parsed only in part: findings in the unparsed code may be missing"
 
+    effort_for: str = ""              # on a ready verdict: what its effort pays for (it is no porting work)
+
+    @property
+    def days_text(self) -> str:
+        return f"{self.low_days:g}-{self.high_days:g} engineer-days"
+
     @property
     def effort_text(self) -> str:
-        return f"{self.low_days:g}-{self.high_days:g} engineer-days"
+        return f"{self.days_text} ({self.effort_for})" if self.effort_for else self.days_text
 
     @property
     def coverage_text(self) -> str:
@@ -100,7 +112,13 @@ class Hotspot:
     path: str
     low_hours: float
     high_hours: float
-    findings: int
+    findings: int                     # its live findings that cost hours (analysis/effort.py on_default_path)
+    reviewed: bool = False            # its hours include running HIPIFY on it and reviewing the output
+
+    @property
+    def cost_of(self) -> str:
+        """What the file's hours pay for, so a row with no finding still says why it costs."""
+        return " + ".join((["findings"] if self.findings else []) + (["HIPIFY review"] if self.reviewed else []))
 
 
 @dataclass(frozen=True, slots=True)
@@ -128,6 +146,24 @@ def category_of(report: Report, finding: Finding) -> str:
 
 def where(finding: Finding) -> str:
     return f"{finding.path}:{finding.span.line}" if finding.span.line else finding.path
+
+
+def live_by_severity(report: Report) -> dict[str, int]:
+    """The findings that would break (Report.gated), by severity, critical first: the one tally every format
+    shows beside the verdict and the exit code."""
+    counts = {s.label: 0 for s in sorted(Severity, reverse=True)}
+    for i in report.gated():
+        counts[report.findings[i].severity.label] += 1
+    return counts
+
+
+def effort_for(report: Report) -> str:
+    """What a ready project's effort pays for: it is no porting work, so the figure says what it is."""
+    if report.verdict != "ready" or report.effort.high_days <= 0:
+        return ""
+    reviewed = counted(len(report.effort.reviewed_files), "file")
+    parts = [f"{row.label} of {reviewed}" if row.kind == "review" else row.label for row in effort_rows(report)]
+    return "nothing breaks; for " + ", ".join(parts) if parts else ""
 
 
 def summary(report: Report) -> Summary:
@@ -164,6 +200,7 @@ def summary(report: Report) -> Summary:
         breaking_by_severity=tuple((s.label, breaking[s]) for s in sorted(Severity, reverse=True) if breaking[s]),
         not_breaking=tuple(report.not_breaking().items()),
         partial=tuple((r.path, r.facts.partial_reason or "parsed in part") for r in report.results if r.partial),
+        effort_for=effort_for(report),
     )
 
 
@@ -179,12 +216,15 @@ def effort_rows(report: Report) -> tuple[EffortRow, ...]:
 
 
 def hotspots(report: Report, limit: int = 15) -> tuple[Hotspot, ...]:
-    counted: defaultdict[str, int] = defaultdict(int)
+    """The costliest files, each with what its hours pay for: the live findings the effort model costs there
+    and the HIPIFY review (the same two sources as Effort.by_file)."""
+    costed: defaultdict[str, int] = defaultdict(int)
     for f in report.findings:
-        if not f.guarded and f.severity > Severity.INFO:
-            counted[f.path] += 1
-    return tuple(Hotspot(path, low, high, counted[path]) for path, low, high in report.effort.by_file[:limit]
-                 if high > 0)
+        if on_default_path(f):
+            costed[f.path] += 1
+    reviewed = set(report.effort.reviewed_files)
+    return tuple(Hotspot(path, low, high, costed[path], path in reviewed)
+                 for path, low, high in report.effort.by_file[:limit] if high > 0)
 
 
 def dependencies(report: Report) -> tuple[Dependency, ...]:
@@ -200,8 +240,8 @@ def dependencies(report: Report) -> tuple[Dependency, ...]:
         breaking = [f for f in sites if report.breaks(f)]
         worst = max(breaking or sites, key=lambda f: f.severity)
         inert = not breaking
-        counted = Counter(f.disposition for f in sites)
-        where_they_sit = " · ".join(f"{d} {n}" for d, n in sorted(counted.items(), key=lambda kv: (kv[0] != "live",
+        placed = Counter(f.disposition for f in sites)
+        where_they_sit = " · ".join(f"{d} {n}" for d, n in sorted(placed.items(), key=lambda kv: (kv[0] != "live",
                                                                                                -kv[1], kv[0])))
         spellings = tuple(spelling for spelling in dict.fromkeys(map(_spelling, sites)) if spelling)
         rows.append(Dependency(
@@ -222,10 +262,11 @@ def _spelling(finding: Finding) -> str:
 
 
 def category_counts(report: Report) -> tuple[tuple[str, dict[str, int]], ...]:
-    """Unguarded findings per category and severity, in the contract's category order."""
+    """The findings that would break (Report.gated, the JSON summary's live_by_category) per category and
+    severity, in the contract's category order; every other finding is a note counted by its disposition."""
     counts: dict[str, dict[str, int]] = {}
-    for f in report.findings:
-        if not f.guarded:
-            row = counts.setdefault(category_of(report, f), {})
-            row[f.severity.label] = row.get(f.severity.label, 0) + 1
+    for i in report.gated():
+        f = report.findings[i]
+        row = counts.setdefault(category_of(report, f), {})
+        row[f.severity.label] = row.get(f.severity.label, 0) + 1
     return tuple((c, counts[c]) for c in CATEGORIES if c in counts)

@@ -3,6 +3,7 @@ the configuration that compiles each source file, and the project macros for the
 from __future__ import annotations
 
 import ast
+from dataclasses import replace
 import re
 import time
 import tomllib
@@ -133,7 +134,7 @@ def read_project(
         comp_shims = {f.path for f in mine if f.kind in C_KINDS and len(SHIM_LINE.findall(text_of(f.path))) >= 5}
         if hip_build:
             shims |= comp_shims
-            if facts is not None and (redefined := _redefined_for_rocm(mine, facts, text_of, comp_shims)):
+            if facts is not None and (redefined := _redefined_for_rocm(mine, facts, text_of, comp_shims, rocm_macros)):
                 project.rocm_redefinitions[comp] = redefined
         project.paths[comp] = rocm_path(comp, mine, pybuilds, cbuilds, comp_shims if hip_build else set(),
                                         manifests.extras.get(comp, []), text_of)
@@ -303,8 +304,11 @@ def _builds(project: ProjectBuild, mine: Sequence[SourceFile], texts: _BuildText
 
 
 def _redefined_for_rocm(mine: Sequence[SourceFile], facts: PreprocFacts, text_of: Callable[[str], str],
-                        shims: set[str]) -> dict[str, str]:
-    """The names the component's C/C++ files redefine for the ROCm build, each with its first path:line."""
+                        shims: set[str], rocm_macros: set[str]) -> dict[str, str]:
+    """The names the component's C/C++ files redefine for the ROCm build, each with its first path:line. The
+    project's own ROCm switches (`GG_USE_HIP`, which its HIP build defines) open their branches too."""
+    if not rocm_macros <= facts.rocm_defined:
+        facts = replace(facts, rocm_defined=facts.rocm_defined | rocm_macros)
     redefined: dict[str, str] = {}
     for f in mine:
         if f.kind in C_KINDS:

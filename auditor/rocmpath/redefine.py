@@ -1,5 +1,6 @@
 """CUDA names a project redefines for its ROCm build, on a preprocessor branch only ROCm compiles:
-`#define __shfl_xor_sync(mask, var, lane) __shfl_xor(var, lane)` or `#define __stwb(dst, src) *dst = src`
+`#define __shfl_xor_sync(mask, var, lane) __shfl_xor(var, lane)`, `#define __stwb(dst, src) *dst = src` or
+`typedef hipMemPool_t cudaMemPool_t;`
 under `#if defined(USE_ROCM)` (exllamav2's `compat.cuh`), or a device function of that name
 (`static __device__ int __dp4a(const int a, ...) {` in vLLM's GGUF kernels). The project's own shim maps every
 use of such a name in its component, so a finding on that name is `shim-mapping`, not live."""
@@ -15,6 +16,9 @@ from auditor.rocmpath.model import RocmPath, RocmPattern
 # after `__device__` on a line that holds no call, `=` or `;` before it: the name of the function declared there
 DECLARATION_CHARS = 400
 DEVICE_FUNCTION = re.compile(r"\b__device__\b[^;(=\n]*?\b([A-Za-z_]\w*+)[ \t]*\(")
+# `typedef hipStream_t cudaStream_t;` and `using cudaStream_t = hipStream_t;`: a CUDA type the project maps itself
+TYPE_ALIAS = re.compile(r"^[ \t]*(?:typedef\b[^;{}\n]*?\b([A-Za-z_]\w*)[ \t]*;|using[ \t]+([A-Za-z_]\w*)[ \t]*=)",
+                        re.MULTILINE)
 CUDA_NAME = re.compile(r"^(?:__[a-z]\w*|cuda[A-Z_]\w*|cu[A-Z]\w*|CU[A-Z_]\w*)$")
 ROCM_WORDS = ("rocm", "hip")   # looked for in the lower-cased text: ten times faster than a case-blind regex
 CUDA_VERSION_MACROS = ("CUDART_VERSION", "CUDA_VERSION")
@@ -29,6 +33,8 @@ def rocm_redefinitions(text: str, facts: PreprocFacts, shim: bool = False) -> di
         if not any(word in lowered for word in ROCM_WORDS):
             return {}
     candidates = [(m.group(1), m.start(), shim) for m in DEFINED_MACRO.finditer(text) if CUDA_NAME.match(m.group(1))]
+    candidates += [(name, m.start(), shim) for m in TYPE_ALIAS.finditer(text)
+                   if (name := m.group(1) or m.group(2)) and CUDA_NAME.match(name)]
     # a device function the project defines where ROCm compiles it is the project's own (ggml's `__hgt2_mask` under
     # `#if CUDART_VERSION < 12000 || defined(GGML_USE_HIP)`): no CUDA toolkit would accept a second definition
     candidates += [(name, offset, True) for name, offset in _device_functions(text) if CUDA_NAME.match(name)]

@@ -53,6 +53,7 @@
   var peripheral = control("filter-peripheral");
   var pager = control("pager"), pageInfo = control("page-info");
   var shown = [], page = 0;
+  var weighedOnly = false;   // a component's link: the findings its verdict weighed, as its row counts them
 
   data.groups.forEach(function (g) {
     var rule = data.rules[g.rule] || [g.rule, "", ""];
@@ -212,6 +213,11 @@
     var hidePeripheral = peripheral.checked;
     var count = 0;
     shown = data.groups.filter(function (g) {
+      if (weighedOnly) {
+        var mine = g.wn > 0 && (wantedComponent === "" || String(g.comp) === wantedComponent);
+        if (mine) { count += g.wn; }
+        return mine;
+      }
       var keep = g.sev >= minimum && (!wantedCategory || g.cat === wantedCategory) &&
         (wantedComponent === "" || String(g.comp) === wantedComponent) &&
         (wantedDisposition === "*" ||
@@ -227,19 +233,20 @@
   }
 
   form.addEventListener("submit", function (event) { event.preventDefault(); });
-  text.addEventListener("input", apply);
+  function chosen() { weighedOnly = false; apply(); }
+  text.addEventListener("input", chosen);
   [severity, category, component, disposition, peripheral].forEach(function (input) {
-    if (input) { input.addEventListener("change", apply); }
+    if (input) { input.addEventListener("change", chosen); }
   });
   control("page-prev").addEventListener("click", function () { page -= 1; render(); });
   control("page-next").addEventListener("click", function () { page += 1; render(); });
   each(document.querySelectorAll("a.show-rule"), function (link) {
-    link.addEventListener("click", function () { text.value = link.getAttribute("data-rule").toLowerCase(); apply(); });
+    link.addEventListener("click", function () { text.value = link.getAttribute("data-rule").toLowerCase(); chosen(); });
   });
   each(document.querySelectorAll("a.show-component"), function (link) {
     link.addEventListener("click", function () {
       if (component) { component.value = link.getAttribute("data-component"); }
-      severity.value = "1";   // the count beside the link leaves out info
+      weighedOnly = true;   // what the row's verdict weighed, tests and optional code of its own included
       apply();
     });
   });

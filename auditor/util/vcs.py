@@ -114,14 +114,17 @@ def _cause(stderr: bytes, code: int) -> str:
     return lines[-1] if lines else f"exit status {code}"
 
 
-def toplevel(path: Path) -> Path:
+def toplevel(path: Path, needed_by: str = "--diff-base") -> Path:
+    """The top of the repository holding `path`; `needed_by`: the option the error names, the one the user
+    passed ("" names none)."""
     directory = path if path.is_dir() else path.parent
     done = _run(directory, ["rev-parse", "--show-toplevel"])
     out = done.stdout.decode("utf-8", "surrogateescape").strip()
     if done.returncode != 0 or not out:
         cause = _cause(done.stderr, done.returncode)
         if "not a git repository" in cause.lower() or not cause:
-            raise GitError(f"--diff-base needs a git repository, and {path} is not in one")
+            raise GitError(f"{needed_by} needs a git repository, and {path} is not in one" if needed_by
+                           else f"{path} is not in a git repository")
         raise GitError(f"{path}: git cannot use this repository: {cause}")
     return Path(out)
 

@@ -50,7 +50,7 @@ def render_terminal(report: Report, console: Console, quiet: bool = False,
     _other_rules(report, out, shown_rules, verbose)
     if verbose:
         _groups(report, out)
-        if s.findings > s.guarded:
+        if s.breaking:
             console.print(counts_table(report))
             hot = view.hotspots(report, TOP_HOTSPOTS)
             if hot:
@@ -74,7 +74,7 @@ def _plan(report: Report, out: Lines, limit: int) -> set[str]:
     p = plan.plan(report, limit)
     out.blank()
     s = view.summary(report)
-    out.rule(f"Migration plan: {s.effort_text}")
+    out.rule(f"Migration plan: {s.days_text}")
     if not p.items:
         out.wrap("Nothing on the default install path needs porting.", indent=2)
     for n, w in enumerate(p.items, 1):
@@ -92,7 +92,7 @@ def _plan(report: Report, out: Lines, limit: int) -> set[str]:
         out.wrap(count + short_path(path, out.width - 4 - len(count) - len(more)) + more, indent=4, hang=6,
                  style="dim", lines=1)
         if w.fix:
-            out.wrap(f"fix: {w.fix}", indent=4, hang=9, lines=1)
+            out.wrap(f"fix: {w.fix}", indent=4, hang=9)   # wrapped whole: a cut fix loses its point
     rest = []
     if p.more:
         rest.append(f"{p.more} smaller item{'s' if p.more != 1 else ''} {_days(p.more_low_days, p.more_high_days)}")
@@ -157,7 +157,7 @@ def _other_rules(report: Report, out: Lines, in_plan: set[str], verbose: bool) -
                  lines=1)
         alternative = text.plain(rule.rocm_alternative or "") if rule else ""
         if alternative:
-            out.wrap(f"→ {alternative}", indent=17, hang=19, style="dim", lines=1)
+            out.wrap(f"→ {alternative}", indent=17, hang=19, style="dim")
     if limit is not None and len(ordered) > limit:
         out.wrap(f"… {len(ordered) - limit} more rules (--verbose lists them)", indent=2, style="dim")
     if not_work:

@@ -16,7 +16,7 @@ TOP_COVERAGE = 10
 
 def counts_table(report: Report) -> Table:
     severities = sorted(Severity, reverse=True)
-    table = Table(title="Findings by category and severity (guarded excluded)", title_justify="left")
+    table = Table(title="What would break on ROCm, by category and severity", title_justify="left")
     table.add_column("category")
     for sev in severities:
         table.add_column(sev.label, justify="right", style=SEVERITY_STYLE[sev])
@@ -28,10 +28,11 @@ def counts_table(report: Report) -> Table:
 def hotspot_table(hot) -> Table:
     table = Table(title="Costliest files (findings and HIPIFY review; validation not included)", title_justify="left")
     table.add_column("file", overflow="fold")
-    table.add_column("findings", justify="right")
+    table.add_column("live findings", justify="right")
+    table.add_column("cost of")
     table.add_column("engineer-hours", justify="right")
     for h in hot:
-        table.add_row(_m(h.path), str(h.findings), f"{h.low_hours:.1f}-{h.high_hours:.1f}")
+        table.add_row(_m(h.path), str(h.findings), h.cost_of, f"{h.low_hours:.1f}-{h.high_hours:.1f}")
     return table
 
 
