@@ -64,7 +64,7 @@ class Outcome:
 _ANSWER_TYPES: dict[str, tuple[type, ...]] = {
     "name": (str,), "source": (str,), "status": (str,), "reason": (str,), "commit": (str, type(None)),
     "repo_key": (str,), "seconds": (int, float), "report": (dict, type(None)), "record": (dict, type(None)),
-    "dirty": (bool,)}
+    "dirty": (bool,), "page": (str, type(None))}
 _COMMIT = re.compile(r"[0-9a-f]{40}(?:[0-9a-f]{24})?")
 
 
