@@ -41,5 +41,5 @@ def make_finding(
 
 
 def as_guarded(finding: Finding) -> Finding:
-    """On a path a ROCm build never takes (README.md, Guarded code): reported, capped at info."""
+    """On a path a ROCm build never takes (docs/concepts.md, Guarded code): reported, capped at info."""
     return replace(finding, guarded=True, severity=Severity.INFO)

@@ -11,7 +11,7 @@ from auditor.parsing.python import PythonTree
 from auditor.rulebook.context import PythonGuards
 
 IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
-# what a failed library load or tool probe raises where the CUDA toolkit is absent (issue 25, item 4)
+# what a failed library load or tool probe raises where the CUDA toolkit is absent
 LOAD_ERRORS = {"OSError", "FileNotFoundError", "CalledProcessError", "SubprocessError", "Exception", "BaseException"}
 # Tests that a package is installed before it is imported: the import behind them is an optional integration.
 AVAILABILITY = re.compile(r"(?:^|\.)(?:is_\w+_available|find_spec|_is_package_available|is_available_\w+|has_\w+)$")
