@@ -83,20 +83,20 @@ def _fix_section(rule: Rule, fix: FixSpec | None) -> list[str]:
 
 
 def _options(rule: Rule) -> list[str]:
-    return [f"- `--select {rule.id}` / `--ignore {rule.id}` (or the rule's name, `{rule.name}`), also as `select` /"
-            " `ignore` in `[tool.rocm-audit]`;",
+    return [(f"- `--select {rule.id}` / `--ignore {rule.id}` (or the rule's name, `{rule.name}`), also as `select` /"
+            " `ignore` in `[tool.rocm-audit]`;"),
             f"- `per-file-ignores`, for example `\"tests/*\" = [\"{rule.id}\"]`;",
             f"- `rocm-audit: ignore[{rule.id}]` in a comment on the line or the line above;",
-            "- `--fail-on SEVERITY`: whether its live findings fail the run"
-            f" (this rule's findings are `{rule.severity.label}`).", ""]
+            ("- `--fail-on SEVERITY`: whether its live findings fail the run"
+            f" (this rule's findings are `{rule.severity.label}`)."), ""]
 
 
 def rule_page(rule: Rule, fix: FixSpec | None) -> str:
     """The rule's page as Markdown."""
     why, advice, sources = _split_docs(rule.docs)
     lines = [f"# {rule.id} {rule.name}", "",
-             f"Category `{rule.category}` · severity {rule.severity.label} · effort {rule.effort} ·"
-             f" fix: {fix_safety(fix)}", "",
+             (f"Category `{rule.category}` · severity {rule.severity.label} · effort {rule.effort} ·"
+             f" fix: {fix_safety(fix)}"), "",
              "## What it flags", "", rule.message, "",
              "## Why it breaks on ROCm", "", *[line for p in why for line in (p, "")]]
     if sources:
@@ -113,8 +113,8 @@ def index_page(rules: Iterable[Rule], fixes: Mapping[str, FixSpec]) -> str:
     by_category: dict[str, list[Rule]] = {}
     for rule in sorted(rules, key=lambda r: r.id):
         by_category.setdefault(rule.category, []).append(rule)
-    lines = ["# Rules", "", "Every rule rocm-audit ships, by category. `rocm-audit rule RAnnn` prints the same page"
-             " in the terminal; [writing rules](../rules.md) explains the format.", ""]
+    lines = ["# Rules", "", ("Every rule rocm-audit ships, by category. `rocm-audit rule RAnnn` prints the same page"
+             " in the terminal; [writing rules](../rules.md) explains the format."), ""]
     for category, members in sorted(by_category.items()):
         lines += [f"## `{category}`", "", "| rule | name | severity | fix |", "|---|---|---|---|"]
         lines += [f"| [{r.id}]({r.id}.md) | {r.name} | {r.severity.label} | {fix_safety(fixes.get(r.id))} |"
