@@ -1,5 +1,5 @@
 """The whole JSON report of every fixture tree and of the bundled example, byte for byte, against a snapshot
-taken before the run context was introduced (issue 23: the redesign must not change a single finding, row,
+taken before the run context was introduced (the redesign must not change a single finding, row,
 verdict or count). A deliberate change of behaviour rewrites the snapshots:
 
     .venv/bin/python -m tests.test_fixture_snapshots

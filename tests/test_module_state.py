@@ -1,4 +1,4 @@
-"""No module-level mutable state in auditor/ (issue 23): a run's indexes, gates and compiled queries live in its
+"""No module-level mutable state in auditor/: a run's indexes, gates and compiled queries live in its
 context (auditor/pipeline/context.py, auditor/rulebook/context.py), not in module globals that one run leaves
 behind for the next. Read with `ast`; the few exceptions are listed below, each with the reason it must be
 process-wide. A memoised function (functools.cache / lru_cache) must be a pure function of immutable inputs, and is

@@ -1,4 +1,4 @@
-"""What a change cannot hide (issue 22 item 2): a pull request on a temporary git repository tries to weaken
+"""What a change cannot hide: a pull request on a temporary git repository tries to weaken
 the README's CI command, the `--baseline` gate and the pre-commit hooks, and fails."""
 import shlex
 from pathlib import Path

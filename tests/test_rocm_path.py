@@ -84,7 +84,7 @@ def test_p5_p6_pure_python_dispatch_runs_as_is(reports):
     assert reason.startswith("ready: Runs on ROCm PyTorch:")
     assert "gputools/device.py:7 branches on `torch.version.hip`" in reason
     assert "pyproject.toml:11 declares a ROCm extra `rocm`" in reason
-    # the install recipe is read from the ROCm extra (issue 25), not "pip install ." alone
+    # the install recipe is read from the ROCm extra, not "pip install ." alone
     assert 'Install: `pip install ".[rocm]"`' in reason
     assert disposition(r, "gputools/device.py", 13, "RA504") == "verify on hardware"
     assert disposition(r, "gputools/device.py", 18, "RA502") == "verify on hardware"
