@@ -59,12 +59,6 @@ class Span:
     column: int | None = None
     end_line: int | None = None
 
-    def shifted(self, lines: int) -> "Span":
-        if self.line is None:
-            return self
-        end = None if self.end_line is None else self.end_line + lines
-        return Span(self.line + lines, self.column, end)
-
 
 @dataclass(frozen=True, slots=True, eq=False)  # identity hash: rules are loaded once per process
 class Rule:

@@ -48,7 +48,7 @@ PURE_MEMOS = {
     ("auditor/engines/hipify.py", "_speaking"): "a tuple of frozen rules",
     ("auditor/engines/python/names.py", "_name_regex"): "name patterns (a tuple of str)",
     ("auditor/engines/python/names.py", "_last_names"): "name patterns (a tuple of str)",
-    ("auditor/engines/python/names.py", "_compiled"): "a regex (str)",
+    ("auditor/engines/python/names.py", "compiled_regex"): "a regex (str)",
     ("auditor/engines/text.py", "_compiled"): "a regex (str)",
     ("auditor/fix/data.py", "shipped_fixes"): "no argument: the fixes' data shipped in the package",
     ("auditor/fix/text_fixes.py", "rocm_images"): "no argument: the table of ROCm images shipped in the package",

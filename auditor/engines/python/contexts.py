@@ -4,7 +4,7 @@ from __future__ import annotations
 import ast
 import re
 
-from auditor.engines.python.guards import EXITS, _dotted, _end, _Guards, _start, binds_what_follows_reads
+from auditor.engines.python.guards import EXITS, dotted_name, end_of, GuardedRegions, start_of, binds_what_follows_reads
 from auditor.parsing.python import PythonTree
 from auditor.types import Rule
 
@@ -34,7 +34,7 @@ class SyntacticContexts:
     """Mixed into the engine: reads only `self.tree` (the parent map is built on the first call)."""
 
     tree: PythonTree
-    guards: _Guards
+    guards: GuardedRegions
 
     def _context(self, node: ast.AST) -> str:
         context = self._syntactic_context(node)
@@ -154,7 +154,7 @@ class SyntacticContexts:
         """`archs = ["-gencode=...", ...]` whose every read sits where a ROCm run never goes (the else of `if
         torch.version.hip:`): the value only feeds the CUDA branch, as guarded as its uses."""
         reads = self._reads_of_assigned(node)
-        return bool(reads) and all(_Guards.inside(self.guards.regions, _start(r), _end(r)) for r in reads)
+        return bool(reads) and all(GuardedRegions.inside(self.guards.regions, start_of(r), end_of(r)) for r in reads)
 
     def _used_as_key(self, read: ast.Name) -> bool:
         """Compared (`cc not in table`, `cc == "8.0"`) or a subscript (`table[cc]`): the value selects something."""
@@ -175,7 +175,7 @@ class SyntacticContexts:
         if skipped and isinstance(skipped[-1], EXITS) and not self._messages(self._after(test)):
             return False   # apex: `if CUDA_HOME is not None: return` then `raise`: ROCm goes on to the raise
         return (not taken or self._messages(taken)) and not self._binds_what_follows_reads(test, skipped) \
-            and not any(isinstance(n, ast.Call) and BUILDS.search(_dotted(n.func) or "")
+            and not any(isinstance(n, ast.Call) and BUILDS.search(dotted_name(n.func) or "")
                         for stmt in skipped for n in ast.walk(stmt))
 
     def _after(self, test: ast.If) -> list[ast.stmt]:
@@ -236,7 +236,7 @@ class SyntacticContexts:
     def _call_name(self, node: ast.AST | None) -> str:
         if isinstance(node, ast.keyword):
             node = self.tree.parent(node)
-        return _dotted(node.func) or "" if isinstance(node, ast.Call) else ""
+        return dotted_name(node.func) or "" if isinstance(node, ast.Call) else ""
 
     def _string_context_ok(self, rule: Rule, node: ast.AST) -> bool:
         """For a string, `contexts` tells messages (`log`), set members and compared values from everything else."""
@@ -272,7 +272,8 @@ class SyntacticContexts:
             return True
         if isinstance(parent, (ast.Tuple, ast.List)):
             parent = self.tree.parent(parent)
-        return isinstance(parent, ast.Call) and parent.func is not node and _dotted(parent.func) in ("set", "frozenset")
+        return (isinstance(parent, ast.Call) and parent.func is not node
+                and dotted_name(parent.func) in ("set", "frozenset"))
 
     def _in_log_call(self, node: ast.AST) -> bool:
         """Passed (directly or through an f-string) to print, logging or warnings, or to the exception a `raise`
