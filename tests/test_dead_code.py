@@ -1,11 +1,14 @@
 """No dead definitions in auditor/ or scripts/: vulture finds no function, method, class, property or import that
 nothing in the code, the scripts or the tests uses. Variables and attributes are left out: the HTML templates read
 the view's fields by name, which vulture cannot see."""
+import pytest
 import re
 import subprocess
 import sys
 
 from tests.conftest import REPO
+
+pytestmark = pytest.mark.slow   # vulture over the code and the tests
 
 # Called by name from outside Python code vulture reads: libcst's visitor protocol, mkdocs' hook protocol, and
 # a property only the Jinja2 template reads.

@@ -14,6 +14,8 @@ import pytest
 
 from auditor.cli.app import main
 
+pytestmark = pytest.mark.slow   # end-to-end runs over every fixture
+
 REPO = Path(__file__).resolve().parent.parent
 SNAPSHOTS = REPO / "tests" / "data" / "snapshots"
 TREES = {

@@ -5,6 +5,8 @@ import shutil
 import subprocess
 import sys
 
+import pytest
+
 from auditor.cli.app import main
 from auditor.cli.rulepage import SECTIONS
 from auditor.fix.data import shipped_fixes
@@ -58,6 +60,7 @@ def test_a_stale_or_left_over_page_is_found(tmp_path):
     assert stale_pages(out) == ["RA200.md", "RA999.md"]
 
 
+@pytest.mark.slow
 def test_the_documentation_site_builds_and_every_link_resolves(tmp_path):
     # not -q: mkdocs counts the warnings that --strict turns into a failure only at the default log level
     done = subprocess.run([sys.executable, "-m", "mkdocs", "build", "--strict", "-d", str(tmp_path / "site")],
