@@ -9,6 +9,8 @@ import pytest
 from tests.conftest import run_in_repo
 from tests.gitrepo import GitRepo
 
+pytestmark = pytest.mark.slow   # pull requests on git repositories, judged end to end
+
 CI = ("check", ".", "--diff-base", "main", "--format", "github", "--no-progress", "-j", "1")
 BASE = {"app/serve.py": "import torch\n", "README.md": "a project\n"}
 

@@ -8,6 +8,8 @@ import pytest
 from tests.conftest import REPO, run_in_repo
 from tests.gitrepo import GitRepo
 
+pytestmark = pytest.mark.slow   # pull requests on git repositories, judged end to end
+
 CI = ("check", ".", "--diff-base", "main", "--format", "github", "--no-progress", "-j", "1")
 BASELINE = ".rocm-audit-baseline.json"
 CRITICAL = "import tensorrt_llm\n"

@@ -7,6 +7,8 @@ import pytest
 from auditor.cli.app import main
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.slow   # end-to-end runs over the ROCm-path fixtures
+
 ROOT = REPO / "fixtures" / "rocm_paths"
 
 
