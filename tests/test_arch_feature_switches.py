@@ -22,7 +22,7 @@ SM100_KERNEL = ("#include \"ptx.cuh\"\n"
 
 
 def test_a_switch_defined_from_arch_feature_macros_is_zero_on_rocm(tmp_path, run_json):
-    """torch-harmonics: `#define X_SUPPORTED 0` in the #else of a test of the sm100/sm103 feature macros (which
+    """`#define X_SUPPORTED 0` in the #else of a test of the sm100/sm103 feature macros (which
     HIP-Clang never defines) is what the ROCm build sees, here and in the files that include it, so the
     tcgen05/mbarrier PTX behind `#if X_SUPPORTED` is the CUDA side, not a blocker."""
     root = write_tree(tmp_path / "h", {

@@ -16,7 +16,7 @@ def _by_rule(data: dict, rule: str) -> list[tuple[str, int, str]]:
 
 
 def test_a_capability_formatted_into_a_table_key_is_reported_and_one_deciding_a_warning_is_not(tmp_path, run_json):
-    """DCNv4 sizes shared memory from a table keyed by f"{major}.{minor}" (MI300X's "9.4" raises); exllamav2
+    """A kernel sizes shared memory from a table keyed by f"{major}.{minor}" (MI300X's "9.4" raises); a loader
     only prints a warning when no GPU has major >= 8."""
     root = write_tree(tmp_path / "repo", {
         "pyproject.toml": "[project]\nname = \"pkg\"\nversion = \"1\"\ndependencies = [\"torch\"]\n",
@@ -55,7 +55,7 @@ def test_a_cuda_version_in_a_raised_message_is_a_message(tmp_path, run_json):
 
 
 def test_a_capability_test_that_refuses_old_gpus_is_no_finding(tmp_path, run_json):
-    """attorch: `capability = get_device_capability()` read only by `if capability[0] < 8: raise`: every AMD GPU
+    """`capability = get_device_capability()` read only by `if capability[0] < 8: raise`: every AMD GPU
     reports major 9 or more, so ROCm never raises. A Hopper test (`< 9`, which MI300 passes), a `>=` that picks code
     and a refusal with an else stay reported."""
     module = ("import torch\n"

@@ -126,7 +126,7 @@ def _by_rule(data: dict, rule: str) -> list[tuple[str, int, str]]:
 
 
 def test_a_nested_ops_package_the_root_requirements_install_by_path_is_on_the_main_path(tmp_path, run_json):
-    """Pointnet2_PyTorch: the root package is pure Python and requirements.txt installs `./ops_lib/.`."""
+    """The root package is pure Python and requirements.txt installs `./ops_lib/.`."""
     files = {
         "setup.py": "from setuptools import setup\nsetup(name='models', packages=['models'])\n",
         "models/__init__.py": "import ops\n",
@@ -181,7 +181,7 @@ def test_a_nested_cmake_project_the_root_setup_does_not_compile_stays_separate(t
 
 
 def test_release_variants_of_the_manifests_are_not_the_default_install(tmp_path, run_json):
-    """faiss: `pip install .` reads pyproject.toml (faiss-cpu); pyproject-gpu.toml and the conda recipes package
+    """`pip install .` reads pyproject.toml (faiss-cpu); pyproject-gpu.toml and the conda recipes package
     the CUDA variants for other releases. Their CUDA wheels and toolkit pins are notes; pyproject.toml's own are
     not."""
     root = write_tree(tmp_path / "f", {

@@ -75,7 +75,7 @@ def test_a_cuda_only_extension_the_package_imports_unconditionally_stays_port_wo
 
 
 def test_setup_flags_behind_an_environment_opt_in_that_is_off_by_default_are_an_optional_feature(tmp_path, run_json):
-    """torch-harmonics: `profile_mode = os.environ.get("X_PROFILE", "0") == "1"`, then `if profile_mode:` adds
+    """`profile_mode = os.environ.get("X_PROFILE", "0") == "1"`, then `if profile_mode:` adds
     `-Xptxas=-v`: a default install never runs it; the same flag outside the opt-in stays live."""
     setup = ("import os\n"
              "from setuptools import setup\n"

@@ -105,7 +105,7 @@ EXT = "from setuptools import setup\nfrom torch.utils.cpp_extension import Build
 
 
 def _versioned_setup(default: str) -> str:
-    """AutoAWQ_kernels: the CUDA version, overridable from the environment, chooses the CUDA-only extension and
+    """The CUDA version, overridable from the environment, chooses the CUDA-only extension and
     its -gencode flags; the same name is rebuilt (shortened) only when it is already set."""
     return (EXT + "import os\nimport torch\n"
             f"CUDA_VERSION = os.getenv('CUDA_VERSION', {default}) or torch.version.cuda\n"   # line 5
@@ -176,7 +176,7 @@ def _gate(tmp_path, run_json, otherwise: str) -> dict:
 
 
 def test_a_flag_on_the_rocm_branch_of_a_cuda_extension_is_a_rocm_build(tmp_path, run_json):
-    """fused-ssim: `if torch.version.hip:` adds `-ffast-math`; the nvcc-only flags and the fallback arch list
+    """`if torch.version.hip:` adds `-ffast-math`; the nvcc-only flags and the fallback arch list
     (read only in the else) are the CUDA alternative; its copy kernel's `tid / 32` only splits a loop."""
     root = write_tree(tmp_path / "repo", {"setup.py": FUSED_SSIM_SETUP, "ssim.cu": SSIM_KERNEL,
                                           "ext.cpp": "// bindings\n"})
@@ -215,7 +215,7 @@ def test_lineinfo_is_not_an_nvcc_only_flag_but_its_long_form_is(tmp_path, run_js
 
 
 def test_a_per_suffix_loop_and_joined_source_paths_put_the_kernel_in_the_rocm_build(tmp_path, run_json):
-    """pytorch_sparse: `for main, suffix in product(files, suffices)` then `if suffix == 'cuda':` is one
+    """`for main, suffix in product(files, suffices)` then `if suffix == 'cuda':` is one
     variant of a loop (the 'cuda' variant is the GPU build on ROCm too, which adds USE_ROCM), and the kernel comes
     from `osp.join(extensions_dir, 'cuda', f'{name}_cuda.cu')`. Its 32-lane rows, shuffled through the project's
     SHFL_SYNC macro, are in code the ROCm build compiles: to verify on a 64-lane GPU, not a CUDA-only file."""
@@ -256,7 +256,7 @@ def test_a_torch_cuda_extension_a_rocm_install_builds_needs_no_hip_build_of_its_
 
 
 def test_an_nvcc_probe_whose_failure_leaves_every_gpu_extension_out_is_live(tmp_path, run_json):
-    """fast-transformers: `def cuda_toolkit_available(): try: call(["nvcc"]) except FileNotFoundError: return
+    """`def cuda_toolkit_available(): try: call(["nvcc"]) except FileNotFoundError: return
     False`, then `if cuda_toolkit_available(): extensions += [CUDAExtension(...)]`: ROCm has no nvcc, so the install
     is silently CPU-only. The same probe used only to pick a JIT fallback stays handled."""
     setup = ("from subprocess import call, DEVNULL\n"
@@ -293,7 +293,7 @@ def test_an_nvcc_probe_whose_failure_leaves_every_gpu_extension_out_is_live(tmp_
 
 
 def test_the_only_gpu_build_behind_a_cuda_only_test_is_not_hidden_as_a_cuda_alternative(tmp_path, run_json):
-    """megablocks: `if 'cu' in torch.__version__ and CUDA_HOME is not None:` holds the only CUDAExtension and its
+    """`if 'cu' in torch.__version__ and CUDA_HOME is not None:` holds the only CUDAExtension and its
     nvcc flags; a port opens that test to ROCm, so the flags are reported (not guarded). Beside a ROCm branch
     (`if torch.version.hip: ... else: <CUDA flags>`) the CUDA flags stay guarded."""
     only = ("import torch\n"
@@ -338,7 +338,7 @@ def test_an_environment_value_with_a_default_is_not_read_as_unset(tmp_path, run_
 
 
 def test_a_cuda_gate_whose_rocm_branch_only_raises_is_the_port_site(tmp_path, run_json):
-    """Deformable-DETR: `if ... and CUDA_HOME is not None:` else `raise NotImplementedError`: ROCm goes to the
+    """`if ... and CUDA_HOME is not None:` else `raise NotImplementedError`: ROCm goes to the
     raise, so the gate line is live work and the project needs a port."""
     root = write_tree(tmp_path / "m", {"setup.py": _gated_setup("raise NotImplementedError('Cuda is not available')"),
                                        "vision.cpp": "int v() { return 0; }\n", "attn.cu": KERNEL})
