@@ -97,7 +97,7 @@ def test_setup_flags_behind_an_environment_opt_in_that_is_off_by_default_are_an_
 
 
 def test_a_module_behind_an_environment_opt_in_that_is_off_by_default_is_an_optional_feature(tmp_path, run_json):
-    """rwkv's model.py JIT-builds its CUDA kernels only `if os.environ.get('RWKV_CUDA_ON') == '1':` (and under
+    """A model module JIT-builds its CUDA kernels only `if os.environ.get('RWKV_CUDA_ON') == '1':` (and under
     `if version == 5 and os.environ["RWKV_CUDA_ON"] == '1':`): the default install runs the torch path, so the
     nvcc flags there are an optional feature; the same load outside any opt-in stays live."""
     model = ("import os\n"

@@ -358,7 +358,7 @@ def test_a_cuda_gate_with_a_working_rocm_branch_stays_a_cuda_branch(tmp_path, ru
 
 
 def test_compiler_flags_given_to_setup_itself_are_ignored(tmp_path, run_json):
-    """hqq's setup_cuda.py passes extra_compile_args to setup(), which ignores it ("Unknown distribution option"):
+    """A setup_cuda.py passes extra_compile_args to setup(), which ignores it ("Unknown distribution option"):
     no flag reaches hipcc. The same flags on the CUDAExtension inside setup() are reported."""
     dead = (EXT + "setup(name='h', ext_modules=[CUDAExtension('h_ext', ['h.cu'])],\n"
             "      extra_compile_args={'cxx': ['-O3'], 'nvcc': ['-O3', '--use_fast_math']},\n"
