@@ -222,6 +222,7 @@ def test_a_requirements_file_is_read_again_when_a_file_it_includes_changes(tmp_p
     assert [f["rule"] for f in audit_json(capsys, repo, "--cache-dir", cache)["findings"]] == ["RA100"]
 
 
+@pytest.mark.slow
 def test_two_runs_can_share_a_cache_directory(tmp_path):
     """Each writes every entry through a temporary file and os.replace: neither sees half an entry."""
     command = [sys.executable, "-m", "auditor", str(FIXTURES), "--format", "json", "--no-progress", "-j", "1",

@@ -57,6 +57,7 @@ PINNED = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "unsafe"), list(PINNED), ids=[f"{n}-{'unsafe' if u else 'safe'}" for n, u in PINNED])
 def test_fixture_fixed_and_rescanned(tmp_path, capsys, name, unsafe):
     changed, removed, before_count, after_count = PINNED[(name, unsafe)]

@@ -30,6 +30,7 @@ def _at_least(severity: str, floor: str) -> bool:
     return SEVERITIES.index(severity) >= SEVERITIES.index(floor)
 
 
+@pytest.mark.slow
 def test_the_fixtures_cover_every_common_disposition(capsys):
     seen = set()
     for tree in TREES:
