@@ -104,6 +104,7 @@ def test_requirements_includes_stay_inside_the_root_and_are_bounded(tmp_path):
     assert found == {("extra/more.txt", "RA112")}     # nothing from outside the root, nothing from devices
 
 
+@pytest.mark.slow
 def test_blank_and_huge_files_cost_bounded_time_and_memory(tmp_path):
     repo = write_tree(tmp_path / "repo", {
         "pyproject.toml": "\n" * 1_500_000,
@@ -132,6 +133,7 @@ def test_read_bounded_reads_to_the_cap_only(tmp_path):
         read_bounded(tmp_path, 99)
 
 
+@pytest.mark.slow
 def test_max_run_time_ends_the_run_with_exit_2(tmp_path):
     repo = write_tree(tmp_path / "repo", {f"m{i}.py": "import pynvml\n" + "x = [1, 2, 3]\n" * 5000
                                            for i in range(300)})
