@@ -14,6 +14,8 @@ from auditor.cli.app import main
 from auditor.util.errors import ToolError
 from tests.conftest import FIXTURES, write_tree
 
+pytestmark = pytest.mark.slow   # cold and warm runs end to end, several runs sharing a cache
+
 PTX = 'asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(d), "l"(s));'
 ARCH_HEADER = "#if __CUDA_ARCH__ >= 800\n#define PTX_AVAILABLE\n#endif\n"
 KERNEL = (f'#include "arch.h"\n__device__ void copy(unsigned d, const void* s) {{\n'
@@ -222,7 +224,6 @@ def test_a_requirements_file_is_read_again_when_a_file_it_includes_changes(tmp_p
     assert [f["rule"] for f in audit_json(capsys, repo, "--cache-dir", cache)["findings"]] == ["RA100"]
 
 
-@pytest.mark.slow
 def test_two_runs_can_share_a_cache_directory(tmp_path):
     """Each writes every entry through a temporary file and os.replace: neither sees half an entry."""
     command = [sys.executable, "-m", "auditor", str(FIXTURES), "--format", "json", "--no-progress", "-j", "1",

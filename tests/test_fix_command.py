@@ -16,6 +16,8 @@ from auditor.pipeline import audit
 from auditor.rulebook import load_rulebook
 from tests.conftest import FIXTURES, write_tree
 
+pytestmark = pytest.mark.slow   # fix end to end on the fixtures
+
 NVCC = shutil.which("nvcc")
 RULEBOOK = load_rulebook()
 
@@ -57,7 +59,6 @@ PINNED = {
 }
 
 
-@pytest.mark.slow
 @pytest.mark.parametrize(("name", "unsafe"), list(PINNED), ids=[f"{n}-{'unsafe' if u else 'safe'}" for n, u in PINNED])
 def test_fixture_fixed_and_rescanned(tmp_path, capsys, name, unsafe):
     changed, removed, before_count, after_count = PINNED[(name, unsafe)]
