@@ -18,6 +18,8 @@ from auditor.util.boundedio import UnsafeRead, read_bounded
 from auditor.cli.app import main
 from tests.conftest import write_tree
 
+pytestmark = pytest.mark.slow   # multi-MB inputs under memory and wall-clock limits
+
 ONE_GIB = 1024 ** 3
 
 
@@ -104,7 +106,6 @@ def test_requirements_includes_stay_inside_the_root_and_are_bounded(tmp_path):
     assert found == {("extra/more.txt", "RA112")}     # nothing from outside the root, nothing from devices
 
 
-@pytest.mark.slow
 def test_blank_and_huge_files_cost_bounded_time_and_memory(tmp_path):
     repo = write_tree(tmp_path / "repo", {
         "pyproject.toml": "\n" * 1_500_000,
@@ -133,7 +134,6 @@ def test_read_bounded_reads_to_the_cap_only(tmp_path):
         read_bounded(tmp_path, 99)
 
 
-@pytest.mark.slow
 def test_max_run_time_ends_the_run_with_exit_2(tmp_path):
     repo = write_tree(tmp_path / "repo", {f"m{i}.py": "import pynvml\n" + "x = [1, 2, 3]\n" * 5000
                                            for i in range(300)})
