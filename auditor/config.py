@@ -7,7 +7,7 @@ in no repository); the command line wins over it.
 
 A config file in the scanned tree is written by whoever wrote the tree, so it may only choose what a project
 owner chooses about its own findings (REPO_KEYS); where files are written, which cache is read and which
-programs or tables are used stay with the command line and the user's environment (see README "Threat model").
+programs or tables are used stay with the command line and the user's environment (see docs/security.md).
 """
 from __future__ import annotations
 

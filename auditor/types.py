@@ -60,12 +60,6 @@ class Span:
     column: int | None = None
     end_line: int | None = None
 
-    def shifted(self, lines: int) -> "Span":
-        if self.line is None:
-            return self
-        end = None if self.end_line is None else self.end_line + lines
-        return Span(self.line + lines, self.column, end)
-
 
 @dataclass(frozen=True, slots=True, eq=False)  # identity hash: rules are loaded once per process
 class Rule:
@@ -108,7 +102,7 @@ class Rule:
 
 
 def fingerprint(rule_id: str, path: str, subject: str) -> str:
-    """The identity of a finding across edits (README "Baselines"): rule, path and the matched subject with
+    """The identity of a finding across edits (docs/gate.md): rule, path and the matched subject with
     its whitespace collapsed, never the line, so moving code keeps it; 16 hex digits of BLAKE2b."""
     key = f"{rule_id}\0{path}\0{' '.join(subject.split())}"
     return hashlib.blake2b(key.encode(), digest_size=8).hexdigest()
@@ -174,7 +168,7 @@ class SourceFile:
 
 @dataclass(frozen=True, slots=True)
 class FileCoverage:
-    """The CUDA references of one file, counted as HIPIFY does (README.md, HIPIFY coverage)."""
+    """The CUDA references of one file, counted as HIPIFY does (docs/hipify.md)."""
 
     converted: int = 0
     clean: int = 0                                   # converted, with no HIPIFY-silent hazard in the same function
@@ -234,7 +228,7 @@ class Component:
 
 
 def percent_of(part: int, total: int) -> float:
-    """100 when there is nothing to count, as README.md, HIPIFY coverage defines."""
+    """100 when there is nothing to count, as docs/hipify.md defines."""
     return 100.0 if total == 0 else round(100.0 * part / total, 1)
 
 
@@ -306,7 +300,7 @@ class Effort:
 
 @dataclass(frozen=True, slots=True)
 class Gate:
-    """What findings were compared with: a baseline file or a git base (README.md, Pre-commit and CI)."""
+    """What findings were compared with: a baseline file or a git base (docs/gate.md)."""
 
     mode: str                        # "baseline" | "diff-base"
     against: str                     # the baseline file, or "REF (merge-base SHA)"

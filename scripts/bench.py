@@ -1,4 +1,4 @@
-"""Benchmark rocm-audit on a large tree built from real CUDA projects, and check the speed goals (issue 6).
+"""Benchmark rocm-audit on a large tree built from real CUDA projects, and check the speed goals.
 
     .venv/bin/python scripts/bench.py                  # downloads the sdists once, into the user cache
     .venv/bin/python scripts/bench.py --src DIR --offline   # sdists (*.tar.gz) or unpacked ones already in DIR

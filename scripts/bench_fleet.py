@@ -1,4 +1,4 @@
-"""Benchmark `rocm-audit fleet` against scanning the same repositories one by one (issue 27).
+"""Benchmark `rocm-audit fleet` against scanning the same repositories one by one.
 
     .venv/bin/python scripts/bench_fleet.py DIR [--jobs N] [--scheduler tcp://HOST:PORT] [--no-dask]
 

@@ -1,4 +1,4 @@
-"""Benchmark `rocm-audit history` against one cold scan (issue 26): 40 points of a real repository's
+"""Benchmark `rocm-audit history` against one cold scan: 40 points of a real repository's
 first-parent history should cost at most 3x one scan of its newest commit with an empty cache.
 
     .venv/bin/python scripts/bench_history.py PATH            # PATH: a full clone (not shallow) of a repository

@@ -1,4 +1,4 @@
-"""`scripts/bench.py --large`: the largest tree we can build here, and the scale goals of issue 14.
+"""`scripts/bench.py --large`: the largest tree we can build here, and its scale goals.
 
 The tree: the six CUDA sdists of the benchmark together (vendored directories left out), plus 20,000 `.cu`
 files generated from their own `.cu` sources, as kernel libraries generate instantiations: each generated file

@@ -1,5 +1,5 @@
 """Seconds the build pre-pass takes on adversarial build files of about 2 MB each (CMake, Makefile, setup.py, an
-op builder, a CI file): every reader must stay linear in its input (issue 22). Run: python -m scripts.bench_prepass"""
+op builder, a CI file): every reader must stay linear in its input. Run: python -m scripts.bench_prepass"""
 from __future__ import annotations
 
 import tempfile

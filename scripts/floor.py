@@ -1,4 +1,4 @@
-"""The floor a scan is compared with (issue 14): reading every file rocm-audit discovers, one tree-sitter parse
+"""The floor a scan is compared with: reading every file rocm-audit discovers, one tree-sitter parse
 of each C/C++/CUDA file and one `ast.parse` of each Python file, in CPU seconds.
 
     .venv/bin/python scripts/floor.py DIR...    # then: rocm-audit DIR -j 1 --no-cache, timed with /usr/bin/time

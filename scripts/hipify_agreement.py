@@ -4,7 +4,7 @@
 
 hipify-perl is run (with `perl`, never from the scanned tree) on the C/C++/CUDA files rocm-audit's discovery
 finds, once by default and, for files where that run leaves work, once with `-roc`. Its counts are corrected as
-README.md, HIPIFY coverage and README.md (HIPIFY coverage) say, so both sides count the same thing:
+docs/hipify.md says, so both sides count the same thing:
   - a reference hipify-perl converts to the retired hipDNN wrapper counts as converted only when `-roc` maps it
     (to MIOpen); a warning for a name `-roc` maps counts as converted;
   - `*_sync` warp functions and `__activemask` count as supported (HIP 6.2 has them);
@@ -13,7 +13,7 @@ README.md, HIPIFY coverage and README.md (HIPIFY coverage) say, so both sides co
     a longer identifier is dropped (hipify-perl's rename counts, `=>`, carry no line and stay as they are).
 A second hipify-perl column (+bf16) also counts as supported the bf16 names HIP has (amd_hip_bf16.h and HIPIFY's
 newer tables: __bfloat1622float2, __nv_bfloat162 -> __hip_bfloat162) that hipify-perl 6.3's unsupported lists
-still carry: the same kind of lag as the *_sync functions, kept apart because issue 13 does not list it among
+still carry: the same kind of lag as the *_sync functions, kept apart because it is not among
 the corrections.
 It prints, per repository, the percentages and the difference in percentage points (against the strict column).
 """

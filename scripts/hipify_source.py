@@ -23,9 +23,9 @@ from pathlib import Path
 from auditor.hipify.apitable import ApiEntry, ApiTable
 from auditor.hipify.perl import KIND_OF_CATEGORY, HipifyMaps, target_library
 
-# ROCm/HIPIFY docs/tables/CUDA_Device_API_supported_by_HIP.md at commit 0244dd397c19aa722fcd540db9d77f3953844f99
+# https://github.com/ROCm/HIPIFY/blob/0244dd397c19aa722fcd540db9d77f3953844f99/docs/tables/CUDA_Device_API_supported_by_HIP.md
 # (newer than the hipify-perl read): CUDA name -> (HIP name, HIP version that added it).
-NEWER_DOCS_SOURCE = ("ROCm/HIPIFY docs/tables/CUDA_Device_API_supported_by_HIP.md at commit 0244dd39 "
+NEWER_DOCS_SOURCE = ("ROCm/HIPIFY@0244dd39 docs/tables/CUDA_Device_API_supported_by_HIP.md "
                      "(bf16 and FP8 types, FP8 conversions, *_sync warp functions)")
 NEWER_DOCS = {
     "__NV_E4M3": ("__HIP_E4M3_FNUZ", "6.2.0"), "__NV_E5M2": ("__HIP_E5M2_FNUZ", "6.2.0"),

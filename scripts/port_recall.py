@@ -1,4 +1,4 @@
-"""Port recall (issue 25): in how many of the files an AMD fork changed for ROCm does rocm-audit report something?
+"""Port recall: in how many of the files an AMD fork changed for ROCm does rocm-audit report something?
 
     .venv/bin/python scripts/port_recall.py --work DIR FORK_GITDIR[@BRANCH]:UPSTREAM_GITDIR [...] [--json OUT]
 

@@ -1,4 +1,4 @@
-"""Score rocm-audit against a blind set of real projects (issue 25): verdicts, port sites, portable look-alikes.
+"""Score rocm-audit against a blind set of real projects: verdicts, port sites, portable look-alikes.
 
     .venv/bin/python scripts/score_accuracy.py --src DIR [--set tests/data/accuracy/blind_set.toml] [--json OUT]
 

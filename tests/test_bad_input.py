@@ -2,6 +2,8 @@
 tests/test_fail_closed.py)."""
 import os
 
+import pytest
+
 from tests.conftest import write_tree
 
 GOOD = {"app/serve.py": "import tensorrt_llm\n"}
@@ -57,6 +59,7 @@ def test_scanned_tree_is_not_modified_and_not_executed(tmp_path, run_json):
     assert before == after
 
 
+@pytest.mark.slow
 def test_hostile_tree_keeps_good_findings(tmp_path, run_json):
     write_tree(tmp_path, {
         "good/serve.py": "import tensorrt_llm\n",

@@ -1,4 +1,4 @@
-"""The Python build reader on builds shaped like real ones nobody tuned for (issue 25): which configuration
+"""The Python build reader on builds shaped like real ones nobody tuned for: which configuration
 compiles each source when the switch is held in a variable, and what that does to the verdict."""
 import json
 
@@ -172,7 +172,7 @@ def test_a_cuda_test_that_drops_the_extension_on_rocm_stays_reported_at_the_test
     rows = {(f["path"], f["line"], f["rule"]): f for f in _report(tmp_path, repo)["findings"]}
     assert rows[("setup.py", 4, "RA653")]["disposition"] == "live"     # ROCm silently builds no extension
     # the flag of the branch ROCm never enters: that branch is the only GPU build, which the port opens to ROCm
-    # (megablocks, fourth blind set), so it is listed, as a note of the CUDA branch, not hidden as guarded
+    # so it is listed, as a note of the CUDA branch, not hidden as guarded
     flag = rows[("setup.py", 6, "RA651")]
     assert (flag["guarded"], flag["disposition"]) == (False, "CUDA branch of a build script")
 

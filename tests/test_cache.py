@@ -14,6 +14,8 @@ from auditor.cli.app import main
 from auditor.util.errors import ToolError
 from tests.conftest import FIXTURES, write_tree
 
+pytestmark = pytest.mark.slow   # cold and warm runs end to end, several runs sharing a cache
+
 PTX = 'asm volatile("cp.async.cg.shared.global [%0], [%1], 16;" :: "r"(d), "l"(s));'
 ARCH_HEADER = "#if __CUDA_ARCH__ >= 800\n#define PTX_AVAILABLE\n#endif\n"
 KERNEL = (f'#include "arch.h"\n__device__ void copy(unsigned d, const void* s) {{\n'

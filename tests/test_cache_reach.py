@@ -1,4 +1,4 @@
-"""Caches a tree cannot reach (issue 22 item 3): entries are authenticated with a per-user secret kept outside
+"""Caches a tree cannot reach: entries are authenticated with a per-user secret kept outside
 any scanned tree, so an entry planted by someone who can compute every cache key is a miss; and a cache
 directory inside a scanned path is refused, even from the command line."""
 import json

@@ -1,4 +1,4 @@
-"""The conventions CI users expect (issue 15, item 6): exit 2 for a scan of nothing, typos caught and answered,
+"""The conventions CI users expect: exit 2 for a scan of nothing, typos caught and answered,
 --strict saying why it failed, guarded findings as suppressed SARIF results, and ruff-style path policy."""
 import json
 

@@ -20,6 +20,7 @@ def run_format(capsys, *args) -> tuple[int, str]:
     return code, capsys.readouterr().out
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("fixture", sorted(p.name for p in FIXTURES.iterdir() if p.is_dir()))
 def test_sarif_validates_against_githubs_required_fields(fixture, capsys):
     code, out = run_format(capsys, FIXTURES / fixture, "--format", "sarif", "--fail-on", "never", "--sarif-all")

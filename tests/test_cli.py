@@ -50,6 +50,7 @@ def test_portable_repo_is_clean_and_ready(tmp_path, run_json):
     assert report["findings"] == []
 
 
+@pytest.mark.slow
 def test_json_matches_schema_for_every_fixture(run_json):
     for fixture in sorted(p for p in (REPO / "fixtures").iterdir() if p.is_dir()):
         _, report = run_json(fixture, "--fail-on", "never")
@@ -116,6 +117,7 @@ def test_terminal_summary_lists_verdict_and_worst_findings(tmp_path, capsys):
     assert lines[at + 2].strip().startswith("fix: Serve the model with vLLM or SGLang")
 
 
+@pytest.mark.slow
 def test_parallel_scan_gives_identical_output(capsys):
     from auditor.runner.workers import IN_PROCESS_BELOW
 

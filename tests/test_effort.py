@@ -159,7 +159,7 @@ def test_assumptions_name_a_source_for_every_constant():
     assert shown[MODEL["day"]["source"]] == f"{MODEL['day']['hours']:g} h"
 
 
-# --- generated trees (issue 14): families by a generator's hash, and the per-component cap -------------------
+# --- generated trees: families by a generator's hash, and the per-component cap -------------------
 
 MANAGED_KERNEL = ("#include <cuda_runtime.h>\n__global__ void k(float* v) {{ v[0] = {n}; }}\n"
                   "void run(float** p) {{ cudaMallocManaged(p, 64); cudaMemcpy(*p, *p, 4, cudaMemcpyDefault); }}\n")

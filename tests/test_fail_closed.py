@@ -1,4 +1,4 @@
-"""Fail closed (issue 22 item 1): a file the scanner cannot finish fails the gate like a finding at its
+"""Fail closed: a file the scanner cannot finish fails the gate like a finding at its
 threshold, unless the invocation allows it; Python that `ast` cannot parse is still read for its imports.
 Each attack is a pull request on a temporary git repository, judged by the README's CI command."""
 import json
@@ -8,6 +8,8 @@ import pytest
 
 from tests.conftest import run_in_repo
 from tests.gitrepo import GitRepo
+
+pytestmark = pytest.mark.slow   # pull requests on git repositories, judged end to end
 
 CI = ("check", ".", "--diff-base", "main", "--format", "github", "--no-progress", "-j", "1")
 BASE = {"app/serve.py": "import torch\n", "README.md": "a project\n"}

@@ -17,6 +17,8 @@ from auditor.pipeline import audit
 from auditor.rulebook import load_rulebook
 from tests.conftest import FIXTURES, write_tree
 
+pytestmark = pytest.mark.slow   # fix end to end on the fixtures
+
 NVCC = shutil.which("nvcc")
 RULEBOOK = load_rulebook()
 

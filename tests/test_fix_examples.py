@@ -11,6 +11,8 @@ from auditor.fix.apply import run_fix, write_all
 from auditor.fix.data import FixDataError, load_fixes, shipped_fixes
 from auditor.rulebook import load_rulebook
 
+pytestmark = pytest.mark.slow   # every fix example, and nvcc where installed
+
 RULEBOOK = load_rulebook()
 SPECS = shipped_fixes()
 CASES = [pytest.param(spec, i, id=f"{spec.rule}-{i}") for spec in SPECS.values() for i in range(len(spec.examples))]

@@ -19,6 +19,8 @@ from auditor.pipeline import ScanOptions, audit
 from auditor.rulebook import load_rulebook
 from tests.conftest import FIXTURES, write_tree
 
+pytestmark = pytest.mark.slow   # fix end to end on the fixtures, then check on the fixed tree
+
 RULEBOOK = load_rulebook()
 FIXTURE_TREES = sorted(p.relative_to(FIXTURES).as_posix() for p in [*FIXTURES.iterdir(), *(FIXTURES / "rocm_paths").iterdir()]
                        if p.is_dir() and p.name != "rocm_paths")

@@ -12,6 +12,8 @@ import pytest
 from auditor.cli.app import main
 from tests.conftest import write_tree
 
+pytestmark = pytest.mark.slow   # fix end to end on made-up trees, with the re-check of the whole project
+
 WARP_SUM = "__device__ float warp_sum(float v) {\n  return v + __shfl_xor_sync(0xffffffff, v, 1);\n}\n"
 
 

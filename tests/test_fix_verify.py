@@ -15,6 +15,8 @@ from auditor.fix.hipdevice import find_hip_device_check
 from tests.conftest import write_tree
 from tests.test_fix_command import REDUCE_KERNEL
 
+pytestmark = pytest.mark.slow   # compilers: nvcc, hipcc, libclang
+
 NVCC = shutil.which("nvcc")
 needs_nvcc = pytest.mark.skipif(NVCC is None, reason="nvcc is not installed here: the CUDA output is not compared")
 KERNEL = ("#include <cuda_runtime.h>\n__global__ void k(float* out) {\n  float v = out[threadIdx.x];\n"

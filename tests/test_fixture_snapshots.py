@@ -1,5 +1,5 @@
 """The whole JSON report of every fixture tree and of the bundled example, byte for byte, against a snapshot
-taken before the run context was introduced (issue 23: the redesign must not change a single finding, row,
+taken before the run context was introduced (the redesign must not change a single finding, row,
 verdict or count). A deliberate change of behaviour rewrites the snapshots:
 
     .venv/bin/python -m tests.test_fixture_snapshots
@@ -13,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from auditor.cli.app import main
+
+pytestmark = pytest.mark.slow   # end-to-end runs over every fixture
 
 REPO = Path(__file__).resolve().parent.parent
 SNAPSHOTS = REPO / "tests" / "data" / "snapshots"

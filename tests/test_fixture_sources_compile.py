@@ -7,6 +7,8 @@ import pytest
 
 from tests.conftest import FIXTURES, REPO
 
+pytestmark = pytest.mark.slow   # the fixtures' sources through nvcc
+
 NVCC = shutil.which("nvcc")
 FLAGS_FILE = FIXTURES / "NVCC_FLAGS.txt"
 

@@ -6,6 +6,8 @@ from scripts.pin_fixtures import FIXTURES, pinned_lines
 from tests.conftest import REPO
 from tests.fixture_truth import read_truth
 
+pytestmark = pytest.mark.slow   # end-to-end runs over every fixture
+
 # Sites in EXPECTED.md that the rules deliberately leave out, each with the reason.
 KNOWN_GAPS = {
     ("llm_serving", "llmserve/fp8.py", 14): "the literal 448 is too common to flag on its own",

@@ -17,6 +17,8 @@ from tests.conftest import write_tree
 from tests.fleetrepos import PORTABLE, TRT, VERDICTS, check_json, make_org, run_cli, run_fleet
 from tests.gitrepo import GitRepo
 
+pytestmark = pytest.mark.slow   # fleet runs: a process per repository
+
 
 @pytest.fixture(scope="module")
 def portfolio_run(tmp_path_factory):

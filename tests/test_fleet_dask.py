@@ -6,6 +6,8 @@ import pytest
 
 from tests.fleetrepos import make_org, run_fleet
 
+pytestmark = pytest.mark.slow   # a Dask LocalCluster
+
 distributed = pytest.importorskip("distributed", reason="Dask distributed is installed by the test extra")
 
 

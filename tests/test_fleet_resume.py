@@ -15,6 +15,8 @@ from tests.conftest import write_tree
 from tests.fleetrepos import PORTABLE, TRT, run_cli
 from tests.gitrepo import GitRepo
 
+pytestmark = pytest.mark.slow   # fleet runs over git repositories
+
 TRT_IGNORED = {**TRT, ".gitignore": "build/\n.rocm-audit.toml\n"}
 
 

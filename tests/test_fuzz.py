@@ -1,5 +1,6 @@
 """Property tests: parsers, engines and the suppression reader never raise on arbitrary input, and a
 scan of the same text twice gives the same findings."""
+import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
@@ -10,6 +11,8 @@ from auditor.rulebook import load_rulebook
 from auditor.scan.file import InputError, decode, scan_file
 from auditor.types import SourceFile
 from auditor.scan.suppress import read_suppressions
+
+pytestmark = pytest.mark.slow   # property-based runs (hypothesis)
 
 RULEBOOK = load_rulebook()
 FACTS = PreprocFacts.from_guards(RULEBOOK.guards)

@@ -11,6 +11,8 @@ from auditor.cli.app import main
 from tests.conftest import REPO
 from tests.gitrepo import GitRepo, git
 
+pytestmark = pytest.mark.slow   # git repositories: --diff-base and baselines end to end
+
 REPORT_SCHEMA = json.loads((REPO / "auditor" / "schema" / "report.schema.json").read_text())
 
 SERVE = (

@@ -210,6 +210,7 @@ def test_shipped_table_is_in_the_generators_format():
     ("nv_bfloat162", "", "unsupported"),       # cuda_bf16.h's typedef: hipify-perl 6.3 and HIP have no such name
     ("__hmax2", "", "unsupported"),            # HIP declares it for __hip_bfloat162 only, never for __half2
 ])
+@pytest.mark.slow
 def test_table_entries_checked_against_hipify_docs(name, hip, status):
     """Spot checks against HIPIFY's published tables (docs/tables/*.md)."""
     entry = parse_table(TABLE_FILE.read_text(encoding="utf-8")).get(name)

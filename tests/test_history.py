@@ -13,6 +13,8 @@ from auditor.history.gitobjects import Commit
 from auditor.history.sample import sample
 from tests.history_repo import build, commit, git
 
+pytestmark = pytest.mark.slow   # scans of git histories
+
 DAY = {"start": "2026-01-01", "deps": "2026-02-01", "merge": "2026-03-01", "cleanup": "2026-04-01"}
 
 

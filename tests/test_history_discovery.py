@@ -3,9 +3,13 @@ tracked file that a .gitignore pattern matches (force-added, or committed before
 code in both, and a file git does not track is in neither."""
 from __future__ import annotations
 
+import pytest
+
 from pathlib import Path
 
 from tests.history_repo import POINT_FIELDS, checkout_point, commit, git, history_points
+
+pytestmark = pytest.mark.slow   # scans of git histories
 
 KERNEL = """#include <cuda_runtime.h>
 __global__ void fence(float* x) {

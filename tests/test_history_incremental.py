@@ -14,6 +14,8 @@ from auditor.rulebook import load_rulebook
 from auditor.runner.workers import scan_all
 from tests.history_repo import POINT_FIELDS, cold_point, history_points, linear_history
 
+pytestmark = pytest.mark.slow   # scans of git histories
+
 CMAKE = """cmake_minimum_required(VERSION 3.21)
 project(gridops LANGUAGES CXX)
 option(GRID_CUDA "Build the CUDA backend" OFF)

@@ -12,6 +12,8 @@ from auditor.rocmpath import provenance, pybuild
 from tests.history_repo import POINT_FIELDS, cold_point, history_points, linear_history
 from tests.test_build_readers import CPU_OP, TMA_KERNEL, TORCHAO_LIKE_SETUP
 
+pytestmark = pytest.mark.slow   # scans of git histories
+
 # every CUDA source built on every platform: nothing says ROCm builds an alternative
 PLAIN_SETUP = TORCHAO_LIKE_SETUP.replace("    if use_cuda:\n        sources += cuda_sources\n",
                                          "    sources += cuda_sources\n")

@@ -3,8 +3,12 @@ that hold the same text and the same ops: every point must still be what a cold 
 the calls, the ops and the library behind an op change between points, and come back."""
 from __future__ import annotations
 
+import pytest
+
 from tests.history_repo import POINT_FIELDS, cold_point, history_points, linear_history
 from tests.test_xlang import ATTENTION_PY, FUSED_ATTN, GEMM, GEMM_PY, TREE
+
+pytestmark = pytest.mark.slow   # scans of git histories
 
 NO_CUDNN = FUSED_ATTN.replace("#include <cudnn.h>\n", "").replace("  cudnnHandle_t handle;\n  cudnnCreate(&handle);\n",
                                                                   "")

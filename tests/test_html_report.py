@@ -16,6 +16,8 @@ from auditor.commandline.settings import DEFAULT_HTML, parse_settings
 from scripts.screenshot import CHROMIUM_ARGS
 from tests.conftest import FIXTURES, write_tree
 
+pytestmark = pytest.mark.slow   # a browser (headless Chromium)
+
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 HOSTILE_NAME = '<img src=x onerror="window.pwned=1">.py'

@@ -1,8 +1,12 @@
-"""The main path decides the verdict (issue 25): an integration with a package the default install does not
-require is a note with its own disposition, named in the verdict reason, and never flips the verdict alone."""
+"""The main path decides the verdict: an integration with a package the default install does not require is a
+note with its own disposition, named in the verdict reason, and never flips the verdict alone. Which component is
+the main path: a nested ops package the root's requirements install by path, a nested CMake project the root
+setup.py compiles (and not one it does not), the pyproject.toml pip reads rather than release variants beside it,
+and a conda recipe when there is no pip build."""
 import json
 
 from auditor.cli.app import main
+from tests.conftest import write_tree
 
 PYPROJECT = """[project]
 name = "imaging"
@@ -91,3 +95,85 @@ def test_a_hip_extra_in_an_alternative_pyproject_is_the_rocm_install(tmp_path):
     reason = report["summary"]["verdict_reason"]
     assert reason.startswith("ready: Runs on ROCm PyTorch: pyproject_hip.toml:7 declares a ROCm extra `jax_hip`")
     assert 'Install: `pip install ".[jax_hip]"` (with pyproject_hip.toml as the pyproject.toml)' in reason
+
+KERNEL = "__global__ void k(float* x) { x[threadIdx.x] *= 2.f; }\n"
+OPS_SETUP = (
+    "from setuptools import setup\n"
+    "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+    "setup(name='ops', ext_modules=[CUDAExtension('ops._ext', ['ops/k.cu'],\n"
+    "      extra_compile_args={'cxx': ['-O3'], 'nvcc': ['-O3', '-Xfatbin', '-compress-all']})],\n"
+    "      cmdclass={'build_ext': BuildExtension})\n"
+)
+
+
+def _finding(report: dict, path: str, rule: str) -> dict | None:
+    return next((f for f in report["findings"] if f["path"] == path and f["rule"] == rule), None)
+
+CUTLASS_KERNEL = '#include "cutlass/numeric_types.h"\n__global__ void gemm(float* x) { x[threadIdx.x] = 0.f; }\n'
+
+
+def _setup(sources: str) -> str:
+    return ("from setuptools import setup\n"
+            "from torch.utils.cpp_extension import BuildExtension, CUDAExtension\n"
+            f"setup(name='q', ext_modules=[CUDAExtension('q_ext', sources=[{sources}])],\n"
+            "      cmdclass={'build_ext': BuildExtension})\n")
+
+
+
+def _by_rule(data: dict, rule: str) -> list[tuple[str, int, str]]:
+    return [(f["path"], f["line"], f["disposition"]) for f in data["findings"] if f["rule"] == rule]
+
+
+
+def test_a_nested_ops_package_the_root_requirements_install_by_path_is_on_the_main_path(tmp_path, run_json):
+    """The root package is pure Python and requirements.txt installs `./ops_lib/.`."""
+    files = {
+        "setup.py": "from setuptools import setup\nsetup(name='models', packages=['models'])\n",
+        "models/__init__.py": "import ops\n",
+        "ops_lib/setup.py": OPS_SETUP,
+        "ops_lib/ops/k.cu": KERNEL,
+    }
+    root = write_tree(tmp_path / "repo", {**files, "requirements.txt": "numpy\n./ops_lib/.\n"})
+    _, report = run_json(root, "--fail-on", "never")
+    kinds = {c["path"]: c["kind"] for c in report["components"]}
+    assert kinds == {".": "primary", "ops_lib": "primary"}
+    assert report["summary"]["verdict"] == "needs-port"
+    flag = _finding(report, "ops_lib/setup.py", "RA651")
+    assert flag is not None and flag["line"] == 4 and flag["disposition"] == "live"
+
+    # must not match: a requirement on a published package, or a path outside the components, changes nothing
+    other = write_tree(tmp_path / "other", {**files, "requirements.txt": "numpy\nops-lib>=1\n./vendor/thing\n"})
+    _, report = run_json(other, "--fail-on", "never")
+    assert {c["path"]: c["kind"] for c in report["components"]} == {".": "primary", "ops_lib": "secondary"}
+    assert report["summary"]["verdict"] == "ready"
+
+
+
+def test_a_nested_cmake_project_the_root_setup_compiles_is_the_main_path(tmp_path, run_json):
+    """csrc/ has its own CMakeLists.txt with project(), but setup.py builds csrc/kernels/gemm.cu into the one
+    extension: the CUTLASS include there is on the default install and blocks it."""
+    root = write_tree(tmp_path / "q", {
+        "setup.py": _setup("'csrc/bind.cpp', 'csrc/kernels/gemm.cu'"),
+        "csrc/CMakeLists.txt": "project(FasterTransformer LANGUAGES CXX CUDA)\nadd_subdirectory(kernels)\n",
+        "csrc/bind.cpp": "int bind() { return 0; }\n",
+        "csrc/kernels/CMakeLists.txt": "add_library(k gemm.cu)\n",
+        "csrc/kernels/gemm.cu": CUTLASS_KERNEL})
+    _, data = run_json(root, "--no-cache")
+    cutlass = [(f["path"], f["line"], f["disposition"]) for f in data["findings"] if f["rule"] == "RA404"]
+    assert cutlass == [("csrc/kernels/gemm.cu", 1, "live")]
+    assert data["summary"]["verdict"] == "blocked"
+    assert {c["path"]: c["kind"] for c in data["components"]} == {".": "primary", "csrc": "primary"}
+
+
+
+def test_a_nested_cmake_project_the_root_setup_does_not_compile_stays_separate(tmp_path, run_json):
+    """The same tree whose setup.py builds only its own bindings: csrc/ is a separate build and does not decide."""
+    root = write_tree(tmp_path / "q", {
+        "setup.py": _setup("'q/bind.cpp'"),
+        "q/bind.cpp": "int bind() { return 0; }\n",
+        "csrc/CMakeLists.txt": "project(FasterTransformer LANGUAGES CXX CUDA)\nadd_library(k kernels/gemm.cu)\n",
+        "csrc/kernels/gemm.cu": CUTLASS_KERNEL})
+    _, data = run_json(root, "--no-cache")
+    assert [f["disposition"] for f in data["findings"] if f["rule"] == "RA404"] == ["optional"]
+    assert data["summary"]["verdict"] != "blocked"
+    assert {c["path"]: c["kind"] for c in data["components"]} == {".": "primary", "csrc": "secondary"}

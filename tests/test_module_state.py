@@ -1,4 +1,4 @@
-"""No module-level mutable state in auditor/ (issue 23): a run's indexes, gates and compiled queries live in its
+"""No module-level mutable state in auditor/: a run's indexes, gates and compiled queries live in its
 context (auditor/pipeline/context.py, auditor/rulebook/context.py), not in module globals that one run leaves
 behind for the next. Read with `ast`; the few exceptions are listed below, each with the reason it must be
 process-wide. A memoised function (functools.cache / lru_cache) must be a pure function of immutable inputs, and is
@@ -48,7 +48,7 @@ PURE_MEMOS = {
     ("auditor/engines/hipify.py", "_speaking"): "a tuple of frozen rules",
     ("auditor/engines/python/names.py", "_name_regex"): "name patterns (a tuple of str)",
     ("auditor/engines/python/names.py", "_last_names"): "name patterns (a tuple of str)",
-    ("auditor/engines/python/names.py", "_compiled"): "a regex (str)",
+    ("auditor/engines/python/names.py", "compiled_regex"): "a regex (str)",
     ("auditor/engines/text.py", "_compiled"): "a regex (str)",
     ("auditor/fix/data.py", "shipped_fixes"): "no argument: the fixes' data shipped in the package",
     ("auditor/fix/text_fixes.py", "rocm_images"): "no argument: the table of ROCm images shipped in the package",

@@ -13,6 +13,8 @@ from auditor.cli.app import main
 from auditor.rocmpath.disposition import DISPOSITIONS
 from tests.conftest import FIXTURES, write_tree
 
+pytestmark = pytest.mark.slow   # every output format over the fixtures
+
 TREES = ["llm_serving", "cmake_cuda_lib", "rocm_paths/p1_backend_switch", "rocm_paths/p2_cmake_shim",
          "rocm_paths/p3_op_builders", "rocm_paths/p3_torch_extension_redefinitions",
          "rocm_paths/p5_python_dispatch", "rocm_paths/p7_makefile_optin", "rocm_paths/p7_env_switch_cuda_only_ext",

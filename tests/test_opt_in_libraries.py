@@ -1,6 +1,5 @@
-"""A CUDA-only library the project uses only behind its own opt-in build macro (issue 25, third blind set:
-grouped_gemm) is port work, not a blocker: the includes stay reported, at high severity, naming the macro. A
-library on the default path, or behind a macro the build defines by default, still blocks."""
+"""A CUDA-only library the project uses only behind its own opt-in build macro is port
+work, not a blocker: the includes stay reported, at high severity, naming the macro. A library on the default path, or behind a macro the build defines by default, still blocks."""
 import pytest
 
 from tests.conftest import write_tree

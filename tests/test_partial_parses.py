@@ -74,6 +74,7 @@ SHAPES = {
 }
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize("shape", sorted(SHAPES))
 def test_each_macro_shape_parses_whole_and_keeps_its_findings(shape, tmp_path, run_json):
     source = SHAPES[shape]

@@ -1,4 +1,4 @@
-"""What a change cannot hide (issue 22 item 2): a pull request on a temporary git repository tries to weaken
+"""What a change cannot hide: a pull request on a temporary git repository tries to weaken
 the README's CI command, the `--baseline` gate and the pre-commit hooks, and fails."""
 import shlex
 from pathlib import Path
@@ -7,6 +7,8 @@ import pytest
 
 from tests.conftest import REPO, run_in_repo
 from tests.gitrepo import GitRepo
+
+pytestmark = pytest.mark.slow   # pull requests on git repositories, judged end to end
 
 CI = ("check", ".", "--diff-base", "main", "--format", "github", "--no-progress", "-j", "1")
 BASELINE = ".rocm-audit-baseline.json"

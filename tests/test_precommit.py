@@ -10,6 +10,8 @@ import pytest
 from tests.conftest import REPO
 from tests.gitrepo import GIT_ENV, GitRepo, git
 
+pytestmark = pytest.mark.slow   # pre-commit installs and runs the hooks
+
 
 @pytest.fixture(scope="module")
 def hook_repo(tmp_path_factory) -> Path:

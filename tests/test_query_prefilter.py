@@ -22,6 +22,7 @@ def _cuda_sources():
             yield pytest.param(path.name, path.read_text(encoding="utf-8"), id=path.relative_to(FIXTURES).as_posix())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "code"), list(_cuda_sources()))
 def test_skipping_queries_never_changes_the_findings(name, code, monkeypatch):
     def found() -> set:
@@ -61,6 +62,7 @@ def test_regex_needles_follow_prefixes_and_lookaheads():
     assert regex_needles(r"a|b") is None
 
 
+@pytest.mark.slow
 def test_queries_compile_when_checked(tmp_path):
     assert load_rulebook(check_queries=True).rules
     from auditor.rulebook import rules_root
@@ -94,6 +96,7 @@ def _python_sources():
         yield pytest.param(path.name, path.read_text(encoding="utf-8"), id=path.relative_to(FIXTURES).as_posix())
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "code"), list(_python_sources()))
 def test_skipping_python_rules_never_changes_the_findings(name, code, monkeypatch):
     """The needles of a Python rule (all of its clauses) are only ever a shortcut."""
@@ -123,6 +126,7 @@ def test_a_string_rule_inside_calls_needs_the_call_not_just_a_substring_of_its_l
             if f.rule_id == "RA510"] == [("RA510", 3)]
 
 
+@pytest.mark.slow
 @pytest.mark.parametrize(("name", "code"), list(_cuda_sources()))
 def test_call_regex_rules_find_the_same_hits_as_their_queries(name, code, monkeypatch):
     """Queries of the `((call_expression function: (_) @hit) (#match? @hit "..."))` shape run on the inventory's

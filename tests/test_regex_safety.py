@@ -6,6 +6,8 @@ import pytest
 
 from auditor.rulebook import load_rulebook
 
+pytestmark = pytest.mark.slow   # every rule regex on adversarial 1 MB lines
+
 RULEBOOK = load_rulebook()
 REGEX_KEYS = ("lines", "asm", "unless_asm", "strings", "local_version", "index_url", "declared_in")
 MATCH_PREDICATE = re.compile(r'#(?:not-)?match\? @\w+ "((?:[^"\\]|\\.)*)"')

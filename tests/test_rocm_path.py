@@ -7,6 +7,8 @@ import pytest
 from auditor.cli.app import main
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.slow   # end-to-end runs over the ROCm-path fixtures
+
 ROOT = REPO / "fixtures" / "rocm_paths"
 
 
@@ -84,7 +86,7 @@ def test_p5_p6_pure_python_dispatch_runs_as_is(reports):
     assert reason.startswith("ready: Runs on ROCm PyTorch:")
     assert "gputools/device.py:7 branches on `torch.version.hip`" in reason
     assert "pyproject.toml:11 declares a ROCm extra `rocm`" in reason
-    # the install recipe is read from the ROCm extra (issue 25), not "pip install ." alone
+    # the install recipe is read from the ROCm extra, not "pip install ." alone
     assert 'Install: `pip install ".[rocm]"`' in reason
     assert disposition(r, "gputools/device.py", 13, "RA504") == "verify on hardware"
     # `major >= 8` is a feature gate every AMD GPU passes (tests/test_persona_capability.py): no finding

@@ -1,4 +1,4 @@
-"""One run context (issue 23): `audit` is `prepare -> scan_all(ctx) -> analyse(ctx, results)`; the project's facts
+"""One run context: `audit` is `prepare -> scan_all(ctx) -> analyse(ctx, results)`; the project's facts
 (macros its build defines on ROCm or only for CUDA, values its sources derive on ROCm) reach the engines through
 the context, and the rulebook is the same before and after a scan. `fix`'s after-report is that same analysis."""
 from __future__ import annotations

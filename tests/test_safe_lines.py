@@ -14,6 +14,8 @@ import pytest
 from auditor.util.escape import log_line, log_lines
 from tests.conftest import write_tree
 
+pytestmark = pytest.mark.slow   # every output format over hostile file names
+
 COMMAND_NAME = "::error file=README.md,line=1::approve.cu"
 LOGGING_NAME = "##[error]x.py"
 

@@ -8,6 +8,8 @@ from scripts.pin_fixtures import FIXTURES
 from scripts.render_reports import render
 from tests.conftest import REPO
 
+pytestmark = pytest.mark.slow   # renders the sample reports from the fixtures
+
 # Pygments' markup and colours change between its releases; what the report says must not.
 # The highlighted code sits in the page's JSON data block ("code"), so that is compared without it.
 HIGHLIGHTED = re.compile(r'<div class="code">.*?</div>|<style>.*?</style>', re.S)

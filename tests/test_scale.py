@@ -1,5 +1,6 @@
 """Huge trees stay readable: findings grouped by rule and file or by rule and subject across generated files, the JSON and SARIF lists capped with exact
 counts, and partial parses listed with their reason."""
+import pytest
 import dataclasses
 import json
 
@@ -10,6 +11,8 @@ from auditor.rulebook import load_rulebook
 from auditor.scan.file import scan_file
 from auditor.types import SourceFile
 from tests.conftest import write_tree
+
+pytestmark = pytest.mark.slow   # large generated trees
 
 RULEBOOK = load_rulebook()
 KERNEL_LINE = "  v[{i} * {width}] = __shfl_xor_sync(0xffffffff, v[{i}], threadIdx.x % 32);"

@@ -91,11 +91,6 @@ def test_rules_is_a_compact_table_with_category_and_json(capsys):
     assert "unknown category 'warp'" in capsys.readouterr().err
 
 
-def test_rule_explanation_strips_markdown(capsys):
-    assert main(["rule", "RA205"]) == 0
-    assert "`" not in capsys.readouterr().out
-
-
 def test_json_flag_without_a_file_is_only_for_rules(tmp_path, capsys):
     write_tree(tmp_path, {"a.py": "import pynvml\n"})
     assert main([str(tmp_path), "--json"]) == 2

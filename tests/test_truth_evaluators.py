@@ -66,7 +66,7 @@ def test_cmake_arm_for_the_build_reader(text, rocm_vars, arm):
 @pytest.mark.parametrize("text", ["USE_ROCM", "NOT USE_ROCM", "GGML_HIP", "ROCM", "HIP_FOUND", 'BACKEND STREQUAL "hip"',
                                   "USE_CUDA", "GGML_SYCL", "BUILD_TESTS"])
 def test_the_text_rules_and_the_build_reader_agree_on_cmake_rocm_tests(text):
-    """One ROCm test for both (issue 23: they had diverged, `GGML_HIP` was a ROCm test to the build reader only):
+    """One ROCm test for both (they had diverged, `GGML_HIP` was a ROCm test to the build reader only):
     where the text rules call a test true or false on ROCm, the build reader's arm says the same."""
     truth = cmake_truth(text, GUARDS.build)
     arm = configuration(text, {})

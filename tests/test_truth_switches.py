@@ -15,7 +15,7 @@ from auditor.truth.switches import SwitchError, Switches, read_table, shipped
 
 ROOT = Path(__file__).resolve().parent.parent
 GUARDS = (ROOT / "rules" / "guards.toml").read_text(encoding="utf-8")
-# Switch names a regex elsewhere once spelled out (issue 23: six places had diverged): each is in the data file.
+# Switch names a regex elsewhere once spelled out (six places had diverged): each is in the data file.
 SWITCH_WORDS = ("USE_ROCM", "USE_HIP", "USE_CUDA", "CUDA_FOUND", "ROCM_FOUND", "HIP_FOUND", "hipcc",
                 "nvcc", "offload-arch", "PYTORCH_ROCM_ARCH", "CMAKE_HIP_ARCHITECTURES", "IS_HIP_EXTENSION",
                 "ROCM_HOME", "ROCM_VERSION", "torch.version.hip", "torch.version.cuda")

@@ -17,6 +17,8 @@ from auditor.cli.app import main
 from auditor.util.vcs import TEMP_PREFIX
 from tests.gitrepo import GitRepo
 
+pytestmark = pytest.mark.slow   # git repositories with hostile configuration
+
 
 def tree_digest(root: Path) -> dict[str, str]:
     """Every file under root (the .git directory included) with its content hash."""

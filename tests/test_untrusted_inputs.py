@@ -18,6 +18,8 @@ from auditor.util.boundedio import UnsafeRead, read_bounded
 from auditor.cli.app import main
 from tests.conftest import write_tree
 
+pytestmark = pytest.mark.slow   # multi-MB inputs under memory and wall-clock limits
+
 ONE_GIB = 1024 ** 3
 
 

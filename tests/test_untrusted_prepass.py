@@ -22,6 +22,8 @@ from auditor.rocmpath.pulled import pulled_in_build_files
 from auditor.rocmpath.reader import read_project
 from tests.conftest import write_tree
 
+pytestmark = pytest.mark.slow   # adversarial build files up to 2 MB
+
 REAL_PARSE = deps.ast.parse
 SENTINEL = "SENTINEL_OUTSIDE_93b1"
 TWO_MB = 2 * 1024 * 1024 - 1024      # just under the 2 MB a build file is read up to

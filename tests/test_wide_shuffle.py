@@ -1,10 +1,10 @@
 """A shuffle through the project's own macro whose ROCm expansion is a width-less `__shfl(var, lane)`, in a kernel
-that works in 32-lane rows (issue 25, third blind set: pytorch_sparse's SHFL_SYNC): a 64-lane bug a port must
+that works in 32-lane rows: a 64-lane bug a port must
 fix, reported live at the call and at the macro's definition, even where the ROCm build compiles the kernel."""
 import pytest
 
 from tests.conftest import write_tree
-from tests.test_blind_set_3_causes import SPARSE_SETUP
+from tests.test_setup_gates import SPARSE_SETUP
 
 ROWS = ("#include \"utils.cuh\"\n"
         "__global__ void spmm(const int* col, float* out, int n) {\n"

@@ -1,4 +1,4 @@
-"""Effort range and verdicts from findings (README.md, Verdict and Effort). Pure functions."""
+"""Effort range and verdicts from findings (docs/concepts.md, The verdict and Effort). Pure functions."""
 from __future__ import annotations
 
 import re
@@ -103,7 +103,7 @@ def in_optional_dir(path: str, model: EffortModel, within: str = "") -> bool:
 
 
 def counts(finding: Finding) -> bool:
-    """Whether a finding is work: live (README.md, "Every finding gets a disposition"), unguarded, not optional,
+    """Whether a finding is work: live (docs/concepts.md, Dispositions), unguarded, not optional,
     above info."""
     return finding.disposition == "live" and not finding.guarded and not finding.optional \
         and finding.severity > Severity.INFO
@@ -116,7 +116,7 @@ def on_default_path(finding: Finding, model: EffortModel | None = None) -> bool:
 
 def site_hours(findings: Sequence[Finding], rules: dict[str, Rule], model: EffortModel,
                components: Sequence[str] = ()) -> list[Hours]:
-    """Hours per finding, in order; only live findings cost (README.md, Verdict). Effort scales with
+    """Hours per finding, in order; only live findings cost (docs/concepts.md, The verdict). Effort scales with
     distinct problems, not lines: a rule in a file (or in a family of generated files that differ only in
     numbers) is one problem, its further sites there cost nothing; a
     replacement (an L/XL rule, a CUDA-only dependency: one rule names one package or library, whatever its
@@ -226,7 +226,7 @@ def estimate(
     built_elsewhere: frozenset[str] = frozenset(), hipified: frozenset[str] = frozenset(),
     components: Sequence[str] = (),
 ) -> tuple[Effort, list[Hours]]:
-    """The effort range (README.md, Verdict and Effort) and each finding's hours, in the findings' order.
+    """The effort range (docs/concepts.md, The verdict and Effort) and each finding's hours, in the findings' order.
     `built_elsewhere`: files a ROCm build does not compile (CUDA-only sources with an alternative, opt-in
     ops, other backends, files no build lists): neither reviewed nor validated. `hipified`: files a ROCm
     build already compiles as HIP: validated, not reviewed. `components`: the project's component directories,

@@ -8,7 +8,7 @@ from dataclasses import replace
 
 import pathspec
 
-from auditor.rulebook import Rulebook, _id_matches
+from auditor.rulebook import Rulebook, id_matches
 from auditor.rulebook.context import ScanContext
 from auditor.types import FileResult
 
@@ -16,7 +16,7 @@ from auditor.types import FileResult
 def unknown_selectors(rulebook: Rulebook, per_file_ignores: Sequence[tuple[str, tuple[str, ...]]]) -> list[str]:
     """Rule ids, prefixes or names in per-file-ignores that match no rule (a typo turns nothing off)."""
     return [s for _, selectors in per_file_ignores for s in selectors
-            if not any(_id_matches(rule, s) for rule in rulebook.rules)]
+            if not any(id_matches(rule, s) for rule in rulebook.rules)]
 
 
 def apply_path_policy(
@@ -34,7 +34,7 @@ def apply_path_policy(
     for result in results:
         ignored = {s for spec, selectors in ignores if spec.match_file(result.path) for s in selectors}
         kept = [f for f in result.findings
-                if not (f.rule_id in rules and any(_id_matches(rules[f.rule_id], s) for s in ignored))]
+                if not (f.rule_id in rules and any(id_matches(rules[f.rule_id], s) for s in ignored))]
         if optional_dirs and optional.match_file(result.path):
             kept = [replace(f, optional=True) for f in kept]
         dropped = len(result.findings) - len(kept)

@@ -1,4 +1,4 @@
-"""Verdicts from live findings only (README.md, Verdict), per component and overall, with a reason that
+"""Verdicts from live findings only (docs/concepts.md, The verdict), per component and overall, with a reason that
 leads with the answer, names the ROCm path with file:line, gives the install recipe, then what is not
 covered and the work left."""
 from __future__ import annotations
@@ -15,7 +15,7 @@ from auditor.rocmpath.reader import owner
 from auditor.types import Component, Finding, Rule, Severity
 
 ORDER = {"blocked": 2, "needs-port": 1, "ready": 0}
-# findings listed with their own disposition that never flip a verdict alone (issue 25: the main-path model)
+# findings listed with their own disposition that never flip a verdict alone (the main-path model)
 OUTSIDE_MAIN_PATH = (OPTIONAL, OPS, TOOLING)
 
 
@@ -143,7 +143,7 @@ def component_verdict(
 
 
 def _confidence_text(rocm: RocmPath) -> str:
-    """README.md, The ROCm path: CI that builds for ROCm raises the stated confidence; its absence lowers it."""
+    """docs/reach-model.md: CI that builds for ROCm raises the stated confidence; its absence lowers it."""
     if rocm.ci:
         more = f" and {len(rocm.ci) - 1} more" if len(rocm.ci) > 1 else ""
         return f"Confidence {rocm.confidence}: CI builds for ROCm ({rocm.ci[0]}{more})"

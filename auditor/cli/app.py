@@ -350,9 +350,9 @@ def _list_rules(settings: RulesSettings) -> int:
 
 
 def _explain_rule(settings: RuleSettings) -> int:
-    from rich.console import Console
-
-    from auditor.report.text import paragraphs, plain
+    from auditor.cli.rulepage import rule_page
+    from auditor.fix.data import shipped_fixes
+    from auditor.util.escape import log_lines
 
     rulebook = _rulebook(settings)
     rule = rulebook.by_id().get(settings.rule_id)
@@ -361,23 +361,8 @@ def _explain_rule(settings: RuleSettings) -> int:
         rule = by_name.get(settings.rule_id.lower())
     if rule is None:
         raise ToolError(f"no rule {settings.rule_id!r} (rocm-audit rules lists them)")
-    console = Console()
-    # soft_wrap: lines are never broken by rich (a URL or a line of code stays whole; the terminal wraps it)
-    console.print(f"[bold]{rule.id} {rule.name}[/bold]  {rule.category} · {rule.severity.label} · effort {rule.effort}",
-                  soft_wrap=True)
-    console.print(plain(rule.message), markup=False, soft_wrap=True)
-    if rule.rocm_alternative:
-        console.print(f"ROCm alternative: {plain(rule.rocm_alternative)}", markup=False, soft_wrap=True)
-    console.print()
-    for paragraph in paragraphs(rule.docs):  # the docs are wrapped for the TOML file, not the terminal
-        console.print(plain(paragraph), markup=False, highlight=False, soft_wrap=True)
-        console.print()
-    for label, examples in (("Reported", rule.flag), ("Not reported", rule.ok)):
-        console.print(f"[bold]{label}:[/bold]")
-        for example in examples:
-            console.print(f"  # {example.file}", style="dim", markup=False, soft_wrap=True)
-            for line in example.code.rstrip().splitlines():
-                console.print(f"  {line}", markup=False, highlight=False, soft_wrap=True)
+    # The page is Markdown, printed as it is (as `ruff rule` does): the same text as docs/rules/RAnnn.md
+    sys.stdout.write(log_lines(rule_page(rule, shipped_fixes().get(rule.id))))
     return EXIT_CLEAN
 
 

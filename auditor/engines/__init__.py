@@ -56,5 +56,5 @@ def is_a_name(subject: str) -> bool:
 
 
 def as_guarded(finding: Finding) -> Finding:
-    """On a path a ROCm build never takes (README.md, Guarded code): reported, capped at info."""
+    """On a path a ROCm build never takes (docs/concepts.md, Guarded code): reported, capped at info."""
     return replace(finding, guarded=True, severity=Severity.INFO)

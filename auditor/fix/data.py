@@ -35,7 +35,7 @@ class FixSpec:
     rule: str
     action: str                       # a key of ACTIONS
     safety: str                       # "safe": behaviour on CUDA unchanged; "unsafe": applied only with --unsafe
-    summary: str                      # what the fix does, for the summary and the README
+    summary: str                      # what the fix does, for the summary and the rule pages
     why: str                          # why it is safe, or what a reviewer has to check
     pattern: str | None = None        # template/add-line: a regex searched on the finding's line
     replacement: str | None = None    # template: its replacement (re.sub syntax, {placeholders}); add-line: the line

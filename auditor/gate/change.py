@@ -1,5 +1,5 @@
 """The CI gate: which findings are new. Against a baseline file of known findings, or against the merge-base
-with a git ref (README.md, Pre-commit and CI). Only findings that would break on ROCm count (Report.gated: live
+with a git ref (docs/gate.md). Only findings that would break on ROCm count (Report.gated: live
 ones, and those to verify on hardware with --fail-on-verify); the others have a ROCm path or are not on it.
 
 A finding is known while its fingerprint (rule, path, subject; never the line) has no more occurrences now

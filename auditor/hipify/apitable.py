@@ -141,7 +141,7 @@ def parse_table(text: str, origin: str = "shipped") -> ApiTable:
 
 def render_table(entries: Iterable[ApiEntry], sources: Iterable[tuple[str, str]]) -> str:
     """The table file's text; `parse_table(render_table(...))` gives the same table back."""
-    lines = [TITLE, "# Regenerate it with the command in README.md (section HIPIFY coverage)."]
+    lines = [TITLE, "# Regenerate it with the command in docs/hipify.md."]
     lines += [f"#source\t{label}\t{text}" for label, text in sources]
     lines.append("\t".join(COLUMNS))
     for entry in sorted(entries, key=lambda e: e.name):

@@ -1,4 +1,4 @@
-"""HIPIFY coverage (README.md, HIPIFY coverage): the per-file reference counts of the scan, added up. Pure function.
+"""HIPIFY coverage (docs/hipify.md): the per-file reference counts of the scan, added up. Pure function.
 
 Translator context: a source in a component (the directory of a setup.py or pyproject.toml) whose Python code
 builds extensions with torch.utils.cpp_extension (CUDAExtension, load, load_inline) is hipified by PyTorch's

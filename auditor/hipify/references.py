@@ -1,4 +1,4 @@
-"""CUDA references in one parsed file, looked up in the HIPIFY API table (README.md, HIPIFY coverage).
+"""CUDA references in one parsed file, looked up in the HIPIFY API table (docs/hipify.md).
 
 A reference is an occurrence in code of a name (or `#include`d header) the table knows: identifiers, type,
 field and namespace names from the file's one tree-sitter inventory, plus the words of `#define` bodies
@@ -19,7 +19,7 @@ from auditor.types import FileCoverage
 
 WORD = re.compile(r"[A-Za-z_]\w*")
 NOT_CODE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n])*\'', re.S)
-# Findings whose hazard HIPIFY translates without a word (README.md, HIPIFY coverage): a converted reference in the
+# Findings whose hazard HIPIFY translates without a word (docs/hipify.md): a converted reference in the
 # same function is not "clean after HIPIFY".
 HAZARD_CATEGORIES = frozenset({"warp_size_assumption", "ptx_inline_asm", "hopper_only_feature"})
 HAZARD_RULES = frozenset({"RA833", "RA836"})   # shared memory above 64 KiB, FP8 format differences

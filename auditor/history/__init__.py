@@ -1,4 +1,4 @@
-"""Migration progress over time (README "Progress over time"): runs recorded in an SQLite store, past commits
+"""Migration progress over time (docs/history.md): runs recorded in an SQLite store, past commits
 scanned straight from git objects, and the trend between them.
 
 The store's API, for every command that records or reads runs (`check --record`, `history`, `fleet`):

@@ -24,8 +24,8 @@ class ScanInput:
 
 
 class Incomplete(str):
-    """An engine's note for a file it could read only in part, too little to count as scanned (README
-    "Threat model"): its findings are kept, and the file is reported as not scanned, which fails the gate."""
+    """An engine's note for a file it could read only in part, too little to count as scanned
+    (docs/security.md): its findings are kept, and the file is reported as not scanned, which fails the gate."""
 
 
 class ParseFailure(ScannedFileError):

@@ -39,12 +39,12 @@ def rulebook_for(settings):
 def check_rule_patterns(rulebook, choice, sources) -> None:
     """A --select/--ignore value (or config select/ignore) that names no rule is a mistake, not an empty set:
     `--select RA3O1` would otherwise turn the gate off."""
-    from auditor.rulebook import _id_matches
+    from auditor.rulebook import id_matches
 
     where_set = {name: source for name, _value, source in sources}
     for flag, patterns in (("select", choice.select), ("ignore", choice.ignore)):
         for pattern in patterns:
-            if not any(_id_matches(rule, pattern) for rule in rulebook.rules):
+            if not any(id_matches(rule, pattern) for rule in rulebook.rules):
                 where = where_set.get(flag, "command line")
                 raise ToolError(f"--{flag} {pattern!r} ({where}): no rule id, prefix or name matches it "
                                 "(rocm-audit rules lists them)")

@@ -1,5 +1,5 @@
 """Which guarded lines only the project's own macros guard: `#ifndef GGML_USE_HIP` is a branch a ROCm build skips
-because the project's HIP build defines GGML_USE_HIP (README.md, The ROCm path), not because of a macro every
+because the project's HIP build defines GGML_USE_HIP (docs/reach-model.md), not because of a macro every
 ROCm compiler defines. Such findings get the disposition "guarded by a project macro"."""
 from __future__ import annotations
 

@@ -48,7 +48,7 @@ def _directives(lines: list[str]):
 
 class _Group:
     """One #if … #endif group while it is being read. A branch ROCm skips counts as guarded even
-    without an #else (README.md, Guarded code: `#if __CUDA_ARCH__ >= 900` paths are ROCm-handled)."""
+    without an #else (docs/concepts.md, Guarded code: `#if __CUDA_ARCH__ >= 900` paths are ROCm-handled)."""
 
     __slots__ = ("truth", "taken", "dead", "cuda_truth", "cuda_taken")
 

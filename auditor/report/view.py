@@ -10,7 +10,7 @@ from auditor.analysis.effort import DEPENDENCY_CATEGORIES, on_default_path
 from auditor.report.text import counted
 from auditor.types import CATEGORIES, Finding, Report, Severity
 
-ROCM_STATUS = {   # what a dependency finding's severity says about the package on ROCm (README.md, severities)
+ROCM_STATUS = {   # what a dependency finding's severity says about the package on ROCm (docs/concepts.md)
     Severity.CRITICAL: "no ROCm build: replace it",
     Severity.HIGH: "breaks on ROCm until changed",
     Severity.MEDIUM: "works on ROCm; review",

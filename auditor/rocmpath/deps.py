@@ -1,6 +1,6 @@
 """What the default install of a Python distribution requires: `[project].dependencies`, setup.py's
 `install_requires`, and a top-level `requirements.txt`, as normalized distribution names. An integration with a
-package outside this set is optional (issue 25: the main path decides the verdict)."""
+package outside this set is optional (the main path decides the verdict)."""
 from __future__ import annotations
 
 import ast

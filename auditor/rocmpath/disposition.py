@@ -1,4 +1,4 @@
-"""A disposition for every finding (README.md, "Every finding gets a disposition"): where it sits against the ROCm
+"""A disposition for every finding (docs/concepts.md, Dispositions): where it sits against the ROCm
 path. Only `live` findings decide the verdict; nothing is dropped."""
 from __future__ import annotations
 

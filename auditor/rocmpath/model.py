@@ -1,4 +1,4 @@
-"""The ROCm path of each component (README.md, The ROCm path): the patterns found with their evidence, the
+"""The ROCm path of each component (docs/reach-model.md): the patterns found with their evidence, the
 artifacts built in each configuration, the install recipe, the confidence, the project macros, and which
 configuration compiles each source file."""
 from __future__ import annotations
@@ -16,7 +16,7 @@ from auditor.types import SourceFile
 
 
 class RocmPattern(StrEnum):
-    """How a project builds or runs on ROCm (README "The ROCm path"). The values are the ids reports and the JSON
+    """How a project builds or runs on ROCm (docs/reach-model.md). The values are the ids reports and the JSON
     schema show (`P1` .. `P7`)."""
 
     BACKEND_SWITCH = "P1"

@@ -1,4 +1,4 @@
-"""Which configuration compiles each source file of a component (README.md, The ROCm path):
+"""Which configuration compiles each source file of a component (docs/reach-model.md):
 from the builds' source lists, then through `#include` edges; plus the lines behind opt-in macros and the
 Python packages a component ships."""
 from __future__ import annotations

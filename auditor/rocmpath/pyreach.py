@@ -1,4 +1,4 @@
-"""Python reachability (README.md, The ROCm path): which shipped modules a plain `import <package>` loads
+"""Python reachability (docs/reach-model.md): which shipped modules a plain `import <package>` loads
 (module-level imports; an import inside a function runs only when it is called).
 
 A module reached from the package's `__init__` only through guarded imports (try/except ImportError, an

@@ -1,4 +1,4 @@
-"""A component's ROCm path (README.md, The ROCm path): the evidence of each pattern (P1-P7) its builds, shims,
+"""A component's ROCm path (docs/reach-model.md): the evidence of each pattern (P1-P7) its builds, shims,
 manifests, CI and shipped code show, whether it is verified, the install recipe and the confidence."""
 from __future__ import annotations
 

@@ -1,4 +1,4 @@
-"""ROCm install manifests beside the CUDA ones (issue 25 item 2): `requirements-rocm*.txt`, extras named
+"""ROCm install manifests beside the CUDA ones: `requirements-rocm*.txt`, extras named
 `rocm`/`hip`/`amd` or `*_hip`, and alternative `pyproject_*.toml` files whose extras are the ROCm install. For a
 project that compiles no GPU code they are its ROCm path, and the install recipe is read from them."""
 from __future__ import annotations

@@ -194,15 +194,15 @@ class Rulebook:
 
     def select(self, select: Sequence[str] = (), ignore: Sequence[str] = ()) -> "Rulebook":
         def chosen(rule: Rule) -> bool:
-            picked = not select or any(_id_matches(rule, s) for s in select)
-            return picked and not any(_id_matches(rule, s) for s in ignore)
+            picked = not select or any(id_matches(rule, s) for s in select)
+            return picked and not any(id_matches(rule, s) for s in ignore)
 
         kept = tuple(rule for rule in self.rules if chosen(rule))
         every = self.every_rule or tuple(p for r in self.rules for p in ((r.id, r.id), (r.name, r.id)))
         return replace(self, rules=kept, digest=self._with_table(_digest(kept, self.guards)), every_rule=every)
 
 
-def _id_matches(rule: Rule, pattern: str) -> bool:
+def id_matches(rule: Rule, pattern: str) -> bool:
     pattern = pattern.strip()
     return rule.id.startswith(pattern.upper()) or rule.name == pattern or fnmatch.fnmatch(rule.id, pattern)
 

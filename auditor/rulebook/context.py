@@ -45,7 +45,7 @@ class Guards:
 
     def with_project_macros(self, rocm: frozenset[str], cuda_only: frozenset[str]) -> "Guards":
         """Macros the project's build defines on ROCm (`GGML_USE_HIP`), and those it defines only for CUDA or
-        behind an opt-in (README.md, The ROCm path)."""
+        behind an opt-in (docs/reach-model.md)."""
         pre = self.preprocessor
         known = pre.rocm_defined | pre.cuda_only_defined | pre.rocm_version_macros
         return replace(self, preprocessor=replace(

@@ -60,9 +60,6 @@ class Haystack:
             self._words = frozenset(_IDENTIFIER.findall(_COMMENT_LINE.sub("", self.text)))
         return self._words
 
-    def has(self, needle: str) -> bool:
-        return needle in self.words if isinstance(needle, Word) else needle in self.text
-
 
 def _haystack(text: "str | Haystack") -> Haystack:
     return text if isinstance(text, Haystack) else Haystack(text)
@@ -308,11 +305,6 @@ class _QueryReader:
             found = regex_needles(strings[0], min_len=1)
             return capture, (found,) if found else ()
         return capture, ()
-
-
-def _best(clauses: Clauses) -> frozenset[str] | None:
-    """The most selective clause: the one whose shortest needle is longest."""
-    return max(clauses, key=lambda c: min(map(len, c)), default=None)
 
 
 def _any_of(alternatives: list[Clauses]) -> Clauses:

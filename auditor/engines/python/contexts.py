@@ -5,7 +5,9 @@ import ast
 import re
 
 from auditor.engines.python.nonetested import reads_handle_none
-from auditor.engines.python.guards import EXITS, _dotted, _end, _Guards, _start, binds_what_follows_reads
+from auditor.engines.python.guards import (
+    EXITS, GuardedRegions, binds_what_follows_reads, dotted_name, end_of, start_of,
+)
 from auditor.parsing.python import PythonTree
 from auditor.types import Rule
 
@@ -33,7 +35,7 @@ class SyntacticContexts:
     """Mixed into the engine: reads only `self.tree` (the parent map is built on the first call)."""
 
     tree: PythonTree
-    guards: _Guards
+    guards: GuardedRegions
 
     def _context(self, node: ast.AST) -> str:
         context = self._syntactic_context(node)
@@ -121,7 +123,7 @@ class SyntacticContexts:
         """`archs = ["-gencode=...", ...]` whose every read sits where a ROCm run never goes (the else of `if
         torch.version.hip:`): the value only feeds the CUDA branch, as guarded as its uses."""
         reads = self._reads_of_assigned(node)
-        return bool(reads) and all(_Guards.inside(self.guards.regions, _start(r), _end(r)) for r in reads)
+        return bool(reads) and all(GuardedRegions.inside(self.guards.regions, start_of(r), end_of(r)) for r in reads)
 
     def _rocm_takes_a_harmless_branch(self, node: ast.AST) -> bool:
         """Tested (safely: for None, truth, equality) by an `if` whose outcome on ROCm is known and whose branch
@@ -137,7 +139,7 @@ class SyntacticContexts:
         if skipped and isinstance(skipped[-1], EXITS) and not self._messages(self._after(test)):
             return False   # apex: `if CUDA_HOME is not None: return` then `raise`: ROCm goes on to the raise
         return (not taken or self._messages(taken)) and not self._binds_what_follows_reads(test, skipped) \
-            and not any(isinstance(n, ast.Call) and BUILDS.search(_dotted(n.func) or "")
+            and not any(isinstance(n, ast.Call) and BUILDS.search(dotted_name(n.func) or "")
                         for stmt in skipped for n in ast.walk(stmt))
 
     def _after(self, test: ast.If) -> list[ast.stmt]:
@@ -198,7 +200,7 @@ class SyntacticContexts:
     def _call_name(self, node: ast.AST | None) -> str:
         if isinstance(node, ast.keyword):
             node = self.tree.parent(node)
-        return _dotted(node.func) or "" if isinstance(node, ast.Call) else ""
+        return dotted_name(node.func) or "" if isinstance(node, ast.Call) else ""
 
     def _string_context_ok(self, rule: Rule, node: ast.AST) -> bool:
         """For a string, `contexts` tells messages (`log`), set members and compared values from everything else."""
@@ -234,7 +236,8 @@ class SyntacticContexts:
             return True
         if isinstance(parent, (ast.Tuple, ast.List)):
             parent = self.tree.parent(parent)
-        return isinstance(parent, ast.Call) and parent.func is not node and _dotted(parent.func) in ("set", "frozenset")
+        return (isinstance(parent, ast.Call) and parent.func is not node
+                and dotted_name(parent.func) in ("set", "frozenset"))
 
     def _in_log_call(self, node: ast.AST) -> bool:
         """Passed (directly or through an f-string) to print, logging or warnings, or to the exception a `raise`

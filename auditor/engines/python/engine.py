@@ -15,8 +15,8 @@ from auditor.engines.python.callers import helper_calls
 from auditor.engines.python.capability import CapabilitySites
 from auditor.engines.python.contexts import SyntacticContexts
 from auditor.engines.python.setupreqs import SetupRequirements, module_bindings
-from auditor.engines.python.guards import Pos, _end, _Guards, _start, string_value
-from auditor.engines.python.names import _attribute_names, _compiled, _pattern_matches
+from auditor.engines.python.guards import Pos, end_of, GuardedRegions, start_of, string_value
+from auditor.engines.python.names import attribute_names, compiled_regex, pattern_matches
 from auditor.parsing.python import PythonTree
 from auditor.engines.python.cudasource import is_cuda_source
 from auditor.rulebook.prefilter import Haystack, rules_present
@@ -78,9 +78,9 @@ class _Engine(SyntacticContexts, SetupRequirements):
         self.call_rules = [r for r in python_rules if r.python.calls]
         self.name_rules = [r for r in python_rules if r.python.names]
         self.string_rules = [r for r in python_rules if r.python.strings is not None]
-        self.name_attrs = _attribute_names(self.name_rules)
+        self.name_attrs = attribute_names(self.name_rules)
         self.bare_name_hits: dict[str, tuple[tuple[Rule, str], ...]] = {}
-        self.guards = _Guards(tree, rulebook.guards.python)
+        self.guards = GuardedRegions(tree, rulebook.guards.python)
         self.raw: list[tuple[Rule, ast.AST, str, str, int | None]] = []  # rule, node, subject, kind, line
         self.module_strings: dict[str, ast.AST] = {}
         self.module_bindings: dict[str, list[ast.AST]] = {}   # setup.py: every module-level value of a name
@@ -165,7 +165,7 @@ class _Engine(SyntacticContexts, SetupRequirements):
     def on_call(self, node: ast.Call) -> None:
         names = self.tree.names.of(node.func)
         for rule in self.call_rules:
-            hit = _pattern_matches(rule.python.calls, names)
+            hit = pattern_matches(rule.python.calls, names)
             if hit and self._keywords_ok(rule, node) and self._context_ok(rule, node) and self._inside_ok(rule, node):
                 self.raw.append((rule, node, hit, "code", None))
         if "importlib.import_module" in names and node.args:
@@ -215,7 +215,7 @@ class _Engine(SyntacticContexts, SetupRequirements):
                 parent = self.tree.parent(node)
                 outer = self.tree.names.of(parent) \
                     if isinstance(parent, ast.Attribute) and parent.value is node else frozenset()
-            if outer and _pattern_matches(rule.python.names, outer):
+            if outer and pattern_matches(rule.python.names, outer):
                 continue  # report the outermost matching name only
             if rule.python.capability:
                 self._capability_decisions(rule, node, hit)
@@ -238,7 +238,7 @@ class _Engine(SyntacticContexts, SetupRequirements):
         if self.capability_sites is None:
             self.capability_sites = CapabilitySites(self.tree, self.guards.persona)
         def is_read(read: ast.AST) -> bool:
-            return bool(_pattern_matches(rule.python.names, self.tree.names.of(read)))
+            return bool(pattern_matches(rule.python.names, self.tree.names.of(read)))
 
         for decision in self.capability_sites.decisions(node, is_read):
             if self._inside_ok(rule, decision.node) and not self._decides_only_a_message(decision.node):
@@ -255,7 +255,7 @@ class _Engine(SyntacticContexts, SetupRequirements):
     def _rules_naming(self, names: frozenset[str]) -> tuple[tuple[Rule, str], ...]:
         if not names:
             return ()
-        return tuple((rule, hit) for rule in self.name_rules if (hit := _pattern_matches(rule.python.names, names)))
+        return tuple((rule, hit) for rule in self.name_rules if (hit := pattern_matches(rule.python.names, names)))
 
     def _context_ok(self, rule: Rule, node: ast.AST) -> bool:
         contexts = rule.python.contexts
@@ -269,7 +269,7 @@ class _Engine(SyntacticContexts, SetupRequirements):
         child, parent = node, self.tree.parent(node)
         while parent is not None and not isinstance(parent, ast.stmt):
             if isinstance(parent, ast.Call) and child is not parent.func:
-                if _pattern_matches(wanted, self.tree.names.of(parent.func)):
+                if pattern_matches(wanted, self.tree.names.of(parent.func)):
                     return True
             child, parent = parent, self.tree.parent(parent)
         return False
@@ -283,7 +283,7 @@ class _Engine(SyntacticContexts, SetupRequirements):
             return
         code = None
         for rule in self.string_rules:
-            m = _compiled(rule.python.strings).search(value)
+            m = compiled_regex(rule.python.strings).search(value)
             if m and code is None:
                 # docstrings, bare string statements and f-string format specs are not code
                 code = not isinstance(self.tree.parent(node), (ast.Expr, ast.JoinedStr, ast.FormattedValue))
@@ -302,7 +302,7 @@ class _Engine(SyntacticContexts, SetupRequirements):
         out: list[Finding] = []
         for rule, node, subject, kind, line_override in self.raw:
             assert isinstance(node, (ast.stmt, ast.expr))   # what the handlers record: statements and expressions
-            start, end = _start(node), _end(node)
+            start, end = start_of(node), end_of(node)
             line = line_override or start[0]
             # two matches of one rule in the strings of one line (`FLAGS += ["--expt-relaxed-constexpr",
             # "--expt-extended-lambda"]`, or `[smi(), "--query-gpu=name"]` with its helper's call) are one site:
@@ -311,13 +311,13 @@ class _Engine(SyntacticContexts, SetupRequirements):
             if key in seen:
                 continue
             seen.add(key)
-            guarded = _Guards.inside(self.guards.regions, start, end) or (
-                kind == "import" and _Guards.inside(self.guards.import_regions, start, end)
+            guarded = GuardedRegions.inside(self.guards.regions, start, end) or (
+                kind == "import" and GuardedRegions.inside(self.guards.import_regions, start, end)
             ) or (kind == "code" and subject in self.guards.fallback_names) or (
-                rule.category in TOLERATED and _Guards.inside(self.guards.tolerant_regions, start, end)) \
+                rule.category in TOLERATED and GuardedRegions.inside(self.guards.tolerant_regions, start, end)) \
                 or self._read_only_where_guarded(node)
             column = start[1] + 1 if line_override is None else None
-            optional = kind == "import" and _Guards.inside(self.guards.optional_regions, start, end)
+            optional = kind == "import" and GuardedRegions.inside(self.guards.optional_regions, start, end)
             out.append(make_finding(
                 rule, self.path, Span(line, column, end[0] if line_override is None else line), subject,
                 snippet_of(self.lines, line), guarded=guarded, optional=optional,

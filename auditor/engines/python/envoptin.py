@@ -10,7 +10,7 @@ from __future__ import annotations
 import ast
 import re
 
-from auditor.engines.python.guards import _dotted
+from auditor.engines.python.guards import dotted_name
 from auditor.parsing.python import flatten
 
 ENV_READS = ("os.environ.get", "os.getenv", "environ.get", "getenv")
@@ -137,7 +137,7 @@ def _empty_by_default(value: ast.AST) -> bool:
     if not (isinstance(value, ast.Call) and isinstance(value.func, ast.Attribute) and value.func.attr == "split"):
         return False
     read = _unwrap(value.func.value)
-    return isinstance(read, ast.Call) and _dotted(read.func) in ENV_READS and len(read.args) == 2 \
+    return isinstance(read, ast.Call) and dotted_name(read.func) in ENV_READS and len(read.args) == 2 \
         and _default(read) == ""
 
 
@@ -150,8 +150,8 @@ def _unwrap(node: ast.AST) -> ast.AST:
 def _env_read(node: ast.AST) -> bool:
     node = _unwrap(node)
     if isinstance(node, ast.Subscript):
-        return _dotted(node.value) in ENV_MAPPINGS and isinstance(node.slice, ast.Constant)
-    return isinstance(node, ast.Call) and _dotted(node.func) in ENV_READS
+        return dotted_name(node.value) in ENV_MAPPINGS and isinstance(node.slice, ast.Constant)
+    return isinstance(node, ast.Call) and dotted_name(node.func) in ENV_READS
 
 
 def _default(node: ast.AST) -> str | None:

@@ -15,7 +15,7 @@ from __future__ import annotations
 import ast
 import re
 
-from auditor.engines.python.guards import _dotted
+from auditor.engines.python.guards import dotted_name
 from auditor.parsing.python import PythonTree
 
 IDENTIFIER = re.compile(r"^[A-Za-z_]\w*$")
@@ -90,7 +90,7 @@ def _chosen_by_caller(node: ast.AST, tree: PythonTree) -> bool:
 
 
 def _kind(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
-    decorators = [_dotted(d.func if isinstance(d, ast.Call) else d) or "" for d in function.decorator_list]
+    decorators = [dotted_name(d.func if isinstance(d, ast.Call) else d) or "" for d in function.decorator_list]
     if decorators:
         return JIT if all(JIT_DECORATOR.search(d) for d in decorators) else None
     return PRIVATE if function.name.startswith("_") else PUBLIC

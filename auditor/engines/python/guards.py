@@ -16,7 +16,7 @@ if TYPE_CHECKING:
     from auditor.engines.python.capability import CapabilitySites
 
 IMPORT_ERRORS = {"ImportError", "ModuleNotFoundError", "Exception", "BaseException", "OSError"}
-# what a failed library load or tool probe raises where the CUDA toolkit is absent (issue 25, item 4)
+# what a failed library load or tool probe raises where the CUDA toolkit is absent
 LOAD_ERRORS = {"OSError", "FileNotFoundError", "CalledProcessError", "SubprocessError", "Exception", "BaseException"}
 # Tests that a package is installed before it is imported: the import behind them is an optional integration.
 AVAILABILITY = re.compile(r"(?:^|\.)(?:is_\w+_available|find_spec|_is_package_available|is_available_\w+|has_\w+)$")
@@ -28,19 +28,19 @@ Pos = tuple[int, int]
 Located = ast.stmt | ast.expr   # the nodes that carry a position
 
 
-def _start(node: Located) -> Pos:
+def start_of(node: Located) -> Pos:
     return node.lineno, node.col_offset
 
 
-def _end(node: Located) -> Pos:
+def end_of(node: Located) -> Pos:
     return node.end_lineno or node.lineno, node.end_col_offset or 0
 
 
 def _region(nodes: Sequence[Located]) -> tuple[Pos, Pos] | None:
-    return (_start(nodes[0]), _end(nodes[-1])) if nodes else None
+    return (start_of(nodes[0]), end_of(nodes[-1])) if nodes else None
 
 
-def _dotted(node: ast.AST) -> str | None:
+def dotted_name(node: ast.AST) -> str | None:
     """`a.b.c`, or None; a loop, so a chain thousands of links long (valid Python) is read like any other."""
     attributes: list[str] = []
     while isinstance(node, ast.Attribute):
@@ -65,7 +65,7 @@ def _calls(test: ast.AST, name: str) -> bool:
 
 
 def _builds_cuda_extension(statements: Sequence[ast.stmt]) -> bool:
-    return any(isinstance(n, ast.Call) and (_dotted(n.func) or "").split(".")[-1] == "CUDAExtension"
+    return any(isinstance(n, ast.Call) and (dotted_name(n.func) or "").split(".")[-1] == "CUDAExtension"
                for stmt in statements for n in ast.walk(stmt))
 
 
@@ -83,7 +83,7 @@ def binds_what_follows_reads(skipped: Sequence[ast.stmt], before: Sequence[ast.s
                                  for stmt in after for n in ast.walk(stmt))
 
 
-class _Guards:
+class GuardedRegions:
     """Where a ROCm run never goes: branches of `if torch.version.hip:`-style tests, and what follows
     an early `return` under such a test; plus `try: import X / except ImportError:` fallbacks."""
 
@@ -103,7 +103,7 @@ class _Guards:
         self._tests_rocm: bool | None = None   # some test in the file names ROCm (asked once, when needed)
 
     def _candidates(self, node: ast.AST) -> set[str]:
-        return set(self.names.of(node)) | {_dotted(node) or ""}
+        return set(self.names.of(node)) | {dotted_name(node) or ""}
 
     def truth(self, node: ast.AST) -> bool | None:
         """Truth of an expression on a ROCm build, or None when unknown."""
@@ -135,7 +135,7 @@ class _Guards:
             return None if inner is None else (inner if isinstance(test.ops[0], ast.IsNot) else not inner)
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
             return True if any(self.availability(v) is True for v in test.values) else None
-        name = _dotted(test.func if isinstance(test, ast.Call) else test) or ""
+        name = dotted_name(test.func if isinstance(test, ast.Call) else test) or ""
         if name.split(".")[-1] == "TYPE_CHECKING":
             return True
         if isinstance(test, ast.Call) and AVAILABILITY.search(name):
@@ -238,9 +238,9 @@ class _Guards:
             if handler.type is None:
                 caught.add("BaseException")
             elif isinstance(handler.type, ast.Tuple):
-                caught.update(_dotted(e) or "" for e in handler.type.elts)
+                caught.update(dotted_name(e) or "" for e in handler.type.elts)
             else:
-                caught.add(_dotted(handler.type) or "")
+                caught.add(dotted_name(handler.type) or "")
             short = {c.split(".")[-1] for c in caught}
             if short & LOAD_ERRORS and not (handler.body and isinstance(handler.body[-1], ast.Raise)) \
                     and not self._failure_drops_the_gpu_build(node, handler):

@@ -9,7 +9,7 @@ from functools import cache
 from auditor.types import Rule
 
 
-def _pattern_matches(patterns: Sequence[str], names: frozenset[str]) -> str | None:
+def pattern_matches(patterns: Sequence[str], names: frozenset[str]) -> str | None:
     """The first name (in sorted order) that one of the patterns matches: `a.b.*` is a.b and what is under
     it, `*`/`?` are wildcards (across dots too), anything else is the exact name."""
     if not names:
@@ -48,13 +48,13 @@ def _last_names(patterns: tuple[str, ...]) -> frozenset[str] | None:
 
 
 @cache
-def _compiled(pattern: str) -> re.Pattern:
+def compiled_regex(pattern: str) -> re.Pattern:
     return re.compile(pattern)
 
 
 
 
-def _attribute_names(rules: list[Rule]) -> frozenset[str] | None:
+def attribute_names(rules: list[Rule]) -> frozenset[str] | None:
     """The attribute names any of these rules can match (None: any)."""
     found: set[str] = set()
     for rule in rules:
