@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from auditor.cli.app import main
-from auditor.rocmpath.disposition import DISPOSITIONS
+from auditor.judge.dispositions import DISPOSITIONS
 from tests.conftest import FIXTURES, write_tree
 
 TREES = ["llm_serving", "cmake_cuda_lib", "rocm_paths/p1_backend_switch", "rocm_paths/p2_cmake_shim",

@@ -9,14 +9,13 @@ from collections.abc import Sequence
 
 from dataclasses import replace
 
-from auditor.rocmpath.disposition import LIVE, OPS, OPTIONAL, TOOLING, VERIFY
+from auditor.judge.dispositions import LIVE, OPTIONAL, OUTSIDE_MAIN_PATH, VERIFY
+from auditor.model.project import STALE_TRAIT
 from auditor.rocmpath.model import BUILDS_ON_ROCM, ProjectBuild, RocmPath
 from auditor.rocmpath.reader import owner
 from auditor.types import Component, Finding, Rule, Severity
 
 ORDER = {"blocked": 2, "needs-port": 1, "ready": 0}
-# findings listed with their own disposition that never flip a verdict alone (issue 25: the main-path model)
-OUTSIDE_MAIN_PATH = (OPTIONAL, OPS, TOOLING)
 
 
 def is_live(finding: Finding) -> bool:
@@ -73,9 +72,10 @@ def _label(rocm: RocmPath | None) -> str:   # only asked of a verified path
 
 def component_verdict(
     findings: Sequence[Finding], rocm: RocmPath | None, rules: dict[str, Rule], own: bool = False,
+    stale: Sequence[str] = (),
 ) -> tuple[str, str]:
     """`own`: a secondary or optional component judged for itself, where being optional to the tree does not
-    make a finding optional to the component."""
+    make a finding optional to the component. `stale`: path:line of what ROCm 6 removed that its HIP build uses."""
     if own:
         findings = [replace(f, disposition=LIVE, optional=False) if f.disposition == OPTIONAL else f for f in findings]
     live = [f for f in findings if is_live(f)]
@@ -123,12 +123,16 @@ def component_verdict(
         parts.append(f"{notes} note(s) outside the main path (optional integrations, developer scripts, tool "
                      "configuration, examples) do not decide it")
     if verified and rocm is not None:
-        parts.append(_confidence_text(rocm))
+        parts.append(_confidence_text(rocm, stale))
     return verdict, f"{verdict}: " + ". ".join(parts)
 
 
-def _confidence_text(rocm: RocmPath) -> str:
-    """README.md, The ROCm path: CI that builds for ROCm raises the stated confidence; its absence lowers it."""
+def _confidence_text(rocm: RocmPath, stale: Sequence[str] = ()) -> str:
+    """README.md, The ROCm path: CI that builds for ROCm raises the stated confidence; its absence lowers it; a
+    HIP build written for what ROCm 6 removed makes it low (docs/reach-model.md, "A stale HIP path")."""
+    if stale:
+        more = f" and {len(stale) - 1} more" if len(stale) > 1 else ""
+        return f"Confidence {rocm.confidence}: its HIP build uses what ROCm 6 removed ({stale[0]}{more})"
     if rocm.ci:
         more = f" and {len(rocm.ci) - 1} more" if len(rocm.ci) > 1 else ""
         return f"Confidence {rocm.confidence}: CI builds for ROCm ({rocm.ci[0]}{more})"
@@ -146,7 +150,10 @@ def verdicts(
     for comp in comps:
         rocm = project.paths.get(comp)
         kind = project.components.get(comp, "primary")
-        verdict, reason = component_verdict(grouped.get(comp, []), rocm, rules, own=kind != "primary")
+        stale = _stale_sites(grouped.get(comp, []), rules)
+        if rocm is not None and stale:
+            rocm = replace(rocm, confidence="low")
+        verdict, reason = component_verdict(grouped.get(comp, []), rocm, rules, own=kind != "primary", stale=stale)
         out.append(Component(comp, verdict, bool(rocm and rocm.verified), reason, kind != "primary", rocm, kind))
     primary = [c for c in out if c.kind == "primary"]
     if project.collection:
@@ -166,6 +173,12 @@ def verdicts(
     if isinstance(head.rocm_path, RocmPath) and head.rocm_path.cuda_only_artifacts and head.rocm_path.verified:
         reason += ". CUDA-only artifacts: " + ", ".join(f"`{a}`" for a in head.rocm_path.cuda_only_artifacts[:4])
     return tuple(out), head.verdict, reason
+
+
+def _stale_sites(findings: Sequence[Finding], rules: dict[str, Rule]) -> tuple[str, ...]:
+    """The live findings of rules with the `stale-hip` trait (auditor.types.TRAITS), as path:line."""
+    return tuple(f"{f.path}:{f.span.line}" for f in findings if f.disposition == LIVE
+                 and f.rule_id in rules and STALE_TRAIT in rules[f.rule_id].traits)
 
 
 def _recipe_text(recipe: str) -> str:

@@ -3,8 +3,8 @@ artifacts built in each configuration, the install recipe, the confidence, the p
 configuration compiles each source file."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import FrozenInstanceError, dataclass, field, fields, replace
+
+from dataclasses import FrozenInstanceError, dataclass, field, fields
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
@@ -138,18 +138,6 @@ class ProjectBuild:
         copy = ProjectBuild(**values)
         object.__setattr__(copy, "_sealed", True)
         return copy
-
-    def with_optional_lines(self, lines: Mapping[str, Iterable[int]]) -> "ProjectBuild":
-        """This model with more lines that are optional features (each Python module's environment opt-ins, which
-        the Python engine finds in the workers: FileFacts.opt_in_lines), as a new sealed value; this one is
-        unchanged."""
-        more = {path: frozenset(found) for path, found in lines.items() if found}
-        if not more:
-            return self
-        merged = {path: frozenset(found) for path, found in self.optional_lines.items()}
-        for path, found in more.items():
-            merged[path] = merged.get(path, frozenset()) | found
-        return replace(self, optional_lines=merged).sealed()
 
     def __setattr__(self, name: str, value: object) -> None:
         if getattr(self, "_sealed", False):
