@@ -50,19 +50,6 @@ CATEGORIES = (
 
 EFFORT_CLASSES = ("S", "M", "L", "XL")
 
-# What a rule's findings are, beside their category, that judging them against the ROCm path needs (a rule's
-# `traits` list; auditor/judge/ and auditor/analysis/ read them, never a rule's id or name).
-TRAITS = {
-    "hipify-renamed": "tests a compiler or version macro that HIPIFY renames (`__CUDACC__`, `CUDA_VERSION`)",
-    "build-switch": "tests a build switch: live only where only the CUDA build defines the switch",
-    "wide-shuffle": "reports a shuffle the ROCm build expands to a width-less, wavefront-wide one",
-    "lane-rows": "finds lane and warp ids computed in 32-lane rows",
-    "stale-hip": "finds what ROCm 6 removed in a HIP build path: the path is not proof that a current ROCm builds",
-    "constant-definition": "reports a constant's definition: guarded when every use of it in the file is",
-    "hipify-hazard": "a hazard HIPIFY translates without a word: a converted reference beside it is not clean",
-}
-
-
 @dataclass(frozen=True, slots=True, order=True)
 class Span:
     """1-based line and column; `end_line` inclusive. Line None means the whole file."""
@@ -93,7 +80,7 @@ class Rule:
     ok: tuple
     example_kind: str                # the file kind the examples are written in
     source_file: str = ""
-    traits: frozenset[str] = frozenset()   # names from TRAITS
+    traits: frozenset[str] = frozenset()   # names from auditor/rulebook/traits.TRAITS
 
     @property
     def matcher(self) -> str:

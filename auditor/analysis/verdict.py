@@ -176,7 +176,7 @@ def verdicts(
 
 
 def _stale_sites(findings: Sequence[Finding], rules: dict[str, Rule]) -> tuple[str, ...]:
-    """The live findings of rules with the `stale-hip` trait (auditor.types.TRAITS), as path:line."""
+    """The live findings of rules with the `stale-hip` trait (auditor/rulebook/traits.py), as path:line."""
     return tuple(f"{f.path}:{f.span.line}" for f in findings if f.disposition == LIVE
                  and f.rule_id in rules and STALE_TRAIT in rules[f.rule_id].traits)
 

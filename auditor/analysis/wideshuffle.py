@@ -13,7 +13,7 @@ from auditor.rocmpath.model import ProjectBuild
 from auditor.rocmpath.wideshuffle import WideShuffleUse
 from auditor.types import LIVE, VERIFY, Finding, Rule, Severity, Span
 
-SHUFFLE_TRAIT = "wide-shuffle"    # auditor.types.TRAITS
+SHUFFLE_TRAIT = "wide-shuffle"    # auditor/rulebook/traits.py
 LANES_TRAIT = "lane-rows"
 
 

@@ -305,7 +305,7 @@ def _findings(
 # rules that report a constant's definition (fixing it fixes its uses): when every use in the file sits on a branch
 # a ROCm build skips (mmcv's `FULL_MASK`, used only in the #else of `#ifdef MMCV_WITH_HIP`), the ROCm build never
 # reads it, and the definition is as guarded as its uses
-DEFINITION_TRAIT = "constant-definition"   # auditor.types.TRAITS
+DEFINITION_TRAIT = "constant-definition"   # auditor/rulebook/traits.py
 TEST_DIRECTIVE = re.compile(r"^\s*#\s*(?:if|ifdef|ifndef|elif|undef)\b")
 
 

@@ -17,7 +17,7 @@ from auditor.truth.switches import shipped
 from auditor.types import PROJECT_MACRO, FileResult, Finding, Rule
 
 PACKAGE_CATEGORY = "cuda_only_python_package"
-STALE_TRAIT = "stale-hip"   # auditor.types.TRAITS
+STALE_TRAIT = "stale-hip"   # auditor/rulebook/traits.py
 OPTIONAL_NOTE = "a declared extra, an optional directory or a separate distribution"
 INTEGRATION_NOTE = "an optional integration: not a dependency, and `import` of the package never loads this module"
 

@@ -13,7 +13,8 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from auditor.hipify.apitable import ApiTable, shipped_table
-from auditor.types import CATEGORIES, EFFORT_CLASSES, TRAITS, Rule, Severity
+from auditor.rulebook.traits import TRAITS
+from auditor.types import CATEGORIES, EFFORT_CLASSES, Rule, Severity
 
 from auditor.rulebook.schema import (  # noqa: F401  (re-exported: the rule format's names)
     HIPIFY_STATUSES, PYTHON_CONTEXTS, TEXT_KINDS, CudaMatch, DependencyMatch, Match, PythonMatch, RuleError,
