@@ -51,7 +51,6 @@ CATEGORIES = (
 
 EFFORT_CLASSES = ("S", "M", "L", "XL")
 
-
 @dataclass(frozen=True, slots=True, order=True)
 class Span:
     """1-based line and column; `end_line` inclusive. Line None means the whole file."""
@@ -76,6 +75,7 @@ class Rule:
     ok: tuple
     example_kind: str                # the file kind the examples are written in
     source_file: str = ""
+    traits: frozenset[str] = frozenset()   # names from auditor/rulebook/traits.TRAITS
 
     @property
     def matcher(self) -> str:
@@ -108,7 +108,7 @@ def fingerprint(rule_id: str, path: str, subject: str) -> str:
     return hashlib.blake2b(key.encode(), digest_size=8).hexdigest()
 
 
-LIVE = "live"                        # the dispositions the gate weighs (auditor/rocmpath/disposition.py has all)
+LIVE = "live"                        # the dispositions the gate weighs (auditor/judge/dispositions.py has all)
 VERIFY = "verify on hardware"
 PROJECT_MACRO = "guarded by a project macro"   # the scan sets it on a guarded finding (auditor/scan/file.py)
 

@@ -10,7 +10,7 @@ import shutil
 import pytest
 
 from auditor.cli.app import main
-from auditor.rocmpath.disposition import DISPOSITIONS
+from auditor.judge.dispositions import DISPOSITIONS
 from tests.conftest import FIXTURES, write_tree
 
 pytestmark = pytest.mark.slow   # every output format over the fixtures

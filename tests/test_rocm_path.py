@@ -151,7 +151,7 @@ def test_portable_package_with_optional_nvidia_integrations_is_ready(reports):
 
 
 def test_every_fixture_finding_has_a_known_disposition(reports):
-    from auditor.rocmpath.disposition import DISPOSITIONS
+    from auditor.judge.dispositions import DISPOSITIONS
 
     for report in reports.values():
         assert all(f["disposition"] in DISPOSITIONS for f in report["findings"])
@@ -161,7 +161,7 @@ def test_reports_follow_the_schema_with_the_new_keys(reports):
     import jsonschema
 
     schema = json.loads((REPO / "auditor" / "schema" / "report.schema.json").read_text())
-    from auditor.rocmpath.disposition import DISPOSITIONS
+    from auditor.judge.dispositions import DISPOSITIONS
 
     assert set(schema["$defs"]["disposition"]["enum"]) == set(DISPOSITIONS)
     for report in reports.values():
@@ -407,7 +407,7 @@ def test_reachability_reads_the_modules_a_partial_scan_did_not_cover(tmp_path):
 
 
 def test_rules_naming_only_the_project_s_own_package_are_not_run_on_it():
-    from auditor.rocmpath.disposition import own_package_rules
+    from auditor.model.ownpackages import own_package_rules
     from auditor.rulebook import load_rulebook
 
     rules = load_rulebook().rules

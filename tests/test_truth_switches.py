@@ -59,9 +59,9 @@ def test_no_module_outside_truth_names_a_switch_in_code():
             if m := pattern.search(text):
                 found.append(f"{relative}:{line}: {m.group(0)}")
     # user-facing messages, not tests of anything
-    assert [f for f in found if not f.startswith("auditor/rocmpath/disposition.py")] == [
+    assert [f for f in found if not f.startswith("auditor/model/project.py")] == [
         "auditor/rocmpath/rocmevidence.py:152: hipcc"]
-    assert [f.split(": ")[1] for f in found if f.startswith("auditor/rocmpath/disposition.py")] == ["__HIPCC__"]
+    assert [f.split(": ")[1] for f in found if f.startswith("auditor/model/project.py")] == ["__HIPCC__"]
 
 
 def test_the_check_sees_a_hard_coded_switch():

@@ -8,11 +8,13 @@ from dataclasses import replace
 from functools import partial
 
 from auditor.hipify.coverage import coverage
-from auditor.rocmpath.pycalls import not_called_by_default
 from auditor.rocmpath.pyreach import imported_modules_of
 from auditor.analysis.effort import EffortModel, Hours, estimate, in_optional_dir, load_model
 from auditor.analysis.groups import group_findings
-from auditor.rocmpath.disposition import OPTIONAL, OPTIONAL_FEATURE, assign, own_package_finding
+from auditor.judge.assign import assign
+from auditor.judge.dispositions import OPTIONAL, OPTIONAL_FEATURE
+from auditor.model.ownpackages import own_package_finding
+from auditor.model.project import ReachModel
 from auditor.rocmpath.model import ProjectBuild
 from auditor.rocmpath.reader import owner
 from auditor.rulebook import Rulebook
@@ -48,7 +50,7 @@ def build_report(
         if named_optional else frozenset()
     optional_by_name = partial(_optional_by_name, [*unvendored, *(p for p in named_optional if p in loaded)], model)
     comps = sorted(project.components) or ["."]
-    findings = _judged_findings(results, rulebook, project, comps, optional_by_name, read, jobs)
+    findings = _judged_findings(results, rulebook, project, optional_by_name, read, jobs)
     elsewhere, hipified = _ported_by_a_verified_path(results, project, comps)
     effort, hours = estimate(findings, rules, results, elsewhere, hipified, comps)
     comps_out, verdict, reason = verdicts(findings, project, rules)
@@ -81,7 +83,7 @@ def _optional_by_name(unvendored: Sequence[str], model: EffortModel, path: str, 
 
 
 def _judged_findings(
-    results: Sequence[FileResult], rulebook: Rulebook | ScanContext, project: ProjectBuild, comps: list[str],
+    results: Sequence[FileResult], rulebook: Rulebook | ScanContext, project: ProjectBuild,
     optional_by_name: Callable[..., bool], read: Callable[[str], str | None] | None, jobs: int = 1,
 ) -> list[Finding]:
     """Every file's findings but those on the project's own package, each with its disposition against the ROCm
@@ -91,15 +93,10 @@ def _judged_findings(
         f for result in results for f in result.findings
         if not own_package_finding(f, rules.get(f.rule_id), project)
     ]
-    kinds = {r.path: r.kind for r in results}
-    imports = {r.path: r.facts.imports for r in results if r.kind == "python"}
-    project = project.with_optional_lines({r.path: r.facts.opt_in_lines for r in results}).with_not_called(
-        not_called_by_default({r.path: r.facts.functions for r in results if r.kind == "python"},
-                              {p for packages in project.shipped_python.values() for p in packages}))
+    model = _reach_model(results, rules, project, optional_by_name, findings)
 
     def placed(found: list[Finding]) -> list[Finding]:
-        return assign(found, kinds, rules, project,
-                      lambda path, comp: optional_by_name(path, "" if comp == "." else comp), comps, imports)
+        return assign(found, rules, model)
 
     findings = placed(findings)
     findings += wide_shuffle_findings(findings, project, rules, placed)
@@ -109,6 +106,20 @@ def _judged_findings(
         findings += [settled(p, f) for p, f in zip(placed(linked), linked)]
     findings.sort(key=Finding.sort_key)
     return findings
+
+
+def reach_model(results: Sequence[FileResult], rulebook: Rulebook | ScanContext, project: ProjectBuild,
+                unvendored: Sequence[str] = ()) -> ReachModel:
+    """The run's reach model (auditor/model/), as build_report judges these results with it."""
+    rules = rulebook.by_id()
+    findings = [f for r in results for f in r.findings if not own_package_finding(f, rules.get(f.rule_id), project)]
+    return _reach_model(results, rules, project, partial(_optional_by_name, unvendored, load_model()), findings)
+
+
+def _reach_model(results: Sequence[FileResult], rules: dict, project: ProjectBuild,
+                 optional_by_name: Callable[..., bool], findings: Sequence[Finding]) -> ReachModel:
+    return ReachModel.of(project, results, findings, rules,
+                         lambda path, comp: optional_by_name(path, "" if comp == "." else comp))
 
 
 def _ported_by_a_verified_path(

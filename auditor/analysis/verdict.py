@@ -9,14 +9,13 @@ from collections.abc import Sequence
 
 from dataclasses import replace
 
-from auditor.rocmpath.disposition import LIVE, OPS, OPTIONAL, TOOLING, VERIFY
+from auditor.judge.dispositions import LIVE, OPTIONAL, OUTSIDE_MAIN_PATH, VERIFY
+from auditor.model.project import STALE_TRAIT
 from auditor.rocmpath.model import BUILDS_ON_ROCM, ProjectBuild, RocmPath
 from auditor.rocmpath.reader import owner
 from auditor.types import Component, Finding, Rule, Severity
 
 ORDER = {"blocked": 2, "needs-port": 1, "ready": 0}
-# findings listed with their own disposition that never flip a verdict alone (the main-path model)
-OUTSIDE_MAIN_PATH = (OPTIONAL, OPS, TOOLING)
 
 
 def is_live(finding: Finding) -> bool:
@@ -90,8 +89,9 @@ def _judged_for_itself(findings: Sequence[Finding], own: bool) -> list[Finding]:
 
 def component_verdict(
     findings: Sequence[Finding], rocm: RocmPath | None, rules: dict[str, Rule], own: bool = False,
+    stale: Sequence[str] = (),
 ) -> tuple[str, str]:
-    """`own`: judged for itself (weighed)."""
+    """`own`: judged for itself (weighed). `stale`: path:line of what ROCm 6 removed that its HIP build uses."""
     findings = _judged_for_itself(findings, own)
     live = weighed(findings)
     verify = sum(1 for f in findings if f.disposition == VERIFY)
@@ -138,12 +138,16 @@ def component_verdict(
         parts.append(f"{notes} note(s) outside the main path (optional integrations, developer scripts, tool "
                      "configuration, examples) do not decide it")
     if verified and rocm is not None:
-        parts.append(_confidence_text(rocm))
+        parts.append(_confidence_text(rocm, stale))
     return verdict, f"{verdict}: " + ". ".join(parts)
 
 
-def _confidence_text(rocm: RocmPath) -> str:
-    """docs/reach-model.md: CI that builds for ROCm raises the stated confidence; its absence lowers it."""
+def _confidence_text(rocm: RocmPath, stale: Sequence[str] = ()) -> str:
+    """docs/reach-model.md: CI that builds for ROCm raises the stated confidence; its absence lowers it; a HIP
+    build written for what ROCm 6 removed makes it low ("A stale HIP path")."""
+    if stale:
+        more = f" and {len(stale) - 1} more" if len(stale) > 1 else ""
+        return f"Confidence {rocm.confidence}: its HIP build uses what ROCm 6 removed ({stale[0]}{more})"
     if rocm.ci:
         more = f" and {len(rocm.ci) - 1} more" if len(rocm.ci) > 1 else ""
         return f"Confidence {rocm.confidence}: CI builds for ROCm ({rocm.ci[0]}{more})"
@@ -162,7 +166,10 @@ def verdicts(
         rocm = project.paths.get(comp)
         kind = project.components.get(comp, "primary")
         mine = grouped.get(comp, [])
-        verdict, reason = component_verdict(mine, rocm, rules, own=kind != "primary")
+        stale = _stale_sites(mine, rules)
+        if rocm is not None and stale:
+            rocm = replace(rocm, confidence="low")
+        verdict, reason = component_verdict(mine, rocm, rules, own=kind != "primary", stale=stale)
         out.append(Component(comp, verdict, bool(rocm and rocm.verified), reason, kind != "primary", rocm, kind,
                              len(weighed(mine, own=kind != "primary"))))
     primary = [c for c in out if c.kind == "primary"]
@@ -183,6 +190,12 @@ def verdicts(
     if isinstance(head.rocm_path, RocmPath) and head.rocm_path.cuda_only_artifacts and head.rocm_path.verified:
         reason += ". CUDA-only artifacts: " + ", ".join(f"`{a}`" for a in head.rocm_path.cuda_only_artifacts[:4])
     return tuple(out), head.verdict, reason
+
+
+def _stale_sites(findings: Sequence[Finding], rules: dict[str, Rule]) -> tuple[str, ...]:
+    """The live findings of rules with the `stale-hip` trait (auditor/rulebook/traits.py), as path:line."""
+    return tuple(f"{f.path}:{f.span.line}" for f in findings if f.disposition == LIVE
+                 and f.rule_id in rules and STALE_TRAIT in rules[f.rule_id].traits)
 
 
 def _recipe_text(recipe: str) -> str:

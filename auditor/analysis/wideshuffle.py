@@ -1,8 +1,9 @@
 """A shuffle through the project's own macro whose ROCm expansion is a width-less legacy `__shfl*`
-(auditor/rocmpath/wideshuffle.py), called in a kernel RA203 finds 32-lane rows in: on a 64-lane wavefront the
-shuffle spans two rows, and the second row reads the first row's lanes. That is a bug a port must fix, not an item
-to verify on hardware, so it is live even where the ROCm build compiles the file. Reported with RA208
-(legacy-shfl-default-width) at each call and once at the macro's definition, the line a port changes."""
+(auditor/rocmpath/wideshuffle.py), called in a kernel where a rule with the `lane-rows` trait finds 32-lane rows: on
+a 64-lane wavefront the shuffle spans two rows, and the second row reads the first row's lanes. That is a bug a port
+must fix, not an item to verify on hardware, so it is live even where the ROCm build compiles the file. Reported
+with the rule that has the `wide-shuffle` trait, at each call and once at the macro's definition, the line a port
+changes."""
 from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
@@ -12,21 +13,21 @@ from auditor.rocmpath.model import ProjectBuild
 from auditor.rocmpath.wideshuffle import WideShuffleUse
 from auditor.types import LIVE, VERIFY, Finding, Rule, Severity, Span
 
-SHUFFLE_RULE = "legacy-shfl-default-width"
-LANES_RULE = "hardcoded-warp-lane-math"
+SHUFFLE_TRAIT = "wide-shuffle"    # auditor/rulebook/traits.py
+LANES_TRAIT = "lane-rows"
 
 
 def wide_shuffle_findings(findings: Sequence[Finding], project: ProjectBuild, rules: Mapping[str, Rule],
                           placed: Callable[[list[Finding]], list[Finding]]) -> list[Finding]:
-    """The findings at the calls (and each macro's definition) in kernels with an RA203 finding the ROCm build
+    """The findings at the calls (and each macro's definition) in kernels with a `lane-rows` finding the ROCm build
     compiles (live or to verify), placed against the ROCm path by `placed`; an item to verify becomes live."""
-    shuffle = next((r for r in rules.values() if r.name == SHUFFLE_RULE), None)
+    shuffle = next((r for r in rules.values() if SHUFFLE_TRAIT in r.traits), None)
     if shuffle is None or not project.wide_shuffles:
         return []
     rows: dict[str, list[int]] = {}
     for f in findings:
         rule = rules.get(f.rule_id)
-        if rule is not None and rule.name == LANES_RULE and f.disposition in (LIVE, VERIFY) and f.span.line:
+        if rule is not None and LANES_TRAIT in rule.traits and f.disposition in (LIVE, VERIFY) and f.span.line:
             rows.setdefault(f.path, []).append(f.span.line)
     uses = [(use, row) for path, found in sorted(project.wide_shuffles.items()) for use in found
             if (row := next((r for r in sorted(rows.get(path, ())) if use.kernel[0] <= r <= use.kernel[1]), None))]

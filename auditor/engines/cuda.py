@@ -296,7 +296,7 @@ def _findings(
             continue
         seen.add(key)
         guarded = shown in states.excluded or (
-            rule.name in DEFINITION_RULES and _every_use_excluded(lines, shown + line_offset, states, line_offset))
+            DEFINITION_TRAIT in rule.traits and _every_use_excluded(lines, shown + line_offset, states, line_offset))
         out.append(make_finding(
             rule, path, Span(line + line_offset, col, end + line_offset), subject,
             snippet_of(lines, shown + line_offset), guarded=guarded,
@@ -307,7 +307,7 @@ def _findings(
 # rules that report a constant's definition (fixing it fixes its uses): when every use in the file sits on a branch
 # a ROCm build skips (mmcv's `FULL_MASK`, used only in the #else of `#ifdef MMCV_WITH_HIP`), the ROCm build never
 # reads it, and the definition is as guarded as its uses
-DEFINITION_RULES = frozenset({"warp-mask-32bit-constant", "warp-size-constant-32"})
+DEFINITION_TRAIT = "constant-definition"   # auditor/rulebook/traits.py
 TEST_DIRECTIVE = re.compile(r"^\s*#\s*(?:if|ifdef|ifndef|elif|undef)\b")
 
 

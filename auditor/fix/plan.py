@@ -12,13 +12,13 @@ from typing import get_args
 from auditor.fix.data import FixSpec
 from auditor.fix.text_fixes import rocm_job_suggestion
 from auditor.inputs.kinds import FixLane, kinds_in_lane
-from auditor.rocmpath.disposition import LIVE, OPS, VERIFY
+from auditor.judge.dispositions import LIVE, OPS, VERIFY
 from auditor.types import FileResult, Finding, SourceFile
 
 ENGINE_KINDS = {lane: kinds_in_lane(lane) for lane in get_args(FixLane)}   # the input kinds each fix engine edits
 
 
-# Where a finding sits against the project's ROCm path (auditor/rocmpath/disposition.py): a fix is worth making only
+# Where a finding sits against the project's ROCm path (auditor/judge/): a fix is worth making only
 # where the ROCm build compiles the code as it is (live), or in the repository's own CI and container files (ops).
 # Not in CUDA-only sources the ROCm build replaces, a CUDA branch, a shim that already maps the call, or another
 # vendor's backend: an edit there changes nothing on ROCm.

@@ -22,7 +22,7 @@ NOT_CODE = re.compile(r'//[^\n]*|/\*.*?\*/|"(?:\\.|[^"\\\n])*"|\'(?:\\.|[^\'\\\n
 # Findings whose hazard HIPIFY translates without a word (docs/hipify.md): a converted reference in the
 # same function is not "clean after HIPIFY".
 HAZARD_CATEGORIES = frozenset({"warp_size_assumption", "ptx_inline_asm", "hopper_only_feature"})
-HAZARD_RULES = frozenset({"RA833", "RA836"})   # shared memory above 64 KiB, FP8 format differences
+HAZARD_TRAIT = "hipify-hazard"   # auditor/rulebook/traits.py: shared memory above 64 KiB, FP8 format differences
 
 
 @dataclass(frozen=True, slots=True)

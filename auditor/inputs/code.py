@@ -110,7 +110,7 @@ class CudaEngine:
         from auditor.parsing.guardmacros import lines_guarded_by_project_macros
         from auditor.parsing.preproc import line_states
         from auditor.hipify.references import (
-            HAZARD_CATEGORIES, HAZARD_RULES, file_coverage, find_references, function_spans,
+            HAZARD_CATEGORIES, HAZARD_TRAIT, file_coverage, find_references, function_spans,
         )
         from auditor.xlang.exports import defined_functions, exports, quoted_includes
 
@@ -128,9 +128,9 @@ class CudaEngine:
         hipify_rules = ctx.derived(("hipify-statuses", kind), lambda: tuple(
             r for r in cuda_rules if r.cuda.hipify_status is not None and kind in r.cuda.files))
         found += unsupported_findings(references, hipify_rules, found, states, path, lines, cuda_rules)
-        categories = ctx.derived(("categories",), lambda: {r.id: r.category for r in ctx.rules})
-        hazards = {f.span.line for f in found if not f.guarded and f.span.line
-                   and (categories.get(f.rule_id) in HAZARD_CATEGORIES or f.rule_id in HAZARD_RULES)}
+        hazard_rules = ctx.derived(("hazard-rules",), lambda: frozenset(
+            r.id for r in ctx.rules if r.category in HAZARD_CATEGORIES or HAZARD_TRAIT in r.traits))
+        hazards = {f.span.line for f in found if not f.guarded and f.span.line and f.rule_id in hazard_rules}
         coverage = file_coverage(references, hazards, function_spans(inventory))
         functions = defined_functions(inventory.get("function", ()), inventory.get("call", ()), ts_cuda.text)
         registered = exports(text)

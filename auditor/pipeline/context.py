@@ -15,6 +15,7 @@ from functools import partial
 from pathlib import Path
 
 from auditor.analysis.assemble import build_report
+from auditor.analysis import assemble
 from auditor.runner.cache import EntryStore, ResultCache
 from auditor.discover.files import Discovery, common_root, discover
 from auditor.analysis.effort import load_model
@@ -23,7 +24,8 @@ from auditor.runner.macros import project_macros
 from auditor.pipeline.options import PREPASS_SECONDS, ScanOptions
 from auditor.analysis.policy import apply_path_policy
 from auditor.runner.progress import ScanProgress
-from auditor.rocmpath.disposition import own_package_rules
+from auditor.model.ownpackages import own_package_rules
+from auditor.model.project import ReachModel
 from auditor.rocmpath.model import ProjectBuild
 from auditor.rocmpath.pulled import pulled_in_build_files
 from auditor.rocmpath.reader import read_project
@@ -155,6 +157,13 @@ def analyse(ctx: RunContext, results: Sequence[FileResult], timings: dict[str, f
         errors = (*found.errors, *sorted(ctx.project.unread.items()))   # build files the pre-pass could not read
         return build_report(ctx.shown_root, results, ctx.scan, errors, found.vendored, ctx.project,
                             options.scan_dirs, _reader(ctx.files, options.max_file_size), options.jobs)
+
+
+def reach_model(ctx: RunContext, results: Sequence[FileResult]) -> ReachModel:
+    """The reach model `analyse` judges these results with: what the default ROCm install reaches of each line."""
+    options = ctx.options
+    results = apply_path_policy(results, ctx.scan, options.per_file_ignores, options.optional_dirs)
+    return assemble.reach_model(results, ctx.scan, ctx.project, options.scan_dirs)
 
 
 def _reader(files: Sequence[SourceFile], max_bytes: int) -> Callable[[str], str | None]:

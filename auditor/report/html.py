@@ -16,7 +16,7 @@ from pathlib import Path
 from auditor.analysis.verdict import weighs
 from auditor.gate.failclosed.incomplete import closed_failures
 from auditor.inputs.kinds import BY_NAME
-from auditor.rocmpath import disposition as dispositions
+from auditor.judge import dispositions
 from auditor.report import plan, text, view
 from auditor.report.progress import ProgressView
 from auditor.report.json import HOTSPOTS

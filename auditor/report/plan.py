@@ -9,7 +9,7 @@ from pathlib import PurePosixPath
 
 from auditor.analysis.effort import DEPENDENCY_CATEGORIES
 from auditor.report import text, view
-from auditor.rocmpath import disposition as dispositions
+from auditor.judge import dispositions
 from auditor.rocmpath.model import PATTERN_NAMES, RocmPath
 from auditor.types import Component, Finding, FindingGroup, Report, Severity
 

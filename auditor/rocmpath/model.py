@@ -3,13 +3,12 @@ artifacts built in each configuration, the install recipe, the confidence, the p
 configuration compiles each source file."""
 from __future__ import annotations
 
-from collections.abc import Iterable, Mapping
-from dataclasses import FrozenInstanceError, dataclass, field, fields, replace
+
+from dataclasses import FrozenInstanceError, dataclass, field, fields
 from enum import StrEnum
 from types import MappingProxyType
 from typing import Any
 
-from auditor.rocmpath.pycalls import Uncalled
 from auditor.rocmpath.wideshuffle import WideShuffleUse
 from auditor.types import SourceFile
 
@@ -118,7 +117,6 @@ class ProjectBuild:
     tolerated_artifacts: dict[str, str] = field(default_factory=dict)  # CUDA-only artifact -> guarded import
     optional_builds: dict[str, str] = field(default_factory=dict)  # source -> why its extension's build is optional
     optional_lines: dict[str, frozenset[int]] = field(default_factory=dict)  # file -> lines behind opt-in macros
-    not_called: dict[str, tuple[Uncalled, ...]] = field(default_factory=dict)  # Python file -> functions nothing calls
     # C/C++ file -> the opt-in macros it, or a file including it, tests with #if (auditor/rocmpath/optinlibs.py)
     opt_in_tests: dict[str, frozenset[str]] = field(default_factory=dict)
     # C/C++ file -> calls of a shuffle macro that ROCm expands to a width-less legacy `__shfl*`, in kernels
@@ -141,23 +139,6 @@ class ProjectBuild:
         copy = ProjectBuild(**values)
         object.__setattr__(copy, "_sealed", True)
         return copy
-
-    def with_optional_lines(self, lines: Mapping[str, Iterable[int]]) -> "ProjectBuild":
-        """This model with more lines that are optional features (each Python module's environment opt-ins, which
-        the Python engine finds in the workers: FileFacts.opt_in_lines), as a new sealed value; this one is
-        unchanged."""
-        more = {path: frozenset(found) for path, found in lines.items() if found}
-        if not more:
-            return self
-        merged = {path: frozenset(found) for path, found in self.optional_lines.items()}
-        for path, found in more.items():
-            merged[path] = merged.get(path, frozenset()) | found
-        return replace(self, optional_lines=merged).sealed()
-
-    def with_not_called(self, functions: Mapping[str, tuple[Uncalled, ...]]) -> "ProjectBuild":
-        """This model with the Python functions nothing calls (auditor/rocmpath/pycalls.py, from the facts the
-        Python engine finds in the workers), as a new sealed value; this one is unchanged."""
-        return replace(self, not_called=dict(functions)).sealed() if functions else self
 
     def __setattr__(self, name: str, value: object) -> None:
         if getattr(self, "_sealed", False):

@@ -13,6 +13,7 @@ from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from auditor.hipify.apitable import ApiTable, shipped_table
+from auditor.rulebook.traits import TRAITS
 from auditor.types import CATEGORIES, EFFORT_CLASSES, Rule, Severity
 
 from auditor.rulebook.schema import (  # noqa: F401  (re-exported: the rule format's names)
@@ -22,7 +23,7 @@ from auditor.rulebook.schema import (  # noqa: F401  (re-exported: the rule form
 from auditor.rulebook.defs import expand, read_defs
 
 COMMON_FIELDS = {
-    "id", "name", "category", "severity", "message", "rocm_alternative", "effort", "docs", "flag", "ok",
+    "id", "name", "category", "severity", "message", "rocm_alternative", "effort", "docs", "flag", "ok", "traits",
 }
 DEFAULT_EXAMPLE_FILE = {
     "dependency": "example.py",
@@ -120,6 +121,9 @@ def parse_rule(raw: dict, source_file: str, check_queries: bool = True) -> Rule:
         severity = Severity.parse(raw["severity"])
     except ValueError as err:
         raise RuleError(f"{where}: {err}") from None
+    traits = raw.get("traits", [])
+    if not (isinstance(traits, list) and all(isinstance(t, str) and t in TRAITS for t in traits)):
+        raise RuleError(f"{where}: traits is a list of {sorted(TRAITS)}, got {traits!r}")
     match = parse_match({k: v for k, v in raw.items() if k not in COMMON_FIELDS}, where, check_queries)
     if check_queries:
         _check_query(match, where)
@@ -143,6 +147,7 @@ def parse_rule(raw: dict, source_file: str, check_queries: bool = True) -> Rule:
         ok=ok,
         example_kind=example_kind,
         source_file=source_file,
+        traits=frozenset(traits),
     )
 
 
@@ -210,7 +215,8 @@ def id_matches(rule: Rule, pattern: str) -> bool:
 def _digest(rules: Iterable[Rule], guards: dict) -> str:
     h = hashlib.blake2b(digest_size=12)
     for rule in rules:
-        h.update(repr((rule.id, rule.severity, rule.category, sorted(as_dict(rule.spec).items()))).encode())
+        h.update(repr((rule.id, rule.severity, rule.category, sorted(rule.traits),
+                       sorted(as_dict(rule.spec).items()))).encode())
     h.update(repr(sorted(guards.items())).encode())
     return h.hexdigest()
 

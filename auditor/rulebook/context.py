@@ -105,7 +105,7 @@ class ScanContext:
 
     rulebook: "Rulebook"
     guards: Guards
-    dropped: frozenset[str] = frozenset()     # rule ids the project's own packages turn off (rocmpath/disposition)
+    dropped: frozenset[str] = frozenset()     # rule ids the project's own packages turn off (model/ownpackages.py)
     memo: Memo = field(default_factory=Memo, compare=False, repr=False)
 
     @classmethod

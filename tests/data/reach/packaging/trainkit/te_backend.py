@@ -1,0 +1,1 @@
+import transformer_engine.pytorch as te

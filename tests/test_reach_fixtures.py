@@ -1,0 +1,71 @@
+"""Reach fixtures: small trees with the expected disposition and reach facts of named lines
+(tests/data/reach/expected.toml). `check` gives each line its disposition, the gate (`check --diff-base` on the same
+tree as a change) gives the same one, and the reach model holds the facts that decided it."""
+from __future__ import annotations
+
+import json
+import shutil
+import tomllib
+from collections import defaultdict
+from pathlib import Path
+
+import pytest
+
+from auditor.cli.app import main
+from auditor.pipeline.context import prepare, reach_model, scan_all
+from auditor.pipeline.options import ScanOptions
+from auditor.rulebook import load_rulebook
+from tests.gitrepo import GitRepo
+
+ROOT = Path(__file__).resolve().parent.parent
+EXPECTED = tomllib.loads((ROOT / "tests" / "data" / "reach" / "expected.toml").read_text())["line"]
+BY_TREE: dict[str, list[dict]] = defaultdict(list)
+for _line in EXPECTED:
+    BY_TREE[_line["tree"]].append(_line)
+
+
+def _dispositions(report: dict, at: str) -> set[str]:
+    path, _, line = at.rpartition(":")
+    return {f["disposition"] for f in report["findings"] if f["path"] == path and f["line"] == int(line)}
+
+
+def _check(capsys, *args) -> dict:
+    main([*map(str, args), "--format", "json", "--no-progress", "--no-cache", "-j", "1", "--fail-on", "never"])
+    return json.loads(capsys.readouterr().out)
+
+
+@pytest.mark.parametrize("tree", sorted(BY_TREE))
+def test_check_and_the_gate_give_each_named_line_its_expected_disposition(tree, tmp_path, capsys):
+    report = _check(capsys, ROOT / tree)
+    repo = GitRepo(tmp_path / "repo", {"README.md": "base\n"})
+    shutil.copytree(ROOT / tree, repo.root, dirs_exist_ok=True)
+    repo.commit(message="the tree as a change")
+    gated = _check(capsys, repo.root, "--diff-base", "HEAD~1")
+    for expected in BY_TREE[tree]:
+        at = expected["at"]
+        assert _dispositions(report, at) == {expected["disposition"]}, at
+        assert _dispositions(gated, at) == {expected["disposition"]}, f"{at} under the gate"
+        if "verdict" in expected:
+            assert report["summary"]["verdict"] == expected["verdict"] == gated["summary"]["verdict"]
+
+
+@pytest.mark.parametrize("tree", sorted(BY_TREE))
+def test_the_reach_of_each_named_line_holds_the_facts_that_decide_it(tree):
+    rulebook = load_rulebook()
+    ctx = prepare([ROOT / tree], rulebook, ScanOptions())
+    results = scan_all(ctx)
+    model = reach_model(ctx, results)
+    rules = rulebook.by_id()
+    scanned = defaultdict(list)
+    for result in results:
+        for finding in result.findings:
+            scanned[f"{finding.path}:{finding.span.line}"].append(finding)
+    for expected in BY_TREE[tree]:
+        at = expected["at"]
+        assert scanned[at], f"no finding at {at}"
+        for finding in scanned[at]:
+            reach = model.reach_of(finding, rules.get(finding.rule_id))
+            assert set(expected.get("facts", ())) <= reach.facts, (at, reach.facts)
+            assert not set(expected.get("not_facts", ())) & reach.facts, (at, reach.facts)
+            if "confidence" in expected:
+                assert str(reach.confidence) == expected["confidence"], at
