@@ -61,8 +61,9 @@ class ReachModel:
         for f in findings:
             if (rule := rules.get(f.rule_id)) is not None and STALE_TRAIT in rule.traits and not f.guarded:
                 stale.setdefault(base.component(f.path), []).append(f"{f.path}:{f.span.line}")
-        shipped = {p for packages in project.shipped_python.values() for p in packages}
-        not_called = not_called_by_default({r.path: r.facts.functions for r in results if r.kind == "python"}, shipped)
+        packaged = {p for packages in project.shipped_python.values() for p in packages}
+        not_called = not_called_by_default({r.path: r.facts.functions for r in results if r.kind == "python"},
+                                           packaged)
         return cls(base.project, kinds, base.components, optional_dir, base.optional_lines, optional, required,
                    base.hipify_kept, MappingProxyType({c: tuple(sites) for c, sites in stale.items()}),
                    MappingProxyType(not_called))

@@ -2,7 +2,8 @@
 an optional feature, not work for a ROCm install. From each scanned module's facts (auditor/engines/python/
 functions.py): a module-level function that nothing refers to, in its own module or any other scanned one (a call
 that is commented out is none), when it is a JIT kernel or helper (`@triton.jit`), a private `_name`, or a function
-of a script outside the shipped packages (of a project whose packaging names them). A public function of a shipped package is its API: users call it."""
+of a script outside the shipped packages (of a project whose packaging names them). A public function of a shipped
+package is its API: users call it."""
 from __future__ import annotations
 
 from collections.abc import Iterable, Mapping
