@@ -135,3 +135,23 @@ def test_a_capability_test_decides_which_branch_rocm_takes(test, guarded):
             f"if {test}:\n    import pycuda.driver\nelse:\n    import pycuda.autoinit\n")
     result = scan_text_as("pkg/mod.py", "python", code, RULEBOOK)
     assert {f.span.line: f.guarded for f in result.findings if f.rule_id != CAPABILITY_RULE} == guarded
+
+
+HOPPER_GATES = (
+    "import torch\n"
+    "def fp8_kv_cache():\n"
+    "    return torch.cuda.get_device_capability() >= (9, 0)\n"     # 3: every AMD GPU passes a Hopper bound
+    "def sm90():\n"
+    "    major, minor = torch.cuda.get_device_capability()\n"
+    "    return major * 10 + minor >= 90\n"                          # 6: the same bound as an SM number
+    "def bf16():\n"
+    "    return torch.cuda.get_device_capability() >= (8, 0)\n"      # 8: Ampere features: AMD has them
+    "def after_ampere():\n"
+    "    return torch.cuda.get_device_capability()[0] > 8\n"         # 10: a strict bound past Ampere is Hopper's
+)
+
+
+def test_a_bound_every_amd_gpu_passes_at_an_nvidia_only_architecture_is_reported():
+    """`>= (9, 0)` is true on every AMD GPU (they report major 9 and above) and routes them into the Hopper path;
+    `>= (8, 0)` is true too, and the Ampere features behind it exist on AMD GPUs."""
+    assert _lines(HOPPER_GATES) == {3: False, 6: False, 10: False}

@@ -10,6 +10,8 @@ import os
 import re
 from pathlib import Path, PurePosixPath
 
+from auditor.util.errors import ToolError
+
 MAX_HEADERS = 2000
 MAX_HEADER_BYTES = 16 * 1024 * 1024
 _INCLUDE = re.compile(rb'^[ \t]*#[ \t]*(?:include|include_next|import|embed)\b[ \t]*(.*)$', re.MULTILINE)
@@ -17,7 +19,7 @@ _HAS_INCLUDE = re.compile(rb'__has_(?:include|include_next|embed)\s*\(\s*([<"][^
 _NAMED = re.compile(rb'^(?:"([^"\n]*)"|<([^>\n]*)>)')
 
 
-class IncludeRefused(Exception):
+class IncludeRefused(ToolError):
     """The file reads something outside the tree, or cannot be known to stay inside it."""
 
 

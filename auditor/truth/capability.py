@@ -115,10 +115,33 @@ class CapabilityEvaluator:
         if outcome in (Outcome.DEPENDS, Outcome.UNKNOWN):
             return outcome
         ops = compare.ops
+        if outcome is Outcome.ALWAYS_TRUE and self._nvidia_only_threshold(compare):
+            return outcome
         if all(isinstance(op, EXCLUDING) for op in ops) and outcome is Outcome.ALWAYS_FALSE \
                 or all(isinstance(op, EXCLUDING_NEGATED) for op in ops) and outcome is Outcome.ALWAYS_TRUE:
             return outcome
         return None
+
+    def _nvidia_only_threshold(self, compare: ast.Compare) -> bool:
+        """`cap >= (9, 0)` (or `(9, 0) <= cap`, `major > 8`, `sm >= 90`): a lower bound at an architecture AMD has no
+        counterpart for, which every AMD GPU passes (guards.toml [persona] nvidia_only_from)."""
+        if len(compare.ops) != 1:
+            return False
+        op = compare.ops[0]
+        bound = compare.comparators[0] if isinstance(op, (ast.GtE, ast.Gt)) else \
+            compare.left if isinstance(op, (ast.LtE, ast.Lt)) else None
+        try:
+            value = ast.literal_eval(bound) if bound is not None else None
+        except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
+            return False
+        if isinstance(value, tuple) and value and isinstance(value[0], int | float):
+            major = float(value[0])
+        elif isinstance(value, int | float) and not isinstance(value, bool):
+            major = float(value) if value < 20 else float(value) / 10
+        else:
+            return False
+        strict = isinstance(op, (ast.Gt, ast.Lt)) and not isinstance(value, tuple)
+        return major + (1 if strict else 0) >= self.persona.nvidia_only_major
 
     def value(self, node: ast.AST, gpu: Gpu, depth: int) -> Any:
         if depth > MAX_TEST_DEPTH:

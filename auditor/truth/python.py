@@ -107,6 +107,7 @@ class PythonPersona:
     capability_calls: frozenset[str] = frozenset()
     properties_calls: frozenset[str] = frozenset()
     nvidia_arch_text: str = "(?!)"
+    nvidia_only_major: int = 99                       # thresholds from this major are NVIDIA-only architectures
     profiles: dict[str, Profile] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @classmethod
@@ -127,7 +128,8 @@ class PythonPersona:
                    names(section, "build_rocm_values"), names(section, "build_cuda_values"),
                    names(section, "rocm_version_words"), names(section, "cuda_version_words"),
                    names(persona, "true_calls"), gpus, names(persona, "capability_calls"),
-                   names(persona, "properties_calls"), str(persona.get("nvidia_arch_text", "(?!)")))
+                   names(persona, "properties_calls"), str(persona.get("nvidia_arch_text", "(?!)")),
+                   int(persona.get("nvidia_only_from", {}).get("major", 99)))
         made.profiles.update({
             "code": Profile(re.compile(made.rocm_true_pattern), NEVER, NEVER, re.compile(made.cuda_only_call_pattern)),
             "build": Profile(re.compile(made.build_rocm_true_pattern), re.compile(made.build_rocm_call_pattern),
@@ -152,7 +154,12 @@ class PythonPersona:
         named = [n for n in names if n]
         if isinstance(node, ast.Call):
             if ENVIRON_READS.intersection(named) and node.args and string_value(node.args[0]) in self.cuda_only_env:
-                return False   # `os.environ.get("CUDA_HOME")`: unset where no CUDA toolkit is installed
+                # `os.environ.get("CUDA_HOME")`: unset where no CUDA toolkit is installed; with a default, the
+                # default is the value (`os.environ.get("CUDA_HOME", "/usr/local/cuda")` is a path)
+                default = node.args[1] if len(node.args) > 1 else None
+                if default is None or isinstance(default, ast.Constant) and not default.value:
+                    return False
+                return None
             if self.true_calls.intersection(named):
                 return True    # `torch.cuda.is_available()`: ROCm PyTorch answers for the AMD GPU
             if any(profile.cuda_call.search(n) for n in named):
