@@ -20,7 +20,7 @@ PINNED = {
     "torch_extension": (5.3, 15.3),   # the SM90 wgmma/TMA kernel (L) plus warp-size fixes
     "cmake_cuda_lib": (4.3, 14.7),    # cuDNN (MIOpen via hipify -roc) and cuBLASLt ports, texture objects, nvcc build
     "portable_repo": (2.0, 5.0),      # nothing to port: validation on AMD hardware only (csrc is JIT-built)
-    "example": (8.5, 30.9),         # its `>= (9, 0)` gate is true on every AMD GPU: no capability finding
+    "example": (8.5, 31.0),         # its `>= (9, 0)` Hopper gate routes every AMD GPU into the FP8 path
 }
 
 
