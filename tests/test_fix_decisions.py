@@ -213,18 +213,33 @@ def test_a_named_mask_is_fixed_at_its_definition_when_every_use_is_a_full_warp_u
     assert "__shfl_xor_sync(FINAL_MASK, v, mask, 32)" in fixed
 
 
+def test_a_named_mask_in_a_header_is_fixed_when_every_file_that_uses_it_makes_full_warp_uses(tmp_path):
+    """The header's own uses and those of each file that includes it are judged where they are."""
+    root = write_tree(tmp_path / "repo", {
+        "reduce.cuh": NAMED.split("__global__")[0],
+        "k.cu": '#include "reduce.cuh"\n__global__ void k(float* out) { out[threadIdx.x] = warp_sum(out[threadIdx.x]); }\n'
+                "__global__ void j(float* out) { out[0] = __shfl_xor_sync(FINAL_MASK, out[threadIdx.x], 1, 32); }\n",
+    })
+    _fix(root)
+    assert "#define FINAL_MASK ROCM_AUDIT_FULL_MASK\n" in (root / "reduce.cuh").read_text()
+    assert "__shfl_xor_sync(FINAL_MASK, out[threadIdx.x], 1, 32)" in (root / "k.cu").read_text()
+
+
 @pytest.mark.parametrize(("files", "why"), [
     ({"k.cu": NAMED.replace("warp_sum(out[threadIdx.x]); }", "threadIdx.x < 7 ? warp_sum(out[0]) : 0.f; }")
       .replace(", mask, 32)", ", mask)").replace("__shfl_xor_sync", "__shfl_down_sync")},
      "k.cu:2: RA201 its use at line 4: lane-limited code"),
-    ({"reduce.cuh": NAMED}, "reduce.cuh:2: RA201 FINAL_MASK is defined in a header and not #undef'd there"),
+    ({"reduce.cuh": NAMED, "vote.cu": '#include "reduce.cuh"\n'
+      "__device__ unsigned v(bool p) { return __ballot_sync(FINAL_MASK, p); }\n"},
+     "reduce.cuh:2: RA201 FINAL_MASK is defined in a header and not #undef'd there, and other files use it: "
+     "vote.cu, its use at line 2: a vote"),
     ({"k.cu": NAMED + "__device__ unsigned v(bool p) { return __ballot_sync(FINAL_MASK, p); }\n"},
      "k.cu:2: RA201 its use at line 8: a vote"),
 ], ids=["lane-limited-use", "header-without-undef", "vote"])
 def test_a_named_mask_with_a_use_that_is_not_a_full_warp_use_is_left(tmp_path, capsys, files, why):
     root = write_tree(tmp_path / "repo", files)
     _fix(root)
-    assert all("#define FINAL_MASK 0xffffffff\n" in (root / name).read_text() for name in files)
+    assert all("#define FINAL_MASK 0xffffffff\n" in (root / name).read_text() for name in files if "#define" in files[name])
     assert why in capsys.readouterr().out
 
 

@@ -8,7 +8,9 @@ import pytest
 
 from auditor.pipeline import ScanOptions
 from auditor.fix.apply import run_fix, write_all
+from auditor.fix.compat import HEADER_NAME, home_text
 from auditor.fix.data import FixDataError, load_fixes, shipped_fixes
+from auditor.fix.home import definition_blocks
 from auditor.rulebook import load_rulebook
 
 pytestmark = pytest.mark.slow   # every fix example, and nvcc where installed
@@ -96,10 +98,17 @@ def _compile(command: list[str]) -> subprocess.CompletedProcess:
 @pytest.mark.skipif(NVCC is None, reason="nvcc is not installed on this machine")
 @pytest.mark.parametrize(("spec", "index"), CUDA_CASES)
 def test_fixed_example_compiles_with_nvcc(tmp_path, spec, index):
+    _header(tmp_path)
     source = tmp_path / "example.cu"
     source.write_text(spec.examples[index].after)
     done = _compile([NVCC, "-std=c++17", "-arch=sm_80", "-c", str(source), "-o", str(tmp_path / "x.o")])
     assert done.returncode == 0, done.stderr[-3000:]
+
+
+def _header(directory: Path) -> None:
+    """The header of the fixer's definitions that a fixed example includes, as a fix run makes it."""
+    blocks = definition_blocks()
+    (directory / HEADER_NAME).write_text(home_text(None, sorted(blocks), blocks))
 
 
 def _hipified(code: str, tmp_path: Path) -> Path:
@@ -126,6 +135,7 @@ def _hipcc(source: Path, tmp_path: Path) -> subprocess.CompletedProcess:
 @pytest.mark.parametrize(("spec", "index"), CUDA_CASES)
 def test_fixed_example_compiles_with_hipcc(tmp_path, spec, index):
     example = spec.examples[index]
+    _header(tmp_path)
     after = _hipcc(_hipified(example.after, tmp_path), tmp_path)
     assert after.returncode == 0, after.stderr[-3000:]
     if spec.rule in HIP_FAILS_BEFORE:

@@ -164,9 +164,9 @@ def test_inserted_definitions_keep_every_line_number_so_nvcc_output_is_identical
     fixed = (root / "k.cu").read_text()
     assert "ROCM_AUDIT_FULL_MASK" in fixed and "#line 3\n" in fixed
     built = []
-    for text in (ASSERTING, fixed):
-        (tmp_path / "k.cu").write_text(text)
-        subprocess.run([NVCC, output, "-arch=sm_80", "k.cu", "-o", "out"], cwd=tmp_path, check=True,
+    for text in (ASSERTING, fixed):   # in the tree, where the header of the fixer's definitions is
+        (root / "k.cu").write_text(text)
+        subprocess.run([NVCC, output, "-arch=sm_80", "k.cu", "-o", str(tmp_path / "out")], cwd=root, check=True,
                        capture_output=True, timeout=300)
         built.append((tmp_path / "out").read_bytes())
     assert built[0] == built[1]

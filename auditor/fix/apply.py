@@ -7,73 +7,42 @@ import os
 import re
 from collections import Counter
 from collections.abc import Sequence
-from dataclasses import dataclass, replace
+from dataclasses import replace
 from pathlib import Path
 
-from auditor.discover.files import common_root, discover
-from auditor.fix.cuda_fixes import fix_cuda
+from auditor.discover.files import common_root
+from auditor.fix.cuda_fixes import DEFINING, fix_cuda
 from auditor.fix.data import FixSpec
 from auditor.fix.edits import FileFix, FixContext, line_starts
+from auditor.fix.named_uses import named_elsewhere
+from auditor.fix.outcome import FileOutcome, FixRun
+from auditor.fix.home import settle, with_home
 from auditor.fix.plan import FilePlan, plan_fixes
 from auditor.fix.project import fix_context, mask_helpers
 from auditor.fix.python_fixes import fix_python
-from auditor.fix.safewrite import Identity, WriteRefused, create_within, identity, write_within
+from auditor.fix.safewrite import WriteRefused, create_within, identity, write_within
 from auditor.fix.text_fixes import fix_text
+from auditor.fix.memcheck import check_in_memory, in_memory
 from auditor.fix.treecheck import Candidate, check_tree
 from auditor.fix.variants import NO_VARIANT, variant_path
-from auditor.runner.macros import cuda_only_macros
-from auditor.pipeline import ScanOptions, audit
+from auditor.pipeline import ScanOptions, audit, audit_with_context
 from auditor.rulebook import Rulebook
 from auditor.rulebook.context import ScanContext
 from auditor.scan.file import InputError, read_bytes, scan_text_as
-from auditor.types import FileResult, Finding, Report
+from auditor.types import FileResult, Finding, SourceFile
 
 FIXERS = {"cuda": fix_cuda, "python": fix_python, "text": fix_text}
 
 
-@dataclass(frozen=True, slots=True)
-class FileOutcome:
-    path: str
-    abspath: str
-    old: str
-    new: str                                  # == old when nothing was applied or the fixes were rolled back
-    applied: tuple[Finding, ...]
-    skipped: tuple[tuple[Finding, str], ...]
-    rolled_back: str | None = None            # why this file's fixes were undone
-    result: FileResult | None = None          # the scan of the new text
-    planned: Identity | None = None           # the file as it was read: written only if it is still that file
-    note: str | None = None                   # what writing it changed beyond the text (setuid bits dropped)
-    beside: str | None = None                 # a new file: the ROCm variant of this file (its path)
-
-    @property
-    def changed(self) -> bool:
-        return self.new != self.old
-
-
-@dataclass(frozen=True, slots=True)
-class FixRun:
-    files: tuple[FileOutcome, ...]
-    refused: tuple[tuple[Finding, str], ...]  # fixable findings in files a fix may not touch
-    unsafe_left: int
-    before: Report
-    after: Report                             # `check` on the tree as the command leaves it
-    root: Path = Path(".")                    # what the files' paths are relative to
-
-    @property
-    def applied(self) -> int:
-        return sum(len(f.applied) for f in self.files if f.changed)
-
-
 def run_fix(paths: Sequence[Path], rulebook: Rulebook, specs: dict[str, FixSpec], options: ScanOptions = ScanOptions(),
             unsafe: bool = False, root: Path | None = None, shown_root: str | None = None) -> FixRun:
-    """Plan, edit and verify; nothing is written. `after` is the before-report until the command writes the fixes
-    and analyses the tree again (auditor/fix/command.py): the after-report is `check`'s, by construction."""
+    """Plan, edit and verify; nothing is written. One discovery, one build model and one analysis, `check`'s:
+    the fixes are planned from its report and each edited file is scanned again with its scan context (the
+    project's macros included). `after` is the before-report until the command writes the fixes and analyses the
+    tree again (auditor/fix/command.py): the after-report is `check`'s, by construction."""
     root = root or common_root(paths)
-    report = audit(paths, rulebook, options, shown_root=shown_root, root=root)
-    found = discover(paths, root, options.exclude, options.force_exclude, include_vendored=options.include_vendored)
-    own = rulebook.own_context
-    scanning = own.with_guards(own.guards.with_cuda_only_macros(
-        cuda_only_macros(found.files, own.guards.preprocessor, options.max_file_size)))
+    ctx, report = audit_with_context(paths, rulebook, options, shown_root=shown_root, root=root)
+    found = ctx.discovered.found
     sources = {s.path: s for s in found.files}
     roots = [Path(os.path.realpath(p)) for p in paths]
     # the report's findings carry their disposition against the ROCm path; the per-file results do not
@@ -84,21 +53,40 @@ def run_fix(paths: Sequence[Path], rulebook: Rulebook, specs: dict[str, FixSpec]
     categories = {r.id: r.category for r in rulebook.rules}
     plan = plan_fixes(results, sources, specs, unsafe, roots, categories)
     context = replace(fix_context(found.files, options.max_file_size,
-                                  mask_helpers(_mask_sites(plan, specs), options.max_file_size)),
+                                  mask_helpers(_mask_sites(plan, specs), options.max_file_size),
+                                  _defining(plan, specs)),
                       unportable=plan.unportable or {},
                       string_patterns={r.id: strings for r in rulebook.rules
                                        if (strings := getattr(r.python, "strings", None)) is not None})
+    context = replace(context, named_elsewhere=named_elsewhere(plan, specs, found.files, context,
+                                                               options.max_file_size))
     in_place, variants, refused_variants = split_variants(plan.files, specs, root)
-    outcomes = [_fix_file(fp, specs, scanning, options.max_file_size, context) for fp in in_place]
-    outcomes += [_variant_file(fp, path, specs, scanning, options.max_file_size) for fp, path in variants]
+    outcomes = [_fix_file(fp, specs, ctx.scan, options.max_file_size, context) for fp in in_place]
+    outcomes += [_variant_file(fp, path, specs, ctx.scan, options.max_file_size) for fp, path in variants]
+    home = context.compat_header
+    outcomes = with_home(outcomes, home, root, sources, options.max_file_size)
     unsafe_left = _unsafe_would_fix(plan_fixes(results, sources, specs, True, roots, categories), specs,
                                     options.max_file_size, context) if plan.unsafe_left else 0
-    candidates = [Candidate(o.path, sources[o.beside or o.path].kind, o.new, o.applied, o.beside)
+    candidates = [Candidate(o.path, _kind(o, sources), o.new, o.applied, o.beside, o.created, o.result)
                   for o in outcomes if o.changed]
-    rolled = check_tree(paths, root, rulebook, options, specs, candidates)
+    rolled = check_in_memory(ctx, report, candidates, specs, home) if in_memory(candidates) else \
+        check_tree(ctx, rulebook, options, specs, candidates)
     outcomes = [replace(o, new=o.old, applied=(), rolled_back=rolled[o.path]) if o.path in rolled else o
                 for o in outcomes]
-    return FixRun(tuple(outcomes), plan.not_fixable + refused_variants, unsafe_left, report, report, root)
+    outcomes = settle(outcomes, home)
+    return FixRun(tuple(outcomes), plan.not_fixable + refused_variants, unsafe_left, report, report, root, home,
+                  context.includers)
+
+
+def _kind(outcome: FileOutcome, sources: dict[str, SourceFile]) -> str:
+    source = sources.get(outcome.beside or outcome.path)
+    return source.kind if source is not None else "cuda"   # the header of the fixer's definitions, made new
+
+
+def _defining(plan, specs: dict[str, FixSpec]) -> list[str]:
+    """The C/C++ files whose fixes may use the fixer's definitions."""
+    return [p.source.path for p in plan.files
+            if p.engine == "cuda" and any(specs[f.rule_id].action in DEFINING for f in p.findings)]
 
 
 def _unsafe_would_fix(plan, specs: dict[str, FixSpec], max_bytes: int, context: FixContext) -> int:
@@ -211,7 +199,7 @@ def _fix_file(planned: FilePlan, specs: dict[str, FixSpec], rulebook: ScanContex
     if problem:
         return FileOutcome(source.path, source.abspath, old, old, (), fixed.skipped, rolled_back=problem)
     return FileOutcome(source.path, source.abspath, old, fixed.text, fixed.applied, fixed.skipped, result=after,
-                       planned=planned_as)
+                       planned=planned_as, defines=fixed.defines)
 
 
 def verify(before: FileResult, after: FileResult, applied: Sequence[Finding], specs: dict[str, FixSpec]) -> str | None:
@@ -237,25 +225,31 @@ def verify(before: FileResult, after: FileResult, applied: Sequence[Finding], sp
 
 def unified_diff(outcome: FileOutcome) -> str:
     return "".join(difflib.unified_diff(outcome.old.splitlines(keepends=True), outcome.new.splitlines(keepends=True),
-                                        "/dev/null" if outcome.beside else f"a/{outcome.path}", f"b/{outcome.path}"))
+                                        "/dev/null" if outcome.beside or outcome.created else f"a/{outcome.path}", f"b/{outcome.path}"))
 
 
 def write_all(run: FixRun, paths: Sequence[Path], rulebook: Rulebook, options: ScanOptions) -> FixRun:
-    """Write each changed file (auditor/fix/safewrite.py), then analyse the tree again as `check` does: that is
-    the after-report. A file that may not be written keeps its text and is listed with the reason."""
-    outcomes = []
-    for outcome in run.files:
-        if outcome.changed:
-            try:
-                data = outcome.new.encode("utf-8")
-                note = create_within(run.root, outcome.path, data) if outcome.beside else \
-                    write_within(run.root, outcome.path, data, outcome.planned)
-                outcome = replace(outcome, note="; ".join(n for n in (outcome.note, note) if n) or None)
-            except (WriteRefused, OSError) as err:
-                reason = str(err) if isinstance(err, WriteRefused) else f"cannot write: {err.strerror or err}"
-                outcome = replace(outcome, new=outcome.old, applied=(), rolled_back=reason)
-        outcomes.append(outcome)
+    """Write each changed file (auditor/fix/safewrite.py), the header of the fixer's definitions first (the edits
+    that use it are not written when it cannot be), then analyse the tree again as `check` does: that is the
+    after-report. A file that may not be written keeps its text and is listed with the reason."""
+    first = [o for o in run.files if o.path == run.home]
+    outcomes = settle([_write(o, run.root) for o in first] + [o for o in run.files if o.path != run.home], run.home)
+    outcomes = [_write(o, run.root) if o.path != run.home else o for o in outcomes]
     run = replace(run, files=tuple(outcomes))
     if any(o.changed for o in outcomes):
         run = replace(run, after=audit(paths, rulebook, options, root=run.root))
     return run
+
+
+def _write(outcome: FileOutcome, root: Path) -> FileOutcome:
+    if not outcome.changed:
+        return outcome
+    try:
+        data = outcome.new.encode("utf-8")
+        note = create_within(root, outcome.path, data) if outcome.beside or outcome.created else \
+            write_within(root, outcome.path, data, outcome.planned)
+        note = None if outcome.created else note   # the summary says it is new
+        return replace(outcome, note="; ".join(n for n in (outcome.note, note) if n) or None)
+    except (WriteRefused, OSError) as err:
+        reason = str(err) if isinstance(err, WriteRefused) else f"cannot write: {err.strerror or err}"
+        return replace(outcome, new=outcome.old, applied=(), rolled_back=reason)

@@ -70,8 +70,10 @@ def _general(reason: str) -> str:
 
 def summary(run: FixRun, diff: bool) -> str:
     verb = "Would fix" if diff else "Fixed"
-    changed = [o for o in run.files if o.changed]
+    changed = [o for o in run.files if o.changed and (o.applied or o.path != run.home)]
     lines = [f"{verb} {run.applied} finding(s) in {len(changed)} file(s)."]
+    lines += [f"  {visible(o.path)} ({'new: ' if o.created else ''}{o.note}, included by the fixed files)"
+              for o in run.files if o.changed and o.path == run.home and not o.applied]
     for outcome in changed:
         by_rule = Counter(f.rule_id for f in outcome.applied)
         made = f" (new: the ROCm variant of {visible(outcome.beside)}, which stays as it is)" if outcome.beside else ""

@@ -14,16 +14,21 @@ import re
 import shutil
 import subprocess
 import tempfile
-from dataclasses import dataclass, replace
+from collections.abc import Mapping
+from dataclasses import dataclass, field, replace
+from types import MappingProxyType
 from pathlib import Path
 
-from auditor.fix.apply import FixRun
+from auditor.fix.home import settle
+from auditor.fix.outcome import FileOutcome, FixRun
 from auditor.fix.includes import IncludeRefused, check_includes
 from auditor.fix.hipdevice import (OFFLOAD_ARCH, OLDEST_SYNC_HIP, HipDeviceCheck, device_errors,
                                    find_hip_device_check)
 
 COMPILE_SECONDS = 300
 HEADERS = (".h", ".hpp", ".cuh", ".hh", ".hxx", ".inl")
+UNITS = (".cu",)
+MAX_UNIT_BYTES = 16 * 1024 * 1024
 # internal-linkage names nvcc derives from a hash of the file (anonymous namespaces) or of the compile
 # directory and file (`static` functions and variables: _INTERNAL_<8 hex>_)
 _ANONYMOUS = re.compile(rb"_GLOBAL__N__[0-9a-f]{8}_|_INTERNAL_[0-9a-f]{8}_")
@@ -64,8 +69,19 @@ def hip_release(hipcc: Compiler) -> tuple[int, int] | None:
     return (int(found.group(1)), int(found.group(2))) if found else None
 
 
+@dataclass(frozen=True, slots=True)
+class Overlay:
+    """Files as the fix run would leave them, by path relative to the root, that a compile reads instead of the
+    tree's (`before` for the old text, `after` for the new): the header of the fixer's definitions, or the header
+    a translation unit is compiled for."""
+
+    before: Mapping[str, str] = field(default_factory=dict)
+    after: Mapping[str, str] = field(default_factory=dict)
+
+
 def verify_file(path: Path, root: Path, old: str, new: str, nvcc: Compiler | None,
-                hipcc: Compiler | None, device: HipDeviceCheck | None = None) -> Verdict:
+                hipcc: Compiler | None, device: HipDeviceCheck | None = None, overlay: Overlay = Overlay()) -> Verdict:
+    """`path`: a translation unit of the tree; `old` and `new` its texts, compiled with `overlay`'s files."""
     try:
         check_includes(old, path, root)
         check_includes(new, path, root)
@@ -74,7 +90,7 @@ def verify_file(path: Path, root: Path, old: str, new: str, nvcc: Compiler | Non
     notes: list[str] = []
     cuda = rocm = False
     if nvcc is not None:
-        before, after = _compile_both(nvcc, NVCC_FLAGS, path, root, old, new, ptx=True)
+        before, after = _compile_both(nvcc, NVCC_FLAGS, path, root, old, new, ptx=True, overlay=overlay)
         if before.output is None:
             notes.append(f"nvcc cannot compile it alone ({before.error}): CUDA output not compared")
         elif _comparable(after.output) != _comparable(before.output):
@@ -83,14 +99,15 @@ def verify_file(path: Path, root: Path, old: str, new: str, nvcc: Compiler | Non
             notes.append("nvcc PTX identical")
             cuda = True
     if hipcc is not None:
-        before, after = _compile_both(hipcc, HIPCC_FLAGS, path, root, old, new, ptx=False)
+        before, after = _compile_both(hipcc, HIPCC_FLAGS, path, root, old, new, ptx=False, overlay=overlay)
         if before.output is not None and after.output is None:
             return Verdict(f"hipcc compiled it before the fix but not after ({after.error})", "")
         rocm = after.output is not None
         notes.append("hipcc compiles it" if after.output is not None else f"hipcc does not compile it either way "
                      f"({after.error})")
     elif device is not None:
-        before_errors, after_errors = (device_errors(device, path, root, text) for text in (old, new))
+        before_errors, after_errors = (device_errors(device, path, root, text, files) for text, files in (
+            (old, overlay.before), (new, overlay.after)))
         if before_errors.failure or after_errors.failure:
             notes.append(f"HIP device check did not finish ({before_errors.failure or after_errors.failure})")
         elif new_error := after_errors.first(before_errors.errors):
@@ -115,21 +132,30 @@ class _Result:
 
 
 def _compile_both(compiler: Compiler, flags: tuple[str, ...], path: Path, root: Path, old: str, new: str,
-                  ptx: bool) -> tuple[_Result, _Result]:
+                  ptx: bool, overlay: Overlay = Overlay()) -> tuple[_Result, _Result]:
     """The old and the new text compiled one after the other as the same file in the same directory: nvcc
-    hashes the compile directory and file into internal-linkage names, so nothing else may differ."""
+    hashes the compile directory and file into internal-linkage names, so nothing else may differ. The file
+    sits at its place in a private copy of the tree's layout that holds only it and the overlay's files; the
+    tree's own directories come after on the include path."""
     with tempfile.TemporaryDirectory(prefix="rocm-audit-verify-") as scratch:
-        return (_compile(compiler, flags, path, root, old, Path(scratch), ptx),
-                _compile(compiler, flags, path, root, new, Path(scratch), ptx))
+        return (_compile(compiler, flags, path, root, old, Path(scratch), ptx, overlay.before),
+                _compile(compiler, flags, path, root, new, Path(scratch), ptx, overlay.after))
 
 
 def _compile(compiler: Compiler, flags: tuple[str, ...], path: Path, root: Path, text: str, scratch: Path,
-             ptx: bool) -> _Result:
-    source = scratch / path.name
-    source.write_text(text, encoding="utf-8")
+             ptx: bool, files: Mapping[str, str] = MappingProxyType({})) -> _Result:
+    tree = scratch / "tree"
+    shutil.rmtree(tree, ignore_errors=True)
+    relative = _relative(path, root)
+    source = tree / relative
+    for name, content in {**files, relative.as_posix(): text}.items():
+        (tree / name).parent.mkdir(parents=True, exist_ok=True)
+        (tree / name).write_text(content, encoding="utf-8")
     out = scratch / ("out.ptx" if ptx else "out.o")
     out.unlink(missing_ok=True)
-    command = [compiler.path, *flags, "-I", str(path.parent), "-I", str(root), str(source), "-o", str(out)]
+    extra = [arg for name in files for arg in ("-I", str((root / name).parent))]
+    command = [compiler.path, *flags, "-I", str(path.parent), *extra, "-I", str(tree), "-I", str(root), str(source),
+               "-o", str(out)]
     env = {**os.environ, "HIP_PLATFORM": "amd"} if compiler.name == "hipcc" else None
     try:
         done = subprocess.run(command, capture_output=True, timeout=COMPILE_SECONDS, cwd=scratch, env=env,
@@ -140,6 +166,13 @@ def _compile(compiler: Compiler, flags: tuple[str, ...], path: Path, root: Path,
         lines = [ln for ln in done.stderr.decode("utf-8", "replace").splitlines() if "error" in ln]
         return _Result(None, (lines[0] if lines else f"exit {done.returncode}").replace(str(scratch), "")[:160])
     return _Result(out.read_bytes())
+
+
+def _relative(path: Path, root: Path) -> Path:
+    try:
+        return path.resolve().relative_to(root.resolve())
+    except ValueError:
+        return Path(path.name)
 
 
 def _comparable(ptx: bytes | None) -> bytes | None:
@@ -171,12 +204,16 @@ def verify_run(run: FixRun, keep_unchecked: bool = False) -> tuple[FixRun, str]:
     device, no_device = (None, "") if usable_hipcc is not None else find_hip_device_check()
     outcomes = []
     counts = {"both": 0, "nvcc": 0, "rocm": 0, "neither": 0}
+    home = next((o for o in run.files if o.path == run.home and o.changed), None)
+    home_files = Overlay({home.path: home.old} if home and not home.created else {},
+                         {home.path: home.new} if home else {})
+    changed = {o.path: o for o in run.files if o.changed}
     for outcome in run.files:
-        if outcome.changed and outcome.path.endswith(".cu"):
+        if outcome.changed and outcome.applied and outcome.path.endswith(UNITS):
             verdict = verify_file(Path(outcome.abspath), run.root, outcome.old, outcome.new, nvcc, usable_hipcc,
-                                  device)
-        elif outcome.changed and outcome.path.endswith(HEADERS):
-            verdict = Verdict(None, "a header: compiled only through a .cu that includes it, which fix does not pick")
+                                  device, home_files)
+        elif outcome.changed and outcome.applied and outcome.path.endswith(HEADERS):
+            verdict = _through_a_unit(outcome, run, changed, home_files, nvcc, usable_hipcc, device)
         else:
             outcomes.append(outcome)
             continue
@@ -196,8 +233,27 @@ def verify_run(run: FixRun, keep_unchecked: bool = False) -> tuple[FixRun, str]:
                f"{counts['rocm']} by the ROCm check only, {counts['neither']} by neither"
                + (" (written: --keep-unchecked)" if keep_unchecked and counts["neither"] else
                   " (not written)" if counts["neither"] else "") + ".")
-    return replace(run, files=tuple(outcomes)), checked + "\n" + _used_line(nvcc, hipcc, old_hipcc, device,
+    return replace(run, files=tuple(settle(outcomes, run.home))), checked + "\n" + _used_line(nvcc, hipcc, old_hipcc, device,
                                                                             no_device)
+
+
+def _through_a_unit(header: FileOutcome, run: FixRun, changed: Mapping[str, FileOutcome], home: Overlay,
+                    nvcc: Compiler | None, hipcc: Compiler | None, device: HipDeviceCheck | None) -> Verdict:
+    """A header's edits compiled through a translation unit of the tree that includes it (the first by path)."""
+    units = [path for path in run.includers.get(header.path, ()) if path.endswith(UNITS)]
+    if not units:
+        return Verdict(None, "a header no .cu of the tree includes directly: not compiled")
+    unit = units[0]
+    if unit in changed:
+        old, new = changed[unit].old, changed[unit].new
+    else:
+        try:
+            old = new = (run.root / unit).read_bytes()[:MAX_UNIT_BYTES].decode("utf-8")
+        except (OSError, UnicodeDecodeError) as err:
+            return Verdict(None, f"its unit {unit} cannot be read ({err})")
+    verdict = verify_file(run.root / unit, run.root, old, new, nvcc, hipcc, device,
+                          Overlay({**home.before, header.path: header.old}, {**home.after, header.path: header.new}))
+    return replace(verdict, note=f"through {unit}: {verdict.note}" if verdict.note else "")
 
 
 def _used_line(nvcc: Compiler | None, hipcc: Compiler | None, old_hipcc: Compiler | None,

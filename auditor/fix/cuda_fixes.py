@@ -8,6 +8,7 @@ from collections.abc import Callable, Sequence
 from auditor.util.errors import AuditorError
 from auditor.fix.data import FixSpec
 from auditor.fix.edits import Edit, FileFix, FixContext, NO_CONTEXT, apply_edits, line_starts
+from auditor.fix.compat import include_spelling, includes_home
 from auditor.fix.named_mask import named_mask
 from auditor.fix.warp32 import exchange_in_group
 from auditor.fix.lanes import lane_limit, tensor_core_use, unparsed_limit, unparsed_regions
@@ -80,12 +81,13 @@ def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec],
     edits: list[Edit[bytes]] = []
     skipped: list[tuple[Finding, str]] = []
     definitions: dict[str, int] = {}     # definition text -> insertion offset (before its first use)
+    needed: set[str] = set()             # the names of the definitions the edits use
     for finding in findings:
         action = _ACTIONS[specs[finding.rule_id].action]
         try:
             if finding.span.line is None:
                 raise Skip("the finding has no line")
-            if regions and action is not _full_mask:
+            if regions and action is not full_mask:
                 raise Skip("the file did not parse completely")
             offset = starts[finding.span.line - 1] + (finding.span.column or 1) - 1
             if regions and (why := unparsed_limit(_at(tree.tree.root_node, offset), regions)):
@@ -100,17 +102,28 @@ def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec],
             skipped.append((finding, str(err) or "no node at the finding's position"))
             continue
         edits.extend(made)
+        if definition:
+            needed.add(definition[0])
         if definition and definition[0] not in text:
             definitions[definition[1]] = min(definitions.get(definition[1], at), at)
     newline = "\r\n" if b"\r\n" in source[: source.find(b"\n") + 1] else "\n"   # the file's own line ends
-    for definition, at in definitions.items():
-        # `#line` gives every later line its old number again: __LINE__ (device asserts) and nvcc's output unchanged
-        kept_lines = f"{definition}#line {source.count(NEWLINE, 0, at) + 1}\n"
-        edits.append(Edit(at, at, kept_lines.replace("\n", newline).encode()))
+    path = findings[0].path if findings else ""
+    home = context.compat_header
+    if definitions and home and home != path:
+        # the project's one header of the fixer's definitions: an include of it, unless the file includes it already
+        at = min(definitions.values())
+        if not includes_home(source[:at], path, home):
+            kept_lines = f'#include "{include_spelling(path, home)}"\n#line {source.count(NEWLINE, 0, at) + 1}\n'
+            edits.append(Edit(at, at, kept_lines.replace("\n", newline).encode()))
+    else:
+        for definition, at in definitions.items():
+            # `#line` gives every later line its old number again: __LINE__ (device asserts) and nvcc's output kept
+            kept_lines = f"{definition}#line {source.count(NEWLINE, 0, at) + 1}\n"
+            edits.append(Edit(at, at, kept_lines.replace("\n", newline).encode()))
     new, kept, dropped = apply_edits(source, edits)
     skipped += [(e.finding, "overlaps another fix") for e in dropped if e.finding]
     applied = tuple(dict.fromkeys(e.finding for e in kept if e.finding))
-    return FileFix(new.decode("utf-8"), applied, tuple(skipped))
+    return FileFix(new.decode("utf-8"), applied, tuple(skipped), tuple(sorted(needed)) if applied else ())
 
 
 def _at(root: Node, offset: int) -> Node:
@@ -141,7 +154,7 @@ def _in_macro(node: Node, pattern: re.Pattern[bytes], replacement: bytes, findin
     return edits
 
 
-def _full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
+def full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
     node = _node_at(root, offset, {"number_literal", "unary_expression", "cast_expression", "identifier",
                                    "call_expression"})
     definition = (FULL_MASK, FULL_MASK_DEFINITION)
@@ -385,8 +398,9 @@ def _is_header_guard(node: Node) -> bool:
 
 
 def _named_mask(root: Node, offset: int, finding: Finding, context: FixContext):
-    return named_mask(root, offset, finding, context, _full_mask, Skip, FULL_MASK), (FULL_MASK, FULL_MASK_DEFINITION)
+    return named_mask(root, offset, finding, context, full_mask, Skip, FULL_MASK), (FULL_MASK, FULL_MASK_DEFINITION)
 
 
-_ACTIONS: dict[str, Callable] = {"full-mask": _full_mask, "warp-lane-math": _lane_math, "nanosleep": _nanosleep,
+DEFINING = frozenset({"full-mask", "named-mask", "nanosleep"})   # the actions whose edits use a definition
+_ACTIONS: dict[str, Callable] = {"full-mask": full_mask, "warp-lane-math": _lane_math, "nanosleep": _nanosleep,
                                  "named-mask": _named_mask}

@@ -39,6 +39,13 @@ class FixContext:
     unportable: Mapping[str, tuple[tuple[int, str], ...]] = field(default_factory=lambda: MappingProxyType({}))
     # rule id -> the regex of the strings a Python rule reports (the flags a fix guards on the finding's line)
     string_patterns: Mapping[str, str] = field(default_factory=lambda: MappingProxyType({}))
+    # the header the fixer's definitions live in, relative to the root (auditor/fix/compat.py); None: in each file
+    compat_header: str | None = None
+    # a named mask defined in a header -> None when every other file's use of it is a full-warp use, else where
+    # one is not (auditor/fix/named_uses.py)
+    named_elsewhere: Mapping[str, str | None] = field(default_factory=lambda: MappingProxyType({}))
+    # header -> the project files that include it (`--verify` compiles a header through one of them)
+    includers: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
 
 
 NO_CONTEXT = FixContext()
@@ -51,21 +58,26 @@ class FileFix:
     text: str
     applied: tuple[Finding, ...] = ()
     skipped: tuple[tuple[Finding, str], ...] = ()
+    defines: tuple[str, ...] = ()   # the fixer's definitions its edits use (ROCM_AUDIT_FULL_MASK, ...)
 
 
 def apply_edits(data: T, edits: Sequence[Edit[T]]) -> tuple[T, list[Edit[T]], list[Edit[T]]]:
     """(new data, edits applied, edits dropped because they overlap an earlier one)."""
     kept: list[Edit[T]] = []
     dropped: list[Edit[T]] = []
+    same: list[Edit[T]] = []      # the same change as a kept edit, for another finding at that place: made once
     for edit in sorted(edits, key=lambda e: (e.start, e.end)):
-        if kept and edit.start < kept[-1].end and not (edit.start == edit.end == kept[-1].start):
+        if kept and (edit.start, edit.end, edit.text) == (kept[-1].start, kept[-1].end, kept[-1].text) \
+                and edit.start < edit.end:
+            same.append(edit)
+        elif kept and edit.start < kept[-1].end and not (edit.start == edit.end == kept[-1].start):
             dropped.append(edit)
         else:
             kept.append(edit)
     out = data
     for edit in reversed(kept):
         out = out[:edit.start] + edit.text + out[edit.end:]
-    return out, kept, dropped
+    return out, kept + same, dropped
 
 
 def line_starts(data: T) -> list[int]:

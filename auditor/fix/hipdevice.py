@@ -19,7 +19,9 @@ import tempfile
 import tomllib
 from collections import Counter
 from dataclasses import dataclass
+from collections.abc import Mapping
 from pathlib import Path
+from types import MappingProxyType
 
 from auditor.rulebook import rules_root
 from auditor.util.childpython import module_command
@@ -111,9 +113,10 @@ class DeviceErrors:
         return next(iter(fresh))[1][:160] if fresh else ""
 
 
-def device_errors(check: HipDeviceCheck, path: Path, root: Path, text: str) -> DeviceErrors:
+def device_errors(check: HipDeviceCheck, path: Path, root: Path, text: str,
+                  files: Mapping[str, str] = MappingProxyType({})) -> DeviceErrors:
     """clang's errors for `text` compiled as the device side of `path` (its directory and the scanned root on the
-    include path, the file itself never read from disk)."""
+    include path, the file itself never read from disk; `files`, relative to the root, read as given)."""
     with tempfile.TemporaryDirectory(prefix="rocm-audit-hip-") as scratch:
         shims = Path(scratch) / "cuda-as-hip"
         for cuda, hip in cuda_header_answers().items():
@@ -125,7 +128,9 @@ def device_errors(check: HipDeviceCheck, path: Path, root: Path, text: str) -> D
                 "-include", "__clang_hip_runtime_wrapper.h", "-include", "hip/hip_runtime.h",
                 "-resource-dir", str(check.resource), "-isystem", str(check.resource),
                 "-isystem", str(check.include), "-isystem", str(shims), "-I", str(path.parent), "-I", str(root)]
-        request = json.dumps({"path": str(path), "text": text, "args": args})
+        extra = [arg for name in files for arg in ("-I", str((root / name).parent))]
+        request = json.dumps({"path": str(path), "text": text, "args": args + extra,
+                              "files": {str(root / name): content for name, content in files.items()}})
         try:
             done = subprocess.run(module_command("auditor.fix.hipworker"), input=request.encode("utf-8"),
                                   capture_output=True, timeout=PARSE_SECONDS, cwd=scratch, stdin=None)

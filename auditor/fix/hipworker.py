@@ -1,4 +1,4 @@
-"""The child process of the libclang device check (auditor/fix/hipdevice.py): reads {path, text, args} as JSON
+"""The child process of the libclang device check (auditor/fix/hipdevice.py): reads {path, text, args, files} as JSON
 on stdin, parses the text as `path` with those arguments, prints [[file, message], ...] for each error. It runs
 apart from the command so that a time limit can stop it; nothing here reads options from the scanned tree."""
 from __future__ import annotations
@@ -12,7 +12,8 @@ def main() -> int:
 
     request = json.loads(sys.stdin.buffer.read().decode("utf-8"))
     unit = cindex.Index.create().parse(request["path"], args=request["args"],
-                                       unsaved_files=[(request["path"], request["text"])])
+                                       unsaved_files=[(request["path"], request["text"]),
+                                                      *request.get("files", {}).items()])
     errors = [[str(d.location.file) if d.location.file else "", d.spelling] for d in unit.diagnostics
               if d.severity >= cindex.Diagnostic.Error]
     sys.stdout.write(json.dumps(errors))

@@ -8,6 +8,7 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 
+from auditor.fix.compat import HEADER_SUFFIXES, choose_home, shim_kind
 from auditor.fix.edits import FixContext
 from auditor.fix.lanes import (enclosing_function_name, lane_limited_calls, tensor_core_use, unparsed_regions,
                                unseen_use)
@@ -22,20 +23,25 @@ _QUOTED_INCLUDE = re.compile(rb'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULT
 _LOWER_BOUND = re.compile(r">=\s*(\d+)\.(\d+)|~=\s*(\d+)\.(\d+)|==\s*(\d+)\.(\d+)")
 
 
-def fix_context(files: Sequence[SourceFile], max_bytes: int, helpers: frozenset[str] = frozenset()) -> FixContext:
+def fix_context(files: Sequence[SourceFile], max_bytes: int, helpers: frozenset[str] = frozenset(),
+                defining: Sequence[str] = ()) -> FixContext:
     """`helpers`: the functions around the masks a fix may change; where any file calls them lane-limited is
-    looked up for these only (the rest of the project's calls do not matter)."""
+    looked up for these only (the rest of the project's calls do not matter). `defining`: the files whose fixes
+    may use the fixer's definitions, which go into one header (auditor/fix/compat.py)."""
     shims: dict[str, str] = {}
     limited: dict[str, str] = {}
     beyond_group: dict[str, str] = {}
     python = DEFAULT_PYTHON
     includes: dict[str, list[bytes]] = {}
     tensor_core: set[str] = set()
+    homes: dict[str, list[str]] = {"own": [], "shim": []}
     needles = [name.encode() for name in helpers]
     for source in files:
         if source.kind in ("cuda", "cpp"):
             data = _read(source, max_bytes)
             includes[source.path] = _QUOTED_INCLUDE.findall(data)
+            if source.path.endswith(HEADER_SUFFIXES) and (kind := shim_kind(data)):
+                homes[kind].append(source.path)
             if tensor_core_use(data):
                 tensor_core.add(source.path)
             if any(needle in data for needle in needles):
@@ -55,13 +61,22 @@ def fix_context(files: Sequence[SourceFile], max_bytes: int, helpers: frozenset[
                 shims.setdefault(match.group(1).decode(), f"{source.path}:{line}")
         elif PurePosixPath(source.path).name == "pyproject.toml" and "/" not in source.path:
             python = requires_python(_read(source, max_bytes).decode("utf-8", "replace")) or python
-    return FixContext(shims, limited, beyond_group, python, tensor_core_only(includes, tensor_core))
+    return FixContext(shims, limited, beyond_group, python, tensor_core_only(includes, tensor_core),
+                      compat_header=choose_home(defining, includes, homes["shim"], homes["own"]),
+                      includers={h: tuple(sorted(found)) for h, found in includers(includes).items()})
 
 
 def tensor_core_only(includes: Mapping[str, Sequence[bytes]], tensor_core: set[str]) -> dict[str, str]:
     """Headers that only tensor-core files include (header -> those files): a port rewrites those kernels, and
-    with them what they include. An include is matched relative to its file and, for an include path (-I), by
-    the end of any project file's path, so a header some other file may include is never counted as theirs."""
+    with them what they include."""
+    return {header: ", ".join(sorted(found)[:3]) + (" ..." if len(found) > 3 else "")
+            for header, found in includers(includes).items() if found <= tensor_core}
+
+
+def includers(includes: Mapping[str, Sequence[bytes]]) -> dict[str, set[str]]:
+    """header -> the project files that include it. An include is matched relative to its file and, for an
+    include path (-I), by the end of any project file's path, so a header some other file may include is never
+    missed."""
     by_name: dict[str, list[str]] = {}
     for header in includes:
         by_name.setdefault(posixpath.basename(header), []).append(header)
@@ -71,10 +86,9 @@ def tensor_core_only(includes: Mapping[str, Sequence[bytes]], tensor_core: set[s
             name = raw.decode("utf-8", "replace")
             relative = posixpath.normpath(posixpath.join(posixpath.dirname(path), name))
             for header in by_name.get(posixpath.basename(name), ()):
-                if header == relative or ("/.." not in "/" + name and header.endswith("/" + name)):
+                if header == relative or ("/.." not in "/" + name and ("/" + header).endswith("/" + name)):
                     users.setdefault(header, set()).add(path)
-    return {header: ", ".join(sorted(found)[:3]) + (" ..." if len(found) > 3 else "")
-            for header, found in users.items() if found <= tensor_core}
+    return users
 
 
 def mask_helpers(planned: Sequence[tuple[SourceFile, Sequence[int]]], max_bytes: int) -> frozenset[str]:

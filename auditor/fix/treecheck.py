@@ -14,16 +14,15 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from auditor.discover.files import discover
 from auditor.fix.data import FixSpec
 from auditor.inputs.kinds import kinds_in_lane
-from auditor.pipeline import ScanOptions, audit
-from auditor.rocmpath.pulled import pulled_in_build_files
+from auditor.pipeline import RunContext, ScanOptions, audit
 from auditor.rulebook import Rulebook
-from auditor.types import Finding, Report
+from auditor.types import FileResult, Finding, Report
 
 _LINE = re.compile(r":\d+\b")   # evidence cites lines, and an inserted line moves those below it
 TEXT_KINDS = kinds_in_lane("text")
+C_KINDS = kinds_in_lane("cuda")
 
 
 @dataclass(frozen=True, slots=True)
@@ -34,15 +33,18 @@ class Candidate:
     applied: tuple[Finding, ...]
     beside: str | None = None       # a new file, the ROCm variant of this one: it may hold the findings that one
                                     # holds, less those the fixes made in it
+    created: bool = False           # a new file: the header of the fixer's definitions
+    result: FileResult | None = None   # the scan of the new text, when the fixer made one
 
 
-def check_tree(paths: Sequence[Path], root: Path, rulebook: Rulebook, options: ScanOptions,
-               specs: dict[str, FixSpec], candidates: Sequence[Candidate]) -> dict[str, str]:
-    """path -> why its fixes are rolled back; the others' fixes leave the analysis as they should."""
+def check_tree(ctx: RunContext, rulebook: Rulebook, options: ScanOptions, specs: dict[str, FixSpec],
+               candidates: Sequence[Candidate]) -> dict[str, str]:
+    """path -> why its fixes are rolled back; the others' fixes leave the analysis as they should. The files are
+    the run's (`ctx`, discovered once); the copy is analysed before and after the fixes."""
     if not candidates:
         return {}
-    found = discover(paths, root, options.exclude, options.force_exclude, include_vendored=options.include_vendored)
-    read = [*found.files, *pulled_in_build_files(found.files, root, found.vendored)]
+    paths, root = ctx.paths, ctx.root
+    read = [*ctx.discovered.found.files, *ctx.discovered.pulled_in]
     options = replace(options, cache_dir=None)
     with tempfile.TemporaryDirectory(prefix="rocm-audit-fix-check-") as scratch:
         copy = Path(scratch) / "tree"
@@ -61,7 +63,7 @@ def check_tree(paths: Sequence[Path], root: Path, rulebook: Rulebook, options: S
                 return rolled
             rolled.update(found_rolled)
             for candidate in kept:
-                if candidate.path in found_rolled and candidate.beside:
+                if candidate.path in found_rolled and (candidate.beside or candidate.created):
                     (copy / candidate.path).unlink(missing_ok=True)
                 elif candidate.path in found_rolled:
                     shutil.copyfile(Path(root) / candidate.path, copy / candidate.path)
@@ -103,8 +105,10 @@ def _compare(before: Report, after: Report, candidates: Sequence[Candidate],
         explained = bool(variants) and any(v + ":" in repr(new_evidence) for v in variants)
         why = (f"the fix would change the project's verdict or ROCm-path evidence (verdict {before.verdict} -> "
                f"{after.verdict}; evidence {_changed_evidence(old_evidence, new_evidence)})")
+        # text and Python files hold the evidence (a ROCm install line, a `torch.version.hip` branch); C/C++ edits
+        # are suspects only when no other file is
         suspects = [c for c in candidates if c.kind in TEXT_KINDS and not (explained and c.beside)] \
-            or ([] if explained else list(candidates))
+            or ([] if explained else [c for c in candidates if c.kind not in C_KINDS] or list(candidates))
         rolled.update({c.path: why for c in suspects if c.path not in rolled})
     return rolled
 

@@ -15,7 +15,8 @@ from auditor.rulebook import Rulebook
 from auditor.runner.runcache import FileIndex, file_stat, load_report, run_key, save_report
 from auditor.types import Report
 
-__all__ = ["PREPASS_SECONDS", "Discovered", "RunContext", "ScanOptions", "analyse", "audit", "prepare", "scan_all"]
+__all__ = ["PREPASS_SECONDS", "Discovered", "RunContext", "ScanOptions", "analyse", "audit", "audit_with_context",
+           "prepare", "scan_all"]
 
 INCLUDED = re.compile(rb"(?:^|\s)(?:-r|-c|--requirement|--constraint)(?:\s+|=)(\S+)")
 MAX_INCLUDE_DEPTH = 4
@@ -63,6 +64,20 @@ def audit(
         if key:
             save_report(store, key, report)
     return report
+
+
+def audit_with_context(paths: Sequence[Path], rulebook: Rulebook, options: ScanOptions = ScanOptions(),
+                       shown_root: str | None = None, root: Path | None = None) -> tuple[RunContext, Report]:
+    """`audit` without the whole-run cache, with the run context it made: for `fix`, which plans and checks its
+    edits from the same discovery, build model and scan context."""
+    root = root or common_root(paths)
+    store = EntryStore(options.cache_dir) if options.cache_dir else None
+    index = FileIndex.open(store, str(root.resolve())) if store else None
+    ctx = prepare(paths, rulebook, options, root=root, shown_root=shown_root, store=store, index=index)
+    report = analyse(ctx, scan_all(ctx))
+    if index:
+        index.save()
+    return ctx, report
 
 
 # the steps of one audit a progress display names, besides the scan's own bar (and the caller's "report")
