@@ -170,3 +170,50 @@ def test_inserted_definitions_keep_every_line_number_so_nvcc_output_is_identical
                        capture_output=True, timeout=300)
         built.append((tmp_path / "out").read_bytes())
     assert built[0] == built[1]
+
+
+WARP_HEADER = ("#pragma once\n#include <cuda_runtime.h>\n__device__ float warp_sum(float v) {\n"
+               "  for (int o = 16; o > 0; o >>= 1) v += __shfl_xor_sync(0xffffffff, v, o);\n  return v;\n}\n")
+UNIT = ('#include "ops/warp.cuh"\n'
+        "__global__ void k(float* out) { out[threadIdx.x] = warp_sum(out[threadIdx.x]); }\n")
+
+
+@needs_nvcc
+def test_verify_compiles_a_header_through_a_unit_that_includes_it(tmp_path, capsys, monkeypatch):
+    """The header's old and new text are compiled in place of the tree's through a .cu that includes it, with the
+    fixer's header as the run would leave it (it is not written yet)."""
+    monkeypatch.setattr(compilers, "find_compilers", lambda: (find_compilers()[0], None))
+    monkeypatch.setattr(compilers, "find_hip_device_check", lambda: (None, "no HIP headers found"))
+    root = write_tree(tmp_path / "repo", {"ops/warp.cuh": WARP_HEADER, "k.cu": UNIT})
+    main(["fix", str(root), "--verify", "--no-progress", "--fail-on", "never"])
+    out = capsys.readouterr().out
+    assert "ops/warp.cuh: RA200 x1 (through k.cu: nvcc PTX identical)" in out
+    assert "1 by nvcc only, 0 by the ROCm check only, 0 by neither." in out
+    assert "ROCM_AUDIT_FULL_MASK, v, o)" in (root / "ops/warp.cuh").read_text()
+    assert (root / "ops/rocm_audit_compat.h").is_file()
+
+
+def test_verify_leaves_a_header_no_unit_includes_unchecked(tmp_path, capsys, monkeypatch):
+    monkeypatch.setattr(compilers, "find_compilers", lambda: (Compiler("nvcc", "/bin/false", "13"), None))
+    monkeypatch.setattr(compilers, "find_hip_device_check", lambda: (None, "no HIP headers found"))
+    root = write_tree(tmp_path / "repo", {"ops/warp.cuh": WARP_HEADER})
+    main(["fix", str(root), "--verify", "--no-progress", "--fail-on", "never"])
+    out = capsys.readouterr().out
+    assert "ops/warp.cuh: left unchanged: neither compiler could check it (--keep-unchecked writes it anyway): " \
+           "a header no .cu of the tree includes directly: not compiled" in out
+    assert (root / "ops/warp.cuh").read_text() == WARP_HEADER
+    assert not (root / "ops/rocm_audit_compat.h").exists()   # no kept edit uses it: not made
+
+
+@needs_device_check
+def test_a_file_the_hip_check_cannot_parse_is_unchecked_not_verified(tmp_path, capsys, monkeypatch):
+    """The same errors before and after (a header the check does not have) judge nothing: the edit counts as
+    checked by neither and is not written."""
+    monkeypatch.setattr(compilers, "find_compilers", lambda: (None, None))
+    root = write_tree(tmp_path / "repo", {"k.cu": "#include <torch/extension.h>\n" + KERNEL})
+    main(["fix", str(root), "--verify", "--no-progress", "--fail-on", "never"])
+    out = capsys.readouterr().out
+    assert "HIP device check could not judge it: the same 1 error(s) before and after ('torch/extension.h' file " \
+           "not found)" in out
+    assert "0 by the ROCm check only, 1 by neither (not written)." in out
+    assert "ROCM_AUDIT_FULL_MASK" not in (root / "k.cu").read_text()

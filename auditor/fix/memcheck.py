@@ -53,9 +53,17 @@ def _differs(old: FileResult, new: FileResult, candidate: Candidate, specs: dict
         rule = next(iter((got - expected) or (expected - got)))
         verb = "adds" if got[rule] > expected[rule] else "removes"
         return f"the fixes would change the analysis beyond their targets ({verb} {rule})"
-    if _facts(old.facts, candidate.path, home) != _facts(new.facts, candidate.path, home):
+    if _facts(old.facts, candidate.path, home) != _facts(new.facts, candidate.path, home) \
+            or not _calls(new.facts) <= _calls(old.facts):
         return "the fixes would change what the analysis reads of the file beyond its findings"
     return None
+
+
+def _calls(facts: FileFacts) -> set[tuple[str, str]]:
+    """(function, a project function it calls): an edit may drop a call (a mask written `uint32_t(-1)`), never
+    add one; builtins renamed to the fixer's wrappers (`__nanosleep`) are not the project's."""
+    return {(function[0], call) for function in facts.functions for call in function[-1]
+            if not call.startswith(("__", "rocm_audit_"))}
 
 
 def _unguarded(result: FileResult) -> Counter:
@@ -68,10 +76,6 @@ def _facts(facts: FileFacts, path: str, home: str | None) -> tuple:
     return (facts.defines_kernels, facts.cpp_extension, facts.rocm_build, re.sub(r"\d+", "N", facts.partial_reason),
             tuple(rule for _, rule in facts.unknown_suppressions), facts.imports, len(facts.opt_in_lines),
             sorted(export[:3] for export in facts.exports), len(facts.fenced_exports),
-            sorted((function[0], _project_calls(function[-1])) for function in facts.functions),
+            sorted(function[0] for function in facts.functions),
             sorted(name for name in facts.includes if name != own), sorted(u[2] for u in facts.unread_rules))
 
-
-def _project_calls(calls: Sequence[str]) -> tuple[str, ...]:
-    """The calls of project functions: a fix renames builtins (`__nanosleep`) to the fixer's own wrappers."""
-    return tuple(sorted({c for c in calls if not c.startswith(("__", "rocm_audit_"))}))

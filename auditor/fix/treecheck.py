@@ -109,7 +109,8 @@ def _compare(before: Report, after: Report, candidates: Sequence[Candidate],
         # are suspects only when no other file is
         suspects = [c for c in candidates if c.kind in TEXT_KINDS and not (explained and c.beside)] \
             or ([] if explained else [c for c in candidates if c.kind not in C_KINDS] or list(candidates))
-        rolled.update({c.path: why for c in suspects if c.path not in rolled})
+        if suspects:   # findings move with the evidence: judge them again once the suspects are rolled back
+            return {c.path: why for c in suspects}
     return rolled
 
 
