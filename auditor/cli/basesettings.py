@@ -8,11 +8,11 @@ difference is reported as a warning naming the file and line. The command line s
 """
 from __future__ import annotations
 
-import argparse
 from collections.abc import Mapping
 from dataclasses import replace
 from pathlib import Path
 
+from auditor.config import OptionParser
 from auditor.config import (
     CONFIG_FILE, FROM_COMMAND_LINE, PYPROJECT, ConfigError, ConfigFile, Resolved, parse_config, project_root, resolve,
 )
@@ -25,7 +25,7 @@ GATE_KEYS = ("fail-on", "select", "ignore", "exclude", "force-exclude", "max-fil
 BASE_KEYS = (*GATE_KEYS, "baseline")
 
 
-def from_base(parser: argparse.ArgumentParser, given: Mapping, resolved: Resolved, start: Path,
+def from_base(parser: OptionParser, given: Mapping, resolved: Resolved, start: Path,
               ref: str) -> Resolved:
     """`resolved` with the gate's settings as the base revision's config gives them (when the config in use is
     the repository's own, not the user's)."""
@@ -104,7 +104,7 @@ def record_of(sources) -> dict[str, object]:
     return {name: value for name, value, _source in sources if name in GATE_KEYS}
 
 
-def from_record(parser: argparse.ArgumentParser, given: Mapping, resolved: Resolved,
+def from_record(parser: OptionParser, given: Mapping, resolved: Resolved,
                 baseline: Path) -> tuple[Resolved, tuple[tuple[str, str], ...]]:
     """`resolved` with each gate setting that a config in the tree changed from the baseline's record put
     back to the record's value; and a gate finding for each. The command line and the user's own config

@@ -10,7 +10,9 @@ import re
 import textwrap
 from collections.abc import Callable
 from dataclasses import dataclass
+from functools import partial
 from pathlib import Path
+from typing import Any
 
 from auditor import __version__
 from auditor.util.errors import ToolError
@@ -30,27 +32,46 @@ class UsageError(ToolError, ValueError):   # config.py catches it as one, not im
 
 
 class CommandParser(argparse.ArgumentParser):
+    """argparse's parser with one-line errors, which keeps the options it is given where the config file, the
+    usage check and `--help` read them (argparse lists them only in private fields)."""
+
+    def __init__(self, *args: Any, **kwargs: Any) -> None:
+        self.options: list[argparse.Action] = []   # every option and positional argument, in the order added
+        self.repeatable: set[str] = set()          # dests of options given once per value (action="append")
+        self.titled: dict[str, Any] = {}           # option group by title
+        super().__init__(*args, **kwargs)
+
+    def add_argument(self, *args: Any, **kwargs: Any) -> argparse.Action:
+        return self._kept(super().add_argument(*args, **kwargs), kwargs)
+
+    def option(self, title: str, *flags: str, **kwargs: Any) -> None:
+        """Add an option to the group of this title (made on first use) unless the parser has it already (the
+        reading parser holds every command's options once)."""
+        if any(flag in action.option_strings for action in self.options for flag in flags):
+            return
+        if title not in self.titled:
+            self.titled[title] = self.add_argument_group(title)
+        self._kept(self.titled[title].add_argument(*flags, **kwargs), kwargs)
+
+    def group(self, title: str) -> Callable[..., None]:
+        """Adds options to the group of this title."""
+        return partial(self.option, title)
+
+    def takes(self, dest: str) -> bool:
+        return any(action.dest == dest for action in self.options)
+
+    def _kept(self, action: argparse.Action, kwargs: dict[str, Any]) -> argparse.Action:
+        self.options.append(action)
+        if kwargs.get("action") in ("append", "extend"):
+            self.repeatable.add(action.dest)
+        return action
+
     def error(self, message: str):  # one line, exit 2 (argparse's default prints usage too)
         unknown = re.match(r"unrecognized arguments: (--[\w-]+)", message)
-        longs = [o for a in self._actions for o in a.option_strings if o.startswith("--")]
+        longs = [o for a in self.options for o in a.option_strings if o.startswith("--")]
         if unknown and (close := difflib.get_close_matches(unknown.group(1), longs, 1, 0.6)):
             message += f" (did you mean {close[0]}?)"
         raise UsageError(message)
-
-
-def _add(group, *flags: str, **kwargs) -> None:
-    """Add an option unless the parser has it already (the reading parser holds every command's options once;
-    a group shares its parser's table of option strings)."""
-    if not any(flag in group._option_string_actions for flag in flags):
-        group.add_argument(*flags, **kwargs)
-
-
-def _group(parser, title: str):
-    """The parser's option group of this title, made on first use."""
-    for group in parser._action_groups:
-        if group.title == title:
-            return group
-    return parser.add_argument_group(title)
 
 
 def positive_int(text: str) -> int:
@@ -86,148 +107,148 @@ def _size(text: str) -> int:
 
 # --- option groups, shared by the commands that take them ---------------------------------------------------
 
-def _paths(parser, help_text: str) -> None:
-    if "args" not in {a.dest for a in parser._actions}:
+def _paths(parser: CommandParser, help_text: str) -> None:
+    if not parser.takes("args"):
         parser.add_argument("args", nargs="*", metavar="PATH", help=help_text)
 
 
-def _common(parser) -> None:
-    group = _group(parser, "general")
-    _add(group, "-h", "--help", action="store_true", help="show this command's options and exit")
-    _add(group, "--config", type=Path, metavar="FILE",
-         help="config file to use instead of searching for .rocm-audit.toml or pyproject.toml")
-    _add(group, "--debug", action="store_true", help="show tracebacks of internal errors")
+def _common(parser: CommandParser) -> None:
+    group = parser.group("general")
+    group("-h", "--help", action="store_true", help="show this command's options and exit")
+    group("--config", type=Path, metavar="FILE",
+          help="config file to use instead of searching for .rocm-audit.toml or pyproject.toml")
+    group("--debug", action="store_true", help="show tracebacks of internal errors")
 
 
-def _selection(parser) -> None:
-    group = _group(parser, "rule selection")
-    _add(group, "--select", action="append", help="only these rule ids, prefixes or names (comma separated)")
-    _add(group, "--extend-select", action="append", metavar="RULES",
-         help="add these to --select (or to the config's select) instead of replacing it")
-    _add(group, "--ignore", action="append", help="skip these rule ids, prefixes or names (comma separated)")
-    _add(group, "--per-file-ignores", action="append", metavar="GLOB:RULES",
-         help="ignore these rule ids or prefixes in files matching GLOB (`tests/*:RA5,RA301`; in the config, a "
-              "table as in ruff)")
-    _add(group, "--rules", action="append", type=Path, metavar="DIR", dest="rule_packs",
-         help="add this rule pack (a directory of rule files) to the shipped rules (repeatable; never from a "
-              "repository's config)")
+def _selection(parser: CommandParser) -> None:
+    group = parser.group("rule selection")
+    group("--select", action="append", help="only these rule ids, prefixes or names (comma separated)")
+    group("--extend-select", action="append", metavar="RULES",
+          help="add these to --select (or to the config's select) instead of replacing it")
+    group("--ignore", action="append", help="skip these rule ids, prefixes or names (comma separated)")
+    group("--per-file-ignores", action="append", metavar="GLOB:RULES",
+          help="ignore these rule ids or prefixes in files matching GLOB (`tests/*:RA5,RA301`; in the config, a "
+               "table as in ruff)")
+    group("--rules", action="append", type=Path, metavar="DIR", dest="rule_packs",
+          help="add this rule pack (a directory of rule files) to the shipped rules (repeatable; never from a "
+               "repository's config)")
 
 
-def _scanning(parser) -> None:
-    group = _group(parser, "what is scanned, and how")
-    _add(group, "--exclude", action="append", help="gitignore-style pattern to skip (repeatable)")
-    _add(group, "--optional-dirs", action="append", metavar="PATTERN",
-         help="gitignore-style directories whose findings are optional (reported, never block), besides "
-              "examples/, tests/, benchmarks/ and the like (comma separated)")
-    _add(group, "--force-exclude", action="store_true",
-         help="apply --exclude and .gitignore to files named on the command line too")
-    _add(group, "--include-vendored", action="store_true",
-         help="also scan vendored code (third_party/, vendor/, git submodules), skipped by default")
-    _add(group, "-j", "--jobs", type=positive_int, default=None,
-         help="worker processes (default and most: the number of cores)")
-    _add(group, "--max-file-size", type=_size, default=16 * 1024 * 1024,
-         help="skip (and report) files larger than this (default 16M)")
-    _add(group, "--time-budget", type=seconds, default=60.0, metavar="SECONDS",
-         help="stop scanning a file after this long and report it (default 60)")
-    _add(group, "--max-worker-memory", type=_size, default=0, metavar="SIZE",
-         help="memory each scanning process may take; a file that needs more is reported as not scanned "
-              "(default: an equal share of 3/4 of the machine's memory, 1G to 4G)")
-    _add(group, "--max-run-time", type=seconds, default=None, metavar="SECONDS",
-         help="end the whole run after this long, with exit 2 (default: no limit)")
-    _add(group, "--no-cache", action="store_true", help="neither read nor write cached scan results")
-    _add(group, "--cache-dir", type=Path, metavar="DIR",
-         help=f"cache scan results here (default: ${CACHE_ENV}, else the user's cache directory)")
-    _add(group, "--hipify-perl", type=Path, metavar="PATH",
-         help="count HIPIFY coverage with this hipify-perl's tables (default: hipify-perl on PATH, else the table "
-              "shipped with rocm-audit)")
+def _scanning(parser: CommandParser) -> None:
+    group = parser.group("what is scanned, and how")
+    group("--exclude", action="append", help="gitignore-style pattern to skip (repeatable)")
+    group("--optional-dirs", action="append", metavar="PATTERN",
+          help="gitignore-style directories whose findings are optional (reported, never block), besides "
+               "examples/, tests/, benchmarks/ and the like (comma separated)")
+    group("--force-exclude", action="store_true",
+          help="apply --exclude and .gitignore to files named on the command line too")
+    group("--include-vendored", action="store_true",
+          help="also scan vendored code (third_party/, vendor/, git submodules), skipped by default")
+    group("-j", "--jobs", type=positive_int, default=None,
+          help="worker processes (default and most: the number of cores)")
+    group("--max-file-size", type=_size, default=16 * 1024 * 1024,
+          help="skip (and report) files larger than this (default 16M)")
+    group("--time-budget", type=seconds, default=60.0, metavar="SECONDS",
+          help="stop scanning a file after this long and report it (default 60)")
+    group("--max-worker-memory", type=_size, default=0, metavar="SIZE",
+          help="memory each scanning process may take; a file that needs more is reported as not scanned "
+               "(default: an equal share of 3/4 of the machine's memory, 1G to 4G)")
+    group("--max-run-time", type=seconds, default=None, metavar="SECONDS",
+          help="end the whole run after this long, with exit 2 (default: no limit)")
+    group("--no-cache", action="store_true", help="neither read nor write cached scan results")
+    group("--cache-dir", type=Path, metavar="DIR",
+          help=f"cache scan results here (default: ${CACHE_ENV}, else the user's cache directory)")
+    group("--hipify-perl", type=Path, metavar="PATH",
+          help="count HIPIFY coverage with this hipify-perl's tables (default: hipify-perl on PATH, else the table "
+               "shipped with rocm-audit)")
 
 
-def _format(parser) -> None:
-    group = _group(parser, "output")
-    _add(group, "--format", "--output-format", choices=(*FORMATS, *history_options.EXTRA_FORMATS), default="terminal",
-         dest="format",
-         help="output format (default terminal; --output-format is the same, as in ruff)")
-    _add(group, "-o", "--output", type=Path, help="write the report here instead of standard output")
+def _format(parser: CommandParser) -> None:
+    group = parser.group("output")
+    group("--format", "--output-format", choices=(*FORMATS, *history_options.EXTRA_FORMATS), default="terminal",
+          dest="format",
+          help="output format (default terminal; --output-format is the same, as in ruff)")
+    group("-o", "--output", type=Path, help="write the report here instead of standard output")
 
 
-def _reporting(parser) -> None:
+def _reporting(parser: CommandParser) -> None:
     _format(parser)
-    group = _group(parser, "output")
-    _add(group, "--no-html", action="store_true",
-         help="do not write the HTML report (an interactive terminal run writes it in the user's cache directory "
-              "and prints where)")
-    _add(group, "--no-progress", action="store_true", help="no progress bar on stderr")
-    _add(group, "-q", "--quiet", action="store_true",
-         help="a line per finding that fails the run, then a summary line (the pre-commit hook's output)")
-    _add(group, "-v", "--verbose", action="store_true",
-         help="terminal: list every finding group and the full tables, not the ~60-line summary")
-    _add(group, "--statistics", action="store_true",
-         help="print one line per rule with its count of findings that would break on ROCm, and stop (as in ruff)")
-    more = _group(parser, "more reports from the same run")
+    group = parser.group("output")
+    group("--no-html", action="store_true",
+          help="do not write the HTML report (an interactive terminal run writes it in the user's cache directory "
+               "and prints where)")
+    group("--no-progress", action="store_true", help="no progress bar on stderr")
+    group("-q", "--quiet", action="store_true",
+          help="a line per finding that fails the run, then a summary line (the pre-commit hook's output)")
+    group("-v", "--verbose", action="store_true",
+          help="terminal: list every finding group and the full tables, not the ~60-line summary")
+    group("--statistics", action="store_true",
+          help="print one line per rule with its count of findings that would break on ROCm, and stop (as in ruff)")
+    more = parser.group("more reports from the same run")
     for name in FILE_OUTPUTS:
         if name == "json":   # `rules --json` prints the rule list as JSON: FILE is optional there
-            _add(more, "--json", type=Path, metavar="FILE", nargs="?", const=RULES_JSON,
+            more("--json", type=Path, metavar="FILE", nargs="?", const=RULES_JSON,
                  help="also write the json report to FILE (with `rules`: print the rules as JSON)")
             continue
-        _add(more, f"--{name}", type=Path, metavar="FILE", help=f"also write the {name} report to FILE")
-    _add(more, "--sarif-all", action="store_true",
+        more(f"--{name}", type=Path, metavar="FILE", help=f"also write the {name} report to FILE")
+    more("--sarif-all", action="store_true",
          help="SARIF: also list the findings that do not break on ROCm, as notes (by default it lists what would "
               "break, and what to verify on hardware as warnings)")
 
 
-def _gating(parser) -> None:
-    group = _group(parser, "the exit code (only findings that would break on ROCm count)")
-    _add(group, "--fail-on", choices=FAIL_ON, default="high",
-         help="exit 1 when a finding that would break on ROCm (disposition live) is at or above this severity "
-              "(default high)")
-    _add(group, "--fail-on-verify", action="store_true",
-         help="also count findings to verify on hardware (disposition `verify on hardware`) as breaking")
-    _add(group, "--exit-zero", action="store_true",
-         help="exit 0 even when findings fail the check (as in ruff); tool errors still exit 2")
-    gate = _group(parser, "CI gate (exit 1 only for new findings)")
-    _add(gate, "--baseline", type=Path, metavar="FILE",
+def _gating(parser: CommandParser) -> None:
+    group = parser.group("the exit code (only findings that would break on ROCm count)")
+    group("--fail-on", choices=FAIL_ON, default="high",
+          help="exit 1 when a finding that would break on ROCm (disposition live) is at or above this severity "
+               "(default high)")
+    group("--fail-on-verify", action="store_true",
+          help="also count findings to verify on hardware (disposition `verify on hardware`) as breaking")
+    group("--exit-zero", action="store_true",
+          help="exit 0 even when findings fail the check (as in ruff); tool errors still exit 2")
+    gate = parser.group("CI gate (exit 1 only for new findings)")
+    gate("--baseline", type=Path, metavar="FILE",
          help="findings listed in this baseline are known, not new (rocm-audit baseline PATH writes one)")
-    _add(gate, "--update-baseline", action="store_true",
+    gate("--update-baseline", action="store_true",
          help="rewrite --baseline without the findings that are gone (keeps reasons; adds nothing)")
-    _add(gate, "--strict", action="store_true",
+    gate("--strict", action="store_true",
          help="also fail when the baseline lists findings that are gone, so it can only shrink")
-    _add(gate, "--allow-partial", action="store_true",
+    gate("--allow-partial", action="store_true",
          help="files that could not be scanned completely (size or time limit, unparseable) do not fail the run; "
               "never from a config file in the scanned tree")
-    _add(gate, "--diff-base", metavar="REF",
+    gate("--diff-base", metavar="REF",
          help="new = what HEAD adds since its merge-base with REF (git; only changed files rescanned)")
-    _add(gate, "--no-inline-suppressions", action="store_true",
+    gate("--no-inline-suppressions", action="store_true",
          help="honour no `rocm-audit: ignore` or `noqa` comment in the scanned files (for CI; config, "
               "--per-file-ignores and baselines still apply)")
-    _add(gate, "--allow-new-suppressions", action="store_true",
+    gate("--allow-new-suppressions", action="store_true",
          help="in a gated run (--diff-base, --baseline): honour suppressions the change itself adds (by default a "
               "suppression on a line the change adds does not silence; in the tree's config only the base's counts)")
 
 
-def _fixing(parser, via_check: bool) -> None:
-    group = _group(parser, "fix (rocm-audit fix PATH…, or check --fix / check --diff)")
+def _fixing(parser: CommandParser, via_check: bool) -> None:
+    group = parser.group("fix (rocm-audit fix PATH…, or check --fix / check --diff)")
     if via_check:
-        _add(group, "--fix", action="store_true", help="apply the safe fixes (same as the fix command)")
-    _add(group, "--diff", action="store_true",
-         help="print the safe fixes as a unified diff and change nothing (with check: same as fix --diff)")
-    _add(group, "--unsafe", action="store_true", help="also apply the fixes that need review")
-    _add(group, "--verify", action="store_true",
-         help="compile each touched .cu before and after; undo a file whose CUDA code changes or that no "
-              "compiler could check")
-    _add(group, "--keep-unchecked", action="store_true",
-         help="with --verify: also write the edits neither compiler could check")
+        group("--fix", action="store_true", help="apply the safe fixes (same as the fix command)")
+    group("--diff", action="store_true",
+          help="print the safe fixes as a unified diff and change nothing (with check: same as fix --diff)")
+    group("--unsafe", action="store_true", help="also apply the fixes that need review")
+    group("--verify", action="store_true",
+          help="compile each touched .cu before and after; undo a file whose CUDA code changes or that no "
+               "compiler could check")
+    group("--keep-unchecked", action="store_true",
+          help="with --verify: also write the edits neither compiler could check")
 
 
-def _recording(parser) -> None:
-    group = _group(parser, "progress over time")
-    _add(group, "--record", action="store_true", help="append this run to the history database (see --db)")
-    _add(group, "--db", type=Path, metavar="PATH",
-         help="the history database (default: history.sqlite3 in the user's data directory)")
+def _recording(parser: CommandParser) -> None:
+    group = parser.group("progress over time")
+    group("--record", action="store_true", help="append this run to the history database (see --db)")
+    group("--db", type=Path, metavar="PATH",
+          help="the history database (default: history.sqlite3 in the user's data directory)")
 
 
 # --- the commands -------------------------------------------------------------------------------------------
 
-def check(parser) -> None:
+def check(parser: CommandParser) -> None:
     _paths(parser, "files or directories (default: the current directory)")
     _reporting(parser)
     _gating(parser)
@@ -237,69 +258,69 @@ def check(parser) -> None:
     _recording(parser)
 
 
-def demo(parser) -> None:
+def demo(parser: CommandParser) -> None:
     _reporting(parser)
     _gating(parser)
     _selection(parser)
 
 
-def rules(parser) -> None:
-    group = _group(parser, "rules")
-    _add(group, "--category", metavar="CAT", help="only the rules of this category")
-    _add(group, "--json", type=Path, metavar="FILE", nargs="?", const=RULES_JSON, help="print the rules as JSON")
-    _add(group, "--check", type=Path, metavar="DIR", dest="check_pack",
-         help="validate this rule pack and run its examples (exit 0 clean, 1 failing examples, 2 a rule file that "
-              "does not load)")
+def rules(parser: CommandParser) -> None:
+    group = parser.group("rules")
+    group("--category", metavar="CAT", help="only the rules of this category")
+    group("--json", type=Path, metavar="FILE", nargs="?", const=RULES_JSON, help="print the rules as JSON")
+    group("--check", type=Path, metavar="DIR", dest="check_pack",
+          help="validate this rule pack and run its examples (exit 0 clean, 1 failing examples, 2 a rule file that "
+               "does not load)")
     _selection(parser)
 
 
-def rule(parser) -> None:
-    if "args" not in {a.dest for a in parser._actions}:
+def rule(parser: CommandParser) -> None:
+    if not parser.takes("args"):
         parser.add_argument("args", nargs="*", metavar="ID", help="a rule id or name (RA301, pynvml)")
-    group = _group(parser, "rules")
-    _add(group, "--rules", action="append", type=Path, metavar="DIR", dest="rule_packs",
-         help="add this rule pack to the shipped rules")
+    group = parser.group("rules")
+    group("--rules", action="append", type=Path, metavar="DIR", dest="rule_packs",
+          help="add this rule pack to the shipped rules")
 
 
-def baseline(parser) -> None:
+def baseline(parser: CommandParser) -> None:
     _paths(parser, "the directory to record (default: the current directory)")
-    group = _group(parser, "baseline")
-    _add(group, "-o", "--output", type=Path, help="write the baseline here (default .rocm-audit-baseline.json)")
-    _add(group, "--baseline", type=Path, metavar="FILE", help="the baseline to rewrite (same as -o)")
+    group = parser.group("baseline")
+    group("-o", "--output", type=Path, help="write the baseline here (default .rocm-audit-baseline.json)")
+    group("--baseline", type=Path, metavar="FILE", help="the baseline to rewrite (same as -o)")
     _selection(parser)
     _scanning(parser)
 
 
-def config(parser) -> None:
+def config(parser: CommandParser) -> None:
     _paths(parser, "where to start looking for the config file (default: the current directory)")
 
 
-def coverage(parser) -> None:
+def coverage(parser: CommandParser) -> None:
     _paths(parser, "files or directories (default: the current directory)")
     _format(parser)
-    group = _group(parser, "coverage")
-    _add(group, "--table-info", action="store_true", help="print what the HIPIFY API table was built from, and stop")
+    group = parser.group("coverage")
+    group("--table-info", action="store_true", help="print what the HIPIFY API table was built from, and stop")
     _selection(parser)
     _scanning(parser)
 
 
-def fix(parser) -> None:
+def fix(parser: CommandParser) -> None:
     _paths(parser, "the files or directories to fix")
     _fixing(parser, via_check=False)
     _selection(parser)
     _scanning(parser)
 
 
-def history(parser) -> None:
+def history(parser: CommandParser) -> None:
     _paths(parser, "the repository (default: the current directory)")
     _format(parser)
-    group = _group(parser, "progress over time")
-    _add(group, "--db", type=Path, metavar="PATH",
-         help="the history database (default: history.sqlite3 in the user's data directory)")
-    _add(group, "--since", metavar="DATE|REV", help="from this date or commit on")
-    _add(group, "--until", metavar="REV", help="up to this commit (default HEAD)")
-    _add(group, "--max-points", type=history_options.points, default=history_options.DEFAULT_POINTS, metavar="N",
-         help=f"sample at most N commits of the first-parent history (default {history_options.DEFAULT_POINTS})")
+    group = parser.group("progress over time")
+    group("--db", type=Path, metavar="PATH",
+          help="the history database (default: history.sqlite3 in the user's data directory)")
+    group("--since", metavar="DATE|REV", help="from this date or commit on")
+    group("--until", metavar="REV", help="up to this commit (default HEAD)")
+    group("--max-points", type=history_options.points, default=history_options.DEFAULT_POINTS, metavar="N",
+          help=f"sample at most N commits of the first-parent history (default {history_options.DEFAULT_POINTS})")
     _selection(parser)
     _scanning(parser)
 
@@ -308,7 +329,7 @@ def history(parser) -> None:
 class Command:
     usage: str                        # after `rocm-audit `
     summary: str
-    options: Callable[[argparse.ArgumentParser], None]
+    options: Callable[[CommandParser], None]
 
 
 COMMANDS: dict[str, Command] = {
@@ -335,7 +356,7 @@ def _epilog() -> str:
                                                   78))
 
 
-def reading_parser() -> argparse.ArgumentParser:
+def reading_parser() -> CommandParser:
     """The parser a command line is read with: every command's options, once."""
     parser = CommandParser(prog="rocm-audit", allow_abbrev=False,   # `--fail high` is a typo, not --fail-on
                      add_help=False, description=DESCRIPTION)

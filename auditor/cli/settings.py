@@ -14,7 +14,7 @@ from auditor.cli.commands import (
     RulesSettings, Settings,
 )
 from auditor.cli.concerns import Cache, Gate, Output, Recording, RuleChoice, Scope
-from auditor.cli.parser import CACHE_ENV, RULES_JSON, SUBCOMMANDS, help_text, reading_parser
+from auditor.cli.parser import CACHE_ENV, RULES_JSON, SUBCOMMANDS, CommandParser, help_text, reading_parser
 from auditor.cli.parser import FAIL_ON as FAIL_ON   # re-exported: the names other modules and tests use
 from auditor.cli.parser import FILE_OUTPUTS as FILE_OUTPUTS
 from auditor.cli.parser import UsageError as UsageError
@@ -39,7 +39,7 @@ def default_jobs() -> int:
         return max(1, os.cpu_count() or 1)
 
 
-def build_parser() -> argparse.ArgumentParser:
+def build_parser() -> CommandParser:
     """Every command's options (auditor/cli/parser.py registers them, one function a command)."""
     return reading_parser()
 
@@ -168,7 +168,7 @@ def _scanned(command: str, paths: tuple[Path, ...]) -> tuple[Path, ...]:
 def _typed_on_the_command_line(argv: Sequence[str]) -> dict:
     """The options and arguments the user typed, and nothing else (no defaults); `--help` prints and exits."""
     command_line = build_parser()
-    for action in command_line._actions:
+    for action in command_line.options:
         action.default = argparse.SUPPRESS
     given = vars(command_line.parse_intermixed_args(list(argv)))   # `check --flag a.py b.py`, as pre-commit calls it
     if given.pop("help", False):
