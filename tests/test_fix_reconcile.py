@@ -11,12 +11,12 @@ from pathlib import Path
 
 import pytest
 
-import auditor.pipeline.context as pipeline_context
+import auditor.run.pipeline.context as pipeline_context
 from auditor.cli.app import main
 from auditor.fix.apply import run_fix
 from auditor.fix.data import shipped_fixes
-from auditor.pipeline import ScanOptions
-from auditor.rulebook import load_rulebook
+from auditor.run.pipeline import ScanOptions
+from auditor.match.rulebook import load_rulebook
 from tests.conftest import FIXTURES, write_tree
 
 pytestmark = pytest.mark.slow   # fix and check end to end

@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import replace
 from pathlib import Path
 
-from auditor.discover.files import common_root
+from auditor.run.discover.files import common_root
 from auditor.fix.cuda_fixes import DEFINING, fix_cuda
 from auditor.fix.data import FixSpec
 from auditor.fix.edits import FileFix, FixContext, line_starts
@@ -25,10 +25,10 @@ from auditor.fix.text_fixes import fix_text
 from auditor.fix.memcheck import check_in_memory, in_memory
 from auditor.fix.treecheck import Candidate, check_tree
 from auditor.fix.variants import NO_VARIANT, variant_path
-from auditor.pipeline import ScanOptions, audit, audit_with_context
-from auditor.rulebook import Rulebook
-from auditor.rulebook.context import ScanContext
-from auditor.scan.file import InputError, read_bytes, scan_text_as
+from auditor.run.pipeline import ScanOptions, audit, audit_with_context
+from auditor.match.rulebook import Rulebook
+from auditor.match.rulebook.context import ScanContext
+from auditor.run.scan.file import InputError, read_bytes, scan_text_as
 from auditor.types import FileResult, Finding, SourceFile
 
 FIXERS = {"cuda": fix_cuda, "python": fix_python, "text": fix_text}

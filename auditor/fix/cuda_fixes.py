@@ -12,7 +12,7 @@ from auditor.fix.compat import include_spelling, includes_home
 from auditor.fix.named_mask import named_mask
 from auditor.fix.warp32 import exchange_in_group
 from auditor.fix.lanes import lane_limit, tensor_core_use, unparsed_limit, unparsed_regions
-from auditor.parsing.cuda import Node, parse
+from auditor.parse.cuda import Node, parse
 from auditor.types import Finding
 
 NEWLINE = b"\n"

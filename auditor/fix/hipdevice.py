@@ -23,7 +23,7 @@ from collections.abc import Mapping
 from pathlib import Path
 from types import MappingProxyType
 
-from auditor.rulebook import rules_root
+from auditor.match.rulebook import rules_root
 from auditor.util.childpython import module_command
 
 OFFLOAD_ARCH = "gfx942"

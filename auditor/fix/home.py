@@ -11,7 +11,7 @@ from auditor.fix.compat import home_text
 from auditor.fix import cuda_fixes
 from auditor.fix.outcome import FileOutcome
 from auditor.fix.safewrite import identity
-from auditor.scan.file import InputError, read_bytes
+from auditor.run.scan.file import InputError, read_bytes
 from auditor.types import SourceFile
 
 MADE = "the definitions the fixes use"

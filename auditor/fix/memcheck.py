@@ -14,8 +14,8 @@ from collections.abc import Sequence
 from auditor.fix.compat import include_spelling
 from auditor.fix.data import FixSpec
 from auditor.fix.treecheck import C_KINDS, Candidate
-from auditor.pipeline import RunContext
-from auditor.scan.file import scan_text_as
+from auditor.run.pipeline import RunContext
+from auditor.run.scan.file import scan_text_as
 from auditor.types import FileFacts, FileResult, Report
 
 

@@ -12,9 +12,9 @@ from auditor.fix.data import FixSpec
 from auditor.fix.edits import FixContext
 from auditor.fix.lanes import unparsed_regions, unseen_use
 from auditor.fix.named_mask import judge_uses
-from auditor.inputs.kinds import kinds_in_lane
-from auditor.parsing.cuda import parse
-from auditor.scan.file import InputError, read_bytes
+from auditor.match.inputs.kinds import kinds_in_lane
+from auditor.parse.cuda import parse
+from auditor.run.scan.file import InputError, read_bytes
 from auditor.types import Finding, SourceFile
 
 _DEFINE = re.compile(rb"\s*#\s*define\s+(\w+)")

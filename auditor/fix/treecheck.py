@@ -15,9 +15,9 @@ from dataclasses import dataclass, replace
 from pathlib import Path
 
 from auditor.fix.data import FixSpec
-from auditor.inputs.kinds import kinds_in_lane
-from auditor.pipeline import RunContext, ScanOptions, audit
-from auditor.rulebook import Rulebook
+from auditor.match.inputs.kinds import kinds_in_lane
+from auditor.run.pipeline import RunContext, ScanOptions, audit
+from auditor.match.rulebook import Rulebook
 from auditor.types import FileResult, Finding, Report
 
 _LINE = re.compile(r":\d+\b")   # evidence cites lines, and an inserted line moves those below it
