@@ -229,10 +229,10 @@ def test_a_named_mask_in_a_header_is_fixed_when_every_file_that_uses_it_makes_fu
     ({"k.cu": NAMED.replace("warp_sum(out[threadIdx.x]); }", "threadIdx.x < 7 ? warp_sum(out[0]) : 0.f; }")
       .replace(", mask, 32)", ", mask)").replace("__shfl_xor_sync", "__shfl_down_sync")},
      "k.cu:2: RA201 its use at line 4: lane-limited code"),
-    ({"reduce.cuh": NAMED, "vote.cu": '#include "reduce.cuh"\n'
-      "__device__ unsigned v(bool p) { return __ballot_sync(FINAL_MASK, p); }\n"},
-     "reduce.cuh:2: RA201 FINAL_MASK is defined in a header and not #undef'd there, and other files use it: "
-     "vote.cu, its use at line 2: a vote"),
+    ({"reduce.cuh": NAMED, "vote.cu": ('#include "reduce.cuh"\n'
+                                       "__device__ unsigned v(bool p) { return __ballot_sync(FINAL_MASK, p); }\n")},
+     ("reduce.cuh:2: RA201 FINAL_MASK is defined in a header and not #undef'd there, and other files use it: "
+      "vote.cu, its use at line 2: a vote")),
     ({"k.cu": NAMED + "__device__ unsigned v(bool p) { return __ballot_sync(FINAL_MASK, p); }\n"},
      "k.cu:2: RA201 its use at line 8: a vote"),
 ], ids=["lane-limited-use", "header-without-undef", "vote"])

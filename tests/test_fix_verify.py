@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 import auditor.fix.compilers as compilers
-import auditor.fix.cuda_fixes as cuda_fixes
+import auditor.fix.definitions as definitions
 from auditor.cli.app import main
 from auditor.fix.compilers import NVCC_FLAGS, Compiler, _comparable, _compile_both, find_compilers
 from auditor.fix.hipdevice import find_hip_device_check
@@ -54,8 +54,8 @@ def test_verify_names_the_compilers_and_keeps_a_fix_with_identical_ptx(tmp_path,
 
 @needs_nvcc
 def test_verify_rolls_back_a_fix_that_changes_the_cuda_code(tmp_path, capsys, monkeypatch):
-    wrong = cuda_fixes.FULL_MASK_DEFINITION.replace("0xffffffffu", "0x0000ffffu")   # a fix that breaks CUDA
-    monkeypatch.setattr(cuda_fixes, "FULL_MASK_DEFINITION", wrong)
+    wrong = definitions.FULL_MASK_DEFINITION.replace("0xffffffffu", "0x0000ffffu")   # a fix that breaks CUDA
+    monkeypatch.setattr(definitions, "FULL_MASK_DEFINITION", wrong)
     root = write_tree(tmp_path / "repo", {"k.cu": KERNEL})
     main(["fix", str(root), "--verify", "--no-progress", "--fail-on", "never"])
     assert (root / "k.cu").read_text() == KERNEL
@@ -139,8 +139,8 @@ def test_hip_device_check_replaces_an_old_hipcc_and_sees_the_mask_fixed(tmp_path
 
 @needs_device_check
 def test_hip_device_check_rolls_back_a_fix_that_breaks_the_hip_side(tmp_path, capsys, monkeypatch):
-    wrong = cuda_fixes.FULL_MASK_DEFINITION.replace("__activemask()", "rocm_audit_no_such_mask")
-    monkeypatch.setattr(cuda_fixes, "FULL_MASK_DEFINITION", wrong)
+    wrong = definitions.FULL_MASK_DEFINITION.replace("__activemask()", "rocm_audit_no_such_mask")
+    monkeypatch.setattr(definitions, "FULL_MASK_DEFINITION", wrong)
     monkeypatch.setattr(compilers, "find_compilers", lambda: (None, None))
     root = write_tree(tmp_path / "repo", {"k.cu": KERNEL})
     main(["fix", str(root), "--verify", "--no-progress", "--fail-on", "never"])

@@ -225,7 +225,8 @@ def verify(before: FileResult, after: FileResult, applied: Sequence[Finding], sp
 
 def unified_diff(outcome: FileOutcome) -> str:
     return "".join(difflib.unified_diff(outcome.old.splitlines(keepends=True), outcome.new.splitlines(keepends=True),
-                                        "/dev/null" if outcome.beside or outcome.created else f"a/{outcome.path}", f"b/{outcome.path}"))
+                                        "/dev/null" if outcome.beside or outcome.created else f"a/{outcome.path}",
+                                        f"b/{outcome.path}"))
 
 
 def write_all(run: FixRun, paths: Sequence[Path], rulebook: Rulebook, options: ScanOptions) -> FixRun:

@@ -9,7 +9,8 @@ from pathlib import Path
 from collections import Counter
 
 from auditor.util.escape import log_lines, visible
-from auditor.fix.apply import FixRun, run_fix, unified_diff, write_all
+from auditor.fix.apply import run_fix, unified_diff, write_all
+from auditor.fix.outcome import FixRun
 
 
 def fix_command(settings) -> int:

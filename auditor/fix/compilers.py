@@ -233,8 +233,8 @@ def verify_run(run: FixRun, keep_unchecked: bool = False) -> tuple[FixRun, str]:
                f"{counts['rocm']} by the ROCm check only, {counts['neither']} by neither"
                + (" (written: --keep-unchecked)" if keep_unchecked and counts["neither"] else
                   " (not written)" if counts["neither"] else "") + ".")
-    return replace(run, files=tuple(settle(outcomes, run.home))), checked + "\n" + _used_line(nvcc, hipcc, old_hipcc, device,
-                                                                            no_device)
+    used = _used_line(nvcc, hipcc, old_hipcc, device, no_device)
+    return replace(run, files=tuple(settle(outcomes, run.home))), checked + "\n" + used
 
 
 def _through_a_unit(header: FileOutcome, run: FixRun, changed: Mapping[str, FileOutcome], home: Overlay,

@@ -9,6 +9,8 @@ from auditor.util.errors import AuditorError
 from auditor.fix.data import FixSpec
 from auditor.fix.edits import Edit, FileFix, FixContext, NO_CONTEXT, apply_edits, line_starts
 from auditor.fix.compat import include_spelling, includes_home
+from auditor.fix import definitions
+from auditor.fix.definitions import FULL_MASK, SLEEP
 from auditor.fix.named_mask import named_mask
 from auditor.fix.warp32 import exchange_in_group
 from auditor.fix.lanes import lane_limit, tensor_core_use, unparsed_limit, unparsed_regions
@@ -16,27 +18,6 @@ from auditor.parse.cuda import Node, parse
 from auditor.types import Finding
 
 NEWLINE = b"\n"
-FULL_MASK = "ROCM_AUDIT_FULL_MASK"
-FULL_MASK_DEFINITION = f"""\
-#ifndef {FULL_MASK}  // rocm-audit fix: all lanes; on AMD the wavefront's (64, fewer in a smaller block)
-#if defined(__HIP_PLATFORM_AMD__)
-#define {FULL_MASK} __activemask()
-#else
-#define {FULL_MASK} 0xffffffffu
-#endif
-#endif
-"""
-SLEEP = "rocm_audit_nanosleep"
-SLEEP_DEFINITION = f"""\
-#ifndef ROCM_AUDIT_NANOSLEEP  // rocm-audit fix: HIP has no __nanosleep; s_sleep is a short back-off
-#define ROCM_AUDIT_NANOSLEEP
-#if defined(__HIP_PLATFORM_AMD__)
-static __device__ __forceinline__ void {SLEEP}(unsigned) {{ __builtin_amdgcn_s_sleep(2); }}
-#else
-static __device__ __forceinline__ void {SLEEP}(unsigned ns) {{ __nanosleep(ns); }}
-#endif
-#endif
-"""
 _MASK_IN_MACRO = re.compile(
     rb"(__(?:shfl|shfl_up|shfl_down|shfl_xor|ballot|any|all|match_any|match_all|reduce_[a-z]+)_sync\s*\(\s*|"
     rb"__syncwarp\s*\(\s*)(0[xX][fF]{8}[uUlL]*|~\s*0[uU]?|-\s*1|(?:uint32_t|unsigned(?:\s+int)?)\s*\(\s*-\s*1\s*\)"
@@ -80,8 +61,8 @@ def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec],
     starts = line_starts(source)
     edits: list[Edit[bytes]] = []
     skipped: list[tuple[Finding, str]] = []
-    definitions: dict[str, int] = {}     # definition text -> insertion offset (before its first use)
-    needed: set[str] = set()             # the names of the definitions the edits use
+    placed: dict[str, int] = {}     # definition text -> insertion offset (before its first use)
+    needed: set[str] = set()             # the names of the placed the edits use
     for finding in findings:
         action = _ACTIONS[specs[finding.rule_id].action]
         try:
@@ -105,18 +86,18 @@ def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec],
         if definition:
             needed.add(definition[0])
         if definition and definition[0] not in text:
-            definitions[definition[1]] = min(definitions.get(definition[1], at), at)
+            placed[definition[1]] = min(placed.get(definition[1], at), at)
     newline = "\r\n" if b"\r\n" in source[: source.find(b"\n") + 1] else "\n"   # the file's own line ends
     path = findings[0].path if findings else ""
     home = context.compat_header
-    if definitions and home and home != path:
-        # the project's one header of the fixer's definitions: an include of it, unless the file includes it already
-        at = min(definitions.values())
+    if placed and home and home != path:
+        # the project's one header of the fixer's placed: an include of it, unless the file includes it already
+        at = min(placed.values())
         if not includes_home(source[:at], path, home):
             kept_lines = f'#include "{include_spelling(path, home)}"\n#line {source.count(NEWLINE, 0, at) + 1}\n'
             edits.append(Edit(at, at, kept_lines.replace("\n", newline).encode()))
     else:
-        for definition, at in definitions.items():
+        for definition, at in placed.items():
             # `#line` gives every later line its old number again: __LINE__ (device asserts) and nvcc's output kept
             kept_lines = f"{definition}#line {source.count(NEWLINE, 0, at) + 1}\n"
             edits.append(Edit(at, at, kept_lines.replace("\n", newline).encode()))
@@ -157,7 +138,7 @@ def _in_macro(node: Node, pattern: re.Pattern[bytes], replacement: bytes, findin
 def full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
     node = _node_at(root, offset, {"number_literal", "unary_expression", "cast_expression", "identifier",
                                    "call_expression"})
-    definition = (FULL_MASK, FULL_MASK_DEFINITION)
+    definition = (FULL_MASK, definitions.FULL_MASK_DEFINITION)
     if node.type == "call_expression" and not _FUNCTIONAL_ALL_ONES.match(node.text or b""):
         raise Skip("no matching code at the finding's position")
     for name in _warp_functions(node):
@@ -347,7 +328,7 @@ def _is_lane_math(literal: Node) -> bool:
 
 def _nanosleep(root: Node, offset: int, finding: Finding, context: FixContext):
     node = _node_at(root, offset, {"identifier"})
-    definition = ("ROCM_AUDIT_NANOSLEEP", SLEEP_DEFINITION)
+    definition = ("ROCM_AUDIT_NANOSLEEP", definitions.SLEEP_DEFINITION)
     if node.type == "preproc_arg":
         raise Skip("__nanosleep in a macro: whether its uses are back-offs or timed delays is not known; report only")
     if node.parent is None or node.parent.type != "call_expression":
@@ -398,7 +379,8 @@ def _is_header_guard(node: Node) -> bool:
 
 
 def _named_mask(root: Node, offset: int, finding: Finding, context: FixContext):
-    return named_mask(root, offset, finding, context, full_mask, Skip, FULL_MASK), (FULL_MASK, FULL_MASK_DEFINITION)
+    edits = named_mask(root, offset, finding, context, full_mask, Skip, FULL_MASK)
+    return edits, (FULL_MASK, definitions.FULL_MASK_DEFINITION)
 
 
 DEFINING = frozenset({"full-mask", "named-mask", "nanosleep"})   # the actions whose edits use a definition

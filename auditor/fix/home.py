@@ -8,7 +8,7 @@ from dataclasses import replace
 from pathlib import Path
 
 from auditor.fix.compat import home_text
-from auditor.fix import cuda_fixes
+from auditor.fix import definitions
 from auditor.fix.outcome import FileOutcome
 from auditor.fix.safewrite import identity
 from auditor.run.scan.file import InputError, read_bytes
@@ -19,7 +19,8 @@ MADE = "the definitions the fixes use"
 
 def definition_blocks() -> dict[str, str]:
     """The definitions by name, as the C/C++ fixer writes them."""
-    return {cuda_fixes.FULL_MASK: cuda_fixes.FULL_MASK_DEFINITION, "ROCM_AUDIT_NANOSLEEP": cuda_fixes.SLEEP_DEFINITION}
+    return {definitions.FULL_MASK: definitions.FULL_MASK_DEFINITION,
+            "ROCM_AUDIT_NANOSLEEP": definitions.SLEEP_DEFINITION}
 
 
 def _users(outcomes: Sequence[FileOutcome], home: str) -> list[FileOutcome]:
@@ -38,8 +39,8 @@ def with_home(outcomes: Sequence[FileOutcome], home: str | None, root: Path, sou
         return [replace(o, new=home_text(o.new, needed, definition_blocks())) if o is mine else o for o in outcomes]
     source = sources.get(home)
     if source is None:
-        made = FileOutcome(home, str(root / home), "", home_text(None, needed, definition_blocks()), (), (), created=True,
-                           note=MADE)
+        made = FileOutcome(home, str(root / home), "", home_text(None, needed, definition_blocks()), (), (),
+                           created=True, note=MADE)
         return [made, *outcomes]
     try:
         old = read_bytes(source, max_bytes).decode("utf-8")
