@@ -62,7 +62,7 @@ def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec],
     edits: list[Edit[bytes]] = []
     skipped: list[tuple[Finding, str]] = []
     placed: dict[str, int] = {}     # definition text -> insertion offset (before its first use)
-    needed: set[str] = set()             # the names of the placed the edits use
+    needed: set[str] = set()             # the names of the definitions the edits use
     for finding in findings:
         action = _ACTIONS[specs[finding.rule_id].action]
         try:
@@ -91,7 +91,7 @@ def fix_cuda(text: str, findings: Sequence[Finding], specs: dict[str, FixSpec],
     path = findings[0].path if findings else ""
     home = context.compat_header
     if placed and home and home != path:
-        # the project's one header of the fixer's placed: an include of it, unless the file includes it already
+        # the project's one header of the fixer's definitions: an include of it, unless the file includes it already
         at = min(placed.values())
         if not includes_home(source[:at], path, home):
             kept_lines = f'#include "{include_spelling(path, home)}"\n#line {source.count(NEWLINE, 0, at) + 1}\n'
