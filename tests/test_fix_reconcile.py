@@ -144,3 +144,21 @@ def test_fix_diff_and_the_fixed_tree_agree_with_check(tmp_path, capsys, name):
     after = _check(capsys, root)
     assert f"Remaining after fixing: {after['summary']['would_break']} finding(s) would break" in out
     assert not [f for f in after["findings"] if f["path"].endswith("rocm_audit_compat.h")]
+
+
+LOADER = ('import torch\nfrom torch.utils.cpp_extension import load\n\n'
+          'lib = load(\n    name="ops_lib",\n    sources=["ops.cu"],\n    extra_cuda_cflags=[\n        "-O3",\n'
+          '        "--expt-relaxed-constexpr",\n        "--use_fast_math",\n    ],\n)\n')
+
+
+def test_an_evidence_change_from_a_python_fix_rolls_back_that_fix_not_the_kernels(tmp_path, capsys):
+    """nvcc-only flags put behind `torch.version.hip is None` read as ROCm-path evidence, so that fix is rolled
+    back; the kernel's mask fix, which moves no evidence, is kept (with the findings the evidence moved, it was
+    rolled back too)."""
+    kernel = ("#include <cuda_runtime.h>\n" + WARP_SUM + "__global__ void k(float* x) {\n  float v = warp_sum(x[0]);\n"
+              "  if (threadIdx.x < 7) v = __shfl_down_sync(0xffffffff, v, 1);\n  x[threadIdx.x] = v;\n}\n")
+    root = write_tree(tmp_path / "repo", {"ops/ops.py": LOADER, "ops/ops.cu": kernel})
+    main(["fix", str(root), "--unsafe", "--no-progress", "--fail-on", "never"])
+    out = capsys.readouterr().out
+    assert "ops/ops.cu: RA200 x1" in out
+    assert "__shfl_xor_sync(ROCM_AUDIT_FULL_MASK, v, o)" in (root / "ops/ops.cu").read_text()
