@@ -67,7 +67,7 @@ def _row(name: str, disposition: str, *terms: str, note: str = "") -> Row:
 TABLE: tuple[Row, ...] = (
     _row("guarded by a project macro", PROJECT_MACRO, "project-macro"),
     _row("guarded", GUARDED, "guard"),
-    _row("ops", OPS, "ops-path", "container-rule", note="CI, container or developer script"),
+    _row("ops", OPS, "ops-path", "container-rule", "unrun-script", note="CI, container or developer script"),
     _row("another vendor's backend", OTHER_VENDOR, "vendor-backend"),
     _row("optional part or integration", OPTIONAL, "separate-distribution", "optional-import", "optional-dir",
          "optional-part", "never-imported & optional-package", "unrequired-integration", "unread-requirements"),

@@ -39,6 +39,7 @@ FACTS = MappingProxyType({
     "never-imported": Fact(Layer.IMPORTED, "a shipped module `import` of the package never loads"),
     "unread-requirements": Fact(Layer.SHIPPED, "a requirement set or release variant the install does not read"),
     "not-packaged": Fact(Layer.SHIPPED, "Python outside the shipped packages"),
+    "unrun-script": Fact(Layer.SHIPPED, "a shell script pip's build never runs (a developer's script)"),
     # the build files read for ROCm
     "cuda-build-branch": Fact(Layer.TAKEN, "a line only the CUDA configuration of a build script runs"),
     "opt-in-line": Fact(Layer.TAKEN, "behind an opt-in the default build or install leaves off"),

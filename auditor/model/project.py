@@ -98,6 +98,8 @@ class ReachModel:
         steps: list[Step] = []
         if is_ops(path, kind):
             steps.append(Step("ops-path", False, "CI, container or developer script"))
+        elif path in project.unrun_scripts:
+            steps.append(Step("unrun-script", False, "a developer script: no build file pip runs names it"))
         if role not in ("both", "rocm") and any(under(path, v) for v in project.vendor_backends):
             steps.append(Step("vendor-backend", False, "another vendor's backend beside the ROCm one"))
         part = project.components.get(comp)

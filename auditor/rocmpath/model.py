@@ -123,6 +123,7 @@ class ProjectBuild:
     wide_shuffles: dict[str, tuple[WideShuffleUse, ...]] = field(default_factory=dict)
     python_packages: tuple[tuple[frozenset[str], tuple[SourceFile, ...]], ...] = ()   # per component: packages, files
     unread_requirements: frozenset[str] = frozenset()   # requirement files and release variants pip never reads
+    unrun_scripts: frozenset[str] = frozenset()         # shell scripts pip's build never runs (rocmpath/devscripts.py)
     vendor_backends: frozenset[str] = frozenset()                  # `nvidia/` beside `amd/`, cuda.txt beside rocm.txt
     collection: bool = False                                       # a collection of independent programs
     # CUDA version macros a shim-only HIP build leaves undefined (its `#if CUDART_VERSION >= …` branches are CUDA's)

@@ -17,6 +17,7 @@ from auditor.truth.cpp import PreprocFacts
 from auditor.truth.make import compiles_cuda
 from auditor.truth.python import PythonPersona
 from auditor.rocmpath.debugswitch import tested_switches, undefined_switches
+from auditor.rocmpath.devscripts import unrun_scripts
 from auditor.rocmpath.deps import MAX_PYTHON_BUILD_CHARS, hard_dependencies
 from auditor.rocmpath.localreqs import compiled_by_setup, installed_by_path
 from auditor.rocmpath.rocmevidence import rocm_path
@@ -122,6 +123,7 @@ def read_project(
     python_packages: list[tuple[frozenset[str], tuple[SourceFile, ...]]] = []
     hipified: set[str] = set()
     unread: set[str] = set()
+    unrun: set[str] = set()
     for comp in order:
         mine = owned[comp]
         pybuilds, cbuilds = _builds(project, mine, texts, switches)
@@ -140,6 +142,7 @@ def read_project(
                                         manifests.extras.get(comp, []), text_of)
         provenance(project, comp, mine, pybuilds, cbuilds, text_of, facts)
         _note_shipped_python(project, comp, mine, pybuilds, texts)
+        unrun.update(unrun_scripts(manifests.comps.get(comp, []), mine, project.shipped_python[comp], text_of))
         python_packages.append((project.shipped_python[comp], tuple(f for f in mine if f.kind == "python")))
         unread |= not_installed(comp, [f.path for f in mine if f.path in known], text_of)
     project.rocm_macros = frozenset(rocm_macros)
@@ -150,6 +153,7 @@ def read_project(
     project.undefined_on_rocm = undefined_in_shims(project.paths.values(), {p: text_of(p) for p in shims})
     project.python_packages = tuple(python_packages)
     project.unread_requirements = frozenset(unread)
+    project.unrun_scripts = frozenset(unrun)
     project.vendor_backends = vendor_backends(own_files)
     project.own_packages = frozenset(PurePosixPath(p).name for pkgs in project.shipped_python.values() for p in pkgs) \
         | frozenset(manifests.dist_names)
