@@ -78,7 +78,7 @@ TABLE: tuple[Row, ...] = (
     _row("mapped by a shim", SHIM, "shim-header", "redefined-name"),
     _row("written for ROCm", GUARDED, "written-for-rocm"),
     _row("optional feature", OPTIONAL_FEATURE, "fenced", "optional-build", "not-called", "opt-in-line",
-         "tolerated-artifact",
+         "tolerated-artifact", "gpu-build & no-gpu-build",
          "opt-in-op & not soft"),
     _row("CUDA-only artifact", LIVE, "no-rocm-counterpart"),
     _row("ROCm builds an alternative", ALTERNATIVE, "rocm-alternative"),

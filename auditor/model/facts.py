@@ -51,6 +51,7 @@ FACTS = MappingProxyType({
     "rocm-alternative": Fact(Layer.BUILT, "only the CUDA build compiles it; the ROCm build compiles other sources"),
     "other-backend-source": Fact(Layer.BUILT, "only another vendor's backend compiles it"),
     "opt-in-op": Fact(Layer.BUILT, "an op the ROCm path compiles on first use"),
+    "no-gpu-build": Fact(Layer.BUILT, "the component's default ROCm build compiles no GPU source"),
     "unreferenced": Fact(Layer.BUILT, "no build configuration lists or includes it"),
     "rocm-path-verified": Fact(Layer.BUILT, "its component has a verified ROCm path"),
     "rocm-built": Fact(Layer.BUILT, "the verified ROCm build compiles it"),

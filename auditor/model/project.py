@@ -40,6 +40,7 @@ class ReachModel:
     stale: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # Python file -> the functions no code the default install runs calls (rocmpath/pycalls.py)
     not_called: Mapping[str, tuple[Uncalled, ...]] = field(default_factory=dict)
+    gpu_free: frozenset[str] = frozenset()            # components whose default ROCm build compiles no GPU source
 
     @classmethod
     def of(cls, project: ProjectBuild, results: Sequence[FileResult], findings: Sequence[Finding],
@@ -66,7 +67,14 @@ class ReachModel:
                                            packaged)
         return cls(base.project, kinds, base.components, optional_dir, base.optional_lines, optional, required,
                    base.hipify_kept, MappingProxyType({c: tuple(sites) for c, sites in stale.items()}),
-                   MappingProxyType(not_called))
+                   MappingProxyType(not_called), base.gpu_free_components())
+
+    def gpu_free_components(self) -> frozenset[str]:
+        """The components whose default ROCm build compiles no GPU source (ProjectBuild.skipped_by_default)."""
+        project = self.project
+        building = {self.component(path) for path, kind in self.kinds.items()
+                    if kind == "cuda" and not project.skipped_by_default(path)}
+        return frozenset(c for c in self.components if c not in building)
 
     def declares_hard_dependency(self, finding: Finding) -> bool:
         """A package finding in a manifest or setup.py the install reads, outside CI and other vendors' parts."""
@@ -102,11 +110,14 @@ class ReachModel:
             steps.append(Step("unrun-script", False, "a developer script: no build file pip runs names it"))
         if role not in ("both", "rocm") and any(under(path, v) for v in project.vendor_backends):
             steps.append(Step("vendor-backend", False, "another vendor's backend beside the ROCm one"))
-        part = project.components.get(comp)
+        host = project.included_by_parts.get(path)   # compiled only through another component's includes
+        part = project.components.get(host or comp)
+        through = f" (compiled only through the includes of {host}/)" if host else ""
         if part == "secondary":
-            steps.append(Step("separate-distribution", False, f"{comp}/ is a separate distribution"))
+            steps.append(Step("separate-distribution", False,
+                              f"{host or comp}/ is a separate distribution{through}"))
         elif part == "optional":
-            steps.append(Step("optional-part", False, OPTIONAL_NOTE))
+            steps.append(Step("optional-part", False, OPTIONAL_NOTE + through))
         if self.optional_dir(path, comp):
             steps.append(Step("optional-dir", False, OPTIONAL_NOTE))
         if path in self.optional_modules:
@@ -155,6 +166,9 @@ class ReachModel:
                               "behind an environment switch a default install leaves off (an opt-in)"
                               if kind == "python" else
                               "behind a macro the default build leaves undefined (an opt-in or debug switch)"))
+        if kind == "manifest" and comp in self.gpu_free:
+            steps.append(Step("no-gpu-build", False, "the default ROCm build compiles no GPU source: whichever torch "
+                              "the build installs, it compiles only CPU code"))
         if rocm is None or not verified:
             return tuple(steps)
         built = Confidence.LOW if comp in self.stale else Confidence.MEDIUM

@@ -18,9 +18,10 @@ from auditor.truth.make import compiles_cuda
 from auditor.truth.python import PythonPersona
 from auditor.rocmpath.debugswitch import tested_switches, undefined_switches
 from auditor.rocmpath.devscripts import unrun_scripts
+from auditor.rocmpath.includedby import included_only_by_parts
 from auditor.rocmpath.deps import MAX_PYTHON_BUILD_CHARS, hard_dependencies
 from auditor.rocmpath.localreqs import compiled_by_setup, installed_by_path
-from auditor.rocmpath.rocmevidence import rocm_path
+from auditor.rocmpath.rocmevidence import GPU_SUFFIXES, rocm_path, with_built_gpu_sources
 from auditor.rocmpath.rocmmanifests import PYPROJECTS, rocm_extras
 from auditor.rocmpath.cmakebuild import CBuild, read_cmake
 from auditor.rocmpath.makebuild import read_makefile
@@ -28,12 +29,12 @@ from auditor.rocmpath.ownnames import extension_names, setup_names
 from auditor.rocmpath.model import ProjectBuild
 from auditor.rocmpath.pybuild import PyBuild, read_python_build_text
 from auditor.rocmpath.provenance import (
-    C_KINDS, artifact_files, parent_dir, within, behind_macros, packages, provenance,
+    C_KINDS, parent_dir, within, behind_macros, packages, provenance,
 )
 from auditor.rocmpath.backends import vendor_backends
 from auditor.rocmpath.redefine import rocm_redefinitions, undefined_in_shims
 from auditor.rocmpath.reqsets import not_installed
-from auditor.rocmpath.pytolerant import tolerated_builds
+from auditor.rocmpath.optionalbuilds import optional_builds
 from auditor.rocmpath.tolerated import tolerated_artifacts
 from auditor.engines.python.envoptin import opt_in_lines, opt_in_macros
 from auditor.rocmpath.optinlibs import opt_in_tests
@@ -141,7 +142,7 @@ def read_project(
         project.paths[comp] = rocm_path(comp, mine, pybuilds, cbuilds, comp_shims if hip_build else set(),
                                         manifests.extras.get(comp, []), text_of)
         provenance(project, comp, mine, pybuilds, cbuilds, text_of, facts)
-        _note_shipped_python(project, comp, mine, pybuilds, texts)
+        _note_shipped_python(project, comp, mine, pybuilds, texts, optional_dirs)
         unrun.update(unrun_scripts(manifests.comps.get(comp, []), mine, project.shipped_python[comp], text_of))
         python_packages.append((project.shipped_python[comp], tuple(f for f in mine if f.kind == "python")))
         unread |= not_installed(comp, [f.path for f in mine if f.path in known], text_of)
@@ -154,6 +155,11 @@ def read_project(
     project.python_packages = tuple(python_packages)
     project.unread_requirements = frozenset(unread)
     project.unrun_scripts = frozenset(unrun)
+    project.included_by_parts = included_only_by_parts(own_files, text_of, lambda p: owner(p, order),
+                                                       project.components, project.provenance)
+    for comp in order:
+        project.paths[comp] = with_built_gpu_sources(project.paths[comp], [
+            f.path for f in owned[comp] if f.path.endswith(GPU_SUFFIXES)], project.skipped_by_default)
     project.vendor_backends = vendor_backends(own_files)
     project.own_packages = frozenset(PurePosixPath(p).name for pkgs in project.shipped_python.values() for p in pkgs) \
         | frozenset(manifests.dist_names)
@@ -322,29 +328,14 @@ def _redefined_for_rocm(mine: Sequence[SourceFile], facts: PreprocFacts, text_of
 
 
 def _note_shipped_python(project: ProjectBuild, comp: str, mine, pybuilds: list[PyBuild],
-                         texts: _BuildTexts) -> None:
+                         texts: _BuildTexts, optional_dirs: frozenset[str]) -> None:
     """The component's shipped packages, the CUDA-only artifacts its shipped Python can do without
-    (auditor/rocmpath/tolerated.py), and the extensions whose build and import both tolerate failing."""
+    (auditor/rocmpath/tolerated.py), and the extensions the install goes on without."""
     project.shipped_python[comp] = packages(comp, mine)
     project.tolerated_artifacts.update(tolerated_artifacts(
         set(project.cuda_only_artifact_files.values()) - set(project.tolerated_artifacts),
         project.shipped_python[comp], mine, texts.text_of))
-    _note_optional_builds(project, comp, mine, pybuilds, texts)
-
-
-def _note_optional_builds(project: ProjectBuild, comp: str, mine: Sequence[SourceFile], pybuilds: list[PyBuild],
-                          texts: _BuildTexts) -> None:
-    """The sources of extensions whose build a setup.py tolerates failing and whose import falls back
-    (auditor/rocmpath/pytolerant.py, tolerated.py): optional, a failure the install and the package survive."""
-    for build in pybuilds:
-        tree = texts.tree_of(build.path)
-        builds = tolerated_builds(tree) if tree is not None else {}
-        imported = tolerated_artifacts(builds, project.shipped_python.get(comp, frozenset()), mine, texts.text_of)
-        for artifact, where in imported.items():
-            note = (f"the install tolerates `{artifact}` failing to build ({build.path}:{builds[artifact]}) and its "
-                    f"import falls back ({where})")
-            for path in artifact_files(comp, build, artifact, mine):
-                project.optional_builds.setdefault(path, note)
+    optional_builds(project, comp, mine, pybuilds, texts.tree_of, texts.text_of, optional_dirs)
 
 
 def _note_opt_ins_and_shuffles(project: ProjectBuild, files: Sequence[SourceFile], text_of: Callable[[str], str],
