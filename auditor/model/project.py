@@ -166,6 +166,10 @@ class ReachModel:
                               "behind an environment switch a default install leaves off (an opt-in)"
                               if kind == "python" else
                               "behind a macro the default build leaves undefined (an opt-in or debug switch)"))
+        jit = project.jit_built.get(path)
+        if jit:
+            steps.append(Step("jit-built", True, f"built when the package is imported ({jit} compiles it; ROCm "
+                              "PyTorch hipifies it)", jit))
         if kind == "manifest" and comp in self.gpu_free:
             steps.append(Step("no-gpu-build", False, "the default ROCm build compiles no GPU source: whichever torch "
                               "the build installs, it compiles only CPU code"))
@@ -173,6 +177,8 @@ class ReachModel:
             return tuple(steps)
         built = Confidence.LOW if comp in self.stale else Confidence.MEDIUM
         role = project.provenance.get(path)
+        if jit and role in (None, "opt-in", "unreferenced"):
+            role = "both"     # the import builds it, whatever the install's own build lists
         artifact = project.cuda_only_artifact_files.get(path, "")
         tolerated = project.tolerated_artifacts.get(artifact)
         if role == "cuda" and tolerated:

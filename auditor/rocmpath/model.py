@@ -125,6 +125,7 @@ class ProjectBuild:
     unread_requirements: frozenset[str] = frozenset()   # requirement files and release variants pip never reads
     # C/C++ file -> the secondary or optional component whose sources alone include it (rocmpath/includedby.py)
     included_by_parts: dict[str, str] = field(default_factory=dict)
+    jit_built: dict[str, str] = field(default_factory=dict)    # source -> the load() importing the package runs
     unrun_scripts: frozenset[str] = frozenset()         # shell scripts pip's build never runs (rocmpath/devscripts.py)
     vendor_backends: frozenset[str] = frozenset()                  # `nvidia/` beside `amd/`, cuda.txt beside rocm.txt
     collection: bool = False                                       # a collection of independent programs
