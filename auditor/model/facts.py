@@ -54,6 +54,7 @@ FACTS = MappingProxyType({
     "no-gpu-build": Fact(Layer.BUILT, "the component's default ROCm build compiles no GPU source"),
     "unreferenced": Fact(Layer.BUILT, "no build configuration lists or includes it"),
     "jit-built": Fact(Layer.BUILT, "built (and hipified) by a load() that importing the shipped package runs"),
+    "required-build": Fact(Layer.BUILT, "built by a second setup script that shipped code needs (an unguarded import)"),
     "rocm-path-verified": Fact(Layer.BUILT, "its component has a verified ROCm path"),
     "rocm-built": Fact(Layer.BUILT, "the verified ROCm build compiles it"),
     "rocm-build-file": Fact(Layer.BUILT, "a build file of a component with a verified ROCm path"),

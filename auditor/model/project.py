@@ -170,6 +170,9 @@ class ReachModel:
         if jit:
             steps.append(Step("jit-built", True, f"built when the package is imported ({jit} compiles it; ROCm "
                               "PyTorch hipifies it)", jit))
+        required = project.required_builds.get(path)
+        if required:
+            steps.append(Step("required-build", True, required))
         if kind == "manifest" and comp in self.gpu_free:
             steps.append(Step("no-gpu-build", False, "the default ROCm build compiles no GPU source: whichever torch "
                               "the build installs, it compiles only CPU code"))
@@ -177,8 +180,8 @@ class ReachModel:
             return tuple(steps)
         built = Confidence.LOW if comp in self.stale else Confidence.MEDIUM
         role = project.provenance.get(path)
-        if jit and role in (None, "opt-in", "unreferenced"):
-            role = "both"     # the import builds it, whatever the install's own build lists
+        if (jit or required) and role in (None, "opt-in", "unreferenced"):
+            role = "both"     # the import builds it, or needs it built, whatever the install's own build lists
         artifact = project.cuda_only_artifact_files.get(path, "")
         tolerated = project.tolerated_artifacts.get(artifact)
         if role == "cuda" and tolerated:

@@ -126,6 +126,7 @@ class ProjectBuild:
     # C/C++ file -> the secondary or optional component whose sources alone include it (rocmpath/includedby.py)
     included_by_parts: dict[str, str] = field(default_factory=dict)
     jit_built: dict[str, str] = field(default_factory=dict)    # source -> the load() importing the package runs
+    required_builds: dict[str, str] = field(default_factory=dict)  # source -> why a side setup script is needed
     unrun_scripts: frozenset[str] = frozenset()         # shell scripts pip's build never runs (rocmpath/devscripts.py)
     vendor_backends: frozenset[str] = frozenset()                  # `nvidia/` beside `amd/`, cuda.txt beside rocm.txt
     collection: bool = False                                       # a collection of independent programs

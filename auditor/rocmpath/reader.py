@@ -20,6 +20,7 @@ from auditor.rocmpath.debugswitch import tested_switches, undefined_switches
 from auditor.rocmpath.devscripts import unrun_scripts
 from auditor.rocmpath.includedby import included_only_by_parts
 from auditor.rocmpath.jitloads import jit_built
+from auditor.rocmpath.sidebuilds import required_side_builds
 from auditor.rocmpath.deps import MAX_PYTHON_BUILD_CHARS, hard_dependencies
 from auditor.rocmpath.localreqs import compiled_by_setup, installed_by_path
 from auditor.rocmpath.rocmevidence import GPU_SUFFIXES, rocm_path, with_built_gpu_sources
@@ -145,6 +146,7 @@ def read_project(
         provenance(project, comp, mine, pybuilds, cbuilds, text_of, facts)
         _note_shipped_python(project, comp, mine, pybuilds, texts, optional_dirs)
         project.jit_built.update(jit_built(mine, project.shipped_python[comp], text_of))
+        project.required_builds.update(required_side_builds(comp, mine, project.shipped_python[comp], text_of))
         unrun.update(unrun_scripts(manifests.comps.get(comp, []), mine, project.shipped_python[comp], text_of))
         python_packages.append((project.shipped_python[comp], tuple(f for f in mine if f.kind == "python")))
         unread |= not_installed(comp, [f.path for f in mine if f.path in known], text_of)
