@@ -75,7 +75,7 @@ TABLE: tuple[Row, ...] = (
     _row("repo tooling", TOOLING, "not-packaged"),
     _row("stale HIP path", LIVE, "stale-hip", note=STALE_NOTE),
     _row("renamed by HIPIFY", GUARDED, "hipify-renamed & hipified-component & not hipify-kept",
-         "hipify-renamed & jit-built & not hipify-kept"),
+         "hipify-renamed & jit-built & not hipify-kept", "hipify-renamed & required-build & not hipify-kept"),
     _row("mapped by a shim", SHIM, "shim-header", "redefined-name"),
     _row("written for ROCm", GUARDED, "written-for-rocm"),
     _row("optional feature", OPTIONAL_FEATURE, "fenced", "tolerated-artifact", "optional-build", "not-called",
