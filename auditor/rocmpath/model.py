@@ -125,6 +125,7 @@ class ProjectBuild:
     unread_requirements: frozenset[str] = frozenset()   # requirement files and release variants pip never reads
     # C/C++ file -> the secondary or optional component whose sources alone include it (rocmpath/includedby.py)
     included_by_parts: dict[str, str] = field(default_factory=dict)
+    entry_modules: frozenset[str] = frozenset()         # modules the entry points run (rocmpath/entrypoints.py)
     jit_built: dict[str, str] = field(default_factory=dict)    # source -> the load() importing the package runs
     required_builds: dict[str, str] = field(default_factory=dict)  # source -> why a side setup script is needed
     unrun_scripts: frozenset[str] = frozenset()         # shell scripts pip's build never runs (rocmpath/devscripts.py)

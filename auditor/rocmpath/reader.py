@@ -18,6 +18,7 @@ from auditor.truth.make import compiles_cuda
 from auditor.truth.python import PythonPersona
 from auditor.rocmpath.debugswitch import tested_switches, undefined_switches
 from auditor.rocmpath.devscripts import unrun_scripts
+from auditor.rocmpath.entrypoints import entry_modules
 from auditor.rocmpath.includedby import included_only_by_parts
 from auditor.rocmpath.jitloads import jit_built
 from auditor.rocmpath.sidebuilds import required_side_builds
@@ -159,6 +160,9 @@ def read_project(
     project.python_packages = tuple(python_packages)
     project.unread_requirements = frozenset(unread)
     project.unrun_scripts = frozenset(unrun)
+    manifest_paths = [m for found in manifests.comps.values() for m in found]
+    project.entry_modules = entry_modules([text_of(m) for m in manifest_paths if m.endswith("setup.py")],
+                                          [text_of(m) for m in manifest_paths if m.endswith("pyproject.toml")])
     project.included_by_parts = included_only_by_parts(own_files, text_of, lambda p: owner(p, order),
                                                        project.components, project.provenance)
     for comp in order:
