@@ -1,4 +1,4 @@
-"""A shell script pip's build never runs is a developer's script (auditor/rocmpath/devscripts.py): where pip
+"""A shell script pip's build never runs is a developer's script (auditor/model/rocmpath/devscripts.py): where pip
 installs the component, only what its build backend runs (setup.py, the pyproject's backend, the CMake files it
 drives) is the install. A script one of those names, or a script of a tree pip does not install, is."""
 from tests.conftest import write_tree

@@ -1,4 +1,4 @@
-"""CUDA sources a shipped module builds when it is imported (auditor/rocmpath/jitloads.py): a
+"""CUDA sources a shipped module builds when it is imported (auditor/model/rocmpath/jitloads.py): a
 `torch.utils.cpp_extension.load()` at the module's top level, or in a function its top level calls, is run by a
 ROCm user's `import` too; ROCm PyTorch hipifies the sources and compiles them. They are built on the default
 install: what HIPIFY cannot take is work even where the package has a ROCm path of its own, and what it renames is

@@ -1,4 +1,4 @@
-"""Extensions only a second setup script builds (auditor/rocmpath/sidebuilds.py): pip's install never runs
+"""Extensions only a second setup script builds (auditor/model/rocmpath/sidebuilds.py): pip's install never runs
 `setup_cuda.py`, so the user builds the extension by hand. A shipped module that imports it without a fallback
 makes it required: its sources are built on ROCm too (hipified by ROCm PyTorch), and what HIPIFY cannot take in
 them is work even where the package has a ROCm path. Imported behind a fallback, it is an optional feature."""

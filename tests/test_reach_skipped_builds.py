@@ -1,4 +1,4 @@
-"""Builds the default ROCm install skips (auditor/rocmpath/optionalbuilds.py, includedby.py): an extension built
+"""Builds the default ROCm install skips (auditor/model/rocmpath/optionalbuilds.py, includedby.py): an extension built
 only on a branch false on ROCm (`"CUDA_HOME" in os.environ`: unset where no CUDA toolkit is) whose every import
 falls back, an extension built from an optional directory's sources, and a kernel only a nested distribution's
 sources include are optional; `torch` in the build requirements of a build that compiles no GPU source then
