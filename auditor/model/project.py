@@ -166,16 +166,8 @@ class ReachModel:
                               "behind an environment switch a default install leaves off (an opt-in)"
                               if kind == "python" else
                               "behind a macro the default build leaves undefined (an opt-in or debug switch)"))
-        jit = project.jit_built.get(path)
-        if jit:
-            steps.append(Step("jit-built", True, f"built when the package is imported ({jit} compiles it; ROCm "
-                              "PyTorch hipifies it)", jit))
-        required = project.required_builds.get(path)
-        if required:
-            steps.append(Step("required-build", True, required))
-        if kind == "manifest" and comp in self.gpu_free:
-            steps.append(Step("no-gpu-build", False, "the default ROCm build compiles no GPU source: whichever torch "
-                              "the build installs, it compiles only CPU code"))
+        steps += self._built_by_import(path, comp, kind)
+        jit, required = project.jit_built.get(path), project.required_builds.get(path)
         if rocm is None or not verified:
             return tuple(steps)
         built = Confidence.LOW if comp in self.stale else Confidence.MEDIUM
@@ -213,6 +205,23 @@ class ReachModel:
         if kind in ("python", "notebook"):
             steps.append(Step("rocm-runs", True, "code the ROCm path runs", confidence=built))
         return tuple(steps)
+
+    def _built_by_import(self, path: str, comp: str, kind: str) -> list[Step]:
+        """What importing the package builds or needs built (a JIT load, a second setup script's extension), and
+        a manifest of a component whose default ROCm build compiles no GPU source."""
+        project = self.project
+        steps: list[Step] = []
+        jit = project.jit_built.get(path)
+        if jit:
+            steps.append(Step("jit-built", True, f"built when the package is imported ({jit} compiles it; ROCm "
+                              "PyTorch hipifies it)", jit))
+        required = project.required_builds.get(path)
+        if required:
+            steps.append(Step("required-build", True, required))
+        if kind == "manifest" and comp in self.gpu_free:
+            steps.append(Step("no-gpu-build", False, "the default ROCm build compiles no GPU source: whichever torch "
+                              "the build installs, it compiles only CPU code"))
+        return steps
 
     def _scanned(self, finding: Finding, rule: Rule | None) -> tuple[Step, ...]:
         steps: list[Step] = []

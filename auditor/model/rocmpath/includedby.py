@@ -25,7 +25,9 @@ def includers(files: Sequence[SourceFile], text_of: Callable[[str], str]) -> dic
         for target in INCLUDE.findall(text_of(f.path)):
             beside = posixpath.normpath(posixpath.join(parent_dir(f.path), target))
             candidates = by_name.get(PurePosixPath(target).name, [])
-            for path in [beside] if beside in candidates else [c for c in candidates if c.endswith(target.lstrip("./"))]:
+            resolved = [beside] if beside in candidates else \
+                [c for c in candidates if c.endswith(target.lstrip("./"))]
+            for path in resolved:
                 if path != f.path:
                     found.setdefault(path, set()).add(f.path)
     return found

@@ -35,6 +35,16 @@ def _import_time_calls(tree: ast.Module) -> list[ast.Call]:
     return top + [n for name in sorted(called) for n in ast.walk(functions[name]) if isinstance(n, ast.Call)]
 
 
+def _text(node: ast.AST) -> str | None:
+    """A string constant; an f-string with `*` for each formatted part."""
+    if isinstance(node, ast.Constant) and isinstance(node.value, str):
+        return node.value
+    if isinstance(node, ast.JoinedStr):
+        return "".join(v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else "*"
+                       for v in node.values)
+    return None
+
+
 def _source_names(call: ast.Call, assigned: dict[str, list[ast.expr]]) -> set[str]:
     """The file names (patterns: a formatted part is `*`) the call's sources name, through a name the module
     assigns them to (`sources = [...]; load(name, sources)`)."""
@@ -43,9 +53,7 @@ def _source_names(call: ast.Call, assigned: dict[str, list[ast.expr]]) -> set[st
     names = set()
     for arg in args:
         for node in ast.walk(arg):
-            text = node.value if isinstance(node, ast.Constant) and isinstance(node.value, str) else \
-                "".join(v.value if isinstance(v, ast.Constant) else "*" for v in node.values) \
-                if isinstance(node, ast.JoinedStr) else None
+            text = _text(node)
             if text and SOURCE_NAME.fullmatch(PurePosixPath(text).name):
                 names.add(FIELD.sub("*", PurePosixPath(text).name))
     return names

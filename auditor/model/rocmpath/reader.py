@@ -17,14 +17,10 @@ from auditor.truth.cpp import PreprocFacts
 from auditor.truth.make import compiles_cuda
 from auditor.truth.python import PythonPersona
 from auditor.model.rocmpath.debugswitch import tested_switches, undefined_switches
-from auditor.model.rocmpath.devscripts import unrun_scripts
-from auditor.model.rocmpath.entrypoints import entry_modules
-from auditor.model.rocmpath.includedby import included_only_by_parts
-from auditor.model.rocmpath.jitloads import jit_built
-from auditor.model.rocmpath.sidebuilds import required_side_builds
 from auditor.model.rocmpath.deps import MAX_PYTHON_BUILD_CHARS, hard_dependencies
 from auditor.model.rocmpath.localreqs import compiled_by_setup, installed_by_path
-from auditor.model.rocmpath.rocmevidence import GPU_SUFFIXES, rocm_path, with_built_gpu_sources
+from auditor.model.rocmpath.rocmevidence import rocm_path
+from auditor.model.rocmpath.installfacts import note_install_runs, note_what_the_install_skips
 from auditor.model.rocmpath.rocmmanifests import PYPROJECTS, rocm_extras
 from auditor.model.rocmpath.cmakebuild import CBuild, read_cmake
 from auditor.model.rocmpath.makebuild import read_makefile
@@ -122,12 +118,10 @@ def read_project(
         owned[owner(f.path, order)].append(f)
     rocm_macros: set[str] = set()
     cuda_macros: set[str] = set()
-    optional_macros: set[str] = set()
-    shims: set[str] = set()
+    optional_macros, shims = set[str](), set[str]()
     python_packages: list[tuple[frozenset[str], tuple[SourceFile, ...]]] = []
     hipified: set[str] = set()
     unread: set[str] = set()
-    unrun: set[str] = set()
     for comp in order:
         mine = owned[comp]
         pybuilds, cbuilds = _builds(project, mine, texts, switches)
@@ -145,10 +139,7 @@ def read_project(
         project.paths[comp] = rocm_path(comp, mine, pybuilds, cbuilds, comp_shims if hip_build else set(),
                                         manifests.extras.get(comp, []), text_of)
         provenance(project, comp, mine, pybuilds, cbuilds, text_of, facts)
-        _note_shipped_python(project, comp, mine, pybuilds, texts, optional_dirs)
-        project.jit_built.update(jit_built(mine, project.shipped_python[comp], text_of))
-        project.required_builds.update(required_side_builds(comp, mine, project.shipped_python[comp], text_of))
-        unrun.update(unrun_scripts(manifests.comps.get(comp, []), mine, project.shipped_python[comp], text_of))
+        _note_shipped_python(project, comp, mine, pybuilds, texts, optional_dirs, manifests.comps.get(comp, []))
         python_packages.append((project.shipped_python[comp], tuple(f for f in mine if f.kind == "python")))
         unread |= not_installed(comp, [f.path for f in mine if f.path in known], text_of)
     project.rocm_macros = frozenset(rocm_macros)
@@ -159,15 +150,7 @@ def read_project(
     project.undefined_on_rocm = undefined_in_shims(project.paths.values(), {p: text_of(p) for p in shims})
     project.python_packages = tuple(python_packages)
     project.unread_requirements = frozenset(unread)
-    project.unrun_scripts = frozenset(unrun)
-    manifest_paths = [m for found in manifests.comps.values() for m in found]
-    project.entry_modules = entry_modules([text_of(m) for m in manifest_paths if m.endswith("setup.py")],
-                                          [text_of(m) for m in manifest_paths if m.endswith("pyproject.toml")])
-    project.included_by_parts = included_only_by_parts(own_files, text_of, lambda p: owner(p, order),
-                                                       project.components, project.provenance)
-    for comp in order:
-        project.paths[comp] = with_built_gpu_sources(project.paths[comp], [
-            f.path for f in owned[comp] if f.path.endswith(GPU_SUFFIXES)], project.skipped_by_default)
+    note_what_the_install_skips(project, manifests.comps, lambda p: owner(p, order), owned, own_files, text_of)
     project.vendor_backends = vendor_backends(own_files)
     project.own_packages = frozenset(PurePosixPath(p).name for pkgs in project.shipped_python.values() for p in pkgs) \
         | frozenset(manifests.dist_names)
@@ -336,14 +319,15 @@ def _redefined_for_rocm(mine: Sequence[SourceFile], facts: PreprocFacts, text_of
 
 
 def _note_shipped_python(project: ProjectBuild, comp: str, mine, pybuilds: list[PyBuild],
-                         texts: _BuildTexts, optional_dirs: frozenset[str]) -> None:
+                         texts: _BuildTexts, optional_dirs: frozenset[str], manifests: Sequence[str]) -> None:
     """The component's shipped packages, the CUDA-only artifacts its shipped Python can do without
-    (auditor/model/rocmpath/tolerated.py), and the extensions the install goes on without."""
+    (auditor/model/rocmpath/tolerated.py), the extensions the install goes on without, and what it runs."""
     project.shipped_python[comp] = packages(comp, mine)
     project.tolerated_artifacts.update(tolerated_artifacts(
         set(project.cuda_only_artifact_files.values()) - set(project.tolerated_artifacts),
         project.shipped_python[comp], mine, texts.text_of))
     optional_builds(project, comp, mine, pybuilds, texts.tree_of, texts.text_of, optional_dirs)
+    note_install_runs(project, comp, mine, manifests, texts.text_of)
 
 
 def _note_opt_ins_and_shuffles(project: ProjectBuild, files: Sequence[SourceFile], text_of: Callable[[str], str],
