@@ -1,6 +1,7 @@
 """Reach fixtures: small trees with the expected disposition and reach facts of named lines
-(tests/data/reach/expected.toml). `check` gives each line its disposition, the gate (`check --diff-base` on the same
-tree as a change) gives the same one, and the reach model holds the facts that decided it."""
+(tests/data/reach/expected.toml; `none`: no finding on the line). `check` gives each line its disposition, the gate
+(`check --diff-base` on the same tree as a change, and `check --baseline` with an empty baseline) and `fix` (the
+report it plans its edits from) give the same one, and the reach model holds the facts that decided it."""
 from __future__ import annotations
 
 import json
@@ -12,6 +13,8 @@ from pathlib import Path
 import pytest
 
 from auditor.cli.app import main
+from auditor.fix.apply import run_fix
+from auditor.fix.data import shipped_fixes
 from auditor.run.pipeline.context import prepare, reach_model, scan_all
 from auditor.run.pipeline.options import ScanOptions
 from auditor.match.rulebook import load_rulebook
@@ -26,7 +29,7 @@ for _line in EXPECTED:
 
 def _dispositions(report: dict, at: str) -> set[str]:
     path, _, line = at.rpartition(":")
-    return {f["disposition"] for f in report["findings"] if f["path"] == path and f["line"] == int(line)}
+    return {f["disposition"] for f in report["findings"] if f["path"] == path and f["line"] == int(line)} or {"none"}
 
 
 def _check(capsys, *args) -> dict:
@@ -35,18 +38,28 @@ def _check(capsys, *args) -> dict:
 
 
 @pytest.mark.parametrize("tree", sorted(BY_TREE))
-def test_check_and_the_gate_give_each_named_line_its_expected_disposition(tree, tmp_path, capsys):
+def test_check_the_gate_and_fix_give_each_named_line_its_expected_disposition(tree, tmp_path, capsys):
     report = _check(capsys, ROOT / tree)
     repo = GitRepo(tmp_path / "repo", {"README.md": "base\n"})
     shutil.copytree(ROOT / tree, repo.root, dirs_exist_ok=True)
     repo.commit(message="the tree as a change")
     gated = _check(capsys, repo.root, "--diff-base", "HEAD~1")
+    baseline = tmp_path / "baseline.json"
+    main(["baseline", str(ROOT / tree), "-o", str(baseline), "--no-progress"])
+    capsys.readouterr()
+    against_baseline = _check(capsys, ROOT / tree, "--baseline", baseline)
+    planned = run_fix([ROOT / tree], load_rulebook(), shipped_fixes()).before
+    fixed = {"findings": [{"path": f.path, "line": f.span.line, "disposition": f.disposition}
+                          for f in planned.findings]}
     for expected in BY_TREE[tree]:
         at = expected["at"]
         assert _dispositions(report, at) == {expected["disposition"]}, at
         assert _dispositions(gated, at) == {expected["disposition"]}, f"{at} under the gate"
+        assert _dispositions(against_baseline, at) == {expected["disposition"]}, f"{at} against a baseline"
+        assert _dispositions(fixed, at) == {expected["disposition"]}, f"{at} in fix"
         if "verdict" in expected:
-            assert report["summary"]["verdict"] == expected["verdict"] == gated["summary"]["verdict"]
+            assert report["summary"]["verdict"] == expected["verdict"] == gated["summary"]["verdict"] \
+                == against_baseline["summary"]["verdict"]
 
 
 @pytest.mark.parametrize("tree", sorted(BY_TREE))
@@ -62,6 +75,9 @@ def test_the_reach_of_each_named_line_holds_the_facts_that_decide_it(tree):
             scanned[f"{finding.path}:{finding.span.line}"].append(finding)
     for expected in BY_TREE[tree]:
         at = expected["at"]
+        if expected["disposition"] == "none":
+            assert not scanned[at], at
+            continue
         assert scanned[at], f"no finding at {at}"
         for finding in scanned[at]:
             reach = model.reach_of(finding, rules.get(finding.rule_id))

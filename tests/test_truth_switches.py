@@ -60,7 +60,7 @@ def test_no_module_outside_truth_names_a_switch_in_code():
                 found.append(f"{relative}:{line}: {m.group(0)}")
     # user-facing messages, not tests of anything
     assert [f for f in found if not f.startswith("auditor/model/project.py")] == [
-        "auditor/model/rocmpath/rocmevidence.py:152: hipcc"]
+        "auditor/model/rocmpath/rocmevidence.py:160: hipcc"]
     assert [f.split(": ")[1] for f in found if f.startswith("auditor/model/project.py")] == ["__HIPCC__"]
 
 

@@ -39,6 +39,7 @@ FACTS = MappingProxyType({
     "never-imported": Fact(Layer.IMPORTED, "a shipped module `import` of the package never loads"),
     "unread-requirements": Fact(Layer.SHIPPED, "a requirement set or release variant the install does not read"),
     "not-packaged": Fact(Layer.SHIPPED, "Python outside the shipped packages"),
+    "unrun-script": Fact(Layer.SHIPPED, "a shell script pip's build never runs (a developer's script)"),
     # the build files read for ROCm
     "cuda-build-branch": Fact(Layer.TAKEN, "a line only the CUDA configuration of a build script runs"),
     "opt-in-line": Fact(Layer.TAKEN, "behind an opt-in the default build or install leaves off"),
@@ -50,7 +51,10 @@ FACTS = MappingProxyType({
     "rocm-alternative": Fact(Layer.BUILT, "only the CUDA build compiles it; the ROCm build compiles other sources"),
     "other-backend-source": Fact(Layer.BUILT, "only another vendor's backend compiles it"),
     "opt-in-op": Fact(Layer.BUILT, "an op the ROCm path compiles on first use"),
+    "no-gpu-build": Fact(Layer.BUILT, "the component's default ROCm build compiles no GPU source"),
     "unreferenced": Fact(Layer.BUILT, "no build configuration lists or includes it"),
+    "jit-built": Fact(Layer.BUILT, "built (and hipified) by a load() that importing the shipped package runs"),
+    "required-build": Fact(Layer.BUILT, "built by a second setup script that shipped code needs (an unguarded import)"),
     "rocm-path-verified": Fact(Layer.BUILT, "its component has a verified ROCm path"),
     "rocm-built": Fact(Layer.BUILT, "the verified ROCm build compiles it"),
     "rocm-build-file": Fact(Layer.BUILT, "a build file of a component with a verified ROCm path"),

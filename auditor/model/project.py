@@ -40,6 +40,7 @@ class ReachModel:
     stale: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
     # Python file -> the functions no code the default install runs calls (model/rocmpath/pycalls.py)
     not_called: Mapping[str, tuple[Uncalled, ...]] = field(default_factory=dict)
+    gpu_free: frozenset[str] = frozenset()            # components whose default ROCm build compiles no GPU source
 
     @classmethod
     def of(cls, project: ProjectBuild, results: Sequence[FileResult], findings: Sequence[Finding],
@@ -66,7 +67,14 @@ class ReachModel:
                                            packaged)
         return cls(base.project, kinds, base.components, optional_dir, base.optional_lines, optional, required,
                    base.hipify_kept, MappingProxyType({c: tuple(sites) for c, sites in stale.items()}),
-                   MappingProxyType(not_called))
+                   MappingProxyType(not_called), base.gpu_free_components())
+
+    def gpu_free_components(self) -> frozenset[str]:
+        """The components whose default ROCm build compiles no GPU source (ProjectBuild.skipped_by_default)."""
+        project = self.project
+        building = {self.component(path) for path, kind in self.kinds.items()
+                    if kind == "cuda" and not project.skipped_by_default(path)}
+        return frozenset(c for c in self.components if c not in building)
 
     def declares_hard_dependency(self, finding: Finding) -> bool:
         """A package finding in a manifest or setup.py the install reads, outside CI and other vendors' parts."""
@@ -98,13 +106,18 @@ class ReachModel:
         steps: list[Step] = []
         if is_ops(path, kind):
             steps.append(Step("ops-path", False, "CI, container or developer script"))
+        elif path in project.unrun_scripts:
+            steps.append(Step("unrun-script", False, "a developer script: no build file pip runs names it"))
         if role not in ("both", "rocm") and any(under(path, v) for v in project.vendor_backends):
             steps.append(Step("vendor-backend", False, "another vendor's backend beside the ROCm one"))
-        part = project.components.get(comp)
+        host = project.included_by_parts.get(path)   # compiled only through another component's includes
+        part = project.components.get(host or comp)
+        through = f" (compiled only through the includes of {host}/)" if host else ""
         if part == "secondary":
-            steps.append(Step("separate-distribution", False, f"{comp}/ is a separate distribution"))
+            steps.append(Step("separate-distribution", False,
+                              f"{host or comp}/ is a separate distribution{through}"))
         elif part == "optional":
-            steps.append(Step("optional-part", False, OPTIONAL_NOTE))
+            steps.append(Step("optional-part", False, OPTIONAL_NOTE + through))
         if self.optional_dir(path, comp):
             steps.append(Step("optional-dir", False, OPTIONAL_NOTE))
         if path in self.optional_modules:
@@ -153,10 +166,14 @@ class ReachModel:
                               "behind an environment switch a default install leaves off (an opt-in)"
                               if kind == "python" else
                               "behind a macro the default build leaves undefined (an opt-in or debug switch)"))
+        steps += self._built_by_import(path, comp, kind)
+        jit, required = project.jit_built.get(path), project.required_builds.get(path)
         if rocm is None or not verified:
             return tuple(steps)
         built = Confidence.LOW if comp in self.stale else Confidence.MEDIUM
         role = project.provenance.get(path)
+        if (jit or required) and role in (None, "opt-in", "unreferenced"):
+            role = "both"     # the import builds it, or needs it built, whatever the install's own build lists
         artifact = project.cuda_only_artifact_files.get(path, "")
         tolerated = project.tolerated_artifacts.get(artifact)
         if role == "cuda" and tolerated:
@@ -188,6 +205,23 @@ class ReachModel:
         if kind in ("python", "notebook"):
             steps.append(Step("rocm-runs", True, "code the ROCm path runs", confidence=built))
         return tuple(steps)
+
+    def _built_by_import(self, path: str, comp: str, kind: str) -> list[Step]:
+        """What importing the package builds or needs built (a JIT load, a second setup script's extension), and
+        a manifest of a component whose default ROCm build compiles no GPU source."""
+        project = self.project
+        steps: list[Step] = []
+        jit = project.jit_built.get(path)
+        if jit:
+            steps.append(Step("jit-built", True, f"built when the package is imported ({jit} compiles it; ROCm "
+                              "PyTorch hipifies it)", jit))
+        required = project.required_builds.get(path)
+        if required:
+            steps.append(Step("required-build", True, required))
+        if kind == "manifest" and comp in self.gpu_free:
+            steps.append(Step("no-gpu-build", False, "the default ROCm build compiles no GPU source: whichever torch "
+                              "the build installs, it compiles only CPU code"))
+        return steps
 
     def _scanned(self, finding: Finding, rule: Rule | None) -> tuple[Step, ...]:
         steps: list[Step] = []

@@ -13,6 +13,7 @@ from auditor.parse.preproc import DEFINED_MACRO, LineStates, line_states
 from auditor.match.rulebook.prefilter import active_queries
 from auditor.match.rulebook import Rulebook
 from auditor.match.rulebook.context import ScanContext
+from auditor.truth.cppcapability import cpp_capability_decides
 from auditor.types import Finding, Rule, Span
 
 # An instruction with at least one modifier (`ld.global.nc.v4.u32`), not a `.reg` declaration or register.
@@ -126,7 +127,8 @@ def _query_hits(index: CudaRuleIndex, ctx: ScanContext, tree: ts_cuda.CudaTree, 
 
     def query_hit(rule: Rule, node) -> None:
         if _in_functions(rule, node) and not _table_index(rule, node) and not _other_isa(rule, node, path) \
-                and not kernel_lacks(rule, node) and not rocm_handled_beside(rule, node):
+                and not kernel_lacks(rule, node) and not rocm_handled_beside(rule, node) \
+                and not _alike_on_amd(rule, node, ctx):
             hit(rule, node, " ".join(ts_cuda.text(node).split())[:80])
 
     present = {rule_key(rule): rule for rule in _queries_present(index.calls + index.queries, lowered)}
@@ -197,6 +199,18 @@ def _table_index(rule: Rule, node) -> bool:
         parent = parent.parent
     return parent is not None and parent.type == "subscript_argument_list" and bool(
         re.search(pattern, ts_cuda.text(node)))
+
+
+def _alike_on_amd(rule: Rule, node, ctx: ScanContext) -> bool:
+    """A comparison hit of a `capability` rule that picks the same side on every AMD GPU (`cc_major < 8`): no
+    finding, as in Python (auditor/truth/cppcapability.py)."""
+    if not rule.cuda.capability or node.type != "binary_expression":
+        return False
+    left, operator, right = (node.child_by_field_name(name) for name in ("left", "operator", "right"))
+    if left is None or operator is None or right is None:
+        return False
+    return not cpp_capability_decides(ts_cuda.text(left), ts_cuda.text(operator), ts_cuda.text(right),
+                                      ctx.guards.python)
 
 
 def _in_functions(rule: Rule, node) -> bool:

@@ -12,5 +12,6 @@ TRAITS = MappingProxyType({
     "lane-rows": "finds lane and warp ids computed in 32-lane rows",
     "stale-hip": "finds what ROCm 6 removed in a HIP build path: the path is not proof that a current ROCm builds",
     "constant-definition": "reports a constant's definition: guarded when every use of it in the file is",
+    "gpu-build": "matters only where the component's default ROCm build compiles GPU sources",
     "hipify-hazard": "a hazard HIPIFY translates without a word: a converted reference beside it is not clean",
 })

@@ -123,6 +123,12 @@ class ProjectBuild:
     wide_shuffles: dict[str, tuple[WideShuffleUse, ...]] = field(default_factory=dict)
     python_packages: tuple[tuple[frozenset[str], tuple[SourceFile, ...]], ...] = ()   # per component: packages, files
     unread_requirements: frozenset[str] = frozenset()   # requirement files and release variants pip never reads
+    # C/C++ file -> the secondary or optional component whose sources alone include it (rocmpath/includedby.py)
+    included_by_parts: dict[str, str] = field(default_factory=dict)
+    entry_modules: frozenset[str] = frozenset()         # modules the entry points run (rocmpath/entrypoints.py)
+    jit_built: dict[str, str] = field(default_factory=dict)    # source -> the load() importing the package runs
+    required_builds: dict[str, str] = field(default_factory=dict)  # source -> why a side setup script is needed
+    unrun_scripts: frozenset[str] = frozenset()         # shell scripts pip's build never runs (rocmpath/devscripts.py)
     vendor_backends: frozenset[str] = frozenset()                  # `nvidia/` beside `amd/`, cuda.txt beside rocm.txt
     collection: bool = False                                       # a collection of independent programs
     # CUDA version macros a shim-only HIP build leaves undefined (its `#if CUDART_VERSION >= …` branches are CUDA's)
@@ -131,6 +137,13 @@ class ProjectBuild:
     # ROCm PyTorch hipifies), with no CMake/Make HIP build beside it: `__CUDACC__` becomes `__HIPCC__` there
     hipified: frozenset[str] = frozenset()
     unread: dict[str, str] = field(default_factory=dict)           # build file -> why the pre-pass did not read it all
+
+    def skipped_by_default(self, path: str) -> bool:
+        """A source the default ROCm install does not compile whatever its ROCm path: no build lists it, another
+        vendor's or an opt-in build does, its extension is one the install goes on without, or only another
+        component's sources include it."""
+        return self.provenance.get(path) in ("unreferenced", "other-backend", "opt-in") \
+            or path in self.optional_builds or path in self.included_by_parts
 
     def sealed(self) -> "ProjectBuild":
         """This model as a run keeps it once the build pre-pass has read it (auditor/run/pipeline/context.py): no field

@@ -17,24 +17,27 @@ from auditor.types import SourceFile
 
 
 def optional_modules(
-    packages: Iterable[str], python_files: Iterable[str], imports_of: Callable[[str], tuple[str, ...]]
+    packages: Iterable[str], python_files: Iterable[str], imports_of: Callable[[str], tuple[str, ...]],
+    entries: frozenset[str] = frozenset(),
 ) -> frozenset[str]:
-    """Shipped files no unguarded import chain from their package's `__init__.py` reaches. `imports_of(path)`: the
-    file's unguarded imports (auditor/parse/pyimports.py)."""
-    modules, reached = _reach(packages, python_files, imports_of)
+    """Shipped files no unguarded import chain from their package's `__init__.py` or an entry point's module
+    (`entries`) reaches. `imports_of(path)`: the file's unguarded imports (auditor/parse/pyimports.py)."""
+    modules, reached = _reach(packages, python_files, imports_of, entries)
     return frozenset(path for name, path in modules.items() if name not in reached)
 
 
 def imported_modules(
-    packages: Iterable[str], python_files: Iterable[str], imports_of: Callable[[str], tuple[str, ...]]
+    packages: Iterable[str], python_files: Iterable[str], imports_of: Callable[[str], tuple[str, ...]],
+    entries: frozenset[str] = frozenset(),
 ) -> frozenset[str]:
-    """Shipped files `import <package>` loads: every unguarded import chain from the package's `__init__.py`."""
-    modules, reached = _reach(packages, python_files, imports_of)
+    """Shipped files `import <package>` (or an entry point) loads: every unguarded import chain from the package's
+    `__init__.py` or an entry point's module."""
+    modules, reached = _reach(packages, python_files, imports_of, entries)
     return frozenset(path for name, path in modules.items() if name in reached)
 
 
-def _reach(packages: Iterable[str], python_files: Iterable[str],
-           imports_of: Callable[[str], tuple[str, ...]]) -> tuple[dict[str, str], set[str]]:
+def _reach(packages: Iterable[str], python_files: Iterable[str], imports_of: Callable[[str], tuple[str, ...]],
+           entries: frozenset[str] = frozenset()) -> tuple[dict[str, str], set[str]]:
     """module name -> path of the packages' files, and the names `import <package>` loads."""
     modules: dict[str, str] = {}
     for path in python_files:
@@ -48,7 +51,7 @@ def _reach(packages: Iterable[str], python_files: Iterable[str],
                 modules[".".join(parts)] = path
     edges = {name: [absolute(i, name, path.endswith("__init__.py")) for i in imports_of(path)]
              for name, path in modules.items()}
-    roots = [n for n in modules if "." not in n]
+    roots = [n for n in modules if "." not in n or n in entries]
     reached: set[str] = set()
     frontier = list(roots)
     while frontier:
@@ -79,7 +82,8 @@ def imported_modules_of(project: ProjectBuild, scanned_imports: Mapping[str, tup
 
 
 def _of(project: ProjectBuild, scanned_imports: Mapping[str, tuple[str, ...]],
-        select: Callable[[Iterable[str], Iterable[str], Callable[[str], tuple[str, ...]]], frozenset[str]],
+        select: Callable[[Iterable[str], Iterable[str], Callable[[str], tuple[str, ...]], frozenset[str]],
+                         frozenset[str]],
         ) -> frozenset[str]:
     optional: set[str] = set()
     for shipped, files in project.python_packages:
@@ -93,5 +97,5 @@ def _of(project: ProjectBuild, scanned_imports: Mapping[str, tuple[str, ...]],
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 return ()
 
-        optional |= select(shipped, list(by_path), imports_of)
+        optional |= select(shipped, list(by_path), imports_of, project.entry_modules)
     return frozenset(optional)

@@ -42,6 +42,9 @@ class Truth:
         version = self.switches.version_test(node, dotted)
         if version is not None:
             return version
+        environ = self.switches.environ_test(node, lambda n: (dotted(n),))
+        if environ is not None:
+            return environ     # `"CUDA_HOME" in os.environ`: unset where no CUDA toolkit is installed
         if isinstance(node.left, ast.Name) and node.left.id in self.loop_names:
             return None   # `for main, suffix in product(files, ["cpu", "cuda"])`: `suffix == "cuda"` is one variant
         return self.switches.backend_test(node)

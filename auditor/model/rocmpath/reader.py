@@ -20,6 +20,7 @@ from auditor.model.rocmpath.debugswitch import tested_switches, undefined_switch
 from auditor.model.rocmpath.deps import MAX_PYTHON_BUILD_CHARS, hard_dependencies
 from auditor.model.rocmpath.localreqs import compiled_by_setup, installed_by_path
 from auditor.model.rocmpath.rocmevidence import rocm_path
+from auditor.model.rocmpath.installfacts import note_install_runs, note_what_the_install_skips
 from auditor.model.rocmpath.rocmmanifests import PYPROJECTS, rocm_extras
 from auditor.model.rocmpath.cmakebuild import CBuild, read_cmake
 from auditor.model.rocmpath.makebuild import read_makefile
@@ -27,12 +28,12 @@ from auditor.model.rocmpath.ownnames import extension_names, setup_names
 from auditor.model.rocmpath.model import ProjectBuild
 from auditor.model.rocmpath.pybuild import PyBuild, read_python_build_text
 from auditor.model.rocmpath.provenance import (
-    C_KINDS, artifact_files, parent_dir, within, behind_macros, packages, provenance,
+    C_KINDS, parent_dir, within, behind_macros, packages, provenance,
 )
 from auditor.model.rocmpath.backends import vendor_backends
 from auditor.model.rocmpath.redefine import rocm_redefinitions, undefined_in_shims
 from auditor.model.rocmpath.reqsets import not_installed
-from auditor.model.rocmpath.pytolerant import tolerated_builds
+from auditor.model.rocmpath.optionalbuilds import optional_builds
 from auditor.model.rocmpath.tolerated import tolerated_artifacts
 from auditor.match.engines.python.envoptin import opt_in_lines, opt_in_macros
 from auditor.model.rocmpath.optinlibs import opt_in_tests
@@ -117,8 +118,7 @@ def read_project(
         owned[owner(f.path, order)].append(f)
     rocm_macros: set[str] = set()
     cuda_macros: set[str] = set()
-    optional_macros: set[str] = set()
-    shims: set[str] = set()
+    optional_macros, shims = set[str](), set[str]()
     python_packages: list[tuple[frozenset[str], tuple[SourceFile, ...]]] = []
     hipified: set[str] = set()
     unread: set[str] = set()
@@ -139,7 +139,7 @@ def read_project(
         project.paths[comp] = rocm_path(comp, mine, pybuilds, cbuilds, comp_shims if hip_build else set(),
                                         manifests.extras.get(comp, []), text_of)
         provenance(project, comp, mine, pybuilds, cbuilds, text_of, facts)
-        _note_shipped_python(project, comp, mine, pybuilds, texts)
+        _note_shipped_python(project, comp, mine, pybuilds, texts, optional_dirs, manifests.comps.get(comp, []))
         python_packages.append((project.shipped_python[comp], tuple(f for f in mine if f.kind == "python")))
         unread |= not_installed(comp, [f.path for f in mine if f.path in known], text_of)
     project.rocm_macros = frozenset(rocm_macros)
@@ -150,6 +150,7 @@ def read_project(
     project.undefined_on_rocm = undefined_in_shims(project.paths.values(), {p: text_of(p) for p in shims})
     project.python_packages = tuple(python_packages)
     project.unread_requirements = frozenset(unread)
+    note_what_the_install_skips(project, manifests.comps, lambda p: owner(p, order), owned, own_files, text_of)
     project.vendor_backends = vendor_backends(own_files)
     project.own_packages = frozenset(PurePosixPath(p).name for pkgs in project.shipped_python.values() for p in pkgs) \
         | frozenset(manifests.dist_names)
@@ -318,29 +319,15 @@ def _redefined_for_rocm(mine: Sequence[SourceFile], facts: PreprocFacts, text_of
 
 
 def _note_shipped_python(project: ProjectBuild, comp: str, mine, pybuilds: list[PyBuild],
-                         texts: _BuildTexts) -> None:
+                         texts: _BuildTexts, optional_dirs: frozenset[str], manifests: Sequence[str]) -> None:
     """The component's shipped packages, the CUDA-only artifacts its shipped Python can do without
-    (auditor/model/rocmpath/tolerated.py), and the extensions whose build and import both tolerate failing."""
+    (auditor/model/rocmpath/tolerated.py), the extensions the install goes on without, and what it runs."""
     project.shipped_python[comp] = packages(comp, mine)
     project.tolerated_artifacts.update(tolerated_artifacts(
         set(project.cuda_only_artifact_files.values()) - set(project.tolerated_artifacts),
         project.shipped_python[comp], mine, texts.text_of))
-    _note_optional_builds(project, comp, mine, pybuilds, texts)
-
-
-def _note_optional_builds(project: ProjectBuild, comp: str, mine: Sequence[SourceFile], pybuilds: list[PyBuild],
-                          texts: _BuildTexts) -> None:
-    """The sources of extensions whose build a setup.py tolerates failing and whose import falls back
-    (auditor/model/rocmpath/pytolerant.py, tolerated.py): optional, a failure the install and the package survive."""
-    for build in pybuilds:
-        tree = texts.tree_of(build.path)
-        builds = tolerated_builds(tree) if tree is not None else {}
-        imported = tolerated_artifacts(builds, project.shipped_python.get(comp, frozenset()), mine, texts.text_of)
-        for artifact, where in imported.items():
-            note = (f"the install tolerates `{artifact}` failing to build ({build.path}:{builds[artifact]}) and its "
-                    f"import falls back ({where})")
-            for path in artifact_files(comp, build, artifact, mine):
-                project.optional_builds.setdefault(path, note)
+    optional_builds(project, comp, mine, pybuilds, texts.tree_of, texts.text_of, optional_dirs)
+    note_install_runs(project, comp, mine, manifests, texts.text_of)
 
 
 def _note_opt_ins_and_shuffles(project: ProjectBuild, files: Sequence[SourceFile], text_of: Callable[[str], str],

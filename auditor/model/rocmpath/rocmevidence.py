@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from dataclasses import dataclass
+from dataclasses import dataclass, replace
 from pathlib import PurePosixPath
 
 from auditor.model.rocmpath.cmakebuild import CBuild
@@ -51,6 +51,14 @@ def _torch_hipifies(pybuilds: Sequence[PyBuild], cbuilds: Sequence[CBuild]) -> b
     return bool(gpu_builds) and not any(b.compiles_cu for b in cbuilds) and all(
         b.uses_cuda_extension and b.artifacts and all(configs & {"rocm", "both"} for configs in b.artifacts.values())
         for b in gpu_builds)
+
+
+def with_built_gpu_sources(rocm: RocmPath, gpu_files: Sequence[str], skipped: Callable[[str], bool]) -> RocmPath:
+    """The path once the sources the default install skips are known (`skipped`: ProjectBuild.skipped_by_default):
+    GPU sources need a HIP build only when the install compiles one of them."""
+    if not rocm.gpu_sources or not all(skipped(path) for path in gpu_files):
+        return rocm
+    return replace(rocm, gpu_sources=0)
 
 
 @dataclass(frozen=True, slots=True)

@@ -1,0 +1,44 @@
+"""Extensions the default ROCm install goes on without: a build a setup.py tolerates failing
+(auditor/model/rocmpath/pytolerant.py) or one only on a branch a ROCm install skips (`if "CUDA_HOME" in os.environ:`),
+whose every import in the shipped packages falls back (auditor/model/rocmpath/tolerated.py); and an extension only the
+CUDA configuration builds from an optional directory's sources (an example's op). Their sources are optional."""
+from __future__ import annotations
+
+import ast
+from collections.abc import Callable, Sequence
+from pathlib import PurePosixPath
+
+from auditor.model.rocmpath.model import ProjectBuild
+from auditor.model.rocmpath.provenance import artifact_files
+from auditor.model.rocmpath.pybuild import PyBuild
+from auditor.model.rocmpath.pytolerant import tolerated_builds
+from auditor.model.rocmpath.tolerated import tolerated_artifacts
+from auditor.types import SourceFile
+
+
+def optional_builds(project: ProjectBuild, comp: str, mine: Sequence[SourceFile], pybuilds: Sequence[PyBuild],
+                    tree_of: Callable[[str], ast.Module | None], text_of: Callable[[str], str],
+                    optional_dirs: frozenset[str]) -> frozenset[str]:
+    """Notes each optional extension's sources in `project.optional_builds`; returns the extensions' names."""
+    optional: set[str] = set()
+    for build in pybuilds:
+        tree = tree_of(build.path)
+        builds = {name: f"the install tolerates `{name}` failing to build ({build.path}:{line})"
+                  for name, line in (tolerated_builds(tree) if tree is not None else {}).items()}
+        skipped = {name: f"the default ROCm install does not build `{name}` "
+                         f"({build.path}:{build.artifact_lines.get((name, 'cuda'), 0)}: a branch false on ROCm)"
+                   for name, configs in build.artifacts.items() if configs == {"cuda"}}
+        for name, why in skipped.items():
+            builds.setdefault(name, why)
+        found = {a: f"{builds[a]}, and its import falls back ({where})" for a, where in tolerated_artifacts(
+            builds, project.shipped_python.get(comp, frozenset()), mine, text_of).items()}
+        for name, why in skipped.items():
+            sources = artifact_files(comp, build, name, mine)
+            if name not in found and sources and all(
+                    {part.lower() for part in PurePosixPath(path).parts[:-1]} & optional_dirs for path in sources):
+                found[name] = f"{why}, from sources in an optional directory"
+        optional |= set(found)
+        for artifact, note in found.items():
+            for path in artifact_files(comp, build, artifact, mine):
+                project.optional_builds.setdefault(path, note)
+    return frozenset(optional)

@@ -1,0 +1,2 @@
+class Config:
+    attention_backend = 'triton'

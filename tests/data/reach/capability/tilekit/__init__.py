@@ -1,0 +1,1 @@
+from tilekit import tuning

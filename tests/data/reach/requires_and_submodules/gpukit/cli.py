@@ -1,0 +1,4 @@
+import gpukit.monitor
+
+def main():
+    gpukit.monitor.report()

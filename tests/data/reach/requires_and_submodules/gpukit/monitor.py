@@ -1,0 +1,4 @@
+import pynvml
+
+def report():
+    pynvml.nvmlInit()

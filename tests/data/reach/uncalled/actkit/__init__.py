@@ -1,0 +1,1 @@
+from actkit.kernels import scale
