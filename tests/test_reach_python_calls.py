@@ -103,3 +103,22 @@ def test_a_backend_the_configuration_default_selects_is_reached(tmp_path, run_js
     _, data = run_json(root, "--no-cache", "--fail-on", "never")
     rows = _rows(data, "pkg/attention.py")
     assert rows[4][0] == rows[10][0] == "live"
+
+
+def test_a_branch_any_of_several_names_selects_is_reached_when_one_of_them_is_passed(tmp_path, run_json):
+    # `mode == "a" or mode == "b"` is one choice: optional while no caller passes either name, reached once one does
+    selecting = ("import torch\n"
+                 "def set_jit(mode):\n"
+                 "    if mode == 'nvf' or mode == 'nvfuser':\n"
+                 "        torch._C._jit_set_nvfuser_enabled(True)\n"          # 4
+                 "    elif mode == 'legacy' or mode == 'old':\n"
+                 "        torch._C._jit_set_nvfuser_guard_mode(True)\n"        # 6
+                 "    return mode\n")
+    root = write_tree(tmp_path / "r", {"pyproject.toml": PYPROJECT, "pkg/__init__.py": "",
+                                       "pkg/jit.py": selecting,
+                                       "pkg/warm.py": "from pkg.jit import set_jit\nset_jit('old')\n"})
+    _, data = run_json(root, "--no-cache", "--fail-on", "never")
+    rows = _rows(data, "pkg/jit.py")
+    assert rows[4][0] == "optional feature"
+    assert "chooses `nvf` or `nvfuser`" in rows[4][1]
+    assert rows[6][0] == "live"

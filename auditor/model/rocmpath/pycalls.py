@@ -24,7 +24,8 @@ class Uncalled:
     @property
     def note(self) -> str:
         if self.selected:
-            return (f"not called by default: this branch runs only when a caller chooses `{self.name}`, which no "
+            chosen = " or ".join(f"`{value}`" for value in self.name.split(" or "))
+            return (f"not called by default: this branch runs only when a caller chooses {chosen}, which no "
                     "default or call of the project does (an optional feature)")
         return f"not called by default: no code of the project calls `{self.name}`"
 
@@ -46,8 +47,10 @@ def not_called_by_default(functions: Mapping[str, Functions],
         found = tuple(Uncalled(name, first, last) for name, first, last, kind in entries
                       if name != FILE_NAMES and kind[0] != SELECTED and not (referred.get(name, set()) - {path})
                       and (kind[0] in (JIT, PRIVATE) or bool(packages) and not in_package))
-        found += tuple(Uncalled(name, first, last, selected=True) for name, first, last, kind in entries
-                       if name != FILE_NAMES and kind[0] == SELECTED and name not in referred)
+        found += tuple(Uncalled(" or ".join(kind[1:]) or name, first, last, selected=True)
+                       for name, first, last, kind in entries
+                       if name != FILE_NAMES and kind[0] == SELECTED
+                       and not any(value in referred for value in kind[1:] or (name,)))
         if found:
             out[path] = found
     return out

@@ -59,19 +59,34 @@ def python_functions(tree: PythonTree) -> Functions:
 
 
 def _selection(node: ast.If, tree: PythonTree) -> list[tuple[str, int, int, tuple[str, ...]]]:
-    """(value, first, last, (SELECTED,)) for each value the `if` test needs a parameter or a configuration
-    attribute to equal for its body to run."""
-    test = node.test
+    """[(value, first, last, (SELECTED, *values))] when the `if` test needs a parameter or a configuration attribute
+    to equal one of `values` for its body to run: `x == "a"`, `x in ("a", "b")`, `x == "a" or x == "b"`."""
+    tests = node.test.values if isinstance(node.test, ast.BoolOp) and isinstance(node.test.op, ast.Or) \
+        else [node.test]
+    values: list[str] = []
+    subjects: set[str] = set()
+    for test in tests:
+        chosen = _chosen_values(test, tree)
+        if chosen is None:
+            return []
+        subjects.add(ast.dump(test.left) if isinstance(test, ast.Compare) else "")
+        values.extend(chosen)
+    if not values or len(subjects) != 1:   # one choice, tested against several names
+        return []
+    first, last = node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno
+    return [(values[0], first, last, (SELECTED, *values))]
+
+
+def _chosen_values(test: ast.expr, tree: PythonTree) -> list[str] | None:
     if not (isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.ops[0], (ast.Eq, ast.In))
             and _chosen_by_caller(test.left, tree)):
-        return []
+        return None
     right = test.comparators[0]
     values = right.elts if isinstance(test.ops[0], ast.In) and isinstance(right, (ast.Tuple, ast.List, ast.Set)) \
         else [right]
     if not values or not all(isinstance(v, ast.Constant) and isinstance(v.value, str) for v in values):
-        return []
-    first, last = node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno
-    return [(str(v.value), first, last, (SELECTED,)) for v in values if isinstance(v, ast.Constant)]
+        return None
+    return [str(v.value) for v in values if isinstance(v, ast.Constant)]
 
 
 def _chosen_by_caller(node: ast.AST, tree: PythonTree) -> bool:

@@ -8,3 +8,10 @@ def attention(q, cfg):
 def set_fuser(name):
     if name == 'nvfuser':
         subprocess.run(['nvidia-smi', '-q'])
+
+def set_jit(mode):
+    if mode == 'nvf' or mode == 'nvfuser':
+        subprocess.run(['nvidia-smi', '-q'])
+    elif mode == 'legacy' or mode == 'old':
+        subprocess.run(['nvidia-smi', '-L'])
+    return mode
