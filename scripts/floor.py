@@ -10,8 +10,8 @@ import sys
 import time
 from pathlib import Path
 
-from auditor.discover.files import discover
-from auditor.parsing.cuda import parse
+from auditor.run.discover.files import discover
+from auditor.parse.cuda import parse
 
 
 def floor(root: Path) -> tuple[int, float]:

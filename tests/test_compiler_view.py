@@ -4,7 +4,7 @@ compiler takes as C/C++/CUDA, and any file a scanned file #includes. Each case i
 git repository judged by the README's CI command (and with a baseline, as the hooks run)."""
 import pytest
 
-from auditor.inputs.kinds import classify
+from auditor.match.inputs.kinds import classify
 from tests.conftest import fast_first, run_in_repo
 from tests.gitrepo import GitRepo
 

@@ -131,8 +131,8 @@ def test_notebook_code_cells_and_pip_magics(tmp_path, run_json):
 
 
 def test_the_conda_cuda_metapackage_is_reported_like_the_pytorch_cuda_pin_beside_it(tmp_path):
-    from auditor.pipeline import audit
-    from auditor.rulebook import load_rulebook
+    from auditor.run.pipeline import audit
+    from auditor.match.rulebook import load_rulebook
     from tests.conftest import write_tree
 
     tree = write_tree(tmp_path / "repo", {"environment.yml": "name: train\nchannels:\n  - pytorch\n  - nvidia\n"

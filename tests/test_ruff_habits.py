@@ -10,7 +10,7 @@ import sys
 import pytest
 
 from auditor.cli.app import main
-from auditor.commandline.parser import COMMANDS
+from auditor.cli.parser import COMMANDS
 from tests.conftest import write_tree
 
 BASE = ["--no-progress", "--no-html", "-j", "1"]

@@ -7,8 +7,8 @@ from pathlib import Path
 import pytest
 
 from auditor.cli.rulepack import example_result
-from auditor.engines import is_a_name
-from auditor.rulebook import load_rulebook
+from auditor.match.engines import is_a_name
+from auditor.match.rulebook import load_rulebook
 
 REPO = Path(__file__).resolve().parent.parent
 RULEBOOK = load_rulebook()
