@@ -9,7 +9,7 @@ from auditor.model.rocmpath.model import BUILDS_ON_ROCM, PATTERN_NAMES, Evidence
 
 
 def test_the_schema_lists_the_enums_ids():
-    schema = json.loads(files("auditor").joinpath("schema/report.schema.json").read_text())
+    schema = json.loads(files("auditor").joinpath("report/schema/report.schema.json").read_text())
     component = json.dumps(schema)
     ids = [p.value for p in RocmPattern]
     assert ids == [f"P{n}" for n in range(1, len(ids) + 1)]
