@@ -63,3 +63,20 @@ def run_in_repo(capfd, repo, *args):
     out, err = capfd.readouterr()
     assert "Traceback" not in out + err, out + err
     return code, out, err
+
+
+def fast_diagonal(rows, columns) -> list:
+    """The cases of a rows × columns matrix of end-to-end runs (a mechanism × a way of running it), each marked
+    `slow` but a diagonal that holds every row and every column at least once: `pytest -m "not slow"` keeps each
+    mechanism and each way of running it, the full run every pair."""
+    cases = []
+    for i, row in enumerate(rows):
+        for j, column in enumerate(columns):
+            fast = i % len(columns) == j or j % len(rows) == i
+            cases.append(pytest.param(row, column, marks=() if fast else pytest.mark.slow, id=f"{row}-{column}"))
+    return cases
+
+
+def fast_first(values, fast: int = 1) -> list:
+    """One-axis variants of one mechanism: the first `fast` stay in `pytest -m "not slow"`, the rest are slow."""
+    return [pytest.param(v, marks=() if i < fast else pytest.mark.slow) for i, v in enumerate(values)]

@@ -4,7 +4,8 @@ compiler takes as C/C++/CUDA, and any file a scanned file #includes. Each case i
 git repository judged by the README's CI command (and with a baseline, as the hooks run)."""
 import pytest
 
-from tests.conftest import run_in_repo
+from auditor.match.inputs.kinds import classify
+from tests.conftest import fast_first, run_in_repo
 from tests.gitrepo import GitRepo
 
 CI = ("check", ".", "--diff-base", "main", "--format", "github", "--no-progress", "-j", "1")
@@ -102,8 +103,17 @@ def test_python_that_cannot_be_decoded_as_declared_fails_closed(tmp_path, capfd,
     assert code == 0, out
 
 
-@pytest.mark.parametrize("name", ["k.ipp", "k.tcc", "k.ixx", "k.cppm", "k.def", "k.c++", "k.h++", "k.cuinc",
-                                  "k.cu.in", "k.cuh.in", "k.txx", "k.ii"])
+COMPILER_NAMES = ["k.ipp", "k.tcc", "k.ixx", "k.cppm", "k.def", "k.c++", "k.h++", "k.cuinc", "k.cu.in", "k.cuh.in",
+                  "k.txx", "k.ii"]
+
+
+@pytest.mark.parametrize("name", COMPILER_NAMES)
+def test_every_name_a_compiler_takes_is_a_c_or_cuda_kind(name):
+    """The fast half of the gate test below: each name is read as C/C++ or CUDA."""
+    assert classify(f"csrc/{name}") in ("cuda", "cpp"), name
+
+
+@pytest.mark.parametrize("name", fast_first(COMPILER_NAMES))
 def test_every_name_a_compiler_takes_as_c_or_cuda_is_scanned(tmp_path, capfd, name):
     repo = pull_request(tmp_path, {f"csrc/{name}": KERNEL})
     code, out = ci(capfd, repo)

@@ -5,7 +5,7 @@ from __future__ import annotations
 
 import pytest
 
-from tests.conftest import run_in_repo
+from tests.conftest import fast_diagonal, run_in_repo
 from tests.gitrepo import GitRepo
 from tests.test_gate_modes import MODES, Attack
 from tests.test_pr_cannot_weaken import BASELINE
@@ -24,8 +24,8 @@ CHANGES = {
 }
 
 
-@pytest.mark.parametrize("mode", ["diff-base", "diff-base-and-baseline", "baseline"])
-@pytest.mark.parametrize("change", sorted(CHANGES))
+@pytest.mark.parametrize(("change", "mode"), fast_diagonal(sorted(CHANGES),
+                                                           ["diff-base", "diff-base-and-baseline", "baseline"]))
 def test_code_a_change_makes_live_is_new(tmp_path, capfd, change, mode):
     repo = GitRepo(tmp_path / "repo", BASE)
     assert run_in_repo(capfd, repo, "baseline", ".")[0] == 0

@@ -10,7 +10,7 @@ import time
 import pytest
 
 from auditor.cli.app import main
-from tests.conftest import run_in_repo
+from tests.conftest import fast_first, run_in_repo
 from tests.fleetrepos import run_fleet
 from tests.gitrepo import GIT_ENV, GitRepo
 from tests.test_gate_modes import BROKEN_DECLARATION, HOPPER_KERNEL
@@ -27,8 +27,8 @@ def pull_request(tmp_path, files: dict[str, str], base: dict[str, str] = BASE) -
     return repo
 
 
-@pytest.mark.parametrize("attributes", ["*.cu -diff\n", "*.cu binary\n", "*.cu diff=hide\n",
-                                        "*.cu filter=lfs diff=lfs merge=lfs -text\n"])
+@pytest.mark.parametrize("attributes", fast_first(["*.cu -diff\n", "*.cu binary\n", "*.cu diff=hide\n",
+                                                   "*.cu filter=lfs diff=lfs merge=lfs -text\n"]))
 def test_the_change_s_gitattributes_do_not_hide_the_lines_it_adds(tmp_path, capfd, attributes):
     """A modified file the attributes make "binary" adds no lines to `git diff`: its unread kernel would pass."""
     kernel = BASE["csrc/k.cu"] + BROKEN_DECLARATION * 12 + HOPPER_KERNEL
@@ -88,7 +88,7 @@ def test_a_new_submodule_the_project_includes_fails_closed_and_others_are_named(
 LFS = "version https://git-lfs.github.com/spec/v1\noid sha256:{}\nsize 1234\n".format("0" * 64)
 
 
-@pytest.mark.parametrize("fmt", ["github", "json", "sarif", "terminal"])
+@pytest.mark.parametrize("fmt", fast_first(["github", "json", "sarif", "terminal"]))
 def test_a_git_lfs_pointer_is_not_scanned_as_the_file_in_every_format(tmp_path, capfd, fmt):
     repo = pull_request(tmp_path, {"csrc/kernels.cu": LFS})
     code, out, _ = run_in_repo(capfd, repo, "check", ".", "--diff-base", "main", "--format", fmt, "--no-progress")

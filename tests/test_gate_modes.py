@@ -8,7 +8,7 @@ from dataclasses import dataclass
 
 import pytest
 
-from tests.conftest import run_in_repo
+from tests.conftest import fast_diagonal, run_in_repo
 from tests.gitrepo import GitRepo
 from tests.test_pr_cannot_weaken import BASELINE, CRITICAL, hook_entry
 
@@ -92,8 +92,7 @@ def expected(attack: Attack, mode: str) -> str:
     return f"::error file={attack.path},title=rocm-audit%3A fails closed::{sentence}" if github else sentence
 
 
-@pytest.mark.parametrize("mode", sorted(MODES))
-@pytest.mark.parametrize("name", sorted(ATTACKS))
+@pytest.mark.parametrize(("name", "mode"), fast_diagonal(sorted(ATTACKS), sorted(MODES)))
 def test_every_fail_closed_attack_fails_under_every_gate_mode(tmp_path, capfd, name, mode):
     attack = ATTACKS[name]
     repo = adopted_then_changed(tmp_path, capfd, attack, commit=mode != "pre-commit-hook")

@@ -128,3 +128,14 @@ def test_notebook_code_cells_and_pip_magics(tmp_path, run_json):
     assert ("RA100", 1, "cell 2, line 1)") in got
     assert ("RA112", 1, "cell 3, line 1)") in got
     assert ("RA509", 2, "cell 3, line 2)") in got
+
+
+def test_the_conda_cuda_metapackage_is_reported_like_the_pytorch_cuda_pin_beside_it(tmp_path):
+    from auditor.run.pipeline import audit
+    from auditor.match.rulebook import load_rulebook
+    from tests.conftest import write_tree
+
+    tree = write_tree(tmp_path / "repo", {"environment.yml": "name: train\nchannels:\n  - pytorch\n  - nvidia\n"
+                                          "dependencies:\n  - pytorch=2.3\n  - pytorch-cuda=11.8\n  - cuda\n"})
+    found = sorted((f.span.line, f.rule_id, f.subject) for f in audit([tree], load_rulebook()).findings)
+    assert (7, "RA153", "pytorch-cuda") in found and (8, "RA153", "cuda") in found

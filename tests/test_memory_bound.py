@@ -4,6 +4,8 @@ the gate closed, never a crash or a machine out of memory."""
 import re
 import resource
 
+import pytest
+
 from tests.conftest import write_tree
 from auditor.cli.app import main
 from auditor.run.runner.memory import limit_this_process
@@ -20,9 +22,13 @@ def check(tmp_path, capfd, *extra):
     return code, out
 
 
-def test_a_file_over_the_memory_ceiling_is_not_scanned_and_fails_closed(tmp_path, capfd):
+def _large(tmp_path):
     write_tree(tmp_path, {"app/table.py": "import tensorrt_llm\nX = [" + "0," * 400_000 + "]\n",
                           "app/serve.py": "import os\nimport pynvml\n"})
+
+
+def test_a_file_over_the_memory_ceiling_is_not_scanned_and_fails_closed(tmp_path, capfd):
+    _large(tmp_path)
     ceiling = f"{(data_now() + (150 << 20)) >> 20}M"   # what this process holds, inherited, plus 150 MB
     code, out = check(tmp_path, capfd, "--max-worker-memory", ceiling)
     assert code == 1
@@ -30,7 +36,12 @@ def test_a_file_over_the_memory_ceiling_is_not_scanned_and_fails_closed(tmp_path
            "(cannot parse: too deep or too large to parse within the memory a scanning process may take" in out
     assert "::error file=app/table.py,line=1,col=1,title=rocm-audit RA100" in out   # its imports are still read
     assert "file=app/serve.py,line=2" in out     # the other file is scanned in full
-    code, out = check(tmp_path, capfd)           # the default ceiling holds it
+
+
+@pytest.mark.slow
+def test_the_default_ceiling_holds_the_same_file(tmp_path, capfd):
+    _large(tmp_path)
+    code, out = check(tmp_path, capfd)
     assert "fails closed" not in out
 
 

@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from tests.conftest import write_tree
+from tests.conftest import fast_first, write_tree
 
 KERNEL = "__global__ void {name}(unsigned* m) {{ m[0] = __ballot_sync(0xffffffff, 1); }}"
 SOURCES: dict[str, bytes] = {
@@ -54,7 +54,7 @@ def compiled_kernels(path) -> set[tuple[str, int]]:
     return kernels
 
 
-@pytest.mark.parametrize("name", sorted(SOURCES))
+@pytest.mark.parametrize("name", fast_first(sorted(SOURCES), fast=2))
 def test_every_kernel_the_compiler_emits_is_read(tmp_path, run_json, name):
     write_tree(tmp_path, {name: SOURCES[name]})
     expected = compiled_kernels(tmp_path / name)

@@ -10,6 +10,7 @@ import sys
 import pytest
 
 from auditor.cli.app import main
+from auditor.cli.parser import COMMANDS
 from tests.conftest import write_tree
 
 BASE = ["--no-progress", "--no-html", "-j", "1"]
@@ -76,27 +77,48 @@ def test_history_outside_git_names_no_option_the_user_did_not_pass(tmp_path, cap
     ("config", "--config", "--select"),
     ("baseline", "--output", "--diff-base"),
     ("check", "--fail-on", "--table-info"),
+    ("fleet", "--executor", "--fail-on-verify"),
 ])
-def test_each_command_shows_only_its_own_options(command, own, foreign, capsys):
+def test_each_command_shows_only_its_own_options_in_one_style(command, own, foreign, capsys):
     with pytest.raises(SystemExit) as exit_:
         main([command, "--help"])
     out = capsys.readouterr().out
     assert exit_.value.code == 0
-    assert out.startswith(f"usage: rocm-audit {command}" if command != "check" else "usage: rocm-audit [check]")
+    usage = "usage: rocm-audit " + COMMANDS[command].usage + " [options]\n"
+    assert out.startswith(usage)                      # one usage line, as every command writes it
     options = {flag for line in out.splitlines() if line.startswith("  -")
                for flag in re.findall(r"--?[\w-]+", line.strip().split("  ")[0])}
     assert own in options and foreign not in options and "--help" in options
+    assert re.search(r"^  -h, --help\s+show this command's options and exit$", out, re.MULTILINE)
+    assert "Exit codes: 0" in out and max(map(len, out.splitlines()[:3])) <= 80
 
 
-def test_top_level_help_lists_every_command(capsys):
-    from auditor.cli.parser import COMMANDS
+@pytest.mark.parametrize("command", ["check", "history", "coverage"])
+def test_each_command_offers_only_the_formats_it_takes(command, tmp_path, capsys):
+    with pytest.raises(SystemExit):
+        main([command, "--help"])
+    offered = re.search(r"--format \{([\w,]+)\}", capsys.readouterr().out)
+    if offered is None:
+        return
+    tree = tmp_path / "t"
+    write_tree(tree, {"monitor.py": PYNVML})
+    for name in offered.group(1).split(","):
+        main([command, str(tree), "--format", name, "-o", str(tmp_path / f"out.{name}"), "--no-cache"])
+        err = capsys.readouterr().err
+        assert "goes with" not in err and "invalid choice" not in err, (command, name, err)
 
+
+def test_top_level_help_lists_the_commands_first_on_one_screen(capsys):
     with pytest.raises(SystemExit):
         main(["--help"])
     out = capsys.readouterr().out
-    for name in COMMANDS:
-        assert f"rocm-audit {COMMANDS[name].usage}" in out
-    assert "fix PATH" in out and "coverage [PATH" in out
+    lines = out.splitlines()
+    assert len(lines) <= 40 and max(map(len, lines)) <= 100
+    listed = [i for i, line in enumerate(lines) if line.startswith("  rocm-audit ")]
+    assert [lines[i].split("  ")[1].strip() for i in listed] == [f"rocm-audit {c.usage}".strip()
+                                                                 for c in COMMANDS.values()]
+    assert not any(line.lstrip().startswith("--") for line in lines[:listed[0]])   # no option before them
+    assert "rocm-audit COMMAND --help" in out
 
 
 @pytest.mark.parametrize("args, code", [(["rules"], 0), (["rule", "RA200"], 0), (["check", "-q", "SRC"], 1)])

@@ -46,3 +46,41 @@ def test_a_typedef_or_alias_on_a_rocm_branch_maps_the_cuda_type():
     text = ("#if defined(DEMO_USE_HIP)\ntypedef hipMemPool_t cudaMemPool_t;\nusing cudaGraph_t = hipGraph_t;\n"
             "#else\ntypedef int cudaNotMapped_t;\n#endif\n")
     assert rocm_redefinitions(text, facts) == {"cudaMemPool_t": 2, "cudaGraph_t": 3}
+
+
+HIP_PLATFORM_KERNEL = """#include "vendors/hip.h"
+int probe(int cc) {
+#if defined(__HIP_PLATFORM_AMD__)
+  if (cc >= 900) { return 1; }
+#endif
+  return 0;
+}
+void log_name(const void* f) {
+  const char* name = nullptr;
+  cudaFuncGetName(&name, f);
+}
+"""
+HIP_PLATFORM_SHIM = """#pragma once
+#if defined(__HIP_PLATFORM_AMD__)
+#include <hip/hip_runtime.h>
+#define cudaFuncGetName(name, f) project_func_name(name, f)
+#endif
+"""
+
+
+def test_the_compilers_own_rocm_macro_and_a_shim_for_an_unmapped_api_make_no_verify_item(tmp_path):
+    """`__HIP_PLATFORM_AMD__` is defined by the HIP compiler itself, no build file names it; an API HIPIFY has no
+    equivalent for, which the project's compat header maps, is the shim's."""
+    tree = write_tree(tmp_path / "repo", {"CMakeLists.txt": CMAKE, "src/kernel.cu": HIP_PLATFORM_KERNEL,
+                                          "src/vendors/hip.h": HIP_PLATFORM_SHIM})
+    report = audit([tree], load_rulebook())
+    assert report.verdict == "ready" and "Verify on hardware" not in report.verdict_reason
+    names = [(f.path, f.span.line, f.disposition) for f in report.findings if f.subject == "cudaFuncGetName"]
+    assert names == [("src/kernel.cu", 10, "shim-mapping"), ("src/vendors/hip.h", 4, "shim-mapping")]
+    assert not [f for f in report.findings if f.disposition in ("live", "verify on hardware")]
+    # without the branch and the shim, both are items to verify
+    write_tree(tree, {"src/vendors/hip.h": "#pragma once\n", "src/kernel.cu": HIP_PLATFORM_KERNEL.replace(
+        "#if defined(__HIP_PLATFORM_AMD__)\n", "").replace("#endif\n", "", 1)})
+    bare = audit([tree], load_rulebook())
+    assert sorted((f.span.line, f.subject) for f in bare.findings if f.disposition == "verify on hardware") == [
+        (3, "cc >= 900"), (8, "cudaFuncGetName")]

@@ -163,10 +163,11 @@ def _scanning(parser: CommandParser) -> None:
                "shipped with rocm-audit)")
 
 
-def _format(parser: CommandParser) -> None:
+def _format(parser: CommandParser, extra: tuple[str, ...] = ()) -> None:
+    """--format with the report registry's formats and the command's own `extra` ones (each command's help offers
+    only what it takes; the reading parser takes them all, and the settings say which command a format goes with)."""
     group = parser.group("output")
-    group("--format", "--output-format", choices=(*FORMATS, *history_options.EXTRA_FORMATS), default="terminal",
-          dest="format",
+    group("--format", "--output-format", choices=(*FORMATS, *extra), default="terminal", dest="format",
           help="output format (default terminal; --output-format is the same, as in ruff)")
     group("-o", "--output", type=Path, help="write the report here instead of standard output")
 
@@ -313,7 +314,7 @@ def fix(parser: CommandParser) -> None:
 
 def history(parser: CommandParser) -> None:
     _paths(parser, "the repository (default: the current directory)")
-    _format(parser)
+    _format(parser, history_options.EXTRA_FORMATS)
     group = parser.group("progress over time")
     group("--db", type=Path, metavar="PATH",
           help="the history database (default: history.sqlite3 in the user's data directory)")
@@ -352,8 +353,8 @@ DESCRIPTION = "Find what in a CUDA repository breaks on AMD ROCm, what replaces 
 def _epilog() -> str:
     width = max(len(c.usage) for c in COMMANDS.values())
     lines = ["commands:"] + [f"  rocm-audit {c.usage:<{width}}  {c.summary}" for c in COMMANDS.values()]
-    return "\n".join(lines + [""] + textwrap.wrap("rocm-audit COMMAND --help shows a command's options. " + EXIT_CODES,
-                                                  78))
+    return "\n".join(lines + [""] + textwrap.wrap("rocm-audit COMMAND --help shows a command's options (`rocm-audit "
+                                                  "check --help`: the scan's). " + EXIT_CODES, 78))
 
 
 def reading_parser() -> CommandParser:
@@ -362,21 +363,21 @@ def reading_parser() -> CommandParser:
                      add_help=False, description=DESCRIPTION)
     parser.add_argument("--version", action="version", version=f"rocm-audit {__version__}")
     _common(parser)
+    _format(parser, history_options.EXTRA_FORMATS)
     for command in COMMANDS.values():
         command.options(parser)
     return parser
 
 
 def help_text(command: str | None) -> str:
-    """`rocm-audit --help` (check's options and every command) or `rocm-audit CMD --help` (CMD's alone)."""
-    name = command or "check"
-    spec = COMMANDS[name]
-    parser = CommandParser(prog=f"rocm-audit {name}" if command else "rocm-audit", add_help=False,
-                     usage=f"rocm-audit {spec.usage} [options]", description=spec.summary if command else DESCRIPTION,
-                     epilog=_epilog() if command is None else "\n".join(textwrap.wrap(EXIT_CODES, 78)),
-                     formatter_class=argparse.RawDescriptionHelpFormatter)
+    """`rocm-audit --help` (the commands, on one screen) or `rocm-audit CMD --help` (CMD's options alone)."""
     if command is None:
-        parser.add_argument("--version", action="version", version=f"rocm-audit {__version__}")
+        return "\n".join(["usage: rocm-audit [COMMAND] [PATH…] [options]", "", DESCRIPTION, "", _epilog(),
+                          "", "  --version     show the version and exit", ""])
+    spec = COMMANDS[command]
+    parser = CommandParser(prog=f"rocm-audit {command}", add_help=False, usage=f"rocm-audit {spec.usage} [options]",
+                           description=spec.summary, epilog="\n".join(textwrap.wrap(EXIT_CODES, 78)),
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
     spec.options(parser)
     _common(parser)
     return parser.format_help()

@@ -26,13 +26,20 @@ class PackCheck:
 def example_problem(rulebook: Rulebook, rule: Rule, example: Example, flag: bool) -> str | None:
     """What is wrong with one example of a rule (None: nothing), scanned here without a budget (the shipped
     rules' examples; a pack's run under one, check_pack)."""
+    result = example_result(rulebook, example)
+    if result is None:
+        return f"example file {example.file!r} is not a file kind rocm-audit reads"
+    return judged(result, rule, example, flag)
+
+
+def example_result(rulebook: Rulebook, example: Example) -> FileResult | None:
+    """An example's file scanned as the rule check scans it, with the cross-file findings of its tree (None: not
+    a file kind rocm-audit reads)."""
     kind = classify(example.file)
     if not kind:
-        return f"example file {example.file!r} is not a file kind rocm-audit reads"
+        return None
     result = scan_text_as(example.file, kind, example.code, rulebook)
-    if example.tree:
-        result = _with_tree(result, example, rulebook)
-    return judged(result, rule, example, flag)
+    return _with_tree(result, example, rulebook) if example.tree else result
 
 
 def _with_tree(result: FileResult, example: Example, rulebook: Rulebook) -> FileResult:

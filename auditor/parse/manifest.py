@@ -127,6 +127,12 @@ def _line_of(text: str, needle: str, default: int | None = None) -> int | None:
     return default
 
 
+def _item_line(text: str, item: str) -> int | None:
+    """The line of the YAML list entry `- item` (a substring search finds `cuda` in `- pytorch-cuda` first)."""
+    m = re.search(rf"(?m)^[ \t]*-[ \t]*[\"']?{re.escape(item)}[\"']?[ \t]*(?:#.*)?$", text)
+    return text.count("\n", 0, m.start()) + 1 if m else _line_of(text, item)
+
+
 def _key_line(text: str, key: str) -> int | None:
     m = re.search(rf"(?m)^[ \t]*[\"']?{re.escape(key)}[\"']?[ \t]*=", text)   # [ \t]: linear on blank lines
     return text.count("\n", 0, m.start()) + 1 if m else None
@@ -251,18 +257,18 @@ def environment_yml(text: str) -> ManifestContent:
     urls: list[tuple[str, int | None]] = []
     for item in data.get("dependencies") or []:
         if isinstance(item, str):
-            declared.append(Declared(item, _line_of(text, item), where="conda dependencies"))
+            declared.append(Declared(item, _item_line(text, item), where="conda dependencies"))
         elif isinstance(item, dict) and isinstance(item.get("pip"), list):
             for pip_item in item["pip"]:
                 if not isinstance(pip_item, str):
                     continue
                 if m := URL_OPTION.match(pip_item):
-                    urls.append((m.group(1), _line_of(text, pip_item)))
+                    urls.append((m.group(1), _item_line(text, pip_item)))
                 elif not pip_item.startswith("-"):
-                    declared.append(Declared(pip_item, _line_of(text, pip_item), where="pip section"))
+                    declared.append(Declared(pip_item, _item_line(text, pip_item), where="pip section"))
     for channel in data.get("channels") or []:
         if isinstance(channel, str):
-            urls.append((f"conda channel {channel}", _line_of(text, channel)))
+            urls.append((f"conda channel {channel}", _item_line(text, channel)))
     return ManifestContent(tuple(declared), tuple(urls))
 
 

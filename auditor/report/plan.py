@@ -135,7 +135,7 @@ def plan(report: Report, limit: int = PLAN_ITEMS) -> Plan:
     soft = 0
     for i, f in enumerate(report.findings):
         kind = disposition(report, f)
-        if kind == "verify-on-hardware":
+        if kind == dispositions.VERIFY:
             soft += 1
         if kind in WORK and f.severity > Severity.INFO:
             by_rule[f.rule_id].append(i)

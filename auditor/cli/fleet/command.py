@@ -24,14 +24,21 @@ FAIL_ON = ("blocked", "needs-port", "never")
 
 
 def build_parser() -> argparse.ArgumentParser:
-    from auditor.cli.parser import CommandParser, positive_int, seconds
+    import textwrap
+
+    from auditor.cli.parser import COMMANDS, CommandParser, positive_int, seconds
     from auditor.cli.settings import default_jobs
 
-    parser = CommandParser(prog="rocm-audit fleet", allow_abbrev=False,
-                     description="Audit many repositories (as `rocm-audit check` would each) and write the "
-                                 "portfolio: verdicts, effort, and what blocks the most work across them.",
-                     epilog="Exit codes: 0 done, 1 a repository's verdict reaches --fail-on, 2 nothing could be "
-                            "scanned, or a usage or tool error.")
+    # the style of every other command's help (auditor/cli/parser.py help_text)
+    parser = CommandParser(prog="rocm-audit fleet", allow_abbrev=False, add_help=False,
+                           usage=f"rocm-audit {COMMANDS['fleet'].usage} [options]",
+                           description="\n".join(textwrap.wrap(
+                               "Audit many repositories (as `rocm-audit check` would each) and write the portfolio: "
+                               "verdicts, effort, and what blocks the most work across them.", 78)),
+                           epilog="\n".join(textwrap.wrap(
+                               "Exit codes: 0 done, 1 a repository's verdict reaches --fail-on, 2 nothing could be "
+                               "scanned, or a usage or tool error.", 78)),
+                           formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("sources", nargs="+", metavar="SOURCE",
                         help="a repository path, a directory of repositories, a git URL, or a file listing paths "
                              "and URLs (one a line, # comments)")
@@ -69,6 +76,8 @@ def build_parser() -> argparse.ArgumentParser:
     check.add_argument("--time-budget", type=seconds, metavar="SECONDS", help="per file (default 60)")
     check.add_argument("--exclude", action="append", default=[], help="gitignore-style pattern to skip (repeatable)")
     check.add_argument("--include-vendored", action="store_true", help="also scan vendored code")
+    parser.add_argument_group("general").add_argument("-h", "--help", action="help",
+                                                      help="show this command's options and exit")
     return parser
 
 
