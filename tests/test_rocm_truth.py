@@ -71,3 +71,22 @@ def test_a_switch_added_only_to_the_data_file_reaches_engine_and_build_reader(tm
     assert shipped is not None and shipped.rocm_tests == []
     build = read_python_build("setup.py", SETUP, switches=switched.own_context.guards.python)
     assert build is not None and build.rocm_tests == [3] and build.cuda_lines >= {6}
+
+
+def test_a_test_every_gpu_machine_passes_selects_no_vendors_build():
+    from auditor.model.rocmpath.pybuild import read_python_build
+
+    # `torch.cuda.is_available()` is true on ROCm and on CUDA: the build it picks is not a ROCm path, while a test
+    # that only ROCm passes (and one combining the two) is
+    setup = ("import torch\n"
+             "from setuptools import setup\n"
+             "if torch.cuda.is_available():\n"                                   # 3
+             "    ext = 'gpu'\n"
+             "HAS_GPU = torch.cuda.is_available()\n"
+             "if HAS_GPU:\n"                                                     # 6
+             "    ext = 'gpu'\n"
+             "if torch.cuda.is_available() and torch.version.hip is not None:\n"  # 8
+             "    ext = 'rocm'\n"
+             "setup(name='pkg')\n")
+    build = read_python_build("setup.py", setup)
+    assert build is not None and build.rocm_tests == [8]

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import copy
+import dataclasses
 import functools
 import re
 from collections.abc import Iterable
@@ -20,7 +21,7 @@ from auditor.model.rocmpath.branches import only_refuses, only_says
 from auditor.model.rocmpath.pymacros import macro_edits
 from auditor.model.rocmpath.pynames import derived_truth, extension_classes, unset_on_rocm
 from auditor.truth.python import dotted
-from auditor.truth.python import PythonPersona
+from auditor.truth.python import PythonPersona, shipped_persona
 from auditor.truth.markers import hip_macro, setup_cuda_configuration, setup_rocm, setup_strong
 
 SOURCE = re.compile(r"\.(?:cu|cuh|cpp|cc|cxx|c|hip|h|hpp)$|\*")
@@ -105,6 +106,10 @@ class _Reader:
         self.tree = tree
         self.nodes = flatten(tree)   # every node, once: the passes below each go over all of them
         self.truth = derived_truth(self.nodes, unset, switches)
+        # the same reading with what every GPU machine passes (`torch.cuda.is_available()`) unknown: a test true
+        # on ROCm only through such a fact is true on CUDA too, so it selects no vendor's build
+        persona = switches if switches is not None else shipped_persona()
+        self.vendor_truth = derived_truth(self.nodes, unset, dataclasses.replace(persona, true_calls=frozenset()))
         self.extension_names = extension_classes(self.nodes, EXTENSIONS)
         self.around: dict[int, tuple[list[ast.stmt], int]] = {}   # id of an `if` -> its block and place in it
         for node in self.nodes:
@@ -137,7 +142,8 @@ class _Reader:
     def _if(self, node: ast.If) -> None:
         value = self.truth.of(node.test)
         if value is True or self.truth.implies_rocm(node.test):
-            self.build.rocm_tests.append(node.lineno)
+            if self.vendor_truth.of(node.test) is True or self.vendor_truth.implies_rocm(node.test):
+                self.build.rocm_tests.append(node.lineno)
             self.mark(node.body, ROCM)
             if only_refuses(node.body):
                 self.build.refusals.append(node.lineno)
