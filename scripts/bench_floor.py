@@ -230,8 +230,9 @@ def measure(tree: Path, times: int, env: dict[str, str], reports: Path | None, w
 
 
 def table(rows: list[Measured]) -> str:
-    lines = ["| tree | files | floor CPU s | -j 1 CPU s | ratio | default -j CPU s | wall s | CPU default/-j 1 "
-             "| peak PSS MiB |", "|---|---|---|---|---|---|---|---|---|"]
+    header = "| tree | files | floor CPU s | -j 1 CPU s | ratio | default -j CPU s | wall s | CPU default/-j 1 " \
+        "| peak PSS MiB |"
+    lines = [header, "|---|---|---|---|---|---|---|---|---|"]
     for m in rows:
         lines.append(f"| {m.tree} | {m.files:,} | {m.floor_cpu:.2f} | {m.j1_cpu:.2f} | {m.ratio:.2f}x | "
                      f"{m.default_cpu:.2f} | {m.default_wall:.2f} | {m.parallel_ratio:.2f}x | {m.pss_mib:.0f} |")
