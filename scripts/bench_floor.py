@@ -180,8 +180,9 @@ def python() -> str:
     return str(COMMAND[0].parent / "python") if COMMAND else sys.executable
 
 
-def floor_cpu(tree: Path, env: dict[str, str]) -> tuple[float, int]:
-    done = subprocess.run([python(), str(REPO / "scripts" / "floor.py"), "--json", str(tree)], env=env,
+def floor_cpu(tree: Path, env: dict[str, str], repeat: int = 1) -> tuple[float, int]:
+    done = subprocess.run([python(), str(REPO / "scripts" / "floor.py"), "--json", "--repeat", str(repeat),
+                           str(tree)], env=env,
                           capture_output=True, text=True, check=True)
     measured = json.loads(done.stdout)
     return measured["cpu_seconds"], measured["files"]
