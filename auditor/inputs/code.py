@@ -43,7 +43,6 @@ class PythonEngine:
         if PurePosixPath(path).name != "setup.py" and not gate.may_match(lowered):
             return EngineResult((), FileFacts(imports=imports, opt_in_lines=opt_in, functions=functions), note)
         scan = scan_python(tree, ctx, path, lines, lowered)
-        scan = scan_python(parse(text), ctx, path, lines, lowered)   # DELIBERATELY SLOWED: a second parse and scan
         found = list(scan.findings)
         # a requirement declared on a branch a ROCm install skips (`else: install_requires = [...]`) is guarded
         found.extend(_guard_with(list(requirement_findings(ctx.family("dependency"), scan.declared, path, lines)),
