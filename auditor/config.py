@@ -18,6 +18,7 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass
 from pathlib import Path
+from typing import Protocol
 
 from auditor.util.errors import ToolError
 
@@ -171,22 +172,32 @@ def _key_lines(text: str, table: str, data: Mapping) -> list[tuple[str, int]]:
     return found
 
 
+class OptionParser(Protocol):
+    """A command-line parser that lists its options (cli/parser.py's CommandParser): the config file sets the
+    options a command line may set, each checked by that parser."""
+
+    options: list[argparse.Action]
+    repeatable: set[str]   # dests of options given once per value (action="append")
+
+    def parse_args(self, args: Sequence[str] | None = None, namespace: None = None) -> argparse.Namespace: ...
+
+
 def _long_name(action: argparse.Action) -> str | None:
     longs = [o for o in action.option_strings if o.startswith("--")]
     return longs[0][2:] if longs else None
 
 
-def resolve(parser: argparse.ArgumentParser, given: Mapping, config: ConfigFile | None) -> Resolved:
+def resolve(parser: OptionParser, given: Mapping, config: ConfigFile | None) -> Resolved:
     """Command line over config file over the parser's defaults. `given` holds only what the command line set
     (the parser run with every default suppressed)."""
-    actions = {name: a for a in parser._actions if (name := _long_name(a)) and name not in NOT_CONFIGURABLE}
+    actions = {name: a for a in parser.options if (name := _long_name(a)) and name not in NOT_CONFIGURABLE}
     from_config: dict[str, tuple[object, str]] = {}
     warnings: list[str] = []
     if config is not None:
         from_config = _config_values(parser, actions, config, warnings)
     values: dict = {}
     sources: list[tuple[str, object, str]] = []
-    for action in parser._actions:
+    for action in parser.options:
         if action.dest in ("help", "version"):
             continue
         name = _long_name(action)
@@ -202,7 +213,7 @@ def resolve(parser: argparse.ArgumentParser, given: Mapping, config: ConfigFile 
     return Resolved(values, tuple(sources), config, tuple(warnings))
 
 
-def _config_values(parser, actions: Mapping[str, argparse.Action], config: ConfigFile,
+def _config_values(parser: OptionParser, actions: Mapping[str, argparse.Action], config: ConfigFile,
                    warnings: list[str]) -> dict:
     out: dict[str, tuple[object, str]] = {}
     for key, raw in config.values:
@@ -249,16 +260,16 @@ def _out_of_bounds(name: str, value: object, base: Path) -> str | None:
     return None
 
 
-def _parse_value(parser, action: argparse.Action, name: str, raw: object, base: Path) -> object:
+def _parse_value(parser: OptionParser, action: argparse.Action, name: str, raw: object, base: Path) -> object:
     """The value as the command line would have given it, checked by the same parser."""
     flag = f"--{name}"
     if action.nargs == 0:   # a switch
         if not isinstance(raw, bool):
             raise ConfigError(f"expected true or false, got {raw!r}")
         return raw if action.const is True else (not raw if action.const is False else raw)
-    if isinstance(action, argparse._AppendAction) and isinstance(raw, dict):
+    if action.dest in parser.repeatable and isinstance(raw, dict):
         raw = _glob_table(raw)   # per-file-ignores = {"tests/*" = ["RA5"]}, as ruff writes it
-    if isinstance(action, argparse._AppendAction):
+    if action.dest in parser.repeatable:
         items = [raw] if isinstance(raw, (str, int, float)) and not isinstance(raw, bool) else raw
         if not isinstance(items, list) or not all(isinstance(i, (str, int, float)) for i in items):
             raise ConfigError(f"expected a string or a list of strings, got {raw!r}")

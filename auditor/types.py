@@ -8,7 +8,7 @@ from dataclasses import dataclass, field
 from typing import TYPE_CHECKING, cast
 
 if TYPE_CHECKING:
-    from auditor.rulebook.schema import CudaMatch, DependencyMatch, Match, PythonMatch, TextMatch
+    from auditor.match.rulebook.schema import CudaMatch, DependencyMatch, Match, PythonMatch, TextMatch
 
 
 class Severity(enum.IntEnum):
@@ -70,12 +70,12 @@ class Rule:
     rocm_alternative: str | None
     effort: str
     docs: str
-    spec: Match                      # the typed matcher (auditor/rulebook/schema.py): what the rule looks for
+    spec: Match                      # the typed matcher (auditor/match/rulebook/schema.py): what the rule looks for
     flag: tuple  # of rulebook.Example
     ok: tuple
     example_kind: str                # the file kind the examples are written in
     source_file: str = ""
-    traits: frozenset[str] = frozenset()   # names from auditor/rulebook/traits.TRAITS
+    traits: frozenset[str] = frozenset()   # names from auditor/match/rulebook/traits.TRAITS
 
     @property
     def matcher(self) -> str:
@@ -110,7 +110,7 @@ def fingerprint(rule_id: str, path: str, subject: str) -> str:
 
 LIVE = "live"                        # the dispositions the gate weighs (auditor/judge/dispositions.py has all)
 VERIFY = "verify on hardware"
-PROJECT_MACRO = "guarded by a project macro"   # the scan sets it on a guarded finding (auditor/scan/file.py)
+PROJECT_MACRO = "guarded by a project macro"   # the scan sets it on a guarded finding (auditor/run/scan/file.py)
 
 
 @dataclass(frozen=True, slots=True)
@@ -127,11 +127,11 @@ class Finding:
     guarded: bool = False
     optional: bool = False           # declared as an optional extra or in an optional part of the tree
     detail: str = ""                 # per-site addition to the rule message
-    disposition: str = "live"        # where the finding sits against the ROCm path (auditor/rocmpath); only
+    disposition: str = "live"        # where the finding sits against the ROCm path (auditor/model/rocmpath); only
                                      # "live" findings decide the verdict
     disposition_note: str = ""       # why, e.g. "setup.py:42 builds the CK backend instead"
-    # The report row: what every renderer shows, filled in once by the analysis (auditor/analysis/assemble.py) and the
-    # gate (auditor/gate/change.py); an engine leaves these at their defaults.
+    # The report row: what every renderer shows, filled in once by the analysis (judge/analysis/assemble.py) and the
+    # gate (auditor/run/gate/change.py); an engine leaves these at their defaults.
     hours: tuple[float, float] = (0.0, 0.0)   # this site's share of the effort, engineer-hours (low, high)
     in_optional_dir: bool = False    # under a directory the effort model treats as optional (tests/, examples/)
     component: str = "."             # the deepest component holding the file
@@ -212,7 +212,7 @@ class FileResult:
     error: str | None = None
     facts: FileFacts = FileFacts()
     coverage: FileCoverage | None = None      # CUDA references, for cuda and cpp files
-    silenced: tuple[tuple[Finding, int], ...] = ()   # (finding, its suppression's line): scan/suppress.honoured
+    silenced: tuple[tuple[Finding, int], ...] = ()   # (finding, its suppression's line): match/suppress.honoured
 
 
 @dataclass(frozen=True, slots=True)
@@ -222,9 +222,9 @@ class Component:
     rocm_build: bool
     reason: str
     optional: bool
-    rocm_path: object = None         # auditor.rocmpath.model.RocmPath, when the component has a build to read
+    rocm_path: object = None         # auditor.model.rocmpath.model.RocmPath, when the component has a build to read
     kind: str = "primary"            # primary | secondary (a nested distribution of its own) | optional
-    live: int = 0                    # the findings its verdict weighed (analysis/verdict.py weighed)
+    live: int = 0                    # the findings its verdict weighed (judge/analysis/verdict.py weighed)
 
 
 def percent_of(part: int, total: int) -> float:
@@ -313,7 +313,7 @@ class Gate:
 
 @dataclass(frozen=True, slots=True)
 class FindingGroup:
-    """Sites of one rule in one file, or across files when they share a subject (analysis/groups.py makes them)."""
+    """Sites of one rule in one file, or across files when they share a subject (judge/analysis/groups.py)."""
 
     rule_id: str
     key: str                          # the file, or the subject when the group spans files
@@ -355,12 +355,12 @@ class Report:
     vendored: tuple[str, ...] = ()                      # directories skipped as vendored code
     gate: Gate | None = None            # what each finding's `new` was measured against
     repo_prefix: str = ""               # the scanned root relative to its git repository's root, posix ("" = same)
-    groups: tuple[FindingGroup, ...] = ()   # every finding in one group (analysis/groups.py), most important first
+    groups: tuple[FindingGroup, ...] = ()  # every finding in one group (judge/analysis/groups.py), most important first
     warnings: tuple[tuple[str, int, str], ...] = ()     # (path, line, message): unknown rule ids in suppressions
     unscanned: tuple[tuple[str, str], ...] = ()         # (path, why): not scanned completely, and that fails the
                                                         # run (auditor/failclosed); set by the gate, not the scan
     gate_findings: tuple[tuple[str, str], ...] = ()     # (where, what): the gate's own settings weakened
-                                                        # (gate/failclosed/baselinerecord.py); each fails the run
+                                                        # (run/gate/failclosed/baselinerecord.py); each fails the run
     fail_on_verify: bool = False        # --fail-on-verify: findings to verify on hardware weigh like live ones
 
     @property

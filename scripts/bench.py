@@ -41,7 +41,7 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from auditor.discover.files import ALWAYS_SKIPPED_DIRS, VENDORED_DIRS, classify  # noqa: E402
+from auditor.run.discover.files import ALWAYS_SKIPPED_DIRS, VENDORED_DIRS, classify  # noqa: E402
 
 PACKAGES = (("deepspeed", "0.19.8"), ("xformers", "0.0.35"), ("flash-attn", "2.8.3.post2"),
             ("mamba-ssm", "2.3.2.post1"), ("causal-conv1d", "1.7.0"), ("bitsandbytes", "0.42.0"))
@@ -326,10 +326,10 @@ def scaling(tree: Path, jobs: int, env: dict[str, str], pairs: int = 3) -> tuple
 
 
 def measure_stages(tree: Path, jobs: int) -> dict[str, float]:
-    from auditor.hipify.coverage import coverage
-    from auditor.pipeline import ScanOptions, audit
+    from auditor.match.hipify.coverage import coverage
+    from auditor.run.pipeline import ScanOptions, audit
     from auditor.report.json import render_json
-    from auditor.rulebook import load_rulebook
+    from auditor.match.rulebook import load_rulebook
 
     timings: dict[str, float] = {}
     start = time.perf_counter()

@@ -36,7 +36,7 @@ def timed(commands: list[list[str]], env: dict[str, str] | None = None) -> Timed
 
 
 def c_files(repo: Path) -> list[Path]:
-    from auditor.discover.files import discover
+    from auditor.run.discover.files import discover
 
     found = discover([repo], repo, (), False)
     return [Path(f.abspath) for f in found.files if f.kind in ("cuda", "cpp")]

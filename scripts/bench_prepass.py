@@ -6,8 +6,8 @@ import tempfile
 import time
 from pathlib import Path
 
-from auditor.discover.files import discover
-from auditor.rocmpath.reader import read_project
+from auditor.run.discover.files import discover
+from auditor.model.rocmpath.reader import read_project
 
 SIZE = 2 * 1024 * 1024 - 1024
 CASES = {

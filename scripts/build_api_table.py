@@ -45,8 +45,8 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from auditor.hipify.apitable import ApiEntry, make_table, parse_table, render_table  # noqa: E402
-from auditor.hipify.perl import read_maps  # noqa: E402
+from auditor.match.hipify.apitable import ApiEntry, make_table, parse_table, render_table  # noqa: E402
+from auditor.match.hipify.perl import read_maps  # noqa: E402
 
 OUT = REPO / "rules" / "hipify" / "api_table.tsv"
 IDENT = re.compile(r"\b[A-Za-z_]\w*\b")

@@ -12,7 +12,7 @@ from pathlib import Path
 
 from auditor.cli.rulepage import index_page, rule_page
 from auditor.fix.data import shipped_fixes
-from auditor.rulebook import load_rulebook
+from auditor.match.rulebook import load_rulebook
 
 OUT = Path(__file__).resolve().parent.parent / "docs" / "rules"
 

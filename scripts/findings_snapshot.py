@@ -19,8 +19,8 @@ sys.path.insert(0, str(REPO))
 
 
 def save(out: Path, trees: list[Path], jobs: int) -> int:
-    from auditor.pipeline import ScanOptions, audit
-    from auditor.rulebook import load_rulebook
+    from auditor.run.pipeline import ScanOptions, audit
+    from auditor.match.rulebook import load_rulebook
 
     rulebook = load_rulebook()
     lines: list[str] = []

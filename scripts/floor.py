@@ -21,7 +21,10 @@ from pathlib import Path
 import tree_sitter as ts
 import tree_sitter_cuda
 
-from auditor.discover.files import discover
+try:
+    from auditor.run.discover.files import discover
+except ImportError:   # an installation from before the stage folders (--command of bench_floor, for before/after)
+    from auditor.discover.files import discover  # type: ignore[no-redef]
 
 C_FAMILY = ("cuda", "cpp")
 

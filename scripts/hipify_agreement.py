@@ -30,9 +30,9 @@ from pathlib import Path
 REPO = Path(__file__).resolve().parent.parent
 sys.path.insert(0, str(REPO))
 
-from auditor.discover.files import discover  # noqa: E402
-from auditor.hipify.apitable import shipped_table  # noqa: E402
-from auditor.hipify.perl import read_maps  # noqa: E402
+from auditor.run.discover.files import discover  # noqa: E402
+from auditor.match.hipify.apitable import shipped_table  # noqa: E402
+from auditor.match.hipify.perl import read_maps  # noqa: E402
 
 CONVERTED = re.compile(r"^  (\S+) => (\S*): (\d+)$")
 WARNING = re.compile(r':(\d+): warning: (?:[^"]*"([^"]+)"|unsupported (?:ROCm )?HIP identifier: (\w+))')

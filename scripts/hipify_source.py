@@ -20,8 +20,8 @@ from __future__ import annotations
 import re
 from pathlib import Path
 
-from auditor.hipify.apitable import ApiEntry, ApiTable
-from auditor.hipify.perl import KIND_OF_CATEGORY, HipifyMaps, target_library
+from auditor.match.hipify.apitable import ApiEntry, ApiTable
+from auditor.match.hipify.perl import KIND_OF_CATEGORY, HipifyMaps, target_library
 
 # https://github.com/ROCm/HIPIFY/blob/0244dd397c19aa722fcd540db9d77f3953844f99/docs/tables/CUDA_Device_API_supported_by_HIP.md
 # (newer than the hipify-perl read): CUDA name -> (HIP name, HIP version that added it).

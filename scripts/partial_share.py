@@ -10,10 +10,10 @@ from pathlib import Path
 import tree_sitter as ts
 import tree_sitter_cuda
 
-from auditor.discover.files import classify
-from auditor.parsing import cuda
-from auditor.pipeline import audit
-from auditor.rulebook import load_rulebook
+from auditor.run.discover.files import classify
+from auditor.parse import cuda
+from auditor.run.pipeline import audit
+from auditor.match.rulebook import load_rulebook
 
 
 def share(tree: Path) -> str:

@@ -26,11 +26,11 @@ sys.path.insert(0, str(REPO))
 
 # (module, function): looked up on the module at call time by their callers, so wrapping them here counts them
 STAGES = (
-    ("auditor.parsing.cuda", "parse"), ("auditor.parsing.cuda", "blank_macro_shapes"),
-    ("auditor.parsing.cuda", "read_across"), ("auditor.parsing.cuda", "inventory"),
-    ("auditor.engines.cuda", "scan_cuda"), ("auditor.parsing.preproc", "line_states"),
-    ("auditor.hipify.references", "find_references"), ("auditor.xlang.exports", "defined_functions"),
-    ("auditor.engines.python", "scan_python"),
+    ("auditor.parse.cuda", "parse"), ("auditor.parse.cuda", "blank_macro_shapes"),
+    ("auditor.parse.cuda", "read_across"), ("auditor.parse.cuda", "inventory"),
+    ("auditor.match.engines.cuda", "scan_cuda"), ("auditor.parse.preproc", "line_states"),
+    ("auditor.match.hipify.references", "find_references"), ("auditor.match.xlang.exports", "defined_functions"),
+    ("auditor.match.engines.python", "scan_python"),
 )
 
 
@@ -51,7 +51,7 @@ def _timed(function: Callable, key: str, totals: Counter, calls: Counter, active
 
 
 def _check(tree: Path) -> int:
-    import auditor.runner.workers as workers
+    import auditor.run.runner.workers as workers
     from auditor.cli.app import main
 
     workers.fork_available = lambda: False  # type: ignore[attr-defined]  # every file in this process, profiled

@@ -16,12 +16,12 @@ from scripts.pin_fixtures import FIXTURES  # noqa: E402
 
 def render(name: str, path: Path) -> dict[str, str]:
     """The report files for one fixture: {file name: text}."""
-    from auditor.pipeline import audit
+    from auditor.run.pipeline import audit
     from auditor.report.html import render_html
     from auditor.report.json import render_json
     from auditor.report.markdown import render_markdown
     from auditor.report.terminal import render_terminal
-    from auditor.rulebook import load_rulebook
+    from auditor.match.rulebook import load_rulebook
 
     report = audit([path], load_rulebook(), shown_root=path.relative_to(REPO).as_posix())
     buffer = io.StringIO()

@@ -6,7 +6,8 @@ Stages are counted exclusively (a parse inside the scan is parse, not match): di
 and macro pre-passes), parse (each tree-sitter and Python parse, recovery rounds included), match (the rest of
 the scan), judge (the report built from the results: reach model, dispositions, link, verdicts), report
 (rendering and writing it), other (start-up, imports, the rulebook, what lies between). The stages are found by
-wrapping the functions that run them; one missing after a refactor counts as other.
+wrapping the functions that run them (in this layout or the one before the stage folders, to compare
+installations); one missing after a refactor counts as other.
 """
 from __future__ import annotations
 
@@ -26,8 +27,8 @@ TIMED = {"discover": "discovery", "build pre-pass": "build model", "macro pre-pa
          "scan": "match", "report": "judge"}
 # (stage, candidate modules, attribute): the function as its caller looks it up (a module attribute there)
 WRAPPED = (
-    ("parse", ("auditor.parsing.cuda", "auditor.parse.cuda"), "parse"),
-    ("parse", ("auditor.inputs.code",), "parse"),
+    ("parse", ("auditor.parse.cuda", "auditor.parsing.cuda"), "parse"),
+    ("parse", ("auditor.match.inputs.code", "auditor.inputs.code"), "parse"),
     ("report", ("auditor.cli.app",), "emit"),
 )
 
@@ -78,7 +79,7 @@ def instrument(clock: Clock) -> None:
         module = _module(candidates)
         if module is not None and hasattr(module, attribute):
             setattr(module, attribute, clock.wrap(stage, getattr(module, attribute)))
-    context = _module(("auditor.pipeline.context",))
+    context = _module(("auditor.run.pipeline.context", "auditor.pipeline.context"))
     if context is not None and hasattr(context, "timed"):
         original = context.timed
 
@@ -87,7 +88,8 @@ def instrument(clock: Clock) -> None:
             with original(timings, stage), clock.stage(TIMED.get(stage, "other")):
                 yield
         context.timed = timed
-    for candidates in (("auditor.runner.workers",), ("auditor.runner.isolate",)):
+    for candidates in (("auditor.run.runner.workers", "auditor.runner.workers"),
+                       ("auditor.run.runner.isolate", "auditor.runner.isolate")):
         module = _module(candidates)
         if module is not None and hasattr(module, "fork_available"):   # every file scanned here, counted
             module.fork_available = lambda: False

@@ -17,7 +17,7 @@ FIXTURES = REPO / "fixtures"
 SESSION_CACHE = tempfile.mkdtemp(prefix="rocm-audit-test-cache-")
 os.environ["ROCM_AUDIT_CACHE_DIR"] = SESSION_CACHE
 os.environ["XDG_CACHE_HOME"] = SESSION_CACHE + "-home"   # the user cache directory (HTML reports)
-os.environ["XDG_STATE_HOME"] = SESSION_CACHE + "-state"   # the cache key (auditor/runner/cachetrust) is made there
+os.environ["XDG_STATE_HOME"] = SESSION_CACHE + "-state"   # the cache key (auditor/run/runner/cachetrust) is made there
 atexit.register(shutil.rmtree, SESSION_CACHE + "-state", True)
 atexit.register(shutil.rmtree, SESSION_CACHE + "-home", True)
 atexit.register(shutil.rmtree, SESSION_CACHE, True)

@@ -74,10 +74,10 @@ def checkout_point(root: Path, commit_id: str, into: Path) -> dict:
 
 
 def scanned_point(tree: Path) -> dict:
-    from auditor.commandline.settings import parse_settings
+    from auditor.cli.settings import parse_settings
     from auditor.history.record import Where, run_record
-    from auditor.invocation.runsetup import rulebook_for, scan_options
-    from auditor.pipeline import audit
+    from auditor.run.invocation.runsetup import rulebook_for, scan_options
+    from auditor.run.pipeline import audit
 
     settings = parse_settings([str(tree), "--no-cache", "-j", "1"])
     run = run_record(audit([tree], rulebook_for(settings), scan_options(settings), root=tree), Where("", "", ""))

@@ -3,9 +3,9 @@
 (`vendors/hip.h`, its `#define`s and device functions) maps the names they use."""
 from __future__ import annotations
 
-from auditor.rocmpath.model import Evidence, RocmPath
-from auditor.rocmpath.provenance import _resolved
-from auditor.rocmpath.redefine import undefined_in_shims
+from auditor.model.rocmpath.model import Evidence, RocmPath
+from auditor.model.rocmpath.provenance import _resolved
+from auditor.model.rocmpath.redefine import undefined_in_shims
 from tests.conftest import write_tree
 
 SHIM = ("#pragma once\n#include <hip/hip_runtime.h>\n"

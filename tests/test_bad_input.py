@@ -33,7 +33,7 @@ def test_bad_files_are_listed_and_good_findings_kept(tmp_path, run_json):
     errors = {e["path"]: e["message"] for e in report["errors"]}
     assert errors["bin/kernel.cu"] == "binary file (NUL bytes)"
     partial = {e["path"]: e["reason"] for e in report["partial"]}
-    assert "broken/syntax.py" not in errors   # scanned past its bad line (auditor/parsing/pyrecover.py)
+    assert "broken/syntax.py" not in errors   # scanned past its bad line (auditor/parse/pyrecover.py)
     assert partial["broken/syntax.py"].startswith("cannot parse: syntax error at line 1")
     assert errors["broken/notebook.ipynb"].startswith("cannot parse: notebook is not valid JSON")
     assert errors["broken/pyproject.toml"].startswith("invalid TOML")
@@ -143,8 +143,8 @@ def test_a_fifo_or_device_named_on_the_command_line_fails_the_run_without_blocki
 
 
 def test_a_fifo_swapped_in_after_discovery_is_refused_at_once(tmp_path):
-    from auditor.rulebook import load_rulebook
-    from auditor.scan.file import scan_file
+    from auditor.match.rulebook import load_rulebook
+    from auditor.run.scan.file import scan_file
     from auditor.types import SourceFile
 
     fifo = tmp_path / "kernel.cu"

@@ -1,7 +1,7 @@
 """CMake and Makefile branches behind a ROCm switch are ROCm paths that already exist."""
-from auditor.parsing.buildblocks import excluded_lines
-from auditor.rulebook import load_rulebook
-from auditor.scan.file import scan_text_as
+from auditor.parse.buildblocks import excluded_lines
+from auditor.match.rulebook import load_rulebook
+from auditor.run.scan.file import scan_text_as
 
 PATTERN = load_rulebook().own_context.guards.build   # the text rules' [build] tests
 

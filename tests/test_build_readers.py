@@ -3,7 +3,7 @@ compiles each source when the switch is held in a variable, and what that does t
 import json
 
 from auditor.cli.app import main
-from auditor.rocmpath.pybuild import read_python_build
+from auditor.model.rocmpath.pybuild import read_python_build
 from tests.conftest import write_tree
 
 # torchao's setup.py, reduced: the switches are variables, the extension class is chosen by one, the CUDA sources

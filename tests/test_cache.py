@@ -1,4 +1,4 @@
-"""The result cache (auditor/runner/cache.py): a re-run reuses results only when nothing they depend on changed."""
+"""The result cache (auditor/run/runner/cache.py): a re-run reuses results only when nothing they depend on changed."""
 import json
 import os
 import subprocess
@@ -7,9 +7,9 @@ from pathlib import Path
 
 import pytest
 
-import auditor.runner.workers
-from auditor.runner.cache import EVICTION_MARKER
-from auditor.runner.cache import EntryStore, cache_directory
+import auditor.run.runner.workers
+from auditor.run.runner.cache import EVICTION_MARKER
+from auditor.run.runner.cache import EntryStore, cache_directory
 from auditor.cli.app import main
 from auditor.util.errors import ToolError
 from tests.conftest import FIXTURES, write_tree
@@ -60,14 +60,14 @@ class _Scanned:
 @pytest.fixture
 def scans(monkeypatch, tmp_path):
     log = tmp_path / "scanned.log"
-    real = auditor.runner.workers.scan_with_budget
+    real = auditor.run.runner.workers.scan_with_budget
 
     def counting(source, *args, **kwargs):
         with open(log, "a") as handle:
             handle.write(source.path + "\n")
         return real(source, *args, **kwargs)
 
-    monkeypatch.setattr(auditor.runner.workers, "scan_with_budget", counting)
+    monkeypatch.setattr(auditor.run.runner.workers, "scan_with_budget", counting)
     return _Scanned(log)
 
 
@@ -153,7 +153,7 @@ def test_only_the_users_own_config_sets_the_cache(tmp_path, capsys, monkeypatch)
     """A config file in the scanned tree may not choose which cache is read (a planted entry would be read back);
     the user's own, named with --config from outside the tree, may."""
     monkeypatch.delenv("ROCM_AUDIT_CACHE_DIR")
-    monkeypatch.setattr("auditor.runner.cachetrust.place.default_directory", lambda: tmp_path / "default")
+    monkeypatch.setattr("auditor.run.runner.cachetrust.place.default_directory", lambda: tmp_path / "default")
     repo = write_tree(tmp_path / "repo", {".rocm-audit.toml": 'cache-dir = "../cache"\n', "a.py": "import pynvml\n"})
     main([str(repo), "--format", "json", "--no-progress", "--fail-on", "never"])
     assert ".rocm-audit.toml:1: cache-dir ignored" in capsys.readouterr().err
@@ -284,7 +284,7 @@ def test_an_edit_behind_an_old_mtime_is_still_seen(tmp_path, capsys, scans):
 def test_unchanged_files_are_not_read_again(tmp_path, capsys, scans, monkeypatch):
     """One file edited in a tree of many: the warm run reads only that one (the others found by their stat),
     for the scan and for the macro pre-pass alike."""
-    import auditor.runner.macros
+    import auditor.run.runner.macros
 
     files = {f"k{n}.cu": KERNEL for n in range(6)} | {"arch.h": ARCH_HEADER} | {f"m{n}.py": "import pynvml\n"
                                                                                 for n in range(6)}
@@ -295,7 +295,7 @@ def test_unchanged_files_are_not_read_again(tmp_path, capsys, scans, monkeypatch
     old = os.stat(repo / "m1.py").st_mtime
     os.utime(repo / "m0.py", (old, old))      # only this file's stat changes (aging all would touch every ctime)
     read: list[str] = []
-    real_read, real_open = auditor.runner.workers.read_bytes, open
+    real_read, real_open = auditor.run.runner.workers.read_bytes, open
 
     def reading(source, *args):
         read.append(source.path)
@@ -305,8 +305,8 @@ def test_unchanged_files_are_not_read_again(tmp_path, capsys, scans, monkeypatch
         read.append(Path(path).name)
         return real_open(path, *args, **kwargs)
 
-    monkeypatch.setattr(auditor.runner.workers, "read_bytes", reading)
-    monkeypatch.setattr(auditor.runner.macros, "open", opening, raising=False)
+    monkeypatch.setattr(auditor.run.runner.workers, "read_bytes", reading)
+    monkeypatch.setattr(auditor.run.runner.macros, "open", opening, raising=False)
     del scans[:]
     warm = audit_json(capsys, repo, "--cache-dir", cache)
     assert read == ["m0.py"] and scans == ["m0.py"]
@@ -327,7 +327,7 @@ def test_a_file_written_just_now_is_not_trusted_by_its_stat(tmp_path, capsys, sc
 def test_planted_report_index_and_macro_entries_of_the_wrong_shape_are_misses(tmp_path, capsys, scans):
     """Entries with a valid checksum but another shape (as a tool or a person with write access to the cache
     could leave) decode to nothing: the run scans again and its output is the cold one."""
-    from auditor.runner.cache import FORMAT, EntryStore
+    from auditor.run.runner.cache import FORMAT, EntryStore
 
     repo = aged(write_tree(tmp_path / "repo", {"arch.h": ARCH_HEADER, "kernel.cu": KERNEL, "a.py": "import pynvml\n"}))
     cache = tmp_path / "cache"

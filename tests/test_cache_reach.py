@@ -7,10 +7,10 @@ import stat
 
 import pytest
 
-from auditor.runner.cache import EntryStore, result_cache
-from auditor.runner.cachetrust import KEY_BYTES, cache_secret, secret_path
+from auditor.run.runner.cache import EntryStore, result_cache
+from auditor.run.runner.cachetrust import KEY_BYTES, cache_secret, secret_path
 from auditor.cli.app import main
-from auditor.rulebook import load_rulebook
+from auditor.match.rulebook import load_rulebook
 from auditor.types import SourceFile
 from tests.gitrepo import GitRepo
 

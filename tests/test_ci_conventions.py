@@ -8,7 +8,7 @@ import pytest
 from auditor.cli.app import main
 from tests.conftest import REPO, write_tree
 
-SARIF_SCHEMA = json.loads((REPO / "auditor" / "schema" / "sarif-github.schema.json").read_text())
+SARIF_SCHEMA = json.loads((REPO / "auditor" / "report" / "schema" / "sarif-github.schema.json").read_text())
 
 
 def run(capsys, *args) -> tuple[int, str, str]:

@@ -8,11 +8,11 @@ import pytest
 import yaml
 
 from auditor.cli.app import main
-from auditor.discover.files import classify
+from auditor.run.discover.files import classify
 from tests.conftest import FIXTURES, REPO, write_tree
 from tests.gitrepo import GitRepo
 
-SARIF_SCHEMA = json.loads((REPO / "auditor" / "schema" / "sarif-github.schema.json").read_text())
+SARIF_SCHEMA = json.loads((REPO / "auditor" / "report" / "schema" / "sarif-github.schema.json").read_text())
 
 
 def run_format(capsys, *args) -> tuple[int, str]:

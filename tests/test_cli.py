@@ -10,7 +10,7 @@ import pytest
 from auditor.cli.app import main
 from tests.conftest import REPO, write_tree
 
-SCHEMA = json.loads((REPO / "auditor" / "schema" / "report.schema.json").read_text())
+SCHEMA = json.loads((REPO / "auditor" / "report" / "schema" / "report.schema.json").read_text())
 
 BLOCKED_APP = {
     "serve.py": "import tensorrt_llm\nfrom tensorrt_llm import LLM\n\nllm = LLM(model='meta-llama/Llama-3-8B')\n",
@@ -119,7 +119,7 @@ def test_terminal_summary_lists_verdict_and_worst_findings(tmp_path, capsys):
 
 @pytest.mark.slow
 def test_parallel_scan_gives_identical_output(capsys):
-    from auditor.runner.workers import IN_PROCESS_BELOW
+    from auditor.run.runner.workers import IN_PROCESS_BELOW
 
     outputs = []
     for jobs in ("1", "2"):
@@ -140,7 +140,7 @@ def test_rules_and_rule_commands(capsys):
     assert main(["rules"]) == 0
     listing = capsys.readouterr().out
     assert "RA" in listing and "critical" in listing
-    from auditor.rulebook import load_rulebook
+    from auditor.match.rulebook import load_rulebook
 
     first = load_rulebook().rules[0]
     assert main(["rule", first.id]) == 0

@@ -1,4 +1,4 @@
-"""Each command line is read into the settings of its own command (auditor/commandline/commands.py), composed of
+"""Each command line is read into the settings of its own command (auditor/cli/commands.py), composed of
 the concerns that command uses: `rules` carries no scan scope or gate, `fix` no report format, `check` no fix
 flags. And a scanned tree's config is still held to what a repository may set whichever type it lands in."""
 from __future__ import annotations
@@ -8,12 +8,12 @@ from pathlib import Path
 
 import pytest
 
-from auditor.commandline.commands import (
+from auditor.cli.commands import (
     BaselineSettings, CheckSettings, ConfigSettings, CoverageSettings, FixSettings, HistorySettings, RuleSettings,
     RulesSettings,
 )
-from auditor.commandline.concerns import Cache, Gate, Output, RuleChoice, Scope
-from auditor.commandline.settings import UsageError, check_settings, parse_settings
+from auditor.cli.concerns import Cache, Gate, Output, RuleChoice, Scope
+from auditor.cli.settings import UsageError, check_settings, parse_settings
 from auditor.types import Severity
 from tests.conftest import write_tree
 
@@ -90,6 +90,6 @@ def test_a_scanned_trees_config_still_cannot_open_the_gate_of_any_command(tmp_pa
 
 def test_every_command_the_parser_knows_has_its_function():
     from auditor.cli.app import COMMANDS
-    from auditor.commandline.parser import SUBCOMMANDS
+    from auditor.cli.parser import SUBCOMMANDS
 
     assert set(COMMANDS) == set(SUBCOMMANDS) - {"fleet"}   # fleet reads its own flags (cli/app.py main)

@@ -1,7 +1,7 @@
 """The CUDA engine on real-looking kernels: one finding per asm statement, at the statement, showing its
 instruction's line; subjects."""
-from auditor.rulebook import load_rulebook
-from auditor.scan.file import scan_text_as
+from auditor.match.rulebook import load_rulebook
+from auditor.run.scan.file import scan_text_as
 
 RULEBOOK = load_rulebook()
 

@@ -1,6 +1,6 @@
 from pathlib import Path
 
-from auditor.discover.files import classify, discover
+from auditor.run.discover.files import classify, discover
 
 
 def test_classify_kinds():
@@ -71,7 +71,7 @@ def test_vendored_code_and_submodules_are_skipped_unless_asked(tmp_path: Path):
 
 
 def test_pictures_and_notes_named_after_a_dockerfile_are_not_dockerfiles():
-    from auditor.discover.files import classify
+    from auditor.run.discover.files import classify
     assert classify("docs/dockerfile-layers.png") is None
     assert classify("docker/Dockerfile.md") is None
     assert classify("docker/Dockerfile.rocm") == "container"

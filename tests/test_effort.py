@@ -144,7 +144,7 @@ def test_hipify_review_scales_with_unconverted_references_and_validation_with_ke
 
 
 def test_assumptions_name_a_source_for_every_constant():
-    from auditor.analysis.effort import load_model
+    from auditor.judge.analysis.effort import load_model
 
     texts = " ".join(a.source for a in load_model().assumptions)
     for table in ("site", "dependency"):
@@ -170,7 +170,7 @@ OPS = ("append", "decode", "prefill", "rope", "norm", "topk", "sample", "gather"
 
 
 def test_files_named_by_a_generators_hash_are_one_family():
-    from auditor.analysis.effort import family
+    from auditor.judge.analysis.effort import family
 
     assert family("csrc/moe/moe_gemm_276cec1f1d2c8ba1e4cb_kernel.cu") \
         == family("csrc/moe/moe_gemm_03fb1f7512d6581b0273_kernel.cu")

@@ -15,7 +15,7 @@ def test_underscored_driver_symbol_is_scanned_and_reported(tmp_path, run_json):
 
 
 def test_debug_shows_a_files_internal_error_with_its_traceback(tmp_path, capfd, monkeypatch):
-    from auditor.inputs.code import CudaEngine
+    from auditor.match.inputs.code import CudaEngine
 
     def broken(*args, **kwargs):
         raise TypeError("engine bug for the test")

@@ -185,16 +185,16 @@ def test_unread_lines_the_change_did_not_add_or_with_no_rule_words_stay_partial(
 
 
 def test_a_worker_that_dies_on_a_file_fails_the_run(tmp_path, capfd, monkeypatch):
-    import auditor.runner.workers
+    import auditor.run.runner.workers
 
-    real = auditor.runner.workers.scan_file
+    real = auditor.run.runner.workers.scan_file
 
     def dies_on_crash(source, *args, **kwargs):
         if source.path == "app/crash.py":
             os._exit(9)    # as a segfault in a parser would end the child
         return real(source, *args, **kwargs)
 
-    monkeypatch.setattr(auditor.runner.workers, "scan_file", dies_on_crash)
+    monkeypatch.setattr(auditor.run.runner.workers, "scan_file", dies_on_crash)
     repo = pull_request(tmp_path, {"app/crash.py": "import os\n", "app/other.py": "import pynvml\n"})
     code, out, _ = run(capfd, repo, "check", ".", "--no-progress", "-q", "--no-cache", "-j", "1",
                        "--fail-on", "critical")

@@ -13,8 +13,8 @@ from pathlib import Path
 import pytest
 
 from auditor.cli.app import main
-from auditor.pipeline import audit
-from auditor.rulebook import load_rulebook
+from auditor.run.pipeline import audit
+from auditor.match.rulebook import load_rulebook
 from tests.conftest import FIXTURES, write_tree
 
 pytestmark = pytest.mark.slow   # fix end to end on the fixtures

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from auditor.pipeline import ScanOptions
+from auditor.run.pipeline import ScanOptions
 from auditor.fix.apply import run_fix, write_all
 from auditor.fix.data import FixDataError, load_fixes, shipped_fixes
-from auditor.rulebook import load_rulebook
+from auditor.match.rulebook import load_rulebook
 
 pytestmark = pytest.mark.slow   # every fix example, and nvcc where installed
 

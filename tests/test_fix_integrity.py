@@ -15,8 +15,8 @@ import pytest
 from auditor.cli.app import main
 from auditor.fix.apply import run_fix, write_all
 from auditor.fix.data import shipped_fixes
-from auditor.pipeline import ScanOptions, audit
-from auditor.rulebook import load_rulebook
+from auditor.run.pipeline import ScanOptions, audit
+from auditor.match.rulebook import load_rulebook
 from tests.conftest import FIXTURES, write_tree
 
 pytestmark = pytest.mark.slow   # fix end to end on the fixtures, then check on the fixed tree

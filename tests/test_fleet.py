@@ -12,7 +12,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.fleet.sources import expand
+from auditor.cli.fleet.sources import expand
 from tests.conftest import write_tree
 from tests.fleetrepos import PORTABLE, TRT, VERDICTS, check_json, make_org, run_cli, run_fleet
 from tests.gitrepo import GitRepo
@@ -140,7 +140,7 @@ def test_git_url_is_fetched_bare_and_read_from_objects(tmp_path):
 
 
 class MemoryRecorder:
-    """The Recorder protocol (auditor/fleet/recorder.py) over a dict, standing in for the history store."""
+    """The Recorder protocol (auditor/cli/fleet/recorder.py) over a dict, standing in for the history store."""
 
     def __init__(self):
         self.runs: dict[str, list[tuple[str | None, str, str]]] = {}
@@ -154,7 +154,7 @@ class MemoryRecorder:
 
 
 def test_resume_skips_repositories_whose_head_is_unchanged(tmp_path):
-    from auditor.fleet.command import fleet_command
+    from auditor.cli.fleet.command import fleet_command
 
     org = tmp_path / "org"
     portable = GitRepo(org / "portable", PORTABLE)

@@ -147,7 +147,7 @@ def test_the_pre_pass_in_a_child_gives_the_report_the_serial_one_gives(tmp_path,
     process with -j 1: the same report either way."""
     import json
 
-    import auditor.pipeline.context as context
+    import auditor.run.pipeline.context as context
     from auditor.cli.app import main
     from tests.conftest import write_tree
 
@@ -171,7 +171,7 @@ def test_the_pre_pass_in_a_child_gives_the_report_the_serial_one_gives(tmp_path,
         overlapped.append(True)
         return real(work, meanwhile)
     monkeypatch.setattr(context, "alongside", recording)
-    monkeypatch.setattr("auditor.commandline.settings.default_jobs", lambda: 2)   # -j 2 even on one core
+    monkeypatch.setattr("auditor.cli.settings.default_jobs", lambda: 2)   # -j 2 even on one core
     reports = []
     for jobs in ("1", "2"):
         main([str(root), "--format", "json", "--no-progress", "--no-cache", "-j", jobs])

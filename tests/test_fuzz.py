@@ -4,13 +4,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from auditor.parsing.manifest import READERS, ManifestError, pip_install_commands
-from auditor.parsing.preproc import line_states
+from auditor.parse.manifest import READERS, ManifestError, pip_install_commands
+from auditor.parse.preproc import line_states
 from auditor.truth.cpp import PreprocFacts, evaluate
-from auditor.rulebook import load_rulebook
-from auditor.scan.file import InputError, decode, scan_file
+from auditor.match.rulebook import load_rulebook
+from auditor.run.scan.file import InputError, decode, scan_file
 from auditor.types import SourceFile
-from auditor.scan.suppress import read_suppressions
+from auditor.match.suppress import read_suppressions
 
 pytestmark = pytest.mark.slow   # property-based runs (hypothesis)
 
@@ -87,7 +87,7 @@ def test_readers_never_raise_unexpectedly(text):
 ))
 def test_baseline_and_config_readers_fail_only_with_their_own_errors(data, tmp_path_factory):
     from auditor.config import ConfigError, read_config
-    from auditor.gate.change import GateError, read_baseline
+    from auditor.run.gate.change import GateError, read_baseline
 
     folder = tmp_path_factory.mktemp("readers")
     baseline = folder / ".rocm-audit-baseline.json"

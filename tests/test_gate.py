@@ -13,7 +13,7 @@ from tests.gitrepo import GitRepo, git
 
 pytestmark = pytest.mark.slow   # git repositories: --diff-base and baselines end to end
 
-REPORT_SCHEMA = json.loads((REPO / "auditor" / "schema" / "report.schema.json").read_text())
+REPORT_SCHEMA = json.loads((REPO / "auditor" / "report" / "schema" / "report.schema.json").read_text())
 
 SERVE = (
     "import os\n"

@@ -1,7 +1,7 @@
 """A rule with `callers = true` (RA504, nvidia-smi) reports the calls of a helper only when the helper hands the
 command out; a helper that runs the command itself is the one place to change."""
-from auditor.rulebook import load_rulebook
-from auditor.scan.file import scan_text_as
+from auditor.match.rulebook import load_rulebook
+from auditor.run.scan.file import scan_text_as
 
 RULEBOOK = load_rulebook()
 

@@ -5,11 +5,11 @@ from fnmatch import fnmatch
 
 import pytest
 
-from auditor.hipify.apitable import COLUMNS, STATUSES, ApiEntry, TableError, make_table, parse_table, render_table
-from auditor.hipify.coverage import coverage
-from auditor.hipify.perl import HipifyPerlError, read_hipify_perl
-from auditor.rulebook import RuleError, load_rulebook, parse_rule
-from auditor.scan.file import scan_text_as
+from auditor.match.hipify.apitable import COLUMNS, STATUSES, ApiEntry, TableError, make_table, parse_table, render_table
+from auditor.match.hipify.coverage import coverage
+from auditor.match.hipify.perl import HipifyPerlError, read_hipify_perl
+from auditor.match.rulebook import RuleError, load_rulebook, parse_rule
+from auditor.run.scan.file import scan_text_as
 from auditor.types import FileCoverage, FileFacts, FileResult
 from tests.conftest import FIXTURES, REPO, write_tree
 
@@ -137,7 +137,7 @@ def test_json_and_terminal_surfaces(run_json, tmp_path):
 
     root = write_tree(tmp_path / "repo", {"k.cu": GRAPH_STEP.read_text()})
     _, report = run_json(root, "--fail-on", "never")
-    schema = json.loads((REPO / "auditor" / "schema" / "report.schema.json").read_text())
+    schema = json.loads((REPO / "auditor" / "report" / "schema" / "report.schema.json").read_text())
     jsonschema.validate(report, schema)
     cov = report["coverage"]
     assert cov["total"] == {"converted_refs": 43, "unconverted_refs": 5, "percent": 89.6,

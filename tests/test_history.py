@@ -137,12 +137,12 @@ def test_points_already_recorded_are_reused(project, tmp_path, capsys, monkeypat
     root, ids = project
     db = tmp_path / "h.db"
     first = as_json(capsys, root, "--db", db)
-    import auditor.pipeline
+    import auditor.run.pipeline
 
     def no_scan(*args, **kwargs):
         raise AssertionError("a recorded point was scanned again")
 
-    monkeypatch.setattr(auditor.pipeline, "audit", no_scan)
+    monkeypatch.setattr(auditor.run.pipeline, "audit", no_scan)
     assert as_json(capsys, root, "--db", db) == first
     import sqlite3
 

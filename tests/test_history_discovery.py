@@ -50,10 +50,10 @@ def test_a_tracked_file_a_gitignore_matches_counts_in_history_as_in_a_checkout(t
 def test_the_listing_finds_what_the_walk_of_a_checkout_finds(tmp_path):
     """Discovery from the commit's listing against discover() on a clone of it: submodules and vendored or
     always-skipped directories (recorded or not), links, excludes, ignored but tracked files, a subdirectory."""
-    from auditor.discover.files import discover
+    from auditor.run.discover.files import discover
     from auditor.history.gitobjects import TreeWriter
     from auditor.history.listing import discover_listing
-    from auditor.pipeline.options import ScanOptions
+    from auditor.run.pipeline.options import ScanOptions
 
     root = tmp_path / "repo"
     root.mkdir()

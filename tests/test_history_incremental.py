@@ -7,11 +7,11 @@ from pathlib import Path
 
 import pytest
 
-from auditor.runner import workers as runner
-from auditor.runner.cache import result_cache
-from auditor.discover.files import discover
-from auditor.rulebook import load_rulebook
-from auditor.runner.workers import scan_all
+from auditor.run.runner import workers as runner
+from auditor.run.runner.cache import result_cache
+from auditor.run.discover.files import discover
+from auditor.match.rulebook import load_rulebook
+from auditor.run.runner.workers import scan_all
 from tests.history_repo import POINT_FIELDS, cold_point, history_points, linear_history
 
 pytestmark = pytest.mark.slow   # scans of git histories
@@ -120,9 +120,9 @@ def test_the_macro_pre_pass_answer_is_reused_only_for_the_same_files_with_the_sa
     no file; a changed #define, a file added or the guards changed give a fresh answer, as without a cache."""
     import os
 
-    from auditor.runner import macros
-    from auditor.runner.cache import EntryStore
-    from auditor.runner.runcache import FileIndex
+    from auditor.run.runner import macros
+    from auditor.run.runner.cache import EntryStore
+    from auditor.run.runner.runcache import FileIndex
 
     tree = tmp_path / "tree"
     flags = "#if defined(__CUDA_ARCH__)\n#define HAS_PTX 1\n#endif\n"

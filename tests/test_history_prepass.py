@@ -8,7 +8,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.rocmpath import provenance, pybuild
+from auditor.model.rocmpath import provenance, pybuild
 from tests.history_repo import POINT_FIELDS, cold_point, history_points, linear_history
 from tests.test_build_readers import CPU_OP, TMA_KERNEL, TORCHAO_LIKE_SETUP
 

@@ -12,7 +12,7 @@ import pytest
 from markupsafe import escape
 
 from auditor.cli.app import default_html_path, main
-from auditor.commandline.settings import DEFAULT_HTML, parse_settings
+from auditor.cli.settings import DEFAULT_HTML, parse_settings
 from scripts.screenshot import CHROMIUM_ARGS
 from tests.conftest import FIXTURES, write_tree
 
@@ -111,9 +111,9 @@ def test_rule_docs_render_markdown_and_messages_end_once(tmp_path):
 
 def test_page_data_is_bounded_whatever_the_number_of_findings(monkeypatch, tmp_path):
     """Every group lists its first site, the rest share a budget; groups past the cap are counted, not lost."""
-    from auditor.pipeline import audit
+    from auditor.run.pipeline import audit
     from auditor.report import html as html_report
-    from auditor.rulebook import load_rulebook
+    from auditor.match.rulebook import load_rulebook
 
     write_tree(tmp_path, {f"k{i}.cu": "".join(f"__device__ int f{j}(int m) {{ return threadIdx.x & 31; }}\n"
                                                for j in range(12)) for i in range(6)})
@@ -347,10 +347,10 @@ def test_dependency_table_lists_each_package_once_with_every_place(tmp_path):
 def test_rocm_path_dispositions_are_filters_and_not_built_code_is_hidden_by_default(browser, tmp_path):
     """Each finding's disposition is a filter; code a ROCm build does not compile (guarded, not built, …) and
     tests, examples and CI are one click away, not in the default count."""
-    from auditor.pipeline import audit
+    from auditor.run.pipeline import audit
     from auditor.report import html as html_report
     from auditor.report import plan
-    from auditor.rulebook import load_rulebook
+    from auditor.match.rulebook import load_rulebook
 
     report = audit([FIXTURES / "llm_serving"], load_rulebook(), shown_root="llm_serving")
     out = tmp_path / "r.html"
@@ -397,9 +397,9 @@ def test_each_component_links_to_exactly_its_findings(browser, tmp_path):
 def test_the_verdict_reason_renders_its_code_spans_escaped(tmp_path):
     """The reason names commands and flags in Markdown code spans: the page shows them as code, never as raw
     backticks, and text from the scanned tree inside them stays escaped."""
-    from auditor.pipeline import audit
+    from auditor.run.pipeline import audit
     from auditor.report.html import render_html
-    from auditor.rulebook import load_rulebook
+    from auditor.match.rulebook import load_rulebook
 
     report = audit([FIXTURES / "rocm_paths" / "p1_backend_switch"], load_rulebook(), shown_root="p1")
     page = render_html(report)

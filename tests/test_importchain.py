@@ -1,12 +1,12 @@
-"""Imports of modules that cannot be imported on ROCm (RA920, auditor/xlang/importchain.py), on a package shaped
+"""Imports of modules that cannot be imported on ROCm (RA920, auditor/match/xlang/importchain.py), on a package shaped
 like flashinfer's (a `comm/__init__.py` that re-exports a vLLM-style ctypes wrapper of libcudart, a `utils.py`
 that imports pynvml at module level), and CUDA source held in Python strings for a JIT compile."""
 import pytest
 
-from auditor.pipeline import audit
-from auditor.rulebook import load_rulebook
+from auditor.run.pipeline import audit
+from auditor.match.rulebook import load_rulebook
 from auditor.types import Severity
-from auditor.xlang.importchain import MAX_DEPTH, module_names
+from auditor.match.xlang.importchain import MAX_DEPTH, module_names
 from tests.conftest import write_tree
 
 CUDA_IPC = """\

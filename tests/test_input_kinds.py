@@ -1,16 +1,16 @@
-"""The registry of input kinds (auditor/inputs/kinds.py) is the one place a kind is known: discovery, the scan,
+"""The registry of input kinds (auditor/match/inputs/kinds.py) is the one place a kind is known: discovery, the scan,
 the rulebook's text kinds and `fix`'s lanes read it, and every engine returns a typed EngineResult."""
 from __future__ import annotations
 
 from dataclasses import replace
 
-from auditor.inputs import kinds
-from auditor.inputs.engine import NO_FACTS, EngineResult, ScanInput
-from auditor.inputs.textual import TextEngine
-from auditor.rulebook import load_rulebook
-from auditor.rulebook.context import ScanContext
-from auditor.rulebook.schema import TEXT_KINDS
-from auditor.scan.file import scan_text_as
+from auditor.match.inputs import kinds
+from auditor.match.inputs.engine import NO_FACTS, EngineResult, ScanInput
+from auditor.match.inputs.textual import TextEngine
+from auditor.match.rulebook import load_rulebook
+from auditor.match.rulebook.context import ScanContext
+from auditor.match.rulebook.schema import TEXT_KINDS
+from auditor.run.scan.file import scan_text_as
 from tests.conftest import write_tree
 
 

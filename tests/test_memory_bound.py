@@ -1,4 +1,4 @@
-"""Each process that scans files has a memory ceiling (auditor/runner/memory.py): a file whose parse needs more
+"""Each process that scans files has a memory ceiling (auditor/run/runner/memory.py): a file whose parse needs more
 (CPython's parser keeps about 1 KB per element of a list literal) is a file that could not be scanned, which fails
 the gate closed, never a crash or a machine out of memory."""
 import re
@@ -6,7 +6,7 @@ import resource
 
 from tests.conftest import write_tree
 from auditor.cli.app import main
-from auditor.runner.memory import limit_this_process
+from auditor.run.runner.memory import limit_this_process
 
 
 def data_now() -> int:

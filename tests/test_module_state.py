@@ -1,5 +1,5 @@
 """No module-level mutable state in auditor/: a run's indexes, gates and compiled queries live in its
-context (auditor/pipeline/context.py, auditor/rulebook/context.py), not in module globals that one run leaves
+context (auditor/run/pipeline/context.py, auditor/match/rulebook/context.py), not in module globals that one run leaves
 behind for the next. Read with `ast`; the few exceptions are listed below, each with the reason it must be
 process-wide. A memoised function (functools.cache / lru_cache) must be a pure function of immutable inputs, and is
 listed with the argument for it, so a new one is argued for in review."""
@@ -18,53 +18,53 @@ CONTAINERS = {"dict", "list", "set", "defaultdict", "OrderedDict", "Counter", "d
 
 # (module, name): why it is process-wide state by nature.
 PROCESS_STATE = {
-    ("auditor/runner/workers.py", "_Worker"):
+    ("auditor/run/runner/workers.py", "_Worker"):
         "a worker process's own copy of the run's scan context, set once by the process pool's initializer (the "
         "one way ProcessPoolExecutor hands a worker per-process data); the parent never reads it",
-    ("auditor/runner/isolate.py", "Watchdog"):
+    ("auditor/run/runner/isolate.py", "Watchdog"):
         "one watchdog thread per process ends a scan stuck in C code; the deadline it watches is the process's",
-    ("auditor/fleet/tasks.py", "_RUNNING"):
+    ("auditor/cli/fleet/tasks.py", "_RUNNING"):
         "the scan processes this process started, which its interrupt handling must end (stop_all): a signal "
         "reaches the process, not a run",
-    ("auditor/runner/workers.py", "_LOADED"):
+    ("auditor/run/runner/workers.py", "_LOADED"):
         "results this process read from the authenticated result cache, by cache directory and key: a key is "
         "everything a result depends on and no entry is rewritten under it, so a hit is that entry (history reads "
         "each unchanged file's result once for all its points); bounded by MAX_LOADED",
-    ("auditor/parsing/python.py", "_CHILD_FIELDS"):
+    ("auditor/parse/python.py", "_CHILD_FIELDS"):
         "a memo of a pure function of Python's own ast node classes (their _fields): its input never changes",
 }
 
 # (module, function): why its memo cannot go stale or carry one run's facts into another.
 PURE_MEMOS = {
-    ("auditor/hipify/apitable.py", "shipped_table"): "no argument: the API table shipped in the package",
-    ("auditor/runner/cache.py", "tool_digest"): "no argument: rocm-audit's own code and rule files",
-    ("auditor/runner/cachetrust/key.py", "cache_secret"): "no argument: the user's key, made or read once per process",
+    ("auditor/match/hipify/apitable.py", "shipped_table"): "no argument: the API table shipped in the package",
+    ("auditor/run/runner/cache.py", "tool_digest"): "no argument: rocm-audit's own code and rule files",
+    ("auditor/run/runner/cachetrust/key.py", "cache_secret"): "no argument: the user's key, made or read once per process",
     ("auditor/util/datacodec.py", "decoder"): "a Python type",
     ("auditor/util/datacodec.py", "_hints"): "a Python type",
-    ("auditor/analysis/effort.py", "load_model"): "no argument: the shipped effort model",
-    ("auditor/rocmpath/deps.py", "_install_requires"): "a setup.py's text (str); the answer is a tuple of str",
-    ("auditor/engines/dependency.py", "_name_pattern"): "a name pattern (str)",
-    ("auditor/engines/hipify.py", "_ordered"): "a tuple of frozen rules",
-    ("auditor/engines/hipify.py", "_speaking"): "a tuple of frozen rules",
-    ("auditor/engines/python/names.py", "_name_regex"): "name patterns (a tuple of str)",
-    ("auditor/engines/python/names.py", "_last_names"): "name patterns (a tuple of str)",
-    ("auditor/engines/python/names.py", "compiled_regex"): "a regex (str)",
-    ("auditor/engines/text.py", "_compiled"): "a regex (str)",
+    ("auditor/judge/analysis/effort.py", "load_model"): "no argument: the shipped effort model",
+    ("auditor/model/rocmpath/deps.py", "_install_requires"): "a setup.py's text (str); the answer is a tuple of str",
+    ("auditor/match/engines/dependency.py", "_name_pattern"): "a name pattern (str)",
+    ("auditor/match/engines/hipify.py", "_ordered"): "a tuple of frozen rules",
+    ("auditor/match/engines/hipify.py", "_speaking"): "a tuple of frozen rules",
+    ("auditor/match/engines/python/names.py", "_name_regex"): "name patterns (a tuple of str)",
+    ("auditor/match/engines/python/names.py", "_last_names"): "name patterns (a tuple of str)",
+    ("auditor/match/engines/python/names.py", "compiled_regex"): "a regex (str)",
+    ("auditor/match/engines/text.py", "_compiled"): "a regex (str)",
     ("auditor/fix/data.py", "shipped_fixes"): "no argument: the fixes' data shipped in the package",
     ("auditor/fix/text_fixes.py", "rocm_images"): "no argument: the table of ROCm images shipped in the package",
-    ("auditor/parsing/cuda.py", "compile_query"): "a query's text (str)",
-    ("auditor/parsing/cuda.py", "call_regex"): "a query's text (str)",
+    ("auditor/parse/cuda.py", "compile_query"): "a query's text (str)",
+    ("auditor/parse/cuda.py", "call_regex"): "a query's text (str)",
     ("auditor/truth/python.py", "shipped_persona"): "no argument: the shipped guards.toml's [python] and [persona]",
     ("auditor/truth/switches.py", "shipped"): "no argument: the shipped guards.toml's build-reader switches, frozen",
-    ("auditor/rulebook/prefilter.py", "_spec_needles"): "a frozen rule spec",
-    ("auditor/rulebook/prefilter.py", "query_needles"): "a query's text (str)",
-    ("auditor/rulebook/prefilter.py", "_needle_index"): "a tuple of frozen rules (the index is not changed after it is made)",
-    ("auditor/rulebook/prefilter.py", "_query_index"): "a tuple of query texts (the automaton is not changed once made)",
+    ("auditor/match/rulebook/prefilter.py", "_spec_needles"): "a frozen rule spec",
+    ("auditor/match/rulebook/prefilter.py", "query_needles"): "a query's text (str)",
+    ("auditor/match/rulebook/prefilter.py", "_needle_index"): "a tuple of frozen rules (the index is not changed after it is made)",
+    ("auditor/match/rulebook/prefilter.py", "_query_index"): "a tuple of query texts (the automaton is not changed once made)",
     ("auditor/report/html.py", "_lexer"): "a file name (str)",
-    ("auditor/rocmpath/cmakebuild.py", "_last_part"): "a target name (str)",
-    ("auditor/rocmpath/provenance.py", "_remembered_includes"):
+    ("auditor/model/rocmpath/cmakebuild.py", "_last_part"): "a target name (str)",
+    ("auditor/model/rocmpath/provenance.py", "_remembered_includes"):
         "a text (str), frozen configurations and frozen preprocessor facts; returns tuples and frozensets",
-    ("auditor/rocmpath/pybuild.py", "_read_remembered"):
+    ("auditor/model/rocmpath/pybuild.py", "_read_remembered"):
         "a path and a text (str); its caller returns a deep copy of the PyBuild, never the one remembered",
     ("auditor/util/vcs.py", "_neutral_config"): "no argument: git's own list of config keys that run programs",
 }

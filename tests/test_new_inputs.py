@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from auditor.discover.files import classify, discover
-from auditor.discover.files import refine
-from auditor.rulebook import load_rulebook
-from auditor.scan.file import scan_text_as
+from auditor.run.discover.files import classify, discover
+from auditor.run.discover.files import refine
+from auditor.match.rulebook import load_rulebook
+from auditor.run.scan.file import scan_text_as
 from tests.conftest import REPO
 
 FIXTURE = REPO / "tests" / "data" / "gpu_inputs"

@@ -17,7 +17,7 @@ def test_wheel_contains_rules_schema_example_and_report_templates(tmp_path):
     shipped_rules = {n.removeprefix("auditor/rules/") for n in names if n.startswith("auditor/rules/")}
     repo_rules = {p.relative_to(REPO / "rules").as_posix() for p in (REPO / "rules").rglob("*.toml")}
     assert repo_rules and repo_rules <= shipped_rules
-    assert "auditor/schema/report.schema.json" in names
+    assert "auditor/report/schema/report.schema.json" in names
     assert {"auditor/fix/apply.py", "auditor/rules/fixes/cuda.toml"} <= names   # rocm-audit fix and its data
     assert any(n.startswith("auditor/example/") and n.endswith(".cu") for n in names)
-    assert {"auditor/templates/report.html.j2", "auditor/templates/report.css", "auditor/templates/report.js"} <= names
+    assert {"auditor/report/templates/report.html.j2", "auditor/report/templates/report.css", "auditor/report/templates/report.js"} <= names

@@ -1,13 +1,13 @@
 """Reading across conditionals re-parses a file with some lines blanked; tree-sitter re-reads only around those
-lines and reuses the rest of the first tree (parsing/cuda._reparse). The trees must be the ones a fresh parse
+lines and reuses the rest of the first tree (parse/cuda._reparse). The trees must be the ones a fresh parse
 gives, and the faster macro-shape passes must blank what they blanked before."""
 
 import pytest
 import tree_sitter as ts
 
-from auditor.parsing import cuda
-from auditor.parsing.conditionals import read_across
-from auditor.parsing.macroshapes import blank_macro_shapes
+from auditor.parse import cuda
+from auditor.parse.conditionals import read_across
+from auditor.parse.macroshapes import blank_macro_shapes
 from tests.test_partial_conditionals import SPLITS
 
 

@@ -3,7 +3,7 @@ of every branch is scanned, findings keep their lines, and a directive a rule ma
 
 import pytest
 
-from auditor.parsing import cuda
+from auditor.parse import cuda
 from tests.conftest import write_tree
 
 SHUFFLE = "__shfl_xor_sync(0xffffffff, v, 1)"   # RA200: every line that holds it must be reported

@@ -4,8 +4,8 @@ and says which lines were not scanned."""
 
 import pytest
 
-from auditor.parsing import cuda
-from auditor.parsing.macroshapes import blank_macro_shapes
+from auditor.parse import cuda
+from auditor.parse.macroshapes import blank_macro_shapes
 from tests.conftest import write_tree
 
 SHUFFLE = "__shfl_xor_sync(0xffffffff, v, 1)"   # RA200 flags the 32-bit mask: the finding must survive the shape

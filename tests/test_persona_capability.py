@@ -9,8 +9,8 @@ import shutil
 
 import pytest
 
-from auditor.rulebook import load_rulebook, rules_root
-from auditor.scan.file import scan_text_as
+from auditor.match.rulebook import load_rulebook, rules_root
+from auditor.run.scan.file import scan_text_as
 from auditor.truth.capability import CapabilityEvaluator, Outcome
 from auditor.truth.python import shipped_persona
 from tests.conftest import write_tree
@@ -116,7 +116,7 @@ def test_a_capability_formatted_into_a_table_key_is_reported_at_the_lookup_test(
 
 def test_engine_and_build_reader_share_the_persona_atoms():
     """`torch.cuda.is_available()` is true for the ROCm user, for package code and setup.py alike."""
-    from auditor.rocmpath.pytruth import Truth
+    from auditor.model.rocmpath.pytruth import Truth
 
     test = "torch.cuda.is_available() and torch.version.cuda is None"
     assert Truth(set()).of(ast.parse(test, mode="eval").body) is True

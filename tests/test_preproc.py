@@ -1,9 +1,9 @@
 """Which lines a ROCm build compiles: the guard logic behind `guarded: true`."""
 import pytest
 
-from auditor.parsing.preproc import line_states
+from auditor.parse.preproc import line_states
 from auditor.truth.cpp import PreprocFacts, evaluate
-from auditor.rulebook import load_rulebook
+from auditor.match.rulebook import load_rulebook
 
 FACTS = PreprocFacts.from_guards(load_rulebook().guards)
 
@@ -146,7 +146,7 @@ def test_a_branch_cuda_never_compiles_is_rocm_code_even_when_rocm_may_skip_it():
 
 
 def test_warp_size_rules_drop_on_a_rocm_only_branch_and_a_64_bit_mask_is_not_32_bit():
-    from auditor.scan.file import scan_text_as
+    from auditor.run.scan.file import scan_text_as
 
     code = (
         "__device__ float f(float v) {\n"

@@ -6,9 +6,9 @@ import sys
 from rich.console import Console
 
 from auditor.cli.app import main
-from auditor.pipeline import PHASES, audit
+from auditor.run.pipeline import PHASES, audit
 from auditor.report.terminal.progress import PhaseStatus
-from auditor.rulebook import load_rulebook
+from auditor.match.rulebook import load_rulebook
 from tests.conftest import FIXTURES
 
 

@@ -1,6 +1,6 @@
 """Python code that a ROCm run never executes is reported as guarded, at info."""
-from auditor.rulebook import load_rulebook
-from auditor.scan.file import scan_text_as
+from auditor.match.rulebook import load_rulebook
+from auditor.run.scan.file import scan_text_as
 
 RULEBOOK = load_rulebook()
 

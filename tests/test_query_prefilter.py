@@ -2,11 +2,11 @@
 needles derived from a query must never skip a file the query matches."""
 import pytest
 
-from auditor.discover.files import classify
-from auditor.engines import cuda as cuda_engine
-from auditor.rulebook.prefilter import query_may_match, query_needles, regex_needles
-from auditor.rulebook import RuleError, load_rulebook
-from auditor.scan.file import scan_text_as
+from auditor.run.discover.files import classify
+from auditor.match.engines import cuda as cuda_engine
+from auditor.match.rulebook.prefilter import query_may_match, query_needles, regex_needles
+from auditor.match.rulebook import RuleError, load_rulebook
+from auditor.run.scan.file import scan_text_as
 from tests.conftest import FIXTURES
 
 RULEBOOK = load_rulebook()
@@ -65,7 +65,7 @@ def test_regex_needles_follow_prefixes_and_lookaheads():
 @pytest.mark.slow
 def test_queries_compile_when_checked(tmp_path):
     assert load_rulebook(check_queries=True).rules
-    from auditor.rulebook import rules_root
+    from auditor.match.rulebook import rules_root
 
     for path in rules_root().rglob("*.toml"):
         target = tmp_path / path.relative_to(rules_root())
@@ -100,14 +100,14 @@ def _python_sources():
 @pytest.mark.parametrize(("name", "code"), list(_python_sources()))
 def test_skipping_python_rules_never_changes_the_findings(name, code, monkeypatch):
     """The needles of a Python rule (all of its clauses) are only ever a shortcut."""
-    from auditor.rulebook import prefilter
+    from auditor.match.rulebook import prefilter
     def found() -> set:
         return {(f.rule_id, f.span.line, f.subject, f.guarded) for f in scan_text_as(name, "python", code, RULEBOOK).findings}
 
     with_prefilter = found()
     monkeypatch.setattr(prefilter.PythonGate, "may_match", lambda self, haystack: True)
     monkeypatch.setattr(prefilter, "rules_present", lambda rules, text: rules)
-    from auditor.engines.python import engine
+    from auditor.match.engines.python import engine
 
     monkeypatch.setattr(engine, "rules_present", lambda rules, text: rules)
     assert found() == with_prefilter
@@ -116,7 +116,7 @@ def test_skipping_python_rules_never_changes_the_findings(name, code, monkeypatc
 def test_a_string_rule_inside_calls_needs_the_call_not_just_a_substring_of_its_literal():
     """RA510 (`backend="mpi"` in init_process_group): "mpi" inside "compile" or "ucc" inside "success" once sent
     every file through the whole Python rule walk."""
-    from auditor.rulebook.prefilter import Haystack, rules_present
+    from auditor.match.rulebook.prefilter import Haystack, rules_present
 
     ra510 = (RULEBOOK.by_id()["RA510"],)
     assert rules_present(ra510, Haystack('model = torch.compile(model)\nprint("success")\n')) == ()
@@ -131,8 +131,8 @@ def test_a_string_rule_inside_calls_needs_the_call_not_just_a_substring_of_its_l
 def test_call_regex_rules_find_the_same_hits_as_their_queries(name, code, monkeypatch):
     """Queries of the `((call_expression function: (_) @hit) (#match? @hit "..."))` shape run on the inventory's
     calls instead of through tree-sitter: the findings must be those the queries themselves give."""
-    from auditor.parsing import cuda as ts_cuda
-    from auditor.rulebook.context import Guards, ScanContext
+    from auditor.parse import cuda as ts_cuda
+    from auditor.match.rulebook.context import Guards, ScanContext
 
     def found() -> set:
         context = ScanContext(RULEBOOK, Guards.of(RULEBOOK.guards))   # its own index, made with call_regex as set
@@ -145,7 +145,7 @@ def test_call_regex_rules_find_the_same_hits_as_their_queries(name, code, monkey
 
 
 def test_most_library_rules_take_the_call_regex_path():
-    from auditor.parsing.cuda import call_regex
+    from auditor.parse.cuda import call_regex
 
     shaped = [r.id for r in QUERY_RULES if call_regex(r.spec.query) is not None]
     assert "RA430" in shaped and "RA400" in shaped and len(shaped) >= len(QUERY_RULES) // 3

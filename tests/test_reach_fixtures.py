@@ -12,9 +12,9 @@ from pathlib import Path
 import pytest
 
 from auditor.cli.app import main
-from auditor.pipeline.context import prepare, reach_model, scan_all
-from auditor.pipeline.options import ScanOptions
-from auditor.rulebook import load_rulebook
+from auditor.run.pipeline.context import prepare, reach_model, scan_all
+from auditor.run.pipeline.options import ScanOptions
+from auditor.match.rulebook import load_rulebook
 from tests.gitrepo import GitRepo
 
 ROOT = Path(__file__).resolve().parent.parent

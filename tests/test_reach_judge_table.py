@@ -14,7 +14,7 @@ from auditor.judge.dispositions import DISPOSITIONS, GUARDED, LIVE, OPS, VERIFY
 from auditor.judge.table import TABLE, Term, judge, markdown
 from auditor.model.facts import FACTS
 from auditor.model.reach import Step
-from auditor.rulebook import RuleError, load_rulebook, parse_rule
+from auditor.match.rulebook import RuleError, load_rulebook, parse_rule
 from auditor.types import Finding, Severity, Span
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -84,7 +84,7 @@ def test_an_unknown_trait_is_refused_by_the_rulebook():
 
 
 def test_no_rule_id_or_name_appears_in_python_code_outside_the_rulebook():
-    """Rules are data: what code needs to know of a rule is a trait in its TOML (auditor/rulebook/traits.py)."""
+    """Rules are data: what code needs to know of a rule is a trait in its TOML (auditor/match/rulebook/traits.py)."""
     names = {r.name for r in load_rulebook().rules if "-" in r.name}
     found = []
     for path in sorted((ROOT / "auditor").rglob("*.py")):

@@ -1,4 +1,4 @@
-"""The calls layer of Python reach (engines/python/functions.py, rocmpath/pycalls.py): a function nothing calls is
+"""The calls layer of Python reach (match/engines/python/functions.py, model/rocmpath/pycalls.py): a function nothing calls is
 not called by default, and what it holds is an optional feature, not work for a ROCm install. A call that is
 commented out is no call; a JIT helper another kernel calls, and a public function of a shipped package (its
 API), are reached."""

@@ -1,4 +1,4 @@
-"""The imports layer of Python reach (rocmpath/pyreach.imported_modules_of): a module under a directory named as
+"""The imports layer of Python reach (model/rocmpath/pyreach.imported_modules_of): a module under a directory named as
 optional (`examples/`, `tests/`) that the package's `__init__` imports at import time is no optional example: on
 ROCm `import pkg` fails with it. One nothing imports stays optional by its name."""
 import pytest

@@ -1,4 +1,4 @@
-"""Which manifest a ROCm user installs from (auditor/rocmpath/reqsets.install_variants): one mechanism for every
+"""Which manifest a ROCm user installs from (auditor/model/rocmpath/reqsets.install_variants): one mechanism for every
 alternative manifest beside the one pip reads. An alternative `pyproject_<variant>.toml` whose extras are the ROCm
 install is the manifest a ROCm user installs from, and its pins replace the default pyproject.toml's for the
 verdict; any other variant (a CUDA release's `pyproject-gpu.toml`, a conda recipe) is one the install never reads."""

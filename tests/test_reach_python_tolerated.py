@@ -1,4 +1,4 @@
-"""Tolerated failures (rocmpath/pytolerant.py, tolerated.py): an extension whose build the setup.py wraps in
+"""Tolerated failures (model/rocmpath/pytolerant.py, tolerated.py): an extension whose build the setup.py wraps in
 try/except (the install goes on without it) and whose import falls back with a warning is optional: the package
 installs and runs on ROCm without it. Either half alone is not: an unguarded import needs the extension, and a
 build that is not tolerated fails the install."""

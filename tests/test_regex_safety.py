@@ -4,7 +4,7 @@ import signal
 
 import pytest
 
-from auditor.rulebook import load_rulebook
+from auditor.match.rulebook import load_rulebook
 
 pytestmark = pytest.mark.slow   # every rule regex on adversarial 1 MB lines
 

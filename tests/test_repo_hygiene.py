@@ -7,7 +7,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.rulebook import RuleError, load_rulebook, rules_root
+from auditor.match.rulebook import RuleError, load_rulebook, rules_root
 from auditor.cli.rulepack import example_problem
 from tests.conftest import REPO, write_tree
 

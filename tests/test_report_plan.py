@@ -3,10 +3,10 @@
 
 import pytest
 
-from auditor.pipeline import audit
+from auditor.run.pipeline import audit
 from auditor.report import plan
-from auditor.rulebook import load_rulebook
-from auditor.rocmpath.model import Evidence, RocmPath
+from auditor.match.rulebook import load_rulebook
+from auditor.model.rocmpath.model import Evidence, RocmPath
 from auditor.types import Component, Severity
 from tests.conftest import FIXTURES, write_tree
 

@@ -6,10 +6,10 @@ import re
 import pytest
 
 from auditor.cli.app import main
-from auditor.pipeline import audit
+from auditor.run.pipeline import audit
 from auditor.report.formats import FORMATS, RENDERERS, RenderOptions, render
-from auditor.rulebook import load_rulebook
-from auditor.commandline.settings import FORMATS as FLAG_FORMATS
+from auditor.match.rulebook import load_rulebook
+from auditor.cli.settings import FORMATS as FLAG_FORMATS
 from tests.conftest import FIXTURES
 
 EXAMPLE = FIXTURES.parent / "auditor" / "example"

@@ -160,7 +160,7 @@ def test_every_fixture_finding_has_a_known_disposition(reports):
 def test_reports_follow_the_schema_with_the_new_keys(reports):
     import jsonschema
 
-    schema = json.loads((REPO / "auditor" / "schema" / "report.schema.json").read_text())
+    schema = json.loads((REPO / "auditor" / "report" / "schema" / "report.schema.json").read_text())
     from auditor.judge.dispositions import DISPOSITIONS
 
     assert set(schema["$defs"]["disposition"]["enum"]) == set(DISPOSITIONS)
@@ -248,8 +248,8 @@ def test_p7_env_switch_marks_the_cuda_only_extension(reports):
 def test_rocm_redefinitions_need_a_rocm_only_branch():
     """The same defines outside a ROCm branch redefine nothing for ROCm: the mask stays a finding."""
     from auditor.truth.cpp import PreprocFacts
-    from auditor.rocmpath.redefine import rocm_redefinitions
-    from auditor.rulebook import load_rulebook
+    from auditor.model.rocmpath.redefine import rocm_redefinitions
+    from auditor.match.rulebook import load_rulebook
     facts = PreprocFacts.from_guards(load_rulebook().guards)
     on_rocm = "#if defined(USE_ROCM)\n#define __shfl_xor_sync(m, v, l) __shfl_xor(v, l)\n#define WARP 64\n#endif\n"
     assert rocm_redefinitions(on_rocm, facts) == {"__shfl_xor_sync": 2}
@@ -262,7 +262,7 @@ def test_rocm_redefinitions_need_a_rocm_only_branch():
 def test_cuda_version_substring_test_is_a_cuda_branch():
     """megablocks' shape: `if 'cu' in torch.__version__ and CUDA_HOME is not None:` builds the extension only
     on CUDA PyTorch (ROCm PyTorch's version reads `2.7.0+rocm6.3`); `'rocm' in torch.__version__` is ROCm."""
-    from auditor.rocmpath.pybuild import read_python_build
+    from auditor.model.rocmpath.pybuild import read_python_build
     text = (
         "import torch\n"
         "from setuptools import setup\n"
@@ -304,7 +304,7 @@ def test_requirement_sets_the_packaging_never_reads_are_optional(tmp_path):
 
 
 def test_without_a_requirement_file_named_by_the_packaging_none_is_optional():
-    from auditor.rocmpath.reqsets import unread_requirement_files
+    from auditor.model.rocmpath.reqsets import unread_requirement_files
     texts = {"setup.py": "setup(install_requires=['torch'])", "requirements.txt": "cupy-cuda12x\n",
              "requirements-dev.txt": "pytest\n"}
     assert unread_requirement_files(list(texts), texts.__getitem__) == frozenset()
@@ -351,7 +351,7 @@ def test_verdict_reason_states_the_confidence_and_the_rocm_ci(tmp_path):
 def test_the_imports_a_module_runs_on_import_are_read_from_the_scan_s_own_parse():
     import ast
 
-    from auditor.parsing.pyimports import absolute, unguarded_imports
+    from auditor.parse.pyimports import absolute, unguarded_imports
 
     module = ast.parse(
         "import torch\n"
@@ -396,8 +396,8 @@ def test_a_module_only_a_function_imports_is_optional_and_one_the_package_loads_
 def test_reachability_reads_the_modules_a_partial_scan_did_not_cover(tmp_path):
     """`--diff-base` scans only the changed files (pipeline.audit `only=`): the import graph still needs every
     shipped module, read from disk when the scan did not parse it."""
-    from auditor.pipeline import audit
-    from auditor.rulebook import load_rulebook
+    from auditor.run.pipeline import audit
+    from auditor.match.rulebook import load_rulebook
 
     repo = _optional_integration_tree(tmp_path / "repo")
     (repo / "trainkit" / "core.py").write_text("import torch\nfrom . import te_backend\n")
@@ -408,7 +408,7 @@ def test_reachability_reads_the_modules_a_partial_scan_did_not_cover(tmp_path):
 
 def test_rules_naming_only_the_project_s_own_package_are_not_run_on_it():
     from auditor.model.ownpackages import own_package_rules
-    from auditor.rulebook import load_rulebook
+    from auditor.match.rulebook import load_rulebook
 
     rules = load_rulebook().rules
     dropped = own_package_rules(rules, frozenset({"deepspeed"}))
@@ -444,7 +444,7 @@ def _vllm_like_tree(root):
 
 
 def test_a_variable_compared_by_value_tells_the_cuda_block_from_the_rocm_one(tmp_path):
-    from auditor.rocmpath.cmakebuild import read_cmake
+    from auditor.model.rocmpath.cmakebuild import read_cmake
 
     repo = _vllm_like_tree(tmp_path / "repo")
     build = read_cmake("CMakeLists.txt", (repo / "CMakeLists.txt").read_text())

@@ -1,11 +1,11 @@
-"""The ROCm-path patterns are an enum (auditor/rocmpath/model.RocmPattern) whose values are the ids the reports
+"""The ROCm-path patterns are an enum (auditor/model/rocmpath/model.RocmPattern) whose values are the ids the reports
 and the shipped JSON schema show."""
 from __future__ import annotations
 
 import json
 from importlib.resources import files
 
-from auditor.rocmpath.model import BUILDS_ON_ROCM, PATTERN_NAMES, Evidence, RocmPath, RocmPattern
+from auditor.model.rocmpath.model import BUILDS_ON_ROCM, PATTERN_NAMES, Evidence, RocmPath, RocmPattern
 
 
 def test_the_schema_lists_the_enums_ids():

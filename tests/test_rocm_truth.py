@@ -1,14 +1,14 @@
 """One three-valued evaluator of Python tests on ROCm (truth/python.rocm_truth): the Python engine's guards
-and the build reader (rocmpath/pytruth.Truth) combine `not`, `and`/`or` and `is None` the same way, and a test
+and the build reader (model/rocmpath/pytruth.Truth) combine `not`, `and`/`or` and `is None` the same way, and a test
 nested deeper than MAX_TEST_DEPTH is unknown to both rather than a recursion error."""
 from __future__ import annotations
 
 import ast
 
 from auditor.truth.python import MAX_TEST_DEPTH
-from auditor.rocmpath.pytruth import Truth
-from auditor.rulebook import load_rulebook
-from auditor.scan.file import scan_text_as
+from auditor.model.rocmpath.pytruth import Truth
+from auditor.match.rulebook import load_rulebook
+from auditor.run.scan.file import scan_text_as
 
 RULEBOOK = load_rulebook()
 COMBINED = "not (torch.version.hip is None) and (torch.version.hip or torch.version.cuda)"
@@ -51,8 +51,8 @@ def test_a_switch_added_only_to_the_data_file_reaches_engine_and_build_reader(tm
     on ROCm for the Python engine and for the build reader alike."""
     import shutil
 
-    from auditor.rocmpath.pybuild import read_python_build
-    from auditor.rulebook import rules_root
+    from auditor.model.rocmpath.pybuild import read_python_build
+    from auditor.match.rulebook import rules_root
 
     root = tmp_path / "rules"
     shutil.copytree(rules_root(), root)

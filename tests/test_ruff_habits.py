@@ -89,7 +89,7 @@ def test_each_command_shows_only_its_own_options(command, own, foreign, capsys):
 
 
 def test_top_level_help_lists_every_command(capsys):
-    from auditor.commandline.parser import COMMANDS
+    from auditor.cli.parser import COMMANDS
 
     with pytest.raises(SystemExit):
         main(["--help"])

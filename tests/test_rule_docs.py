@@ -10,7 +10,7 @@ import pytest
 from auditor.cli.app import main
 from auditor.cli.rulepage import SECTIONS
 from auditor.fix.data import shipped_fixes
-from auditor.rulebook import load_rulebook
+from auditor.match.rulebook import load_rulebook
 from scripts.build_rule_docs import OUT, expected_pages, stale_pages
 from tests.conftest import REPO
 

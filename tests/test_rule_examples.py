@@ -1,7 +1,7 @@
 """Every rule's own examples: `flag` must be reported by that rule, `ok` must not be (guarded hits are fine in `ok`)."""
 import pytest
 
-from auditor.rulebook import load_rulebook
+from auditor.match.rulebook import load_rulebook
 from auditor.cli.rulepack import example_problem
 
 RULEBOOK = load_rulebook()

@@ -6,10 +6,10 @@ from pathlib import Path
 
 import pytest
 
-from auditor.engines import is_a_name
-from auditor.inputs.kinds import classify
-from auditor.rulebook import load_rulebook
-from auditor.scan.file import scan_text_as
+from auditor.match.engines import is_a_name
+from auditor.match.inputs.kinds import classify
+from auditor.match.rulebook import load_rulebook
+from auditor.run.scan.file import scan_text_as
 
 REPO = Path(__file__).resolve().parent.parent
 RULEBOOK = load_rulebook()

@@ -6,7 +6,7 @@ from pathlib import Path
 import pytest
 
 from auditor.cli.app import main
-from auditor.rulebook import RuleError, load_pack
+from auditor.match.rulebook import RuleError, load_pack
 from tests.conftest import write_tree
 
 PACKAGE_RULE = '''

@@ -11,10 +11,10 @@ import pytest
 
 from auditor.fix.apply import run_fix, write_all
 from auditor.fix.data import shipped_fixes
-from auditor.pipeline import ScanOptions, analyse, audit, prepare, scan_all
+from auditor.run.pipeline import ScanOptions, analyse, audit, prepare, scan_all
 from auditor.report.json import render_json
-from auditor.rulebook import _digest, load_rulebook
-from auditor.scan.file import scan_text_as
+from auditor.match.rulebook import _digest, load_rulebook
+from auditor.run.scan.file import scan_text_as
 from tests.conftest import FIXTURES, write_tree
 
 CMAKE = """cmake_minimum_required(VERSION 3.21)

@@ -1,9 +1,9 @@
-"""Sharing files among worker processes (auditor/runner/workers.py): balanced chunks, and the same results in path order
+"""Sharing files among worker processes (auditor/run/runner/workers.py): balanced chunks, and the same results in path order
 however the files were scanned or taken from the cache."""
-from auditor.runner.cache import result_cache
-from auditor.discover.files import discover
-from auditor.rulebook import load_rulebook
-from auditor.runner.workers import IN_PROCESS_BELOW, MAX_CHUNK_FILES, _work_split, chunks, scan_all
+from auditor.run.runner.cache import result_cache
+from auditor.run.discover.files import discover
+from auditor.match.rulebook import load_rulebook
+from auditor.run.runner.workers import IN_PROCESS_BELOW, MAX_CHUNK_FILES, _work_split, chunks, scan_all
 from auditor.types import SourceFile
 from tests.conftest import write_tree
 
@@ -79,7 +79,7 @@ def test_the_file_a_worker_is_stuck_on_is_named(monkeypatch):
     import queue
     import time
 
-    from auditor.runner import progress
+    from auditor.run.runner import progress
     monkeypatch.setattr(progress, "SLOW_FILE_SECONDS", 0.0)
     events, seen = queue.Queue(), Recorder()
     with progress.Watcher(events, seen):
@@ -95,7 +95,7 @@ def test_the_file_a_worker_is_stuck_on_is_named(monkeypatch):
 
 def test_a_scan_the_alarm_stops_in_process_is_reported_as_over_the_budget(tmp_path):
     """The SIGALRM path (a worker's main thread): the file is reported as skipped, the run goes on."""
-    from auditor.runner.workers import scan_with_budget
+    from auditor.run.runner.workers import scan_with_budget
 
     kernel = "__global__ void k(float* x) { x[threadIdx.x % 32] *= 2.0f; }\n" * 4000
     (source,) = sources(tmp_path, {"big.cu": kernel})

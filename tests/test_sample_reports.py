@@ -40,7 +40,7 @@ def test_sample_reports_are_up_to_date(name):
 
 
 def test_the_pages_footer_counts_the_shipped_rules():
-    from auditor.rulebook import load_rulebook
+    from auditor.match.rulebook import load_rulebook
 
     page = render("example", FIXTURES["example"])["example.html"]
     assert [int(n) for _, n, _ in RULE_COUNT.findall(page)] == [len(load_rulebook().rules)]

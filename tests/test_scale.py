@@ -4,11 +4,11 @@ import pytest
 import dataclasses
 import json
 
-from auditor.analysis.assemble import build_report
+from auditor.judge.analysis.assemble import build_report
 from auditor.report.json import FINDINGS_LISTED, SITES_PER_GROUP, render_json
 from auditor.report.sarif import MAX_RESULTS, sarif_dict
-from auditor.rulebook import load_rulebook
-from auditor.scan.file import scan_file
+from auditor.match.rulebook import load_rulebook
+from auditor.run.scan.file import scan_file
 from auditor.types import SourceFile
 from tests.conftest import write_tree
 

@@ -47,7 +47,7 @@ def test_a_sycl_backend_beside_the_hip_one_is_another_vendors_backend(tmp_path, 
 
 
 def test_rule_never_breaks_a_line_at_80_columns(monkeypatch, capsys):
-    from auditor.rulebook import load_rulebook
+    from auditor.match.rulebook import load_rulebook
 
     monkeypatch.setenv("COLUMNS", "80")
     shown = 2   # the page shows the first two flag examples

@@ -11,8 +11,8 @@ HEAVY = ("tree_sitter", "jinja2", "pygments", "rich", "packaging")
 def loaded_after(*args: str) -> set[str]:
     # files are scanned in forked children (the per-file budget); scanning in this process instead shows here
     # what the scan itself imports
-    code = ("import sys\nfrom auditor.cli.app import main\nimport auditor.runner.workers\n"
-            "auditor.runner.workers.fork_available = lambda: False\n"
+    code = ("import sys\nfrom auditor.cli.app import main\nimport auditor.run.runner.workers\n"
+            "auditor.run.runner.workers.fork_available = lambda: False\n"
             f"try:\n    main({list(args)!r})\nexcept SystemExit:\n    pass\n"
             f"print(__import__('json').dumps([m for m in {HEAVY!r} if m in sys.modules]), file=sys.stderr)")
     done = subprocess.run([sys.executable, "-c", code], capture_output=True, text=True, check=True)

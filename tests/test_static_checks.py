@@ -2,8 +2,8 @@
 module of auditor/ grows past 400 lines, and no function of auditor/ is over 60 lines or over a
 cyclomatic complexity of 25 (ruff's C901, its threshold in pyproject.toml). The tools are configured in
 pyproject.toml and pinned in the `test` extra; each runs here as a subprocess of this venv, so README's test
-command (and .ci/run) runs them, and a failure shows the tool's own output."""
-import pytest
+command (and .ci/run) runs them, and a failure shows the tool's own output. The command line uses argparse's public
+API only."""
 import ast
 import hashlib
 import os
@@ -11,6 +11,8 @@ import subprocess
 import sys
 import tempfile
 from pathlib import Path
+
+import pytest
 
 from tests.conftest import REPO
 
@@ -70,7 +72,10 @@ def test_import_contracts_are_kept():
     proc = subprocess.run([str(lint_imports), "--no-cache"], cwd=REPO, capture_output=True, text=True,
                           timeout=900, check=False)
     assert proc.returncode == 0, _output(proc)
-    assert "Contracts: 5 kept, 0 broken." in proc.stdout, _output(proc)
+    import tomllib
+
+    contracts = tomllib.loads((REPO / "pyproject.toml").read_text())["tool"]["importlinter"]["contracts"]
+    assert f"Contracts: {len(contracts)} kept, 0 broken." in proc.stdout, _output(proc)
 
 
 def test_no_module_is_over_400_lines():
@@ -81,7 +86,9 @@ def test_no_module_is_over_400_lines():
 
 
 MAX_TOP_LEVEL_MODULES = 10
-DATA_FOLDERS = {"example", "schema", "templates", "__pycache__"}   # shipped data, not stages
+MAX_STAGE_FOLDERS = 11   # the analysis flow, cli -> ... -> util (docs/architecture.md)
+MAX_STAGE_LAYERS = 11    # the stage contract's layers below `__main__`
+DATA_FOLDERS = {"example", "__pycache__"}   # shipped data (the bundled example repository), not a stage
 
 
 def test_the_folders_are_the_stages():
@@ -99,3 +106,37 @@ def test_the_folders_are_the_stages():
     named = {part.strip() for layer in layers for part in layer.replace("|", ":").split(":")}
     assert folders <= named, f"stage folders missing from the layers: {sorted(folders - named)}"
     assert named <= folders | {p.removesuffix(".py") for p in modules}, sorted(named - folders)
+    assert len(folders) <= MAX_STAGE_FOLDERS, sorted(folders)
+    assert len([layer for layer in layers if layer != "__main__"]) <= MAX_STAGE_LAYERS, layers
+
+
+def _argparse_private_names() -> frozenset[str]:
+    """The names argparse keeps private: its module-level `_X` and every `_x` attribute or method of its classes."""
+    import argparse
+    import inspect
+
+    names = {name for name in vars(argparse) if name.startswith("_") and not name.startswith("__")}
+    tree = ast.parse(inspect.getsource(argparse))
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Attribute) and isinstance(node.value, ast.Name) and node.value.id == "self":
+            names.add(node.attr)
+        elif isinstance(node, ast.FunctionDef):
+            names.add(node.name)
+    return frozenset(n for n in names if n.startswith("_") and not n.startswith("__"))
+
+
+def test_no_private_argparse_name_is_used():
+    """The command line is built on argparse's public API only: no `argparse._X` class and no `_x` attribute or
+    method of a parser, group or action (`parser._actions`, `_SubParsersAction`), which can change in any release."""
+    private = _argparse_private_names()
+    used = []
+    for path in sorted((REPO / "auditor").rglob("*.py")):
+        if "example" in path.relative_to(REPO).parts:
+            continue
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if isinstance(node, ast.Attribute) and node.attr in private:
+                used.append(f"{path.relative_to(REPO).as_posix()}:{node.lineno} .{node.attr}")
+            elif isinstance(node, ast.ImportFrom) and node.module == "argparse":
+                used += [f"{path.relative_to(REPO).as_posix()}:{node.lineno} {a.name}" for a in node.names
+                         if a.name in private]
+    assert not used, used

@@ -1,4 +1,4 @@
-from auditor.scan.suppress import read_suppressions
+from auditor.match.suppress import read_suppressions
 
 
 def test_trailing_and_own_line_and_file_ignore():

@@ -7,7 +7,7 @@ import re
 import pytest
 
 from auditor.cli.app import main
-from auditor.analysis.groups import group_findings
+from auditor.judge.analysis.groups import group_findings
 from auditor.report.text import first_sentence, inline_html, plain, sentence
 from auditor.types import Finding, Severity, Span
 from tests.conftest import FIXTURES, write_tree

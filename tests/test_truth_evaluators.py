@@ -4,7 +4,7 @@ from __future__ import annotations
 
 import pytest
 
-from auditor.rulebook import load_rulebook
+from auditor.match.rulebook import load_rulebook
 from auditor.truth.cmake import CUDA, OTHER, ROCM, cmake_truth, configuration, evidence_rank, option_switch
 from auditor.truth.cpp import condition, evaluate
 from auditor.truth.make import compiles_cuda, compiles_for_rocm, make_truth
@@ -107,9 +107,9 @@ def test_make_lines_and_markers():
     ("torch.version.hip is not None", True), ("IS_ROCM and WITH_FP8", None),
 ])
 def test_python_build_test_on_rocm(test, truth):
-    """The build reader's Python tests (auditor/rocmpath/pytruth.py): names and comparison values from [python]."""
+    """The build reader's Python tests (auditor/model/rocmpath/pytruth.py): names and comparison values from [python]."""
     import ast
 
-    from auditor.rocmpath.pytruth import Truth
+    from auditor.model.rocmpath.pytruth import Truth
 
     assert Truth(set()).of(ast.parse(test, mode="eval").body) is truth

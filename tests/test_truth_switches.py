@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from auditor.rulebook import RuleError, load_rulebook, rules_root
+from auditor.match.rulebook import RuleError, load_rulebook, rules_root
 from auditor.truth.switches import SwitchError, Switches, read_table, shipped
 
 ROOT = Path(__file__).resolve().parent.parent
@@ -21,7 +21,7 @@ SWITCH_WORDS = ("USE_ROCM", "USE_HIP", "USE_CUDA", "CUDA_FOUND", "ROCM_FOUND", "
                 "ROCM_HOME", "ROCM_VERSION", "torch.version.hip", "torch.version.cuda")
 # Not evaluating ROCm truth: `fix` writes HIP code and runs hipcc/nvcc on it; hipify/ names CUDA APIs; example/ is
 # the bundled CUDA project a demo scans.
-EXEMPT = ("auditor/truth/", "auditor/fix/", "auditor/hipify/", "auditor/example/")
+EXEMPT = ("auditor/truth/", "auditor/fix/", "auditor/match/hipify/", "auditor/example/")
 
 
 def _data_names() -> set[str]:
@@ -60,7 +60,7 @@ def test_no_module_outside_truth_names_a_switch_in_code():
                 found.append(f"{relative}:{line}: {m.group(0)}")
     # user-facing messages, not tests of anything
     assert [f for f in found if not f.startswith("auditor/model/project.py")] == [
-        "auditor/rocmpath/rocmevidence.py:152: hipcc"]
+        "auditor/model/rocmpath/rocmevidence.py:152: hipcc"]
     assert [f.split(": ")[1] for f in found if f.startswith("auditor/model/project.py")] == ["__HIPCC__"]
 
 

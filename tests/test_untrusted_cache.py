@@ -11,11 +11,11 @@ from pathlib import Path
 
 import pytest
 
-from auditor.runner.cache import (
+from auditor.run.runner.cache import (
     CHECKSUM_BYTES, EVICTION_MARKER, FORMAT, EntryStore, ResultCache, evict, result_cache, tool_digest,
 )
 from auditor.cli.app import main
-from auditor.rulebook import load_rulebook
+from auditor.match.rulebook import load_rulebook
 from auditor.types import FileFacts, FileResult, Finding, Severity, SourceFile, Span
 from tests.conftest import write_tree
 

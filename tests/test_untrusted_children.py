@@ -16,8 +16,8 @@ PLANTED = "from pathlib import Path\nPath({marker!r}).write_text('ran')\n"
 def planted_checkout(root: Path) -> Path:
     """A checkout holding `auditor/` whose every module, imported, writes root/MARKER."""
     code = PLANTED.format(marker=str(root / "MARKER"))
-    return write_tree(root, {"auditor/__init__.py": code, "auditor/fleet/__init__.py": code,
-                             "auditor/fleet/__main__.py": code, "auditor/__main__.py": code})
+    return write_tree(root, {"auditor/__init__.py": code, "auditor/cli/fleet/__init__.py": code,
+                             "auditor/cli/fleet/__main__.py": code, "auditor/__main__.py": code})
 
 
 def test_fleet_started_in_a_checkout_holding_auditor_never_imports_it(tmp_path, monkeypatch):
@@ -35,7 +35,7 @@ def test_a_child_that_would_import_another_auditor_refuses_to_start(tmp_path):
     """The child checks where `auditor` comes from before importing it: a path that puts another one first
     (here the planted checkout, as PYTHONPATH or a .pth file could) stops it, with nothing of it run."""
     checkout = planted_checkout(tmp_path / "checkout")
-    command = module_command("auditor.fleet")
+    command = module_command("auditor.cli.fleet")
     paths = json.loads(command[4])
     command[4] = json.dumps([str(checkout), *paths])
     done = subprocess.run(command, input=b"{}", capture_output=True, cwd=checkout, timeout=60)

@@ -70,7 +70,7 @@ def test_repo_config_bounds_and_cores(tmp_path, capsys):
     assert ".rocm-audit.toml:1: max-file-size ignored: over 64M" in err
     assert ".rocm-audit.toml:2: time-budget ignored: over 600 s" in err
     assert "max-file-size = 16777216" in out and "time-budget = 60.0" in out
-    from auditor.commandline.settings import default_jobs, parse_settings
+    from auditor.cli.settings import default_jobs, parse_settings
 
     assert parse_settings([str(repo)]).scope.jobs == default_jobs()
     assert parse_settings([str(repo), "-j", "4096"]).scope.jobs == default_jobs()

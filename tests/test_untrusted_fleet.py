@@ -7,7 +7,7 @@ import subprocess
 
 import pytest
 
-from auditor.fleet.sources import display_name
+from auditor.cli.fleet.sources import display_name
 from tests.conftest import write_tree
 from tests.fleetrepos import PORTABLE, TRT, run_fleet
 from tests.gitrepo import GitRepo
@@ -89,7 +89,7 @@ def test_a_task_answer_that_is_not_a_plain_outcome_of_that_task_is_refused():
     import pickle
     from dataclasses import asdict
 
-    from auditor.fleet.tasks import Outcome, RepoTask, outcome_from_answer
+    from auditor.cli.fleet.tasks import Outcome, RepoTask, outcome_from_answer
 
     task = RepoTask("portable", "/src/portable", "path", 60.0, (), "/tmp/clones")
     good = asdict(Outcome("portable", "/src/portable", "scanned", commit="a" * 40, repo_key="git:x:.",

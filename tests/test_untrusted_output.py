@@ -146,7 +146,7 @@ def test_an_internal_error_exits_2_never_1(tmp_path, capsys, monkeypatch, debug)
 
 
 def test_a_stray_budget_alarm_is_a_tool_error_not_a_crash(tmp_path, capsys, monkeypatch):
-    from auditor.runner import workers as runner
+    from auditor.run.runner import workers as runner
     repo = write_tree(tmp_path / "repo", {"a.py": "import pynvml\n"})
 
     def alarm(*args, **kwargs):
@@ -158,17 +158,17 @@ def test_a_stray_budget_alarm_is_a_tool_error_not_a_crash(tmp_path, capsys, monk
 
 def test_the_budget_stops_a_scan_stuck_inside_a_regex(tmp_path, capsys, monkeypatch):
     """A catastrophic regex runs in C, where SIGALRM cannot stop it: the child scanning it is ended instead."""
-    import auditor.runner.workers
+    import auditor.run.runner.workers
     import re as regex
 
-    real = auditor.runner.workers.scan_file
+    real = auditor.run.runner.workers.scan_file
 
     def stuck_on_slow(source, *args, **kwargs):
         if source.path == "slow.py":
             regex.match(r"(a+)+$", "a" * 64 + "b")    # years in C
         return real(source, *args, **kwargs)
 
-    monkeypatch.setattr(auditor.runner.workers, "scan_file", stuck_on_slow)
+    monkeypatch.setattr(auditor.run.runner.workers, "scan_file", stuck_on_slow)
     repo = write_tree(tmp_path / "repo", {"slow.py": "import os\n", "a.py": "import pynvml\n",
                                           "z.py": "import tensorrt_llm\n"})
     code = main([str(repo), "--format", "json", "--no-progress", "-j", "1", "--time-budget", "1"])

@@ -14,12 +14,12 @@ from pathlib import Path
 
 import pytest
 
-from auditor.discover.files import discover
-from auditor.rocmpath import deps, pulled
-from auditor.rocmpath.cmakebuild import read_cmake
-from auditor.rocmpath.makebuild import read_makefile
-from auditor.rocmpath.pulled import pulled_in_build_files
-from auditor.rocmpath.reader import read_project
+from auditor.run.discover.files import discover
+from auditor.model.rocmpath import deps, pulled
+from auditor.model.rocmpath.cmakebuild import read_cmake
+from auditor.model.rocmpath.makebuild import read_makefile
+from auditor.model.rocmpath.pulled import pulled_in_build_files
+from auditor.model.rocmpath.reader import read_project
 from tests.conftest import write_tree
 
 pytestmark = pytest.mark.slow   # adversarial build files up to 2 MB
@@ -196,7 +196,7 @@ def test_deeply_nested_scanned_python_is_one_partial_file_each(tmp_path):
     "__global__ void k() " + "{" * (TWO_MB - 40),                     # one kernel, nested past the bound
 ])
 def test_the_wide_shuffle_reader_finishes_on_2mb_kernels(body):
-    from auditor.rocmpath.wideshuffle import wide_shuffle_uses
+    from auditor.model.rocmpath.wideshuffle import wide_shuffle_uses
     from auditor.types import SourceFile
 
     source = SourceFile("k.cu", "k.cu", "cuda")
@@ -205,7 +205,7 @@ def test_the_wide_shuffle_reader_finishes_on_2mb_kernels(body):
 
 
 def test_the_wide_shuffle_reader_finishes_on_one_long_line_of_calls():
-    from auditor.rocmpath.wideshuffle import wide_shuffle_uses
+    from auditor.model.rocmpath.wideshuffle import wide_shuffle_uses
     from auditor.types import SourceFile
 
     body = "__global__ void k() { " + "SHFL(v, 1); " * 15_000 + "}"   # one line, within a kernel's bound

@@ -1,9 +1,9 @@
 """Verify items are shim- and branch-aware: code inside a branch only the ROCm build compiles (`#if
 defined(X_USE_HIP)` where the project's HIP build defines X_USE_HIP) is not an item to verify on hardware, and a
 CUDA name the project's own shim maps (a `#define`, a typedef) is the shim's, not live."""
-from auditor.pipeline import audit
-from auditor.rocmpath.redefine import rocm_redefinitions
-from auditor.rulebook import load_rulebook
+from auditor.run.pipeline import audit
+from auditor.model.rocmpath.redefine import rocm_redefinitions
+from auditor.match.rulebook import load_rulebook
 from auditor.truth.cpp import PreprocFacts
 from tests.conftest import write_tree
 from tests.test_run_context import CMAKE   # a HIP build that defines DEMO_USE_HIP, a CUDA one

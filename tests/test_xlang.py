@@ -1,12 +1,12 @@
-"""The cross-language link (RA909, auditor/xlang): Python calls of extension ops whose C++ implementation uses a
+"""The cross-language link (RA909, auditor/match/xlang): Python calls of extension ops whose C++ implementation uses a
 CUDA-only library, on a tree shaped like TransformerEngine's and apex's extensions (a pybind11 frontend that
 binds thin wrappers, the library code in another translation unit or a header, TORCH_LIBRARY ops)."""
 import pytest
 
-from auditor.pipeline import audit
-from auditor.rulebook import load_rulebook
-from auditor.xlang.builds import declared_extensions
-from auditor.xlang.exports import exports
+from auditor.run.pipeline import audit
+from auditor.match.rulebook import load_rulebook
+from auditor.match.xlang.builds import declared_extensions
+from auditor.match.xlang.exports import exports
 from tests.conftest import write_tree
 
 SETUP = """\

@@ -7,19 +7,20 @@ from collections.abc import Callable, Sequence
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
-from auditor.commandline.pipes import ClosedPipeQuiet
+from auditor.cli.pipes import ClosedPipeQuiet
 from auditor.util.errors import ToolError, safe_text  # ToolError re-exported: the tests use it
-from auditor.invocation.judging import change_under_review, fail_closed, scanned_root, suppression_policy, unvendored
-from auditor.invocation.runsetup import demo_exit
-from auditor.invocation.runsetup import exit_code as _exit_code
-from auditor.invocation.runsetup import files_root as _files_root
-from auditor.invocation.runsetup import installed_api_table as _installed_api_table
-from auditor.invocation.runsetup import rulebook_for as _rulebook
-from auditor.invocation.runsetup import scan_options
-from auditor.invocation.output import bundled_example, default_html_path, emit, write_atomic, write_or_print  # noqa: F401
+from auditor.run.invocation.judging import (change_under_review, fail_closed, scanned_root,
+                                            suppression_policy, unvendored)
+from auditor.run.invocation.runsetup import demo_exit
+from auditor.run.invocation.runsetup import exit_code as _exit_code
+from auditor.run.invocation.runsetup import files_root as _files_root
+from auditor.run.invocation.runsetup import installed_api_table as _installed_api_table
+from auditor.run.invocation.runsetup import rulebook_for as _rulebook
+from auditor.run.invocation.runsetup import scan_options
+from auditor.run.invocation.output import bundled_example, default_html_path, emit, write_atomic, write_or_print  # noqa: F401
 
 if TYPE_CHECKING:
-    from auditor.commandline.commands import (
+    from auditor.cli.commands import (
         BaselineSettings, CheckSettings, ConfigSettings, CoverageSettings, FixSettings, HistorySettings, RuleSettings,
         RulesSettings, Settings,
     )
@@ -28,7 +29,7 @@ EXIT_CLEAN, EXIT_FINDINGS, EXIT_ERROR = 0, 1, 2
 
 
 def main(argv: Sequence[str] | None = None) -> int:
-    from auditor.commandline.settings import parse_settings
+    from auditor.cli.settings import parse_settings
 
     argv = sys.argv[1:] if argv is None else list(argv)
     debug = "--debug" in argv
@@ -44,7 +45,7 @@ def main(argv: Sequence[str] | None = None) -> int:
 
 
 def _show_file_errors(debug: bool) -> None:
-    """With --debug, a file's internal error (auditor/scan/file.py) is printed with its traceback on stderr."""
+    """With --debug, a file's internal error (auditor/run/scan/file.py) is printed with its traceback on stderr."""
     import logging
 
     logger = logging.getLogger("rocm_audit")
@@ -54,8 +55,8 @@ def _show_file_errors(debug: bool) -> None:
 
 
 def _fleet(argv: list[str], debug: bool) -> int:
-    """`rocm-audit fleet SOURCES…`: the portfolio of many repositories (auditor/fleet/, its own flags)."""
-    from auditor.fleet.command import fleet_command
+    """`rocm-audit fleet SOURCES…`: the portfolio of many repositories (auditor/cli/fleet/, its own flags)."""
+    from auditor.cli.fleet.command import fleet_command
 
     return _guarded(lambda: fleet_command([a for a in argv if a != "--debug"]), debug)
 
@@ -128,14 +129,14 @@ def _guarded(run, debug: bool) -> int:
 def _coverage(settings: CoverageSettings) -> int:
     """`rocm-audit coverage [PATH…]`: the HIPIFY coverage section alone; `--table-info`: the table's sources."""
     if settings.table_info:
-        from auditor.hipify.apitable import shipped_table
+        from auditor.match.hipify.apitable import shipped_table
 
         table = _installed_api_table(settings.rules.hipify_perl) or shipped_table()
         print("\n".join(table.describe()))
         return EXIT_CLEAN
     from rich.console import Console
 
-    from auditor.pipeline import audit
+    from auditor.run.pipeline import audit
     from auditor.report.json import coverage_dict
     from auditor.report.terminal import render_coverage
 
@@ -156,7 +157,7 @@ def _coverage(settings: CoverageSettings) -> int:
 def _check(settings: CheckSettings) -> int:
     from dataclasses import replace
 
-    from auditor.gate.change import against_baseline, against_git, read_baseline, render_baseline, shrink
+    from auditor.run.gate.change import against_baseline, against_git, read_baseline, render_baseline, shrink
 
     gate, shown = settings.gate, settings.reporting
     rulebook = _rulebook(settings)
@@ -193,7 +194,7 @@ def _check(settings: CheckSettings) -> int:
 
         sys.stdout.write(render_statistics(report, gate.fail_on))
     else:
-        from auditor.pipeline import REPORT
+        from auditor.run.pipeline import REPORT
         from auditor.report.terminal.progress import phase_status
 
         phases = phase_status(settings.progress)
@@ -239,8 +240,8 @@ def _scan(settings: CheckSettings | BaselineSettings, paths, rulebook, options, 
     progress bar and the config file (files named one by one are reported relative to its directory)."""
     from dataclasses import replace
 
-    from auditor.discover.files import common_root
-    from auditor.invocation.scanning import audit_tree
+    from auditor.run.discover.files import common_root
+    from auditor.run.invocation.scanning import audit_tree
 
     from auditor.report.terminal.progress import phase_status
 
@@ -281,7 +282,7 @@ def _repo_prefix(root: Path) -> str:
 
 def _write_baseline(settings: BaselineSettings) -> int:
     """`rocm-audit baseline PATH`: every unguarded finding becomes known (reasons already written are kept)."""
-    from auditor.gate.change import BASELINE_FILE, GateError, baseline_from, read_baseline, render_baseline
+    from auditor.run.gate.change import BASELINE_FILE, GateError, baseline_from, read_baseline, render_baseline
 
     rulebook = _rulebook(settings)
     _must_exist(settings.scope.paths)
@@ -297,7 +298,7 @@ def _write_baseline(settings: BaselineSettings) -> int:
             previous = read_baseline(target)
         except GateError as err:
             print(safe_text(f"rocm-audit: replacing an unreadable baseline ({err})"), file=sys.stderr)
-    from auditor.commandline.basesettings import record_of
+    from auditor.cli.basesettings import record_of
 
     baseline = baseline_from(report, previous, record_of(settings.sources))
     write_atomic(target, render_baseline(baseline))
@@ -366,7 +367,7 @@ def _explain_rule(settings: RuleSettings) -> int:
     return EXIT_CLEAN
 
 
-COMMANDS: dict[str, Callable[[Any], int]] = {   # each takes its command's settings (commandline/commands.py)
+COMMANDS: dict[str, Callable[[Any], int]] = {   # each takes its command's settings (cli/commands.py)
     "check": _check, "demo": _check, "rules": _rules, "rule": _explain_rule, "config": _show_config,
     "baseline": _write_baseline, "coverage": _coverage, "fix": _fix, "history": _history,
 }

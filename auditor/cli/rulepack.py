@@ -7,12 +7,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor.inputs.kinds import classify
-from auditor.runner.isolate import fork_available, over_budget, scan_in_children
-from auditor.rulebook import Example, Rulebook, load_pack, load_rulebook
-from auditor.rulebook.schema import RuleError
-from auditor.runner.workers import DEFAULT_TIME_BUDGET, with_budget
-from auditor.scan.file import scan_text_as
+from auditor.match.inputs.kinds import classify
+from auditor.run.runner.isolate import fork_available, over_budget, scan_in_children
+from auditor.match.rulebook import Example, Rulebook, load_pack, load_rulebook
+from auditor.match.rulebook.schema import RuleError
+from auditor.run.runner.workers import DEFAULT_TIME_BUDGET, with_budget
+from auditor.run.scan.file import scan_text_as
 from auditor.types import FileResult, Rule, SourceFile
 
 
@@ -36,12 +36,12 @@ def example_problem(rulebook: Rulebook, rule: Rule, example: Example, flag: bool
 
 
 def _with_tree(result: FileResult, example: Example, rulebook: Rulebook) -> FileResult:
-    """The example's file with the findings a cross-file analysis (auditor/xlang) makes of it and the other
+    """The example's file with the findings a cross-file analysis (auditor/match/xlang) makes of it and the other
     files of its tree, scanned beside it."""
     from dataclasses import replace
 
-    from auditor.xlang.importchain import link_imports
-    from auditor.xlang.link import link_ops
+    from auditor.match.xlang.importchain import link_imports
+    from auditor.match.xlang.link import link_ops
 
     files = dict(example.tree)
     files[example.file] = example.code
@@ -110,7 +110,7 @@ def check_pack(directory: Path, packs: Sequence[Path] = (), budget: float = DEFA
 
 def _scan_examples(runnable: dict[str, tuple[Example, str]], rulebook: Rulebook,
                    budget: float) -> dict[str, FileResult]:
-    """Each example scanned under the per-file budget, in forked children where possible (auditor/runner/isolate.py),
+    """Each example scanned under the per-file budget, in forked children where possible (run/runner/isolate.py),
     keyed as given. The result carries the example's own file name."""
     sources = [SourceFile(key, "", kind) for key, (_, kind) in runnable.items()]
 
@@ -129,7 +129,7 @@ def check_command(settings) -> int:
     """`rules --check DIR`: 0 when every rule of the pack loads and its examples hold, 1 when an example fails;
     a rule file that does not load is a ToolError (exit 2)."""
     from auditor.util.errors import ToolError, safe_text
-    from auditor.rulebook.schema import RuleError
+    from auditor.match.rulebook.schema import RuleError
 
     try:
         result = check_pack(settings.check_pack, settings.rules.rule_packs, settings.time_budget)

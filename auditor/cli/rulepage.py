@@ -11,7 +11,7 @@ from collections.abc import Iterable, Mapping
 from pathlib import PurePosixPath
 
 from auditor.fix.data import FixSpec
-from auditor.rulebook import Example
+from auditor.match.rulebook import Example
 from auditor.types import Rule
 
 SECTIONS = ("What it flags", "Why it breaks on ROCm", "Example", "ROCm alternative", "Fix", "Options")

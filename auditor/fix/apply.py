@@ -10,7 +10,7 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from auditor.discover.files import common_root, discover
+from auditor.run.discover.files import common_root, discover
 from auditor.fix.cuda_fixes import fix_cuda
 from auditor.fix.data import FixSpec
 from auditor.fix.edits import FileFix, FixContext, line_starts
@@ -21,11 +21,11 @@ from auditor.fix.safewrite import Identity, WriteRefused, create_within, identit
 from auditor.fix.text_fixes import fix_text
 from auditor.fix.treecheck import Candidate, check_tree
 from auditor.fix.variants import NO_VARIANT, variant_path
-from auditor.runner.macros import cuda_only_macros
-from auditor.pipeline import ScanOptions, audit
-from auditor.rulebook import Rulebook
-from auditor.rulebook.context import ScanContext
-from auditor.scan.file import InputError, read_bytes, scan_text_as
+from auditor.run.runner.macros import cuda_only_macros
+from auditor.run.pipeline import ScanOptions, audit
+from auditor.match.rulebook import Rulebook
+from auditor.match.rulebook.context import ScanContext
+from auditor.run.scan.file import InputError, read_bytes, scan_text_as
 from auditor.types import FileResult, Finding, Report
 
 FIXERS = {"cuda": fix_cuda, "python": fix_python, "text": fix_text}

@@ -13,7 +13,7 @@ from auditor.fix.apply import FixRun, run_fix, unified_diff, write_all
 
 
 def fix_command(settings) -> int:
-    from auditor.invocation.runsetup import exit_code, files_root, rulebook_for, scan_options
+    from auditor.run.invocation.runsetup import exit_code, files_root, rulebook_for, scan_options
     from auditor.util.errors import ToolError
     from auditor.fix.data import FixDataError, shipped_fixes
 

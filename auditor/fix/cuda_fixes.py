@@ -11,7 +11,7 @@ from auditor.fix.edits import Edit, FileFix, FixContext, NO_CONTEXT, apply_edits
 from auditor.fix.named_mask import named_mask
 from auditor.fix.warp32 import exchange_in_group
 from auditor.fix.lanes import lane_limit, tensor_core_use, unparsed_limit, unparsed_regions
-from auditor.parsing.cuda import Node, parse
+from auditor.parse.cuda import Node, parse
 from auditor.types import Finding
 
 NEWLINE = b"\n"

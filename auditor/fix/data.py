@@ -113,6 +113,6 @@ def load_fixes(root: Path) -> dict[str, FixSpec]:
 
 @cache
 def shipped_fixes() -> dict[str, FixSpec]:
-    from auditor.rulebook import rules_root
+    from auditor.match.rulebook import rules_root
 
     return load_fixes(rules_root())

@@ -21,7 +21,7 @@ from collections import Counter
 from dataclasses import dataclass
 from pathlib import Path
 
-from auditor.rulebook import rules_root
+from auditor.match.rulebook import rules_root
 from auditor.util.childpython import module_command
 
 OFFLOAD_ARCH = "gfx942"

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 
 from auditor.fix.warp32 import keeps_one_group, leaves_one_group
-from auditor.parsing.cuda import Node
+from auditor.parse.cuda import Node
 
 _THREAD_INDEX = re.compile(rb"^(?:threadIdx|laneid|lane_?id|laneId|lane|tid|thread_?id|threadId|__lane_id|thread_rank"
                            rb"|warp_?id|warpId|wid|local_?id|lid|tx|ty|tidx|tidy|lane_index|tid_?x|idx|gid)$")

@@ -9,7 +9,7 @@ from collections.abc import Callable
 
 from auditor.fix.edits import Edit, FixContext
 from auditor.fix.lanes import lane_limit
-from auditor.parsing.cuda import Node
+from auditor.parse.cuda import Node
 from auditor.types import Finding
 from auditor.util.errors import AuditorError
 

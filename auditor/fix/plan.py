@@ -11,7 +11,7 @@ from typing import get_args
 
 from auditor.fix.data import FixSpec
 from auditor.fix.text_fixes import rocm_job_suggestion
-from auditor.inputs.kinds import FixLane, kinds_in_lane
+from auditor.match.inputs.kinds import FixLane, kinds_in_lane
 from auditor.judge.dispositions import LIVE, OPS, VERIFY
 from auditor.types import FileResult, Finding, SourceFile
 

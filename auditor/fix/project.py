@@ -11,8 +11,8 @@ from pathlib import PurePosixPath
 from auditor.fix.edits import FixContext
 from auditor.fix.lanes import (enclosing_function_name, lane_limited_calls, tensor_core_use, unparsed_regions,
                                unseen_use)
-from auditor.parsing.cuda import parse
-from auditor.scan.file import InputError, read_bytes
+from auditor.parse.cuda import parse
+from auditor.run.scan.file import InputError, read_bytes
 from auditor.types import SourceFile
 
 DEFAULT_PYTHON = (3, 8)   # when the project does not say: the oldest Python still common in CUDA projects

@@ -118,7 +118,7 @@ def rocm_job_suggestion(line: str) -> str:
 @cache
 def rocm_images() -> dict[str, frozenset[str]]:
     """ROCm release -> the rocm/dev-* images published for it, from rules/fixes/rocm_images.toml."""
-    from auditor.rulebook import rules_root
+    from auditor.match.rulebook import rules_root
 
     data = tomllib.loads((rules_root() / "fixes" / "rocm_images.toml").read_text(encoding="utf-8"))
     return {str(r["rocm"]): frozenset(r["images"]) for r in data.get("release", ())}

@@ -14,12 +14,12 @@ from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from pathlib import Path
 
-from auditor.discover.files import discover
+from auditor.run.discover.files import discover
 from auditor.fix.data import FixSpec
-from auditor.inputs.kinds import kinds_in_lane
-from auditor.pipeline import ScanOptions, audit
-from auditor.rocmpath.pulled import pulled_in_build_files
-from auditor.rulebook import Rulebook
+from auditor.match.inputs.kinds import kinds_in_lane
+from auditor.run.pipeline import ScanOptions, audit
+from auditor.model.rocmpath.pulled import pulled_in_build_files
+from auditor.match.rulebook import Rulebook
 from auditor.types import Finding, Report
 
 _LINE = re.compile(r":\d+\b")   # evidence cites lines, and an inserted line moves those below it

@@ -6,7 +6,7 @@ from __future__ import annotations
 
 import re
 
-from auditor.parsing.cuda import Node
+from auditor.parse.cuda import Node
 
 _INDEX = rb"(?:threadIdx\.x|tid|tidx|tid_x|thread_?id|threadId|lane|lane_?id|laneId)"
 _WARP_ID = rb"(?:warp_?id|warpId|warp_idx|wid|warp|(?:threadIdx\.x|tid)\s*(?:/\s*(?:32|WARP_SIZE)|>>\s*5))"

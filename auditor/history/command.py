@@ -18,13 +18,13 @@ from auditor.history.listing import Kinds, discovered_point
 from auditor.history.record import RunRecord, Where, of_working_tree, run_record
 from auditor.history.store import StoreError, open_store
 from auditor.history.warm import warm_scanner
-from auditor.invocation.output import write_or_print
+from auditor.run.invocation.output import write_or_print
 
 
 def rules_digest(settings, rulebook) -> str:
     """What a recorded point depends on besides the tree: rocm-audit's code, the rules, the options that change
     results. A point recorded under another digest is scanned again."""
-    from auditor.runner.cache import scan_context
+    from auditor.run.runner.cache import scan_context
 
     scope = settings.scope
     choices = [scope.exclude, scope.include_vendored, scope.max_file_size, settings.rules.per_file_ignores,
@@ -88,7 +88,7 @@ def record_and_progress(settings, report, root: Path, rulebook):
 
 
 def history_command(settings) -> int:
-    from auditor.invocation.runsetup import rulebook_for, scan_options
+    from auditor.run.invocation.runsetup import rulebook_for, scan_options
 
     options = settings.history
     path = settings.scope.paths[0] if settings.scope.paths else Path(".")
@@ -146,7 +146,7 @@ def _in_range(top: Path, commits: list[gitobjects.Commit], since: str | None) ->
 def _points(settings, top, prefix, key, label, chosen, rulebook, digest, scan_options) -> list[RunRecord]:
     """Each chosen commit's run: reused from the store when recorded with the same digest, else scanned from
     git objects and recorded (one transaction each: an interrupted run keeps the points already done)."""
-    from auditor.pipeline import audit
+    from auditor.run.pipeline import audit
 
     scan_options = replace(scan_options, whole_run_cache=False, across_macros=True)
     cache_dir = scan_options.cache_dir

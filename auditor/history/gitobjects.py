@@ -1,7 +1,7 @@
 """Past states of a repository read straight from git objects (`git ls-tree`, `git cat-file --batch`), never
 checked out: no filter, hook or fsmonitor of the scanned repository runs (auditor/util/vcs.py's neutralised git).
 A commit's tree is written into a private temporary directory, kept across commits and changed only where
-the blobs differ, so the content-keyed result cache (auditor/runner/cache.py) rescans only what changed."""
+the blobs differ, so the content-keyed result cache (auditor/run/runner/cache.py) rescans only what changed."""
 from __future__ import annotations
 
 import os
@@ -16,7 +16,7 @@ from auditor.util.gittree import MAX_TREE_BYTES, TreeTooLarge, count_files
 REGULAR_MODES = (b"100644", b"100755")
 GITLINK_MODE = b"160000"
 BATCH_BYTES = 64 * 1024 * 1024        # blobs read per `cat-file --batch` call, at most (vcs caps one answer)
-# Every file written gets this old modification time: the per-file index (auditor/runner/runcache.py) distrusts the
+# Every file written gets this old modification time: the per-file index (auditor/run/runner/runcache.py) distrusts the
 # stat of a file modified seconds ago, and would read and hash every file of every point again. A rewritten
 # file still differs in its change time and inode, which the index compares too.
 WRITTEN_MTIME_NS = 946_684_800 * 10**9   # 2000-01-01

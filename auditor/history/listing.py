@@ -1,5 +1,5 @@
 """A point's files found from its commit's `git ls-tree` listing, as `check` finds them in a checkout of that
-commit (auditor/discover/files.py), without walking the written tree.
+commit (auditor/run/discover/files.py), without walking the written tree.
 
 Every file of a commit is one git tracks, and `check` never lets a .gitignore hide a tracked file (nor the
 directory holding one), so .gitignore plays no part here; the rest is the walk's: `--exclude` patterns, the
@@ -12,12 +12,12 @@ from pathlib import Path
 
 import pathspec
 
-from auditor.discover.files import Discovery, descends_into
+from auditor.run.discover.files import Discovery, descends_into
 from auditor.history.gitobjects import Tree
-from auditor.inputs.kinds import BY_NAME, classify, refine
-from auditor.pipeline.context import Discovered
-from auditor.pipeline.options import PREPASS_SECONDS, ScanOptions
-from auditor.rocmpath.pulled import pulled_in_build_files
+from auditor.match.inputs.kinds import BY_NAME, classify, refine
+from auditor.run.pipeline.context import Discovered
+from auditor.run.pipeline.options import PREPASS_SECONDS, ScanOptions
+from auditor.model.rocmpath.pulled import pulled_in_build_files
 from auditor.types import SourceFile
 from auditor.util.escape import visible
 

@@ -7,7 +7,7 @@ from datetime import datetime, timezone
 
 from auditor import __version__
 from auditor.report import view
-from auditor.analysis.effort import DEPENDENCY_CATEGORIES
+from auditor.judge.analysis.effort import DEPENDENCY_CATEGORIES
 from auditor.report.plan import WORK
 from auditor.types import Report, Severity
 

@@ -1,7 +1,7 @@
 """What `history` prepares once for all its points rather than once a point."""
 from __future__ import annotations
 
-from auditor.rulebook import Rulebook
+from auditor.match.rulebook import Rulebook
 
 
 def warm_scanner(rulebook: Rulebook) -> None:
@@ -10,7 +10,7 @@ def warm_scanner(rulebook: Rulebook) -> None:
     instead of compiling it again (about half a second of every point that scans a C/C++ file). Compiling is
     keyed by each rule's id and query text, so the rulebook a point derives (its project's macros, its own
     package's rules left out) finds the same queries; which queries are compiled together changes no result."""
-    from auditor.engines.cuda import query_groups
+    from auditor.match.engines.cuda import query_groups
 
     query_rules = [rule for rule in rulebook.family("cuda") if getattr(rule.spec, "query", None) is not None]
     if query_rules:

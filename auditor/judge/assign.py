@@ -5,14 +5,14 @@ from __future__ import annotations
 from collections.abc import Mapping, Sequence
 from dataclasses import dataclass, replace
 
-from auditor.inputs.kinds import PYTHON_CODE
+from auditor.match.inputs.kinds import PYTHON_CODE
 from auditor.judge.classes import classes_of
 from auditor.judge.dispositions import GUARDED, LIVE, OPTIONAL
 from auditor.judge.table import Row, judge
 from auditor.model.project import INTEGRATION_NOTE, ReachModel
 from auditor.model.reach import Reach
-from auditor.rocmpath.model import ProjectBuild
-from auditor.rocmpath.optinlibs import library_macro
+from auditor.model.rocmpath.model import ProjectBuild
+from auditor.model.rocmpath.optinlibs import library_macro
 from auditor.types import Finding, Rule, Severity
 
 
@@ -47,7 +47,7 @@ def assign(findings: Sequence[Finding], rules: Mapping[str, Rule], model: ReachM
 
 def _opt_in_library(finding: Finding, rule: Rule | None, project: ProjectBuild) -> Finding:
     """A CUDA-only library with no ROCm equivalent that the project uses only behind its own opt-in macro
-    (auditor/rocmpath/optinlibs.py): still reported, as port work (fence the include out of the default build)."""
+    (auditor/model/rocmpath/optinlibs.py): still reported, as port work (fence the include out of the default build)."""
     if finding.disposition != LIVE or finding.severity != Severity.CRITICAL or rule is None \
             or rule.category != "cuda_only_library" or not (tested := project.opt_in_tests.get(finding.path)):
         return finding

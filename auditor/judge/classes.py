@@ -1,10 +1,10 @@
 """The class of a finding's rule, as the judge's table reads it: how hard it is (its severity and category), what
-kind of thing it reports, and the rule's traits (rules as data: `traits` in its TOML, auditor/rulebook/traits.py)."""
+kind of thing it reports, and the rule's traits (rules as data: `traits` in its TOML, match/rulebook/traits.py)."""
 from __future__ import annotations
 
 from types import MappingProxyType
 
-from auditor.rulebook.traits import TRAITS
+from auditor.match.rulebook.traits import TRAITS
 from auditor.types import Finding, Rule, Severity
 
 SOFT_CATEGORIES = frozenset({"warp_size_assumption", "runtime_check"})

@@ -22,7 +22,7 @@ TOOLING = "repo tooling"
 
 
 class Effect(StrEnum):
-    """What a finding of a disposition does to its component's verdict (auditor/analysis/verdict.py)."""
+    """What a finding of a disposition does to its component's verdict (auditor/judge/analysis/verdict.py)."""
 
     DECIDES = "decides"
     VERIFY = "an item to verify"

@@ -4,8 +4,8 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
-from auditor.rocmpath.model import ProjectBuild
-from auditor.rulebook.schema import DependencyMatch
+from auditor.model.rocmpath.model import ProjectBuild
+from auditor.match.rulebook.schema import DependencyMatch
 from auditor.types import Finding, Rule
 
 

@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from pathlib import PurePosixPath
 
-from auditor.inputs.kinds import OPS_KINDS
+from auditor.match.inputs.kinds import OPS_KINDS
 
 # (`packaging/`: release-wheel build scripts; the default install never runs them)
 OPS_DIRS = frozenset({".github", ".gitlab", ".circleci", "docker", "dockerfiles", "ci", ".ci", "scripts", "tools",

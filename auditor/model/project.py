@@ -1,4 +1,4 @@
-"""The reach model of one run: built once from the sealed project build model (auditor/rocmpath/) and the scan's
+"""The reach model of one run: built once from the sealed project build model (auditor/model/rocmpath/) and the scan's
 per-file facts, frozen, and asked `reach(path, line)` for each finding's place."""
 from __future__ import annotations
 
@@ -9,16 +9,16 @@ from types import MappingProxyType
 
 from auditor.model.places import in_packages, is_ops, under, written_for_rocm
 from auditor.model.reach import Confidence, Reach, Step
-from auditor.rocmpath.pycalls import Uncalled, not_called_by_default
-from auditor.rocmpath.model import SAME_SOURCES, ProjectBuild
-from auditor.rocmpath.pyreach import optional_modules_of
-from auditor.rocmpath.reader import owner
-from auditor.rocmpath.redefine import uses
+from auditor.model.rocmpath.pycalls import Uncalled, not_called_by_default
+from auditor.model.rocmpath.model import SAME_SOURCES, ProjectBuild
+from auditor.model.rocmpath.pyreach import optional_modules_of
+from auditor.model.rocmpath.reader import owner
+from auditor.model.rocmpath.redefine import uses
 from auditor.truth.switches import shipped
 from auditor.types import PROJECT_MACRO, FileResult, Finding, Rule
 
 PACKAGE_CATEGORY = "cuda_only_python_package"
-STALE_TRAIT = "stale-hip"   # auditor/rulebook/traits.py
+STALE_TRAIT = "stale-hip"   # auditor/match/rulebook/traits.py
 OPTIONAL_NOTE = "a declared extra, an optional directory or a separate distribution"
 INTEGRATION_NOTE = "an optional integration: not a dependency, and `import` of the package never loads this module"
 
@@ -38,7 +38,7 @@ class ReachModel:
     hipify_kept: tuple[str, ...] = ()                 # macros HIPIFY leaves false on ROCm
     # component -> path:line of what ROCm 6 removed that its HIP build uses (rules with the `stale-hip` trait)
     stale: Mapping[str, tuple[str, ...]] = field(default_factory=dict)
-    # Python file -> the functions no code the default install runs calls (rocmpath/pycalls.py)
+    # Python file -> the functions no code the default install runs calls (model/rocmpath/pycalls.py)
     not_called: Mapping[str, tuple[Uncalled, ...]] = field(default_factory=dict)
 
     @classmethod
@@ -143,7 +143,7 @@ class ReachModel:
         if verified and path in project.fenced:
             steps.append(Step("fenced", False, f"the op is fenced off on ROCm ({project.fenced[path]})",
                               project.fenced[path]))
-        if path in project.optional_builds:   # rocmpath/pytolerant.py
+        if path in project.optional_builds:   # model/rocmpath/pytolerant.py
             steps.append(Step("optional-build", False, project.optional_builds[path]))
         uncalled = next((u for u in self.not_called.get(path, ()) if u.first <= (line or 0) <= u.last), None)
         if uncalled is not None:
@@ -191,7 +191,7 @@ class ReachModel:
 
     def _scanned(self, finding: Finding, rule: Rule | None) -> tuple[Step, ...]:
         steps: list[Step] = []
-        if finding.guarded and finding.disposition == PROJECT_MACRO:   # set by the scan (parsing/guardmacros.py)
+        if finding.guarded and finding.disposition == PROJECT_MACRO:   # set by the scan (parse/guardmacros.py)
             steps.append(Step("project-macro", False, finding.disposition_note))
         elif finding.guarded:
             steps.append(Step("guard", False))

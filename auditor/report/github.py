@@ -3,7 +3,7 @@ shows for one step (10 errors and 10 warnings); the rest, and the totals, in a n
 from __future__ import annotations
 
 from auditor.report import view
-from auditor.gate.failclosed.incomplete import closed_failures
+from auditor.judge.incomplete import closed_failures
 from auditor.util.escape import log_line, workflow_data, workflow_property
 from auditor.report.sarif import repo_uri
 from auditor.types import Report, Severity

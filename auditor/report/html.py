@@ -13,9 +13,9 @@ from dataclasses import dataclass
 from functools import cache
 from pathlib import Path
 
-from auditor.analysis.verdict import weighs
-from auditor.gate.failclosed.incomplete import closed_failures
-from auditor.inputs.kinds import BY_NAME
+from auditor.judge.analysis.verdict import weighs
+from auditor.judge.incomplete import closed_failures
+from auditor.match.inputs.kinds import BY_NAME
 from auditor.judge import dispositions
 from auditor.report import plan, text, view
 from auditor.report.progress import ProgressView
@@ -282,7 +282,7 @@ def effort_bars(rows: tuple[view.EffortRow, ...]) -> tuple[Bar, ...]:
 def _resource(name: str) -> str:
     import importlib.resources
 
-    return (importlib.resources.files("auditor") / "templates" / name).read_text(encoding="utf-8")
+    return (importlib.resources.files("auditor.report") / "templates" / name).read_text(encoding="utf-8")
 
 
 def _csp_hash(script: str) -> str:
@@ -293,7 +293,7 @@ def _csp_hash(script: str) -> str:
 def _environment():
     import jinja2
 
-    return jinja2.Environment(loader=jinja2.PackageLoader("auditor", "templates"), autoescape=True,
+    return jinja2.Environment(loader=jinja2.PackageLoader("auditor.report", "templates"), autoescape=True,
                               undefined=jinja2.StrictUndefined, trim_blocks=True, lstrip_blocks=True,
                               keep_trailing_newline=True)
 

@@ -1,14 +1,14 @@
-"""Report -> JSON (auditor/schema/report.schema.json). The schema file in auditor/schema/ is the contract's test."""
+"""Report -> JSON (report/schema/report.schema.json). That schema file is the contract's test."""
 from __future__ import annotations
 
 import json
 from collections import Counter
 
 from auditor import __version__
-from auditor.analysis.groups import listed_findings
+from auditor.judge.analysis.groups import listed_findings
 from auditor.report.view import category_of, lines_scanned, live_by_severity
-from auditor.rocmpath.model import RocmPath
-from auditor.gate.failclosed.incomplete import closed_failures
+from auditor.model.rocmpath.model import RocmPath
+from auditor.judge.incomplete import closed_failures
 from auditor.types import CATEGORIES, Coverage, Effort, FindingGroup, Report, Severity
 
 SCHEMA_VERSION = 1
@@ -110,7 +110,7 @@ def report_dict(report: Report) -> dict:
 
 
 def group_dict(report: Report, group: FindingGroup) -> dict:
-    """One finding group (auditor/analysis/groups.py): the rule, how many sites in how many files, the first sites (the
+    """One finding group (judge/analysis/groups.py): the rule, how many sites in how many files, the first sites (the
     rest are in `findings` unless that list was cut too), its disposition, what it is keyed by and its hours."""
     first = report.findings[group.first]
     rule = report.rules.get(group.rule_id)
@@ -170,7 +170,7 @@ HOTSPOTS = 20
 
 
 def effort_dict(effort: Effort) -> dict:
-    """auditor/schema/report.schema.json `effort`, plus: HIPIFY review and validation (also in the total), the costliest
+    """report/schema/report.schema.json `effort`, plus: HIPIFY review and validation (also in the total), the costliest
     top-level directories and files (in hours), and every constant the model used with its source."""
     return {
         "low_days": effort.low_days,
@@ -187,7 +187,7 @@ def effort_dict(effort: Effort) -> dict:
 
 
 def coverage_dict(cov: Coverage) -> dict:
-    """auditor/schema/report.schema.json `coverage`, plus: clean-after-HIPIFY counts, each file's translator, where each
+    """report/schema/report.schema.json `coverage`, plus: clean-after-HIPIFY counts, each file's translator, where each
     unconverted name is, the names PyTorch's hipify treats the other way, and the API table used."""
     return {
         "total": {"converted_refs": cov.converted, "unconverted_refs": cov.unconverted, "percent": cov.percent,

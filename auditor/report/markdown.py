@@ -5,7 +5,7 @@ from __future__ import annotations
 from auditor.report import plan, text, view
 from auditor.util.escape import visible
 from auditor.report.sarif import repo_uri
-from auditor.gate.failclosed.incomplete import closed_failures
+from auditor.judge.incomplete import closed_failures
 from auditor.types import Report, Severity
 
 MAX_ROWS = 50

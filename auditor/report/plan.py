@@ -7,10 +7,10 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 from pathlib import PurePosixPath
 
-from auditor.analysis.effort import DEPENDENCY_CATEGORIES
+from auditor.judge.analysis.effort import DEPENDENCY_CATEGORIES
 from auditor.report import text, view
 from auditor.judge import dispositions
-from auditor.rocmpath.model import PATTERN_NAMES, RocmPath
+from auditor.model.rocmpath.model import PATTERN_NAMES, RocmPath
 from auditor.types import Component, Finding, FindingGroup, Report, Severity
 
 PLAN_ITEMS = 8
@@ -75,7 +75,7 @@ class ComponentRow:
 
 
 def disposition(report: Report, finding: Finding) -> str:
-    """Where the finding sits against the ROCm path, as the analysis (auditor/rocmpath) decided."""
+    """Where the finding sits against the ROCm path, as the analysis (auditor/model/rocmpath) decided."""
     return finding.disposition
 
 
@@ -89,7 +89,7 @@ def peripheral(path: str) -> bool:
 
 
 def groups(report: Report) -> tuple[FindingGroup, ...]:
-    """The report's finding groups (auditor/analysis/groups.py), as the analysis made them."""
+    """The report's finding groups (auditor/judge/analysis/groups.py), as the analysis made them."""
     return report.groups
 
 
@@ -115,7 +115,7 @@ def _title(report: Report, rule_id: str, sites: list[Finding]) -> str:
 def matched_names(report: Report, sites: list[Finding]) -> list[str]:
     """The distinct names the sites matched, a manifest's spelling first (`tensorrt-llm` and the import
     `tensorrt_llm` are one); none that is a whole line rather than a name."""
-    from auditor.engines import is_a_name
+    from auditor.match.engines import is_a_name
 
     def declared(f: Finding) -> bool:
         rule = report.rules.get(f.rule_id)
@@ -169,7 +169,7 @@ def plan(report: Report, limit: int = PLAN_ITEMS) -> Plan:
 
 
 def _rocm_path(component: Component) -> tuple[str, tuple[str, ...], str, str]:
-    """(patterns, evidence, install recipe, confidence) from the ROCm-path analysis (auditor/rocmpath); for a
+    """(patterns, evidence, install recipe, confidence) from the ROCm-path analysis (auditor/model/rocmpath); for a
     component it did not read, what its build files say."""
     found = component.rocm_path
     if isinstance(found, RocmPath) and found.evidence:

@@ -1,12 +1,12 @@
 """Report -> SARIF 2.1.0 for GitHub code scanning: repo-relative URIs, rule metadata with help text, our
-fingerprint under partialFingerprints. auditor/schema/sarif-github.schema.json holds what GitHub requires."""
+fingerprint under partialFingerprints. auditor/report/schema/sarif-github.schema.json holds what GitHub requires."""
 from __future__ import annotations
 
 import json
 
 from auditor import __version__
 from auditor.util.escape import uri_path
-from auditor.gate.failclosed.incomplete import closed_failures
+from auditor.judge.incomplete import closed_failures
 from auditor.report.text import sentence   # one full stop: a ROCm alternative may end in one already
 from auditor.types import VERIFY, Finding, Report, Rule, Severity
 

@@ -6,7 +6,7 @@ from collections import Counter, defaultdict
 from dataclasses import dataclass
 
 from auditor import __version__
-from auditor.analysis.effort import DEPENDENCY_CATEGORIES, on_default_path
+from auditor.judge.analysis.effort import DEPENDENCY_CATEGORIES, on_default_path
 from auditor.report.text import counted
 from auditor.types import CATEGORIES, Finding, Report, Severity
 
@@ -112,7 +112,7 @@ class Hotspot:
     path: str
     low_hours: float
     high_hours: float
-    findings: int                     # its live findings that cost hours (analysis/effort.py on_default_path)
+    findings: int                     # its live findings that cost hours (judge/analysis/effort.py on_default_path)
     reviewed: bool = False            # its hours include running HIPIFY on it and reviewing the output
 
     @property

@@ -1,9 +1,9 @@
 """CMake `if()` tests read on a ROCm build, two ways, both fed by rules/guards.toml:
 
 - `cmake_truth`: three-valued (true, false, unknown) on ROCm, for the text rules' reading of a build file
-  (auditor/parsing/buildblocks.py), from [build]: only positive ROCm tests are read.
+  (auditor/parse/buildblocks.py), from [build]: only positive ROCm tests are read.
 - `configuration`: which build an arm is for (rocm, cuda, another vendor's, or unknown), for the build reader
-  (auditor/rocmpath/cmakebuild.py), from [cmake], with the variables the file's own ROCm arms set.
+  (auditor/model/rocmpath/cmakebuild.py), from [cmake], with the variables the file's own ROCm arms set.
 """
 from __future__ import annotations
 

@@ -1,7 +1,7 @@
 """The preprocessor's ROCm truth: a condition (`#if`/`#elif`, `#ifdef`) read three-valued (true, false, unknown) on
 a ROCm build. Its tokens, a Pratt parser, arithmetic over values that may be unknown (None), and the facts it reads:
 which macros a ROCm build defines, and to what (rules/guards.toml's [preprocessor], plus the scanned project's own
-macros). The line reading that applies it to a file is auditor/parsing/preproc.py."""
+macros). The line reading that applies it to a file is auditor/parse/preproc.py."""
 from __future__ import annotations
 
 import operator

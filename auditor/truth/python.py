@@ -91,7 +91,7 @@ class PythonPersona:
     cuda_only_names: frozenset[str] = frozenset()     # qualified names false (None) on ROCm
     cuda_only_call_pattern: str = "(?!)"              # a called name false on ROCm (`is_cuda`)
     cuda_only_env: frozenset[str] = frozenset()       # environment variables only a CUDA install sets
-    # what the build reader (auditor/rocmpath/pytruth.py) reads besides the names above: a build script's names
+    # what the build reader (auditor/model/rocmpath/pytruth.py) reads besides the names above: a build script's names
     # and calls true on ROCm, and its names false on ROCm
     build_rocm_true_pattern: str = "(?!)"
     build_rocm_call_pattern: str = "(?!)"

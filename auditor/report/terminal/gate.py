@@ -11,7 +11,7 @@ from auditor.report import view
 from auditor.report.terminal.lines import SEVERITY_STYLE
 from auditor.report.text import counted
 from auditor.report.terminal.lines import markup_safe as _m
-from auditor.gate.failclosed.incomplete import closed_failures
+from auditor.judge.incomplete import closed_failures
 from auditor.types import Report, Severity
 
 

@@ -1,4 +1,4 @@
-"""The scan's progress bar on standard error, for an interactive run (a ScanProgress, auditor/runner/progress.py)."""
+"""The scan's progress bar on standard error, for an interactive run (a ScanProgress, run/runner/progress.py)."""
 from __future__ import annotations
 
 import time

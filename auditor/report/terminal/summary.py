@@ -10,7 +10,7 @@ from auditor.report.terminal.gate import concise, gate_summary, new_table, stric
 from auditor.report.terminal.lines import SEVERITY_STYLE, VERDICT_STYLE, Lines, short_path
 from auditor.report.terminal.lines import days as _days
 from auditor.report.terminal.tables import counts_table, errors, hotspot_table, render_coverage
-from auditor.gate.failclosed.incomplete import closed_failures
+from auditor.judge.incomplete import closed_failures
 from auditor.types import Report, Severity
 
 PLAN_ITEMS = 6          # in the summary; the HTML page and --verbose show plan.PLAN_ITEMS

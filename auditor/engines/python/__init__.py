@@ -1,5 +1,0 @@
-"""The Python engine: parse (auditor/parsing/python.py) -> guards (guards.py) -> match (engine.py) -> findings."""
-from auditor.engines.python.engine import EMBEDDED_CUDA_CALLS, EmbeddedCuda, PythonScan, scan_python
-from auditor.engines.python.guards import string_value
-
-__all__ = ["EMBEDDED_CUDA_CALLS", "EmbeddedCuda", "PythonScan", "scan_python", "string_value"]

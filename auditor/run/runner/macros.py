@@ -1,0 +1,136 @@
+"""A pre-pass over the C/C++ sources: macros the repository defines only on CUDA-only branches.
+
+`#if __CUDA_ARCH__ >= 800 / #define PTX_AVAILABLE` in one header makes `#ifdef PTX_AVAILABLE` in
+another a CUDA-only branch too; a per-file view cannot see that. Each file's part (its defines and the values
+it derives on ROCm) is cached by the digest of its bytes, so a warm run reads only the files that changed.
+"""
+from __future__ import annotations
+
+import hashlib
+import json
+from typing import cast
+from collections.abc import Iterable
+
+from auditor.run.runner.cache import EntryStore, tool_digest
+from auditor.util.boundedio import read_prefix
+from auditor.util.datacodec import DecodeError, decode
+from auditor.match.inputs.kinds import C_FAMILY
+from auditor.parse.preproc import line_states
+from auditor.truth.cpp import PreprocFacts
+from auditor.run.runner.runcache import FileIndex, file_stat
+from auditor.types import SourceFile
+
+C_KINDS = C_FAMILY
+FilePart = tuple[tuple[tuple[str, bool], ...], tuple[tuple[str, int], ...]]   # (defines, ROCm values)
+
+
+def cuda_only_macros(sources: Iterable[SourceFile], facts: PreprocFacts, max_bytes: int) -> frozenset[str]:
+    return project_macros(sources, facts, max_bytes)[0]
+
+
+def project_macros(
+    sources: Iterable[SourceFile], facts: PreprocFacts, max_bytes: int,
+    store: EntryStore | None = None, index: FileIndex | None = None, guards: object = None,
+) -> tuple[frozenset[str], dict[str, int]]:
+    """(macros defined only on CUDA-only branches, values derived on ROCm: `#if defined(__HIP_PLATFORM_AMD__)
+    / #define BNB_HIP 1` makes `#if BNB_HIP` true on ROCm in every file). With `store` and `index`, each
+    file's part is cached under its digest and the `guards` the facts were made from, and the answer under the
+    digests of every file (`history`'s points, most of which change no C/C++ file, read one entry)."""
+    memo = _Memo(store, index, guards, max_bytes) if store is not None and index is not None else None
+    sources = [source for source in sources if source.kind in C_KINDS]
+    whole = memo.whole_key(sources) if memo is not None else None
+    if memo is not None and whole is not None and (known := memo.load_whole(whole)) is not None:
+        return known
+    verdict: dict[str, bool] = {}
+    values: dict[str, set[int]] = {}
+    for source in sources:
+        part = _file_part(source, facts, max_bytes, memo)
+        if part is None:
+            continue
+        defines, rocm_values = part
+        for name, cuda_only in defines:
+            verdict[name] = verdict.get(name, True) and cuda_only
+        for name, value in rocm_values:
+            values.setdefault(name, set()).add(value)
+    derived = {name: next(iter(found)) for name, found in values.items() if len(found) == 1}
+    answer = frozenset(name for name, cuda_only in verdict.items() if cuda_only and name not in derived), derived
+    if memo is not None and (whole := whole or memo.whole_key(sources)) is not None:
+        memo.save_whole(whole, answer)
+    return answer
+
+
+def _file_part(source: SourceFile, facts: PreprocFacts, max_bytes: int, memo: "_Memo | None") -> FilePart | None:
+    stat = file_stat(source.abspath)
+    if stat is None or stat[0] > max_bytes:
+        return None   # the scan itself reports unreadable and oversized files
+    if memo is not None and (known := memo.load(source, stat)) is not None:
+        return known
+    try:
+        data = read_prefix(source.abspath, max_bytes + 1)
+    except OSError:
+        return None
+    text = data.decode("utf-8", "replace")
+    part: FilePart = ((), ())
+    if "#define" in text or "# define" in text:
+        try:
+            states = line_states(text, facts)
+        except (RecursionError, ValueError):  # too deep, or a #define of over 4300 digits: the scan reports it
+            return None
+        part = (tuple(states.defines), tuple(states.rocm_values))
+    if memo is not None:
+        memo.save(source, stat, data, part)
+    return part
+
+
+class _Memo:
+    """Keys: rocm-audit's code and rules (tool_digest), the guards, the size limit, and the file's digest (one
+    file's part) or every C/C++ file's path and digest (the answer)."""
+
+    def __init__(self, store: EntryStore, index: FileIndex, guards: object, max_bytes: int):
+        self.store, self.index, self.max_bytes = store, index, max_bytes
+        context = json.dumps([tool_digest(), guards, max_bytes], sort_keys=True, default=str)
+        self.context = hashlib.blake2b(context.encode(), digest_size=20).hexdigest()
+
+    def whole_key(self, sources: list[SourceFile]) -> str | None:
+        """The key of the answer for these files, when the index knows every file's digest (else None: read)."""
+        h = hashlib.blake2b(self.context.encode(), digest_size=20)
+        for source in sources:
+            stat = file_stat(source.abspath)
+            if stat is None:
+                return None
+            digest = "(over the size limit)" if stat[0] > self.max_bytes else self.index.digest(source, stat)
+            if digest is None:
+                return None
+            h.update(f"\0{source.path}\0{digest}".encode("utf-8", "surrogatepass"))
+        return h.hexdigest()
+
+    def load_whole(self, key: str) -> tuple[frozenset[str], dict[str, int]] | None:
+        payload = self.store.load("macros-run", key)
+        if payload is None:
+            return None
+        try:
+            cuda_only, derived = decode(tuple[tuple[str, ...], dict[str, int]], json.loads(payload))
+        except (ValueError, TypeError, RecursionError, DecodeError):
+            return None
+        return frozenset(cuda_only), derived
+
+    def save_whole(self, key: str, answer: tuple[frozenset[str], dict[str, int]]) -> None:
+        self.store.store("macros-run", key, json.dumps([sorted(answer[0]), answer[1]]).encode("utf-8",
+                                                                                              "surrogatepass"))
+
+    def _key(self, digest: str) -> str:
+        return hashlib.blake2b(f"{self.context}\0{digest}".encode(), digest_size=20).hexdigest()
+
+    def load(self, source: SourceFile, stat) -> FilePart | None:
+        digest = self.index.digest(source, stat)
+        payload = self.store.load("macros", self._key(digest)) if digest is not None else None
+        if payload is None:
+            return None
+        try:
+            return cast(FilePart, decode(FilePart, json.loads(payload)))
+        except (ValueError, TypeError, RecursionError, DecodeError):
+            return None
+
+    def save(self, source: SourceFile, stat, data: bytes, part: FilePart) -> None:
+        digest = self.index.record(source, stat, data)
+        self.store.store("macros", self._key(digest), json.dumps(part).encode("utf-8", "surrogatepass"))
