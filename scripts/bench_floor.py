@@ -266,13 +266,16 @@ def main(argv: list[str] | None = None) -> int:
     try:
         env = environment(work / "pycache")
         subprocess.run([*rocm_audit(), "--version"], env=env, capture_output=True, check=True)   # bytecode
-        rows = [measure(tree, args.times, env, args.reports, work, not args.no_stages) for tree in trees]
+        rows: list[Measured] = []
+        for tree in trees:   # each tree's figures as soon as they are measured: a long run interrupted keeps them
+            rows.append(measure(tree, args.times, env, args.reports, work, not args.no_stages))
+            print(json.dumps(asdict(rows[-1])), flush=True)
+            if args.json:
+                args.json.write_text(json.dumps([asdict(m) for m in rows], indent=2) + "\n", encoding="utf-8")
     finally:
         shutil.rmtree(work, ignore_errors=True)
     print(f"{os.cpu_count()} cores, load average {os.getloadavg()[0]:.2f} at the end; best of {args.times} runs")
     print(table(rows))
-    if args.json:
-        args.json.write_text(json.dumps([asdict(m) for m in rows], indent=2) + "\n", encoding="utf-8")
     return 0
 
 

@@ -37,11 +37,11 @@ def python_functions(tree: PythonTree) -> Functions:
     occurrences: dict[str, list[int]] = {}
     selections: list[tuple[str, int, int, tuple[str, ...]]] = []
     for node in tree.nodes:
-        kind = type(node)   # the node types _referred answers for, tested here first: most nodes are none of them
-        name = _referred(node, tree) if kind in _REFERRING else None
+        # the node types _referred answers for, tested here first: most nodes are none of them
+        name = _referred(node, tree) if type(node) in _REFERRING else None
         if name:
             occurrences.setdefault(name, []).append(getattr(node, "lineno", 0))
-        elif kind is ast.If:
+        elif isinstance(node, ast.If):
             selections.extend(_selection(node, tree))
     out: list[tuple[str, int, int, tuple[str, ...]]] = []
     for stmt in tree.module.body:
