@@ -73,6 +73,11 @@ _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
 def flatten(module: ast.AST) -> list[ast.AST]:
     """Every node in `ast.walk`'s breadth-first order, in one pass (ast.walk and ast.iter_child_nodes are
     generic and cost more than the rules run on the nodes)."""
+    return _flatten(module, None)
+
+
+def _flatten(module: ast.AST, parents: dict[ast.AST, ast.AST] | None) -> list[ast.AST]:
+    """flatten, filling `parents` (each node's parent) in the same pass when it is given."""
     nodes: list[ast.AST] = [module]
     node_type = ast.AST
     append = nodes.append
@@ -86,24 +91,13 @@ def flatten(module: ast.AST) -> list[ast.AST]:
                 for item in value:
                     if isinstance(item, node_type):
                         append(item)
+                        if parents is not None:
+                            parents[item] = node
             elif isinstance(value, node_type):
                 append(value)
+                if parents is not None:
+                    parents[value] = node
     return nodes
-
-
-def _parents(nodes: list[ast.AST]) -> dict[ast.AST, ast.AST]:
-    parents: dict[ast.AST, ast.AST] = {}
-    node_type = ast.AST
-    for node in nodes:
-        for name in _CHILD_FIELDS[type(node)]:
-            value = getattr(node, name, None)
-            if isinstance(value, list):
-                for item in value:
-                    if isinstance(item, node_type):
-                        parents[item] = node
-            elif isinstance(value, node_type):
-                parents[value] = node
-    return parents
 
 
 @dataclass(frozen=True)
@@ -111,9 +105,15 @@ class PythonTree:
     module: ast.Module
 
     @cached_property
+    def _walked(self) -> tuple[list[ast.AST], dict[ast.AST, ast.AST]]:
+        """The nodes and each node's parent, found in one pass: nearly every file asks for some node's context."""
+        parents: dict[ast.AST, ast.AST] = {}
+        return _flatten(self.module, parents), parents
+
+    @cached_property
     def nodes(self) -> list[ast.AST]:
         """Every node (but expression contexts and operators), breadth-first as `ast.walk` yields them."""
-        return flatten(self.module)
+        return self._walked[0]
 
     @cached_property
     def names(self) -> QualifiedNames:
@@ -121,8 +121,7 @@ class PythonTree:
 
     @cached_property
     def _parent_of(self) -> dict[ast.AST, ast.AST]:
-        """Built the first time a hit asks for its context: most files have none."""
-        return _parents(self.nodes)
+        return self._walked[1]
 
     def parent(self, node: ast.AST) -> ast.AST | None:
         return self._parent_of.get(node)

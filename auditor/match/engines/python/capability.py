@@ -42,10 +42,22 @@ class CapabilitySites:
         self.evaluator = CapabilityEvaluator(persona, tree.names.of, self._binding)
         self._filled_names: frozenset[str] | None = None
         self._assignments: dict[int, dict[str, list[tuple[ast.Assign, tuple[int, ...]]]]] = {}
+        self._calls_gpu: bool | None = None
 
     def truth(self, test: ast.Compare) -> bool | None:
         """A capability test's truth on every AMD GPU (None: it depends, or it reads no capability)."""
+        if not self._file_calls_gpu():
+            return None   # no test can read a capability: every one it could reach through names is in the file
         return CapabilityEvaluator(self.persona, self.tree.names.of, self._binding).truth(test)
+
+    def _file_calls_gpu(self) -> bool:
+        """Whether the file calls a capability or device-properties function anywhere (asked once per file)."""
+        if self._calls_gpu is None:
+            wanted = self.persona.capability_calls | self.persona.properties_calls
+            names_of = self.tree.names.of
+            self._calls_gpu = any(isinstance(node, ast.Call) and not wanted.isdisjoint(names_of(node.func))
+                                  for node in self.tree.nodes)
+        return self._calls_gpu
 
     def decisions(self, node: ast.AST, is_read: Callable[[ast.AST], bool]) -> list[Decision]:
         """The comparisons (and NVIDIA architecture names) the value read at `node` reaches and that are findings.

@@ -37,7 +37,8 @@ def python_functions(tree: PythonTree) -> Functions:
     occurrences: dict[str, list[int]] = {}
     selections: list[tuple[str, int, int, tuple[str, ...]]] = []
     for node in tree.nodes:
-        name = _referred(node, tree)
+        # the node types _referred answers for, tested here first: most nodes are none of them
+        name = _referred(node, tree) if type(node) in _REFERRING else None
         if name:
             occurrences.setdefault(name, []).append(getattr(node, "lineno", 0))
         elif isinstance(node, ast.If):
@@ -109,6 +110,9 @@ def _kind(function: ast.FunctionDef | ast.AsyncFunctionDef) -> str | None:
     if decorators:
         return JIT if all(JIT_DECORATOR.search(d) for d in decorators) else None
     return PRIVATE if function.name.startswith("_") else PUBLIC
+
+
+_REFERRING = frozenset({ast.Name, ast.Attribute, ast.Constant, ast.alias})
 
 
 def _referred(node: ast.AST, tree: PythonTree) -> str | None:
