@@ -122,3 +122,16 @@ def test_a_branch_any_of_several_names_selects_is_reached_when_one_of_them_is_pa
     assert rows[4][0] == "optional feature"
     assert "chooses `nvf` or `nvfuser`" in rows[4][1]
     assert rows[6][0] == "live"
+
+
+def test_only_a_string_passed_as_a_value_makes_a_choice_not_an_identifier_of_that_name(tmp_path, run_json):
+    selecting = ("import torch\n"
+                 "def set_jit(mode):\n"
+                 "    if mode == 'legacy' or mode == 'old':\n"
+                 "        torch._C._jit_set_nvfuser_enabled(True)\n"          # 4
+                 "    return mode\n")
+    root = write_tree(tmp_path / "r", {"pyproject.toml": PYPROJECT, "pkg/__init__.py": "",
+                                       "pkg/jit.py": selecting,
+                                       "pkg/swap.py": "def swap(old, new):\n    legacy = old\n    return new, legacy\n"})
+    _, data = run_json(root, "--no-cache", "--fail-on", "never")
+    assert _rows(data, "pkg/jit.py")[4][0] == "optional feature"

@@ -9,7 +9,7 @@ from __future__ import annotations
 from collections.abc import Iterable, Mapping
 from dataclasses import dataclass
 
-from auditor.match.engines.python.functions import FILE_NAMES, JIT, PRIVATE, SELECTED, Functions
+from auditor.match.engines.python.functions import FILE_NAMES, FILE_VALUES, JIT, PRIVATE, SELECTED, Functions
 
 
 @dataclass(frozen=True)
@@ -36,21 +36,24 @@ def not_called_by_default(functions: Mapping[str, Functions],
     FileFacts.functions; `shipped`: the shipped packages' directories (empty when the packaging names none)."""
     packages = tuple(shipped)
     referred: dict[str, set[str]] = {}
+    passed: set[str] = set()   # the strings used as values: a choice is made only by passing its name as one
     for path, entries in functions.items():
         for name, _, _, names in entries:
             if name == FILE_NAMES:
                 for referred_name in names:
                     referred.setdefault(referred_name, set()).add(path)
+            elif name == FILE_VALUES:
+                passed.update(names)
     out: dict[str, tuple[Uncalled, ...]] = {}
     for path, entries in functions.items():
         in_package = any(path.startswith(p + "/") for p in packages)
         found = tuple(Uncalled(name, first, last) for name, first, last, kind in entries
-                      if name != FILE_NAMES and kind[0] != SELECTED and not (referred.get(name, set()) - {path})
+                      if name not in (FILE_NAMES, FILE_VALUES) and kind[0] != SELECTED and not (referred.get(name, set()) - {path})
                       and (kind[0] in (JIT, PRIVATE) or bool(packages) and not in_package))
         found += tuple(Uncalled(" or ".join(kind[1:]) or name, first, last, selected=True)
                        for name, first, last, kind in entries
-                       if name != FILE_NAMES and kind[0] == SELECTED
-                       and not any(value in referred for value in kind[1:] or (name,)))
+                       if name not in (FILE_NAMES, FILE_VALUES) and kind[0] == SELECTED
+                       and not any(value in passed for value in kind[1:] or (name,)))
         if found:
             out[path] = found
     return out

@@ -26,6 +26,7 @@ PUBLIC = "public"
 SELECTED = "selected"   # a branch taken only when a caller passes the value
 MAX_VALUE = 80          # longer strings are messages, not values a caller passes
 FILE_NAMES = ""         # the entry naming every name the module refers to
+FILE_VALUES = "'"       # the entry naming every string the module uses as a value (what a caller can choose)
 
 Functions = tuple[tuple[str, int, int, tuple[str, ...]], ...]
 
@@ -36,11 +37,14 @@ def python_functions(tree: PythonTree) -> Functions:
     name the module refers to."""
     occurrences: dict[str, list[int]] = {}
     selections: list[tuple[str, int, int, tuple[str, ...]]] = []
+    values: set[str] = set()
     for node in tree.nodes:
         # the node types _referred answers for, tested here first: most nodes are none of them
         name = _referred(node, tree) if type(node) in _REFERRING else None
         if name:
             occurrences.setdefault(name, []).append(getattr(node, "lineno", 0))
+            if isinstance(node, ast.Constant):
+                values.add(name)
         elif isinstance(node, ast.If):
             selections.extend(_selection(node, tree))
     out: list[tuple[str, int, int, tuple[str, ...]]] = []
@@ -56,6 +60,7 @@ def python_functions(tree: PythonTree) -> Functions:
             out.append((stmt.name, first, last, (kind,)))
     out.extend(selections)
     out.append((FILE_NAMES, 0, 0, tuple(sorted(occurrences))))
+    out.append((FILE_VALUES, 0, 0, tuple(sorted(values))))
     return tuple(out)
 
 
