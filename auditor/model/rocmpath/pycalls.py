@@ -48,7 +48,8 @@ def not_called_by_default(functions: Mapping[str, Functions],
     for path, entries in functions.items():
         in_package = any(path.startswith(p + "/") for p in packages)
         found = tuple(Uncalled(name, first, last) for name, first, last, kind in entries
-                      if name not in (FILE_NAMES, FILE_VALUES) and kind[0] != SELECTED and not (referred.get(name, set()) - {path})
+                      if name not in (FILE_NAMES, FILE_VALUES) and kind[0] != SELECTED
+                      and not (referred.get(name, set()) - {path})
                       and (kind[0] in (JIT, PRIVATE) or bool(packages) and not in_package))
         found += tuple(Uncalled(" or ".join(kind[1:]) or name, first, last, selected=True)
                        for name, first, last, kind in entries
