@@ -35,3 +35,35 @@ def test_the_same_extension_imported_behind_a_fallback_is_an_optional_feature(tm
     quant = "try:\n    import lowbit_cuda\nexcept ImportError:\n    lowbit_cuda = None\n"
     _, data = run_json(_tree(tmp_path, quant), "--no-cache", "--fail-on", "never")
     assert _at(data, "lowbit/lowbit_kernel.cu", 2) == {"optional feature"}
+
+
+CUDA_ONLY_SETUP = (
+    "import torch\n"
+    "from setuptools import setup\n"
+    "from torch.utils.cpp_extension import CUDA_HOME, BuildExtension, CUDAExtension\n"
+    "ext_modules = []\n"
+    "if 'cu' in torch.__version__ and CUDA_HOME is not None:\n"
+    "    ext_modules = [CUDAExtension('scan_ops', ['csrc/scan.cu'])]\n"
+    "setup(name='scanner', packages=['scanner'], ext_modules=ext_modules, cmdclass={'build_ext': BuildExtension})\n"
+)
+SCAN_KERNEL = ("__global__ void scan(float* x) {\n"
+               "  x[0] = __shfl_down_sync(0xffffffff, x[0], 16);\n"    # 2
+               "}\n")
+REWORDED = ("try:\n"
+            "    import scan_ops\n"
+            "except ModuleNotFoundError as e:\n"
+            "    raise ModuleNotFoundError('build scan_ops first') from e\n")
+FALLING_BACK = "try:\n    import scan_ops\nexcept ImportError:\n    scan_ops = None\n"
+
+
+def test_an_extension_only_the_cuda_configuration_builds_is_required_when_imported_without_a_fallback(
+        tmp_path, run_json):
+    # a handler that only rewords the failure is no fallback: the ROCm build must build the extension too
+    files = {"setup.py": CUDA_ONLY_SETUP, "scanner/__init__.py": "from scanner import ops\n",
+             "scanner/ops.py": REWORDED, "csrc/scan.cu": SCAN_KERNEL}
+    _, data = run_json(write_tree(tmp_path / "a", files), "--no-cache", "--fail-on", "never")
+    assert _at(data, "csrc/scan.cu", 2) == {"live"}
+    assert data["summary"]["verdict"] == "needs-port"
+    files["scanner/ops.py"] = FALLING_BACK
+    _, data = run_json(write_tree(tmp_path / "b", files), "--no-cache", "--fail-on", "never")
+    assert "live" not in _at(data, "csrc/scan.cu", 2)

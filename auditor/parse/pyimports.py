@@ -44,7 +44,11 @@ def _dotted(node: ast.AST) -> str:
 
 
 def _catches_import_error(node: ast.Try | ast.TryStar) -> bool:
+    """A handler that goes on without the import; one that ends by raising (`except ImportError as e: raise
+    ModuleNotFoundError("build the extension") from e`) only rewords the failure: the import is still required."""
     for handler in node.handlers:
+        if handler.body and isinstance(handler.body[-1], ast.Raise):
+            continue
         if handler.type is None:
             return True
         caught = handler.type.elts if isinstance(handler.type, ast.Tuple) else [handler.type]

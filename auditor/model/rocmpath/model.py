@@ -142,6 +142,8 @@ class ProjectBuild:
         """A source the default ROCm install does not compile whatever its ROCm path: no build lists it, another
         vendor's or an opt-in build does, its extension is one the install goes on without, or only another
         component's sources include it."""
+        if path in self.required_builds:   # a package that imports its extension without a fallback needs it
+            return False
         return self.provenance.get(path) in ("unreferenced", "other-backend", "opt-in") \
             or path in self.optional_builds or path in self.included_by_parts
 

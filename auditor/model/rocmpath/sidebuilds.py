@@ -1,7 +1,9 @@
-"""Extensions only a second setup script builds (`setup_cuda.py` beside the package), which pip's install never
-runs: the user builds them by hand. When a shipped module imports one without a fallback, the package cannot run
-without it, so its sources are required: a ROCm user builds them (hipified by ROCm PyTorch) as a CUDA user does,
-and what they hold is work, not a file no build lists."""
+"""Extensions the default ROCm install does not build though the package needs them: those only a second setup
+script builds (`setup_cuda.py` beside the package), which pip's install never runs, and those the setup script
+builds only in its CUDA configuration (`if 'cu' in torch.__version__ and CUDA_HOME is not None:`). When a shipped
+module imports one without a fallback, the package cannot run without it, so its sources are required: a ROCm
+user builds them (hipified by ROCm PyTorch) as a CUDA user does, and what they hold is work, not a file no build
+lists or another vendor's build."""
 from __future__ import annotations
 
 import ast
@@ -16,18 +18,29 @@ from auditor.types import SourceFile
 
 SIDE_SETUP = re.compile(r"^setup[_-]\w+\.py$")
 MAX_CHARS = 1_000_000
+SIDE_BUILT = ("only {build} builds `{name}`, which pip's install never runs, and {importer} imports it without a "
+              "fallback: the package needs it built")
+CUDA_BUILT = ("{build} builds `{name}` only in its CUDA configuration, and {importer} imports it without a "
+              "fallback: the ROCm build must build it too")
 
 
 def required_side_builds(comp: str, mine: Sequence[SourceFile], packages: frozenset[str],
                          text_of: Callable[[str], str]) -> dict[str, str]:
-    """source -> why it is required, for each extension a second setup script builds and a shipped module
-    imports unconditionally."""
+    """source -> why it is required, for each extension a second setup script builds, or the setup script only
+    in its CUDA configuration, and a shipped module imports unconditionally."""
     builds = [b for f in mine if f.kind == "python" and SIDE_SETUP.match(PurePosixPath(f.path).name)
               and "setup(" in (text := text_of(f.path)) and len(text) <= MAX_CHARS
               and (b := read_python_build_text(f.path, text)) is not None and b.artifacts]
-    if not builds:
+    wanted = {name.rsplit(".", 1)[-1]: (b, name, SIDE_BUILT) for b in builds for name in b.artifacts}
+    for f in mine:
+        if f.kind == "python" and PurePosixPath(f.path).name == "setup.py" \
+                and "setup(" in (text := text_of(f.path)) and len(text) <= MAX_CHARS \
+                and (b := read_python_build_text(f.path, text)) is not None:
+            builds.append(b)
+            wanted.update({name.rsplit(".", 1)[-1]: (b, name, CUDA_BUILT) for name, configs in b.artifacts.items()
+                           if configs and not configs & {"rocm", "both"}})
+    if not wanted:
         return {}
-    wanted = {name.rsplit(".", 1)[-1]: (b, name) for b in builds for name in b.artifacts}
     # the shipped packages; with none found (a namespace package), the modules beside the second setup script
     homes = packages or frozenset(parent_dir(b.path) for b in builds)
     found: dict[str, str] = {}
@@ -42,9 +55,8 @@ def required_side_builds(comp: str, mine: Sequence[SourceFile], packages: frozen
         except (SyntaxError, ValueError, RecursionError, MemoryError):
             continue
         for short in loaded & set(wanted):
-            build, name = wanted[short]
-            why = (f"only {build.path} builds `{name}`, which pip's install never runs, and {f.path} imports it "
-                   "without a fallback: the package needs it built")
+            build, name, how = wanted[short]
+            why = how.format(build=build.path, name=name, importer=f.path)
             for path in artifact_files(comp, build, name, mine):
                 found.setdefault(path, why)
     return found
