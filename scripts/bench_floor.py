@@ -27,16 +27,14 @@ import tempfile
 import threading
 import time
 from dataclasses import asdict, dataclass
+import tomllib
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
 
 # name, GitHub repository, commit: fixed, so that every run and every machine scans the same bytes
-PINNED = (
-    ("TransformerEngine", "NVIDIA/TransformerEngine", "d0067d0da6cb01811b8072a7d304f0e00344ce2b"),
-    ("DeepSpeed", "deepspeedai/DeepSpeed", "edaa7221267243c7be7fb49c5d5f5c4fb97b4641"),
-    ("ggml", "ggml-org/ggml", "d99724f2b141fed9e1a9f402213506c081433465"),
-)
+PINNED = tuple((t["name"], t["repository"], t["commit"])
+               for t in tomllib.loads((REPO / "benchmarks" / "trees.toml").read_text())["tree"])
 STAGES = ("discovery", "build model", "parse", "match", "judge", "report", "other")
 
 

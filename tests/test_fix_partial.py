@@ -71,4 +71,4 @@ def test_the_definition_never_lands_inside_a_conditional_branch(tmp_path):
     root = write_tree(tmp_path / "repo", {"k.cu": text})
     fixed = _fix(root)
     assert "__shfl_xor_sync(ROCM_AUDIT_FULL_MASK, v, o)" in fixed
-    assert fixed.index("#define ROCM_AUDIT_FULL_MASK") < fixed.index(conditional)   # before the #if, intact
+    assert fixed.index('#include "rocm_audit_compat.h"') < fixed.index(conditional)   # before the #if, intact

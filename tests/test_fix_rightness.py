@@ -187,8 +187,9 @@ def test_inserted_block_keeps_crlf_and_lands_after_the_includes_not_under_a_doc_
     assert b"ROCM_AUDIT_FULL_MASK" in data
     assert re.search(rb"(?<!\r)\n", data) is None, "a line ending other than the file's CRLF"
     text = data.decode()
-    assert text.index("#include <cuda_runtime.h>") < text.index("#ifndef ROCM_AUDIT_FULL_MASK")
+    assert text.index("#include <cuda_runtime.h>") < text.index('#include "rocm_audit_compat.h"')
     assert "/// Sums a warp.\r\n__device__ float warp_sum" in text
+    assert "#ifndef ROCM_AUDIT_FULL_MASK" in (root / "rocm_audit_compat.h").read_text()
 
 
 def test_doc_comment_stays_with_its_function_without_includes(tmp_path):
@@ -196,7 +197,7 @@ def test_doc_comment_stays_with_its_function_without_includes(tmp_path):
     _fix(root)
     text = (root / "k.cu").read_text()
     assert "/// Sums a warp.\n__device__ float warp_sum" in text
-    assert text.index("#endif\n") < text.index("/// Sums a warp.")
+    assert text.index('#include "rocm_audit_compat.h"\n#line 1\n') < text.index("/// Sums a warp.")
 
 
 def test_a_shuffle_from_a_lane_without_a_width_is_not_fixed(tmp_path, capsys):

@@ -24,10 +24,6 @@ C_KINDS = C_FAMILY
 FilePart = tuple[tuple[tuple[str, bool], ...], tuple[tuple[str, int], ...]]   # (defines, ROCm values)
 
 
-def cuda_only_macros(sources: Iterable[SourceFile], facts: PreprocFacts, max_bytes: int) -> frozenset[str]:
-    return project_macros(sources, facts, max_bytes)[0]
-
-
 def project_macros(
     sources: Iterable[SourceFile], facts: PreprocFacts, max_bytes: int,
     store: EntryStore | None = None, index: FileIndex | None = None, guards: object = None,
