@@ -11,18 +11,19 @@ from auditor.model.rocmpath.entrypoints import entry_modules
 from auditor.model.rocmpath.includedby import included_only_by_parts
 from auditor.model.rocmpath.jitloads import jit_built
 from auditor.model.rocmpath.model import ProjectBuild
+from auditor.model.rocmpath.pybuild import PyBuild
 from auditor.model.rocmpath.rocmevidence import GPU_SUFFIXES, with_built_gpu_sources
 from auditor.model.rocmpath.sidebuilds import required_side_builds
 from auditor.types import SourceFile
 
 
 def note_install_runs(project: ProjectBuild, comp: str, mine: Sequence[SourceFile], manifests: Sequence[str],
-                      text_of: Callable[[str], str]) -> None:
+                      text_of: Callable[[str], str], pybuilds: Sequence[PyBuild]) -> None:
     """What importing the component builds (JIT loads), the extensions its imports need a second setup script to
     build, and the shell scripts pip's build never runs."""
     shipped = project.shipped_python[comp]
     project.jit_built.update(jit_built(mine, shipped, text_of))
-    project.required_builds.update(required_side_builds(comp, mine, shipped, text_of))
+    project.required_builds.update(required_side_builds(comp, mine, shipped, text_of, pybuilds))
     project.unrun_scripts = project.unrun_scripts | unrun_scripts(manifests, mine, shipped, text_of)
 
 

@@ -20,6 +20,7 @@ from auditor.parse.python import flatten
 from auditor.model.rocmpath.branches import only_refuses, only_says
 from auditor.model.rocmpath.pymacros import macro_edits
 from auditor.model.rocmpath.pynames import derived_truth, extension_classes, unset_on_rocm
+from auditor.model.rocmpath.pytruth import Truth
 from auditor.truth.python import dotted
 from auditor.truth.python import PythonPersona, shipped_persona
 from auditor.truth.markers import hip_macro, setup_cuda_configuration, setup_rocm, setup_strong
@@ -106,10 +107,7 @@ class _Reader:
         self.tree = tree
         self.nodes = flatten(tree)   # every node, once: the passes below each go over all of them
         self.truth = derived_truth(self.nodes, unset, switches)
-        # the same reading with what every GPU machine passes (`torch.cuda.is_available()`) unknown: a test true
-        # on ROCm only through such a fact is true on CUDA too, so it selects no vendor's build
-        persona = switches if switches is not None else shipped_persona()
-        self.vendor_truth = derived_truth(self.nodes, unset, dataclasses.replace(persona, true_calls=frozenset()))
+        self._unset, self._switches = unset, switches
         self.extension_names = extension_classes(self.nodes, EXTENSIONS)
         self.around: dict[int, tuple[list[ast.stmt], int]] = {}   # id of an `if` -> its block and place in it
         for node in self.nodes:
@@ -121,6 +119,14 @@ class _Reader:
         self.regions: list[tuple[int, int, str]] = []   # (first, last line, configuration)
         self._by_line: list[str] = []
         self._painted_regions = -1
+
+    @functools.cached_property
+    def _vendor_truth(self) -> Truth:
+        """The reading with what every GPU machine passes (`torch.cuda.is_available()`) unknown: a test true on ROCm
+        only through such a fact is true on CUDA too, so it selects no vendor's build. Made only for a script
+        with a test true on ROCm."""
+        persona = self._switches if self._switches is not None else shipped_persona()
+        return derived_truth(self.nodes, self._unset, dataclasses.replace(persona, true_calls=frozenset()))
 
     def mark(self, body: list[ast.stmt], config: str) -> None:
         if body:
@@ -142,7 +148,7 @@ class _Reader:
     def _if(self, node: ast.If) -> None:
         value = self.truth.of(node.test)
         if value is True or self.truth.implies_rocm(node.test):
-            if self.vendor_truth.of(node.test) is True or self.vendor_truth.implies_rocm(node.test):
+            if self._vendor_truth.of(node.test) is True or self._vendor_truth.implies_rocm(node.test):
                 self.build.rocm_tests.append(node.lineno)
             self.mark(node.body, ROCM)
             if only_refuses(node.body):

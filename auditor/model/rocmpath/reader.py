@@ -327,7 +327,7 @@ def _note_shipped_python(project: ProjectBuild, comp: str, mine, pybuilds: list[
         set(project.cuda_only_artifact_files.values()) - set(project.tolerated_artifacts),
         project.shipped_python[comp], mine, texts.text_of))
     optional_builds(project, comp, mine, pybuilds, texts.tree_of, texts.text_of, optional_dirs)
-    note_install_runs(project, comp, mine, manifests, texts.text_of)
+    note_install_runs(project, comp, mine, manifests, texts.text_of, pybuilds)
 
 
 def _note_opt_ins_and_shuffles(project: ProjectBuild, files: Sequence[SourceFile], text_of: Callable[[str], str],

@@ -13,7 +13,7 @@ from pathlib import PurePosixPath
 
 from auditor.parse.pyimports import unguarded_imports
 from auditor.model.rocmpath.provenance import artifact_files, parent_dir, within
-from auditor.model.rocmpath.pybuild import read_python_build_text
+from auditor.model.rocmpath.pybuild import PyBuild, read_python_build_text
 from auditor.types import SourceFile
 
 SIDE_SETUP = re.compile(r"^setup[_-]\w+\.py$")
@@ -25,20 +25,19 @@ CUDA_BUILT = ("{build} builds `{name}` only in its CUDA configuration, and {impo
 
 
 def required_side_builds(comp: str, mine: Sequence[SourceFile], packages: frozenset[str],
-                         text_of: Callable[[str], str]) -> dict[str, str]:
+                         text_of: Callable[[str], str], pybuilds: Sequence[PyBuild]) -> dict[str, str]:
     """source -> why it is required, for each extension a second setup script builds, or the setup script only
-    in its CUDA configuration, and a shipped module imports unconditionally."""
+    in its CUDA configuration, and a shipped module imports unconditionally. `pybuilds`: the component's build
+    scripts as its build reader read them."""
     builds = [b for f in mine if f.kind == "python" and SIDE_SETUP.match(PurePosixPath(f.path).name)
               and "setup(" in (text := text_of(f.path)) and len(text) <= MAX_CHARS
               and (b := read_python_build_text(f.path, text)) is not None and b.artifacts]
     wanted = {name.rsplit(".", 1)[-1]: (b, name, SIDE_BUILT) for b in builds for name in b.artifacts}
-    for f in mine:
-        if f.kind == "python" and PurePosixPath(f.path).name == "setup.py" \
-                and "setup(" in (text := text_of(f.path)) and len(text) <= MAX_CHARS \
-                and (b := read_python_build_text(f.path, text)) is not None:
+    for b in pybuilds:
+        cuda_only = [name for name, configs in b.artifacts.items() if configs and not configs & {"rocm", "both"}]
+        if PurePosixPath(b.path).name == "setup.py" and cuda_only:
             builds.append(b)
-            wanted.update({name.rsplit(".", 1)[-1]: (b, name, CUDA_BUILT) for name, configs in b.artifacts.items()
-                           if configs and not configs & {"rocm", "both"}})
+            wanted.update({name.rsplit(".", 1)[-1]: (b, name, CUDA_BUILT) for name in cuda_only})
     if not wanted:
         return {}
     # the shipped packages; with none found (a namespace package), the modules beside the second setup script
