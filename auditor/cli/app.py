@@ -32,6 +32,7 @@ def main(argv: Sequence[str] | None = None) -> int:
     from auditor.cli.settings import parse_settings
 
     argv = sys.argv[1:] if argv is None else list(argv)
+    fewer_collections()
     debug = "--debug" in argv
     _show_file_errors(debug)
     stdout = sys.stdout
@@ -42,6 +43,16 @@ def main(argv: Sequence[str] | None = None) -> int:
         return _guarded(lambda: _run(parse_settings(argv)), debug)
     finally:
         sys.stdout = stdout
+
+
+def fewer_collections() -> None:
+    """A scan builds a syntax tree of every file, hundreds of thousands of objects that live until the file is
+    done, none of them in a cycle: with the collector's default (a collection every 700 new objects) the
+    collections cost a quarter of the Python parses' time. Every 20,000 instead (the workers inherit it)."""
+    import gc
+
+    _, older, oldest = gc.get_threshold()
+    gc.set_threshold(20_000, older, oldest)
 
 
 def _show_file_errors(debug: bool) -> None:

@@ -67,7 +67,18 @@ def _aliases(imports: list[ast.Import | ast.ImportFrom]) -> QualifiedNames:
 
 # Fields whose values are shared singletons no rule looks at (Load/Store, operators): not walked.
 _SKIPPED_FIELDS = frozenset({"ctx", "op", "ops"})
+# Fields that hold names, numbers or constants, never a node, of the commonest node types: not read at all (most
+# nodes are names, constants and attributes).
+_SCALAR_FIELDS: dict[type, frozenset[str]] = {
+    ast.Name: frozenset({"id"}), ast.Constant: frozenset({"value", "kind"}), ast.Attribute: frozenset({"attr"}),
+    ast.alias: frozenset({"name", "asname"}), ast.arg: frozenset({"arg", "type_comment"}),
+    ast.keyword: frozenset({"arg"}), ast.ImportFrom: frozenset({"module", "level"}),
+    ast.FunctionDef: frozenset({"name", "type_comment"}), ast.AsyncFunctionDef: frozenset({"name", "type_comment"}),
+    ast.ClassDef: frozenset({"name"}), ast.ExceptHandler: frozenset({"name"}),
+    ast.FormattedValue: frozenset({"conversion"}), ast.comprehension: frozenset({"is_async"}),
+}
 _CHILD_FIELDS: dict[type, tuple[str, ...]] = {}
+_IMPORTS = frozenset({ast.Import, ast.ImportFrom})   # (exact types: a test of the type is cheaper than isinstance)
 
 
 def flatten(module: ast.AST) -> list[ast.AST]:
@@ -84,7 +95,9 @@ def _flatten(module: ast.AST, parents: dict[ast.AST, ast.AST] | None) -> list[as
     for node in nodes:      # the list grows while it is read
         fields = _CHILD_FIELDS.get(type(node))
         if fields is None:
-            fields = _CHILD_FIELDS[type(node)] = tuple(f for f in node._fields if f not in _SKIPPED_FIELDS)
+            scalar = _SCALAR_FIELDS.get(type(node), frozenset())
+            fields = _CHILD_FIELDS[type(node)] = tuple(f for f in node._fields
+                                                       if f not in _SKIPPED_FIELDS and f not in scalar)
         for name in fields:
             value = getattr(node, name, None)
             if isinstance(value, list):
@@ -117,7 +130,7 @@ class PythonTree:
 
     @cached_property
     def names(self) -> QualifiedNames:
-        return _aliases([n for n in self.nodes if isinstance(n, (ast.Import, ast.ImportFrom))])
+        return _aliases([n for n in self.nodes if type(n) in _IMPORTS])
 
     @cached_property
     def _parent_of(self) -> dict[ast.AST, ast.AST]:

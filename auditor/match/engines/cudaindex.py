@@ -36,6 +36,7 @@ class CudaRuleIndex:
     queries: tuple[Rule, ...]
     calls: tuple[Rule, ...]                   # query rules of the call-regex shape (ts_cuda.call_regex)
     call_regexes: dict[str, re.Pattern]       # rule key -> its regex
+    any_glob: re.Pattern | None               # matches a name when some glob of glob_ids does
     # A file names the same identifiers many times, and a repository the same ones in many files.
     _id_rules: dict[str, tuple[Rule, ...]] = field(default_factory=dict)
     _qualified_rules: dict[str, tuple[tuple[str, Rule], ...]] = field(default_factory=dict)
@@ -81,7 +82,10 @@ class CudaRuleIndex:
         return found
 
     def _matching(self, name: str) -> tuple[Rule, ...]:
-        return self.exact_ids.get(name, ()) + tuple(rule for regex, rule in self.glob_ids if regex.match(name))
+        exact = self.exact_ids.get(name, ())
+        if self.any_glob is None or not self.any_glob.match(name):   # one regex for the many names no glob takes
+            return exact
+        return exact + tuple(rule for regex, rule in self.glob_ids if regex.match(name))
 
     def rules_for_qualified(self, text: str) -> tuple[tuple[str, Rule], ...]:
         found = self._qualified_rules.get(text)
@@ -122,6 +126,7 @@ def index_rules(rules: tuple[Rule, ...]) -> CudaRuleIndex:
     return CudaRuleIndex(
         rules, {k: tuple(v) for k, v in exact.items()}, tuple(globs), tuple(qualified), tuple(includes),
         tuple(asm), tuple(queries), tuple(calls), call_regexes,
+        re.compile("|".join(f"(?:{regex.pattern})" for regex, _ in globs)) if globs else None,
     )
 
 

@@ -11,6 +11,7 @@ from collections.abc import Callable, Sequence
 from pathlib import PurePosixPath
 
 from auditor.model.rocmpath.provenance import C_KINDS, parent_dir, within
+from auditor.parse.python import flatten
 from auditor.truth.python import dotted
 from auditor.types import SourceFile
 
@@ -30,9 +31,9 @@ def _import_time_calls(tree: ast.Module) -> list[ast.Call]:
     """Calls the module's top level runs, and those in the bodies of its functions the top level calls."""
     functions = {n.name: n for n in tree.body if isinstance(n, (ast.FunctionDef, ast.AsyncFunctionDef))}
     top = [n for stmt in tree.body if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef))
-           for n in ast.walk(stmt) if isinstance(n, ast.Call)]
+           for n in flatten(stmt) if isinstance(n, ast.Call)]
     called = {c.func.id for c in top if isinstance(c.func, ast.Name) and c.func.id in functions}
-    return top + [n for name in sorted(called) for n in ast.walk(functions[name]) if isinstance(n, ast.Call)]
+    return top + [n for name in sorted(called) for n in flatten(functions[name]) if isinstance(n, ast.Call)]
 
 
 def _text(node: ast.AST) -> str | None:
@@ -79,7 +80,7 @@ def jit_built(mine: Sequence[SourceFile], packages: frozenset[str], text_of: Cal
             continue
         home = parent_dir(f.path)
         assigned: dict[str, list[ast.expr]] = {}
-        for node in ast.walk(tree):
+        for node in flatten(tree):
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 assigned.setdefault(node.targets[0].id, []).append(node.value)
         for call in _import_time_calls(tree):

@@ -38,15 +38,24 @@ def python_functions(tree: PythonTree) -> Functions:
     occurrences: dict[str, list[int]] = {}
     selections: list[tuple[str, int, int, tuple[str, ...]]] = []
     values: set[str] = set()
+    name_type, attribute, store = ast.Name, ast.Attribute, ast.Store
     for node in tree.nodes:
-        # the node types _referred answers for, tested here first: most nodes are none of them
-        name = _referred(node, tree) if type(node) in _REFERRING else None
+        kind = type(node)
+        if kind is name_type:   # the commonest nodes: answered here, as _referred would
+            name = node.id if type(node.ctx) is not store else None
+        elif kind is attribute:
+            name = node.attr
+        elif kind in _REFERRING:   # the other node types _referred answers for: most nodes are none of them
+            name = _referred(node, tree)
+        elif kind is ast.If:
+            selections.extend(_selection(node, tree))
+            continue
+        else:
+            continue
         if name:
             occurrences.setdefault(name, []).append(getattr(node, "lineno", 0))
-            if isinstance(node, ast.Constant):
+            if kind is ast.Constant:
                 values.add(name)
-        elif isinstance(node, ast.If):
-            selections.extend(_selection(node, tree))
     out: list[tuple[str, int, int, tuple[str, ...]]] = []
     for stmt in tree.module.body:
         if not isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) or stmt.name.startswith("__"):
