@@ -8,8 +8,9 @@ machine's speed cancels out.
 Paired, so that a shared machine's load cancels out too: on a busy 2-core machine a whole scan and a whole floor,
 timed one after the other, each saw a different share of the others' work, and their ratio moved by 20% from run
 to run. Here one process scans the tree file by file and, right before each file, reads and parses that file as
-the floor does: the two are timed a few milliseconds apart, file after file, so both see the same load. The scan
-is what a `-j 1` run does after start-up: the pre-pass (discovery, the build model, the macros), every file
+the floor does: the two are timed a few milliseconds apart, file after file, so both see the same load. The
+collector is off during the floor's parse, as good as in the floor's own process, where it has next to nothing to
+visit. The scan is what a `-j 1` run does after start-up: the pre-pass (discovery, the build model, the macros), every file
 through the runner's own scan of one file, and the analysis (reach model, dispositions, the cross-language link,
 verdicts). Start-up (imports, the rulebook, compiling the queries) is left out: it is the same for any tree, and
 the first round, which pays it, is not counted.
@@ -23,6 +24,7 @@ from __future__ import annotations
 
 import argparse
 import ast
+import gc
 import json
 import shutil
 import subprocess
@@ -110,9 +112,11 @@ def one_round(tree: Path, rulebook, floor: Floor) -> tuple[float, float, int]:
     floors = 0.0
     results = []
     for source in ctx.files:
+        gc.disable()   # as in the floor's own small process, where the collector has next to nothing to visit
         start = clock()
         floor(str(source.abspath), source.kind)
         middle = clock()
+        gc.enable()
         results.append(scan_file(source, ctx.scan))
         end = clock()
         floors += middle - start
@@ -125,6 +129,11 @@ def one_round(tree: Path, rulebook, floor: Floor) -> tuple[float, float, int]:
 def measure(rounds: int, tree_hash: str | None) -> dict[str, object]:
     from auditor.match.rulebook import load_rulebook
 
+    try:
+        from auditor.cli.app import fewer_collections
+        fewer_collections()   # the collector as the command line sets it
+    except ImportError:   # an installation from before it
+        pass
     work = Path(tempfile.mkdtemp(prefix="rocm-audit-floor-guard-"))
     try:
         tree, described = guard_tree(work, tree_hash)
