@@ -44,6 +44,7 @@ class PythonMatch:
     strings: str | None = None         # regex on a string literal's value
     contexts: Strings = ()             # only in these syntactic contexts (PYTHON_CONTEXTS); () = any
     keywords: Strings = ()             # a call only with one of these keyword arguments
+    unless_argument: Strings = ()      # not a call hit when its first argument is written as one of these
     in_calls: Strings = ()             # only inside a call of one of these
     files: Strings = ()                # only in files whose name matches one of these globs
     needles: Strings = ()              # hand-written prefilter words (replace the derived ones)
