@@ -84,6 +84,7 @@ class TextMatch:
     lines: str = ""                    # regex on one code line (comments blanked)
     files: Strings = ()                # file kinds (TEXT_KINDS)
     guarded_by: str | None = None      # regex: a file that also matches this has the ROCm counterpart
+    unless_call: str | None = None     # regex: not a hit inside a command (`name(` to its `)`) that matches it
 
 
 @dataclass(frozen=True, slots=True)
