@@ -113,7 +113,10 @@ class ReachModel:
         host = project.included_by_parts.get(path)   # compiled only through another component's includes
         part = project.components.get(host or comp)
         through = f" (compiled only through the includes of {host}/)" if host else ""
-        if part == "secondary":
+        needed = project.required_parts.get(host or comp)
+        if part == "secondary" and needed:
+            steps.append(Step("required-part", True, needed))
+        elif part == "secondary":
             steps.append(Step("separate-distribution", False,
                               f"{host or comp}/ is a separate distribution{through}"))
         elif part == "optional":
