@@ -13,7 +13,7 @@ from auditor.model.rocmpath.pycalls import Uncalled, not_called_by_default
 from auditor.model.rocmpath.model import SAME_SOURCES, ProjectBuild
 from auditor.model.rocmpath.pyreach import optional_modules_of
 from auditor.model.rocmpath.reader import owner
-from auditor.model.rocmpath.redefine import uses
+from auditor.model.rocmpath.redefine import CUDA_NAME, uses
 from auditor.truth.switches import shipped
 from auditor.types import PROJECT_MACRO, FileResult, Finding, Rule
 
@@ -55,7 +55,8 @@ class ReachModel:
         packages = [f for f in findings if (rule := rules.get(f.rule_id)) is not None
                     and rule.category == PACKAGE_CATEGORY]
         # parsing every shipped module is costly: only when a Python package finding needs it
-        optional = optional_modules_of(project, {r.path: r.facts.imports for r in results if r.kind == "python"}) \
+        optional = optional_modules_of(project, {r.path: r.facts.imports for r in results if r.kind == "python"},
+                                       base.program_imports(results)) \
             if any(kinds.get(f.path) == "python" for f in packages) else frozenset()
         required = frozenset(f.rule_id for f in packages if base.declares_hard_dependency(f))
         stale: dict[str, list[str]] = {}
@@ -68,6 +69,19 @@ class ReachModel:
         return cls(base.project, kinds, base.components, optional_dir, base.optional_lines, optional, required,
                    base.hipify_kept, MappingProxyType({c: tuple(sites) for c, sites in stale.items()}),
                    MappingProxyType(not_called), base.gpu_free_components())
+
+    def program_imports(self, results: Sequence[FileResult]) -> frozenset[str]:
+        """What the project's own programs import: its Python files outside the shipped packages and optional
+        directories (`tools/train.py`), whose `from pkg.models import build` reaches `pkg.models` as a
+        user's program would."""
+        out: set[str] = set()
+        for r in results:
+            comp = self.component(r.path)
+            packages = self.project.shipped_python.get(comp, frozenset())
+            if r.kind == "python" and packages and not in_packages(r.path, packages) \
+                    and PurePosixPath(r.path).name != "setup.py" and not self.optional_dir(r.path, comp):
+                out.update(r.facts.imports)
+        return frozenset(out)
 
     def gpu_free_components(self) -> frozenset[str]:
         """The components whose default ROCm build compiles no GPU source (ProjectBuild.skipped_by_default)."""
@@ -113,7 +127,10 @@ class ReachModel:
         host = project.included_by_parts.get(path)   # compiled only through another component's includes
         part = project.components.get(host or comp)
         through = f" (compiled only through the includes of {host}/)" if host else ""
-        if part == "secondary":
+        needed = project.required_parts.get(host or comp)
+        if part == "secondary" and needed:
+            steps.append(Step("required-part", True, needed))
+        elif part == "secondary":
             steps.append(Step("separate-distribution", False,
                               f"{host or comp}/ is a separate distribution{through}"))
         elif part == "optional":
@@ -244,7 +261,8 @@ class ReachModel:
         steps: list[Step] = []
         if self.kinds.get(finding.path) in ("cuda", "cpp"):
             for name, where in self.project.rocm_redefinitions.get(comp, {}).items():
-                if uses(name, snippet):
+                # a CUDA-shaped name maps every line using it; another (`atomicAdd_block`) only the finding on it
+                if uses(name, snippet) if CUDA_NAME.match(name) else finding.subject == name:
                     steps.append(Step("redefined-name", True,
                                       f"the project redefines `{name}` for the ROCm build ({where})", where))
                     break
