@@ -10,10 +10,10 @@ timed one after the other, each saw a different share of the others' work, and t
 to run. Here one process scans the tree file by file and, right before each file, reads and parses that file as
 the floor does: the two are timed a few milliseconds apart, file after file, so both see the same load. The
 collector is off during the floor's parse, as good as in the floor's own process, where it has next to nothing to
-visit. The scan is what a `-j 1` run does after start-up: the pre-pass (discovery, the build model, the macros), every file
-through the runner's own scan of one file, and the analysis (reach model, dispositions, the cross-language link,
-verdicts). Start-up (imports, the rulebook, compiling the queries) is left out: it is the same for any tree, and
-the first round, which pays it, is not counted.
+visit. The scan is what a `-j 1` run does after start-up: the pre-pass (discovery, the build model, the macros),
+every file through the runner's own scan of one file, and the analysis (reach model, dispositions, the
+cross-language link, verdicts). Start-up (imports, the rulebook, compiling the queries) is left out: it is the same
+for any tree, and the first round, which pays it, is not counted.
 
     ratio = (pre-pass + scans + analysis) / floors, in CPU seconds of this process, summed over ROUNDS rounds
 

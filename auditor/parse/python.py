@@ -12,6 +12,7 @@ import json
 import warnings
 from dataclasses import dataclass
 from functools import cached_property
+from typing import cast
 
 from auditor.util.errors import ScannedFileError
 
@@ -130,7 +131,7 @@ class PythonTree:
 
     @cached_property
     def names(self) -> QualifiedNames:
-        return _aliases([n for n in self.nodes if type(n) in _IMPORTS])
+        return _aliases(cast(list[ast.Import | ast.ImportFrom], [n for n in self.nodes if type(n) in _IMPORTS]))
 
     @cached_property
     def _parent_of(self) -> dict[ast.AST, ast.AST]:

@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import ast
 import re
+from typing import cast
 
 from auditor.match.engines.python.guards import dotted_name
 from auditor.parse.python import PythonTree
@@ -40,21 +41,22 @@ def python_functions(tree: PythonTree) -> Functions:
     values: set[str] = set()
     name_type, attribute, store = ast.Name, ast.Attribute, ast.Store
     for node in tree.nodes:
-        kind = type(node)
-        if kind is name_type:   # the commonest nodes: answered here, as _referred would
-            name = node.id if type(node.ctx) is not store else None
-        elif kind is attribute:
-            name = node.attr
-        elif kind in _REFERRING:   # the other node types _referred answers for: most nodes are none of them
+        node_type = type(node)
+        if node_type is name_type:   # the commonest nodes: answered here, as _referred would
+            read = cast(ast.Name, node)
+            name = read.id if type(read.ctx) is not store else None
+        elif node_type is attribute:
+            name = cast(ast.Attribute, node).attr
+        elif node_type in _REFERRING:   # the other node types _referred answers for: most nodes are none of them
             name = _referred(node, tree)
-        elif kind is ast.If:
-            selections.extend(_selection(node, tree))
+        elif node_type is ast.If:
+            selections.extend(_selection(cast(ast.If, node), tree))
             continue
         else:
             continue
         if name:
             occurrences.setdefault(name, []).append(getattr(node, "lineno", 0))
-            if kind is ast.Constant:
+            if node_type is ast.Constant:
                 values.add(name)
     out: list[tuple[str, int, int, tuple[str, ...]]] = []
     for stmt in tree.module.body:
