@@ -29,9 +29,29 @@ except ImportError:   # an installation from before the stage folders (--command
 C_FAMILY = ("cuda", "cpp")
 
 
+def cuda_parser() -> ts.Parser:
+    return ts.Parser(ts.Language(tree_sitter_cuda.language()))
+
+
+def parse_once(parser: ts.Parser, data: bytes, kind: str) -> bool:
+    """The floor's one parse of a file's bytes by its kind; False for a file that is only read."""
+    if kind in C_FAMILY:
+        parser.parse(data)
+        return True
+    if kind != "python":
+        return False
+    try:
+        with warnings.catch_warnings():
+            warnings.simplefilter("ignore")
+            ast.parse(data)
+    except (SyntaxError, ValueError, RecursionError, MemoryError):
+        pass
+    return True
+
+
 def floor(root: Path) -> dict[str, float | int]:
     """Files read, files parsed and CPU seconds (this process) of finding, reading and parsing the tree once."""
-    parser = ts.Parser(ts.Language(tree_sitter_cuda.language()))
+    parser = cuda_parser()
     start = time.process_time()
     sources = discover([root], root).files
     read = parsed = 0
@@ -41,17 +61,7 @@ def floor(root: Path) -> dict[str, float | int]:
         except OSError:
             continue
         read += 1
-        if source.kind in C_FAMILY:
-            parser.parse(data)
-            parsed += 1
-        elif source.kind == "python":
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    ast.parse(data)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                pass
-            parsed += 1
+        parsed += parse_once(parser, data, source.kind)
     return {"files": read, "parsed": parsed, "cpu_seconds": time.process_time() - start}
 
 

@@ -23,7 +23,6 @@ not move it; the fixtures as checked out when this clone lacks that tree) copied
 from __future__ import annotations
 
 import argparse
-import ast
 import gc
 import json
 import shutil
@@ -31,7 +30,6 @@ import subprocess
 import sys
 import tempfile
 import time
-import warnings
 from pathlib import Path
 
 REPO = Path(__file__).resolve().parent.parent
@@ -43,7 +41,6 @@ RECORD = REPO / "benchmarks" / "ratio.json"
 COPIES = 6
 ROUNDS = 6          # counted rounds (after one uncounted)
 LIMIT = 0.10        # fail above the recorded ratio by more than this: a 15% regression fails with room for noise
-C_FAMILY = ("cuda", "cpp")
 
 
 def fixtures_tree() -> str | None:
@@ -75,28 +72,19 @@ def guard_tree(work: Path, tree_hash: str | None) -> tuple[Path, str]:
 
 
 class Floor:
-    """scripts/floor.py's work on one file: read it, then one tree-sitter-cuda or `ast.parse` parse."""
+    """scripts/floor.py's work on one file: read it, then its one parse."""
 
     def __init__(self) -> None:
-        import tree_sitter as ts
-        import tree_sitter_cuda
+        from scripts.floor import cuda_parser, parse_once
 
-        self.parser = ts.Parser(ts.Language(tree_sitter_cuda.language()))
+        self.parser, self.parse_once = cuda_parser(), parse_once
 
     def __call__(self, abspath: str, kind: str) -> None:
         try:
             data = Path(abspath).read_bytes()
         except OSError:
             return
-        if kind in C_FAMILY:
-            self.parser.parse(data)
-        elif kind == "python":
-            try:
-                with warnings.catch_warnings():
-                    warnings.simplefilter("ignore")
-                    ast.parse(data)
-            except (SyntaxError, ValueError, RecursionError, MemoryError):
-                pass
+        self.parse_once(self.parser, data, kind)
 
 
 def one_round(tree: Path, rulebook, floor: Floor) -> tuple[float, float, int]:
