@@ -217,3 +217,41 @@ def test_a_file_the_hip_check_cannot_parse_is_unchecked_not_verified(tmp_path, c
            "not found)" in out
     assert "0 by the ROCm check only, 1 by neither (not written)." in out
     assert "ROCM_AUDIT_FULL_MASK" not in (root / "k.cu").read_text()
+
+
+BUILD_FILES = {
+    "cmake": ("CMakeLists.txt", ("project(p CUDA)\ninclude_directories(${CMAKE_CURRENT_SOURCE_DIR}/include)\n"
+                                 "add_library(p src/k.cu)\n")),
+    "setup.py": ("setup.py", ("import os\nfrom setuptools import setup\n"
+                              "from torch.utils.cpp_extension import CUDAExtension\n"
+                              "here = os.path.dirname(os.path.abspath(__file__))\n"
+                              "setup(ext_modules=[CUDAExtension('p', ['src/k.cu'], "
+                              "include_dirs=[os.path.join(here, 'include')])])\n")),
+}
+
+
+@needs_nvcc
+@pytest.mark.parametrize("build", list(BUILD_FILES))
+@pytest.mark.parametrize("breaks_cuda", [False, True], ids=["right", "changes-cuda"])
+def test_verify_compiles_with_the_include_paths_the_build_files_name(tmp_path, capsys, monkeypatch, build,
+                                                                     breaks_cuda):
+    """A unit that finds its header only through the project's include path (`#include "warp.cuh"` from src/, the
+    header in include/) is compiled with that path, the edited header read as the run leaves it: a right edit is
+    checked, one that changes the CUDA code is rolled back."""
+    monkeypatch.setattr(compilers, "find_compilers", lambda: (find_compilers()[0], None))
+    monkeypatch.setattr(compilers, "find_hip_device_check", lambda: (None, "no HIP headers found"))
+    if breaks_cuda:
+        monkeypatch.setattr(definitions, "FULL_MASK_DEFINITION",
+                            definitions.FULL_MASK_DEFINITION.replace("0xffffffffu", "0x0000ffffu"))
+    name, text = BUILD_FILES[build]
+    root = write_tree(tmp_path / "repo", {name: text, "include/warp.cuh": WARP_HEADER,
+                                          "src/k.cu": UNIT.replace("ops/warp.cuh", "warp.cuh")})
+    main(["fix", str(root), "--verify", "--no-progress", "--fail-on", "never"])
+    out = capsys.readouterr().out
+    header = (root / "include/warp.cuh").read_text()
+    if breaks_cuda:
+        assert "include/warp.cuh: left unchanged: nvcc's PTX differs after the fix" in out
+        assert header == WARP_HEADER
+    else:
+        assert "include/warp.cuh: RA200 x1 (through src/k.cu: nvcc PTX identical)" in out
+        assert "ROCM_AUDIT_FULL_MASK, v, o)" in header

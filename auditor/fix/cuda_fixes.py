@@ -166,8 +166,8 @@ def full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
     if branch := _cuda_version_branch(node):
         raise Skip(f"in a branch for a CUDA compiler version ({branch}): HIP leaves that macro undefined and compiles "
                    "the other branch, so a fix changes nothing there")
-    in_group = exchange_in_group(node)
     own_unit = finding.path.endswith((".cu", ".cpp", ".cc", ".cxx", ".c"))
+    in_group = exchange_in_group(node, own_unit)
     limited = lane_limit(node, root, context.lane_limited_beyond_group if in_group else context.lane_limited,
                          in_group, own_unit)
     if limited:

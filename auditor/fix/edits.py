@@ -46,6 +46,8 @@ class FixContext:
     named_elsewhere: Mapping[str, str | None] = field(default_factory=lambda: MappingProxyType({}))
     # header -> the project files that include it (`--verify` compiles a header through one of them)
     includers: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    # the include paths the project's build files name, relative to the root (auditor/fix/include_paths.py)
+    include_dirs: tuple[str, ...] = ()
 
 
 NO_CONTEXT = FixContext()

@@ -114,7 +114,7 @@ class DeviceErrors:
 
 
 def device_errors(check: HipDeviceCheck, path: Path, root: Path, text: str,
-                  files: Mapping[str, str] = MappingProxyType({})) -> DeviceErrors:
+                  files: Mapping[str, str] = MappingProxyType({}), include_dirs: tuple[str, ...] = ()) -> DeviceErrors:
     """clang's errors for `text` compiled as the device side of `path` (its directory and the scanned root on the
     include path, the file itself never read from disk; `files`, relative to the root, read as given)."""
     with tempfile.TemporaryDirectory(prefix="rocm-audit-hip-") as scratch:
@@ -129,6 +129,7 @@ def device_errors(check: HipDeviceCheck, path: Path, root: Path, text: str,
                 "-resource-dir", str(check.resource), "-isystem", str(check.resource),
                 "-isystem", str(check.include), "-isystem", str(shims), "-I", str(path.parent), "-I", str(root)]
         extra = [arg for name in files for arg in ("-I", str((root / name).parent))]
+        extra += [arg for name in include_dirs for arg in ("-I", str(root / name))]   # the project's include paths
         request = json.dumps({"path": str(path), "text": text, "args": args + extra,
                               "files": {str(root / name): content for name, content in files.items()}})
         try:

@@ -23,7 +23,7 @@ class IncludeRefused(ToolError):
     """The file reads something outside the tree, or cannot be known to stay inside it."""
 
 
-def check_includes(text: str, path: Path, root: Path) -> int:
+def check_includes(text: str, path: Path, root: Path, include_dirs: tuple[str, ...] = ()) -> int:
     """Raises IncludeRefused naming the first include a compile would read outside `root`; returns how many tree
     headers the file reaches."""
     real_root = Path(os.path.realpath(root))
@@ -32,7 +32,7 @@ def check_includes(text: str, path: Path, root: Path) -> int:
     while pending:
         data, directory, where = pending.pop()
         for name in _names(data, where):
-            found = _resolve(name, directory, root, real_root, where)
+            found = _resolve(name, directory, root, real_root, where, include_dirs)
             if found is None or found in seen:
                 continue
             if len(seen) >= MAX_HEADERS:
@@ -59,13 +59,14 @@ def _names(data: bytes, where: str) -> list[str]:
     return names
 
 
-def _resolve(name: str, directory: Path, root: Path, real_root: Path, where: str) -> Path | None:
-    """The tree file a compile would read for `name` (the including file's directory, then the root), None for a
-    toolchain header; IncludeRefused when the name points outside the tree."""
+def _resolve(name: str, directory: Path, root: Path, real_root: Path, where: str,
+             include_dirs: tuple[str, ...] = ()) -> Path | None:
+    """The tree file a compile would read for `name` (the including file's directory, the project's include paths,
+    then the root), None for a toolchain header; IncludeRefused when the name points outside the tree."""
     pure = PurePosixPath(name)
     if pure.is_absolute() or name.startswith("\\") or re.match(r"^[A-Za-z]:", name):
         raise IncludeRefused(f"{where} includes an absolute path ({name}): it is outside the scanned tree")
-    for base in (directory, root):
+    for base in (directory, *(root / d for d in include_dirs), root):
         candidate = base / name
         if os.path.lexists(candidate):
             real = Path(os.path.realpath(candidate))
