@@ -120,3 +120,55 @@ def test_a_call_reaches_the_definition_in_its_own_file_not_another_programs(tmp_
     _fix(root2)
     assert "__shfl_down_sync(0xffffffff, v, 1)" in (root2 / "full/main.cu").read_text()
     assert "warpReduceSum is called from lane-limited code (rdc/caller.cu" in capsys.readouterr().out
+
+
+FIRST_LANE = """#include <cuda_runtime.h>
+#define WARP_SIZE 32
+template <unsigned int W>
+__device__ float warpReduceSum(float sum) {
+  if (W >= 32) sum += __shfl_down_sync(0xffffffff, sum, 16);
+  if (W >= 16) sum += __shfl_down_sync(0xffffffff, sum, 8);
+  if (W >= 8) sum += __shfl_down_sync(0xffffffff, sum, 4);
+  if (W >= 4) sum += __shfl_down_sync(0xffffffff, sum, 2);
+  if (W >= 2) sum += __shfl_down_sync(0xffffffff, sum, 1);
+  return sum;
+}
+__global__ void gemv(const float* a, const float* x, float* y, int m, int n) {
+  int tx = threadIdx.x;
+  int laneId = tx % WARP_SIZE;
+  int row = blockDim.y * blockIdx.x + threadIdx.y;
+  if (row < m) {
+    float res = 0;
+    for (int i = laneId; i < n; i += WARP_SIZE) res += a[row * n + i] * x[i];
+    res = warpReduceSum<WARP_SIZE>(res);
+    if (READ) y[row] = res;
+  }
+}
+__global__ void block_sum(const float* in, float* out) {
+  __shared__ float partial[32];
+  int tid = threadIdx.x;
+  int lane = tid & 31, warp = tid / 32;
+  float sum = in[blockIdx.x * blockDim.x + tid];
+  sum = warpReduceSum<32>(sum);
+  if (lane == 0) partial[warp] = sum;
+  __syncthreads();
+  sum = (tid < blockDim.x / 32) ? partial[lane] : 0.f;
+  if (warp == 0) sum = warpReduceSum<32>(sum);
+  if (tid == 0) out[blockIdx.x] = sum;
+}
+"""
+
+
+@pytest.mark.parametrize("read, fixed", [("laneId == 0", True), ("tx % 64 == 0 && row < m", True),
+                                         ("laneId % 16 == 0", False), ("true", False)],
+                         ids=["lane-0", "conjunct", "half-warp-lanes", "every-lane"])
+def test_a_down_shuffle_reduction_read_only_at_first_lanes_is_fixed_under_any_condition(tmp_path, capsys, read, fixed):
+    """On NVIDIA a full mask means whole 32-lane warps run the call (a row condition, `warp == 0`); on AMD each is
+    a half wavefront that `__activemask()` names, and lane 0's down-shuffle chain (16 + 8 + 4 + 2 + 1) reads only its
+    own half. Read anywhere but at a first lane, the other lanes' values differ: left for a person."""
+    root = write_tree(tmp_path / "repo", {"k.cu": FIRST_LANE.replace("READ", read)})
+    _fix(root)
+    text = (root / "k.cu").read_text()
+    out = capsys.readouterr().out
+    assert ("sum += __shfl_down_sync(ROCM_AUDIT_FULL_MASK, sum, 16);" in text) is fixed
+    assert ("k.cu:5: RA200 lane-limited code" in out) is not fixed

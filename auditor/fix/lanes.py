@@ -180,6 +180,22 @@ def lane_limit(node: Node, root: Node, limited_elsewhere: Mapping[str, str] | No
     return None
 
 
+def whole_warp_limit(node: Node, limited_elsewhere: Mapping[str, str], own_unit: bool) -> str | None:
+    """For a reduction read only at first lanes (auditor/fix/first_lane.py), which is right whatever condition
+    decides the warps that run it: why it still cannot be judged (cooperative-group tiles, or a call from another
+    file's lane-limited code, whose reads are not followed), or None."""
+    function = _enclosing_function(node)
+    if function is None:
+        return "not inside a function: the lanes that run it are not known"
+    if tile := _TILE.search(function.text or b""):
+        return f"the function works in cooperative-group tiles ({tile.group(0).decode().rstrip('< ')})"
+    name = _function_name(function)
+    elsewhere = limited_elsewhere if not (own_unit and file_local(function)) else None
+    if name and elsewhere and (where := limited_for(elsewhere, name.decode(), arity(function))):
+        return f"{name.decode()} is called from lane-limited code ({where})"
+    return None
+
+
 def _macro_limit(arg: Node, root: Node) -> str | None:
     define = arg.parent
     name_node = define.child_by_field_name("name") if define is not None else None
