@@ -255,3 +255,18 @@ def test_verify_compiles_with_the_include_paths_the_build_files_name(tmp_path, c
     else:
         assert "include/warp.cuh: RA200 x1 (through src/k.cu: nvcc PTX identical)" in out
         assert "ROCM_AUDIT_FULL_MASK, v, o)" in header
+
+
+@needs_nvcc
+def test_verify_reads_the_new_header_in_a_parent_directory_as_the_run_will_write_it(tmp_path, capsys, monkeypatch):
+    """Touched files in two directories share one new rocm_audit_compat.h above them (`#include
+    "../rocm_audit_compat.h"`): the header is not on disk yet, and the include check takes it as the run will
+    write it instead of refusing an include that leaves the file's directory."""
+    monkeypatch.setattr(compilers, "find_compilers", lambda: (find_compilers()[0], None))
+    monkeypatch.setattr(compilers, "find_hip_device_check", lambda: (None, "no HIP headers found"))
+    root = write_tree(tmp_path / "repo", {"a/k.cu": KERNEL, "b/k.cu": KERNEL.replace("void k(", "void j(")})
+    main(["fix", str(root), "--verify", "--no-progress", "--fail-on", "never"])
+    out = capsys.readouterr().out
+    assert "a/k.cu: RA200 x1 (nvcc PTX identical)" in out and "b/k.cu: RA200 x1 (nvcc PTX identical)" in out
+    assert '#include "../rocm_audit_compat.h"' in (root / "a/k.cu").read_text()
+    assert (root / "rocm_audit_compat.h").is_file()

@@ -89,8 +89,8 @@ def verify_file(path: Path, root: Path, old: str, new: str, nvcc: Compiler | Non
     project's include paths (`include_dirs`, relative to the root, after the file's own directory)."""
     overlay = replace(overlay, include_dirs=include_dirs)
     try:
-        check_includes(old, path, root, include_dirs)
-        check_includes(new, path, root, include_dirs)
+        check_includes(old, path, root, include_dirs, overlay.before)
+        check_includes(new, path, root, include_dirs, overlay.after)
     except IncludeRefused as err:
         return Verdict(None, f"not compiled: {err}")
     notes: list[str] = []
