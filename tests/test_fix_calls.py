@@ -172,3 +172,17 @@ def test_a_down_shuffle_reduction_read_only_at_first_lanes_is_fixed_under_any_co
     out = capsys.readouterr().out
     assert ("sum += __shfl_down_sync(ROCM_AUDIT_FULL_MASK, sum, 16);" in text) is fixed
     assert ("k.cu:5: RA200 lane-limited code" in out) is not fixed
+
+
+@pytest.mark.parametrize("hip_value, fixed", [(None, True), ("64", False)], ids=["one-value", "hip-branch"])
+def test_a_lane_id_counted_with_a_constant_of_the_projects_header_is_read(tmp_path, capsys, hip_value, fixed):
+    """`lane = threadIdx.x % WARP_SIZE` with WARP_SIZE defined in an included header: the project's one value is
+    used; a name the project defines differently elsewhere (64 in a HIP branch) is not known, and nothing is fixed."""
+    header = "#pragma once\n#define WARP_SIZE 32\n"
+    if hip_value:
+        header = f"#pragma once\n#ifdef __HIP_PLATFORM_AMD__\n#define WARP_SIZE {hip_value}\n#else\n#define WARP_SIZE 32\n#endif\n"
+    unit = '#include "common.cuh"\n' + FIRST_LANE.replace("#define WARP_SIZE 32\n", "").replace("READ", "laneId == 0")
+    root = write_tree(tmp_path / "repo", {"common.cuh": header, "k.cu": unit.replace("warpReduceSum<32>",
+                                                                                      "warpReduceSum<WARP_SIZE>")})
+    _fix(root)
+    assert ("sum += __shfl_down_sync(ROCM_AUDIT_FULL_MASK, sum, 16);" in (root / "k.cu").read_text()) is fixed

@@ -105,6 +105,16 @@ def constants(source: bytes) -> dict[bytes, int]:
     return {name: value for name, value in found.items() if value is not None}
 
 
+def merged_constants(tables: list[dict[bytes, int]]) -> dict[bytes, int]:
+    """The names every table that defines them gives one value (a project's WARP_SIZE in its common header); a name
+    two files define differently (32 for CUDA, 64 in a HIP branch) is left out."""
+    found: dict[bytes, int | None] = {}
+    for table in tables:
+        for name, value in table.items():
+            found[name] = value if found.get(name, value) == value else None
+    return {name: value for name, value in found.items() if value is not None}
+
+
 def evaluate(expression: bytes, names: Mapping[bytes, int]) -> int | None:
     """The value of a small integer expression (`W / 2`, `kWarpSize >> 1`) with `names` bound, or None."""
     text = re.sub(rb"(?<=\d)[uU]\b", b"", b" ".join(expression.split())).replace(b"/", b"//")

@@ -168,8 +168,8 @@ def full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
         raise Skip(f"in a branch for a CUDA compiler version ({branch}): HIP leaves that macro undefined and compiles "
                    "the other branch, so a fix changes nothing there")
     own_unit = finding.path.endswith((".cu", ".cpp", ".cc", ".cxx", ".c"))
-    in_group = exchange_in_group(node, own_unit)
-    if not in_group and node.type != "preproc_arg" and first_lane_reduction(node, own_unit):
+    in_group = exchange_in_group(node, own_unit, context.constants)
+    if not in_group and node.type != "preproc_arg" and first_lane_reduction(node, own_unit, context.constants):
         limited = whole_warp_limit(node, context.lane_limited, own_unit)
     else:
         limited = lane_limit(node, root, context.lane_limited_beyond_group if in_group else context.lane_limited,

@@ -10,6 +10,8 @@ where each of its calls in the translation unit keeps it."""
 from __future__ import annotations
 
 import re
+from collections.abc import Mapping
+from types import MappingProxyType
 
 from auditor.fix.calls import argument_count, arity, callee_name, constants, evaluate, fits, function_name
 from auditor.parse.cuda import Node
@@ -21,9 +23,10 @@ _INDEX = re.compile(rb"^\(?\s*threadIdx\.x\s*\)?$")
 _MODULO = re.compile(rb"^\(?\s*(.+?)\s*(%|&)\s*(.+?)\s*\)?$")
 
 
-def first_lane_reduction(mask: Node, own_unit: bool) -> bool:
+def first_lane_reduction(mask: Node, own_unit: bool, elsewhere: Mapping[bytes, int] = MappingProxyType({})) -> bool:
     """The mask is that of a `__shfl_down_sync(mask, v, d)` with d <= 16 (a literal, or a loop halving from 16 or
-    less) in `v += ...` or `v = op(v, ...)`, and v's reduced value is read only at first lanes (see the module)."""
+    less) in `v += ...` or `v = op(v, ...)`, and v's reduced value is read only at first lanes (see the module).
+    `elsewhere`: integer names the project defines with one value (the file's own definitions come first)."""
     arguments = mask.parent
     call = arguments.parent if arguments is not None else None
     callee = call.child_by_field_name("function") if call is not None else None
@@ -32,7 +35,7 @@ def first_lane_reduction(mask: Node, own_unit: bool) -> bool:
         return False
     value, offset = arguments.named_children[1], arguments.named_children[2]
     root = _root(mask)
-    known = constants(root.text or b"")
+    known = {**elsewhere, **constants(root.text or b"")}   # the file's own definitions first
     if not _small_offset(offset, known):
         return False
     target = _reduced(call, value.text or b"")

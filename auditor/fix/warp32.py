@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Mapping
+from types import MappingProxyType
 
 from auditor.fix.calls import (argument_count, arity, callee_name, constants, evaluate, fits, function_name,
                                template_arguments, template_parameters)
@@ -36,7 +37,8 @@ def leaves_one_group(condition: Node) -> bool:
     return bool(_LEAVES.match(_bare(condition)))
 
 
-def exchange_in_group(mask: Node, own_unit: bool = False) -> bool:
+def exchange_in_group(mask: Node, own_unit: bool = False,
+                      elsewhere: Mapping[bytes, int] = MappingProxyType({})) -> bool:
     """The shuffle around the mask reads only lanes of its own 32-lane group. In a translation unit (`own_unit`),
     a function template's offset or width written with its parameter (`W / 2`) is judged at every call of it there,
     with the template argument given (`group_sum<HALF_WARP>(v)`) or its default; every call must stay in a group."""
@@ -46,7 +48,7 @@ def exchange_in_group(mask: Node, own_unit: bool = False) -> bool:
     if callee is None or arguments is None or arguments.type != "argument_list":
         return False
     args = arguments.named_children
-    bindings = _bindings(mask, own_unit)
+    bindings = _bindings(mask, own_unit, elsewhere)
     if len(args) >= 4 and (re.match(rb"^" + _WIDTH + rb"[uU]?$|^(?:16|8|4|2)[uU]?$", args[3].text or b"")
                            or _every(bindings, lambda names: _at_most(args[3].text or b"", names, 32))):
         return True
@@ -66,14 +68,14 @@ def _every(bindings: list[dict[bytes, int]], test) -> bool:
     return bool(bindings) and all(test(names) for names in bindings)
 
 
-def _bindings(node: Node, own_unit: bool) -> list[dict[bytes, int]]:
+def _bindings(node: Node, own_unit: bool, elsewhere: Mapping[bytes, int]) -> list[dict[bytes, int]]:
     """The values the names around `node` may take: the file's integer constants, and for a function template in
     a translation unit, its parameters' values at each call of it there (one binding per call). Empty when a call
     passes a value this file does not define (or the template is not called here): then nothing is known."""
     root = node
     while root.parent is not None:
         root = root.parent
-    known = constants(root.text or b"")
+    known = {**elsewhere, **constants(root.text or b"")}
     function = node.parent
     while function is not None and function.type != "function_definition":
         function = function.parent
