@@ -270,3 +270,27 @@ def test_verify_reads_the_new_header_in_a_parent_directory_as_the_run_will_write
     assert "a/k.cu: RA200 x1 (nvcc PTX identical)" in out and "b/k.cu: RA200 x1 (nvcc PTX identical)" in out
     assert '#include "../rocm_audit_compat.h"' in (root / "a/k.cu").read_text()
     assert (root / "rocm_audit_compat.h").is_file()
+
+
+MATH_KERNEL = ("#include <cuda_runtime.h>\n__global__ void k(float* out) {\n"
+               "  float v = out[threadIdx.x];\n"
+               + "".join(f"  v += {f}(v + {i}.f);\n" for i, f in enumerate(
+                   ["expf", "logf", "sqrtf", "rsqrtf", "tanhf", "erff", "sinf", "cosf", "powf(v, 2.f) + fabsf",
+                    "fmaxf(v, 0.f) + fminf", "__expf", "__logf", "exp2f", "log2f", "ceilf", "floorf", "roundf",
+                    "truncf", "__fdividef(v, 3.f) + fmodf(v, 2.f) + cbrtf", "atanf", "asinf", "acosf", "expm1f",
+                    "log1pf", "sinhf"]))
+               + "  v += __shfl_xor_sync(0xffffffff, v, 1);\n"
+               "  out[threadIdx.x] = v;\n}\n")
+
+
+@needs_device_check
+def test_hip_device_check_reads_math_calls_and_counts_every_error(tmp_path, capsys, monkeypatch):
+    """A kernel with 25 math calls before its mask: with HIP's runtime wrapper the math calls are
+    declared, and with no error limit the mask's static_assert is reached (without them clang stopped at 20
+    errors about math calls and never saw the mask)."""
+    monkeypatch.setattr(compilers, "find_compilers", lambda: (None, None))
+    root = write_tree(tmp_path / "repo", {"k.cu": MATH_KERNEL})
+    main(["fix", str(root), "--verify", "--no-progress", "--fail-on", "never"])
+    out = capsys.readouterr().out
+    assert "k.cu: RA200 x1 (HIP device check: 1 error(s) fewer (static assertion failed" in out
+    assert "ROCM_AUDIT_FULL_MASK" in (root / "k.cu").read_text()
