@@ -294,3 +294,19 @@ def test_hip_device_check_reads_math_calls_and_counts_every_error(tmp_path, caps
     out = capsys.readouterr().out
     assert "k.cu: RA200 x1 (HIP device check: 1 error(s) fewer (static assertion failed" in out
     assert "ROCM_AUDIT_FULL_MASK" in (root / "k.cu").read_text()
+
+
+def test_the_device_check_says_whether_its_headers_have_the_half_types(tmp_path):
+    """The 'Verified with' line names where the HIP headers come from and whether hip_fp16.h/hip_bf16.h are there
+    (a ROCm install has them; the triton package's copy does not), so a file using half types is known unjudged."""
+    from auditor.fix.hipdevice import HipDeviceCheck
+    bare = tmp_path / "bare"
+    (bare / "hip").mkdir(parents=True)
+    full = tmp_path / "full"
+    (full / "hip").mkdir(parents=True)
+    for name in ("hip_fp16.h", "hip_bf16.h"):
+        (full / "hip" / name).write_text("#pragma once\n")
+    assert "no hip_fp16.h/hip_bf16.h there, so files using CUDA's half types are not judged" in \
+        HipDeviceCheck(bare, (7, 1), tmp_path).describe()
+    assert f"HIP 6.4 headers at {full}; hip_fp16.h, hip_bf16.h from there)" in \
+        HipDeviceCheck(full, (6, 4), tmp_path).describe()
