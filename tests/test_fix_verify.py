@@ -310,3 +310,15 @@ def test_the_device_check_says_whether_its_headers_have_the_half_types(tmp_path)
         HipDeviceCheck(bare, (7, 1), tmp_path).describe()
     assert f"HIP 6.4 headers at {full}; hip_fp16.h, hip_bf16.h from there)" in \
         HipDeviceCheck(full, (6, 4), tmp_path).describe()
+
+
+@needs_device_check
+def test_the_device_check_reads_the_new_header_in_a_parent_directory(tmp_path, capsys, monkeypatch):
+    """`#include "../rocm_audit_compat.h"` names a header the run has not written yet: the device check is handed it
+    under that spelling, and sees the mask fixed instead of a missing file."""
+    monkeypatch.setattr(compilers, "find_compilers", lambda: (None, None))
+    root = write_tree(tmp_path / "repo", {"a/k.cu": KERNEL, "b/k.cu": KERNEL.replace("void k(", "void j(")})
+    main(["fix", str(root), "--verify", "--no-progress", "--fail-on", "never"])
+    out = capsys.readouterr().out
+    assert "a/k.cu: RA200 x1 (HIP device check: 1 error(s) fewer (static assertion failed" in out
+    assert "b/k.cu: RA200 x1 (HIP device check: 1 error(s) fewer" in out
