@@ -8,7 +8,7 @@ from __future__ import annotations
 import ast
 import operator
 import re
-from collections.abc import Callable, Mapping
+from collections.abc import Callable, Iterator, Mapping
 
 from auditor.parse.cuda import Node
 
@@ -160,6 +160,16 @@ def function_name(function: Node) -> bytes | None:
     inner = declarator.child_by_field_name("declarator") if declarator is not None else None
     names = _NAME.findall(inner.text or b"") if inner is not None else []
     return names[-1] if names else None
+
+
+def nodes_of(root: Node, kind: str) -> Iterator[Node]:
+    """Every node of a kind under `root` (root included)."""
+    stack = [root]
+    while stack:
+        current = stack.pop()
+        if current.type == kind:
+            yield current
+        stack.extend(current.named_children)
 
 
 def _parameter_list(function: Node) -> Node | None:

@@ -13,7 +13,8 @@ import re
 from collections.abc import Mapping
 from types import MappingProxyType
 
-from auditor.fix.calls import argument_count, arity, callee_name, constants, evaluate, fits, function_name
+from auditor.fix.calls import (argument_count, arity, callee_name, constants, evaluate, fits, function_name,
+                               nodes_of as _all)
 from auditor.parse.cuda import Node
 
 _SMALL = {1, 2, 4, 8, 16}
@@ -227,8 +228,8 @@ def _first_lane_names(function: Node, known: dict[bytes, int]) -> set[bytes]:
     changed = True
     while changed:
         changed = False
-        for name, value in definitions:
-            if name not in names and counts[name] == 1 and _first_lane_expression(value, names, known):
+        for name, expression in definitions:
+            if name not in names and counts[name] == 1 and _first_lane_expression(expression, names, known):
                 names.add(name)
                 changed = True
     return names
@@ -259,12 +260,3 @@ def _root(node: Node) -> Node:
     while node.parent is not None:
         node = node.parent
     return node
-
-
-def _all(root: Node, kind: str):
-    stack = [root]
-    while stack:
-        current = stack.pop()
-        if current.type == kind:
-            yield current
-        stack.extend(current.named_children)

@@ -12,7 +12,7 @@ import re
 from collections.abc import Mapping
 
 from auditor.fix.calls import (Arity, argument_count, arity, call_key, callee_name, fits, limited_for,
-                               function_name as _function_name)
+                               function_name as _function_name, nodes_of as _nodes)
 from auditor.fix.warp32 import keeps_one_group, leaves_one_group
 from auditor.parse.cuda import Node
 
@@ -341,21 +341,7 @@ def _enclosing_function(node: Node) -> Node | None:
 
 
 def _calls_of(root: Node, name: bytes):
-    stack = [root]
-    while stack:
-        current = stack.pop()
-        if current.type == "call_expression" and callee_name(current) == name:
-            yield current
-        stack.extend(current.named_children)
-
-
-def _nodes(root: Node, kind: str):
-    stack = [root]
-    while stack:
-        current = stack.pop()
-        if current.type == kind:
-            yield current
-        stack.extend(current.named_children)
+    return (call for call in _nodes(root, "call_expression") if callee_name(call) == name)
 
 
 def _shown(node: Node) -> str:

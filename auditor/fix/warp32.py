@@ -9,7 +9,7 @@ from collections.abc import Mapping
 from types import MappingProxyType
 
 from auditor.fix.calls import (argument_count, arity, callee_name, constants, evaluate, fits, function_name,
-                               template_arguments, template_parameters)
+                               nodes_of, template_arguments, template_parameters)
 from auditor.parse.cuda import Node
 
 _INDEX = rb"(?:threadIdx\.x|tid|tidx|tid_x|thread_?id|threadId|lane|lane_?id|laneId)"
@@ -85,7 +85,7 @@ def _bindings(node: Node, own_unit: bool, elsewhere: Mapping[bytes, int]) -> lis
     name = function_name(function) if function is not None else None
     takes = arity(function) if function is not None else (0, None)
     found: list[dict[bytes, int]] = []
-    for call in _calls(root):
+    for call in nodes_of(root, "call_expression"):
         if callee_name(call) != name or not fits(argument_count(call), takes):
             continue
         given = template_arguments(call)
@@ -98,15 +98,6 @@ def _bindings(node: Node, own_unit: bool, elsewhere: Mapping[bytes, int]) -> lis
                 names[parameter] = number
         found.append(names)
     return found
-
-
-def _calls(root: Node):
-    stack = [root]
-    while stack:
-        current = stack.pop()
-        if current.type == "call_expression":
-            yield current
-        stack.extend(current.named_children)
 
 
 def _loop_from_16_down(node: Node, name: bytes, bindings: list[dict[bytes, int]]) -> bool:
