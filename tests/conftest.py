@@ -2,10 +2,16 @@ import atexit
 import json
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
+
+# The suite keeps compiled bytecode even where PYTHONDONTWRITEBYTECODE is set: else each worker, and each Python
+# process a test starts, compiles the same modules (and pytest rewrites the same test modules) again.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
 from auditor.cli.app import main
 

@@ -37,6 +37,8 @@ PROCESS_STATE = {
 # (module, function): why its memo cannot go stale or carry one run's facts into another.
 PURE_MEMOS = {
     ("auditor/match/hipify/apitable.py", "shipped_table"): "no argument: the API table shipped in the package",
+    ("auditor/match/rulebook/__init__.py", "shipped_rulebook"):
+        "no argument: the rule files shipped in the package (values compiled from them are their own text's)",
     ("auditor/run/runner/cache.py", "tool_digest"): "no argument: rocm-audit's own code and rule files",
     ("auditor/run/runner/cachetrust/key.py", "cache_secret"): "no argument: the user's key, made or read once per process",
     ("auditor/util/datacodec.py", "decoder"): "a Python type",
