@@ -13,7 +13,7 @@ import pytest
 sys.dont_write_bytecode = False
 os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
 
-from auditor.cli.app import main
+from auditor.cli.app import main  # noqa: E402 - after the bytecode switch above, so its modules are kept compiled
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
