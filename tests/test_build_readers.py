@@ -183,3 +183,46 @@ def test_a_cuda_test_guarding_an_early_return_decides_what_rocm_runs_next():
             "    if CUDA_HOME is not None:\n        return\n    raise RuntimeError(option)\n")
     build = read_python_build("setup.py", text)
     assert 5 not in build.cuda_lines and 6 in build.cuda_lines
+
+
+def test_an_extension_class_chosen_by_a_cuda_test_selects_no_rocm_build_when_rocm_takes_the_cpu_class():
+    # on ROCm `CUDA_HOME` is None, so `device` is "cpu" and the CppExtension arm is taken: a CPU fallback, not a ROCm build
+    text = (
+        "import torch\n"
+        "from setuptools import setup\n"
+        "from torch.utils.cpp_extension import CUDA_HOME, CppExtension, CUDAExtension\n"
+        "if torch.cuda.is_available() and CUDA_HOME is not None:\n"
+        "    device = 'cuda'\n"
+        "else:\n"
+        "    device = 'cpu'\n"
+        "extension_type = CUDAExtension if device == 'cuda' else CppExtension\n"
+        "setup(name='pkg', ext_modules=[extension_type('pkg._C', ['pkg/backend/op_cuda.cu'])])\n"
+    )
+    build = read_python_build("setup.py", text)
+    assert build is not None and 8 not in build.rocm_tests
+    chosen_for_rocm = text.replace("else CppExtension", "else CUDAExtension").replace(
+        "CUDAExtension if device == 'cuda'", "CppExtension if device == 'cuda'")
+    build = read_python_build("setup.py", chosen_for_rocm)
+    assert build is not None and 8 in build.rocm_tests
+
+
+def test_a_project_flag_on_the_command_line_is_absent_from_the_default_install():
+    # `pip install .` runs the script with the installer's own commands: a project's flag there is an opt-in
+    text = (
+        "import sys\n"
+        "from setuptools import setup\n"
+        "from torch.utils.cpp_extension import CUDAExtension\n"
+        "ext_modules = []\n"
+        "if '--with-kernels' in sys.argv:\n"
+        "    ext_modules.append(CUDAExtension('pkg._k', ['csrc/k.cu']))\n"
+        "for i, arg in enumerate(sys.argv[1:]):\n"
+        "    if arg == '--fast-math':\n"
+        "        ext_modules.append(CUDAExtension('pkg._f', ['csrc/f.cu']))\n"
+        "    if arg == 'develop':\n"
+        "        ext_modules.append(CUDAExtension('pkg._d', ['csrc/d.cu']))\n"
+        "setup(name='pkg', ext_modules=ext_modules)\n"
+    )
+    build = read_python_build("setup.py", text)
+    assert build is not None
+    assert build.artifacts == {"pkg._k": {"cuda"}, "pkg._f": {"cuda"}, "pkg._d": {"both"}}
+    assert {6, 9} <= build.opt_in_lines and 11 not in build.opt_in_lines

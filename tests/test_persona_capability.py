@@ -148,10 +148,17 @@ HOPPER_GATES = (
     "    return torch.cuda.get_device_capability() >= (8, 0)\n"      # 8: Ampere features: AMD has them
     "def after_ampere():\n"
     "    return torch.cuda.get_device_capability()[0] > 8\n"         # 10: a strict bound past Ampere is Hopper's
+    "def tf32():\n"
+    "    cap = torch.cuda.get_device_capability()\n"
+    "    scaled = cap[0] * 100 + cap[1] * 10\n"
+    "    return scaled >= 800\n"                                    # 14: Ampere's bound on another scale
+    "def fp8():\n"
+    "    cap = torch.cuda.get_device_capability()\n"
+    "    return cap[0] * 100 + cap[1] * 10 >= 900\n"                # 17: Hopper's bound on that scale
 )
 
 
 def test_a_bound_every_amd_gpu_passes_at_an_nvidia_only_architecture_is_reported():
     """`>= (9, 0)` is true on every AMD GPU (they report major 9 and above) and routes them into the Hopper path;
     `>= (8, 0)` is true too, and the Ampere features behind it exist on AMD GPUs."""
-    assert _lines(HOPPER_GATES) == {3: False, 6: False, 10: False}
+    assert _lines(HOPPER_GATES) == {3: False, 6: False, 10: False, 17: False}

@@ -34,6 +34,7 @@ FACTS = MappingProxyType({
     "ops-path": Fact(Layer.SHIPPED, "CI, a container or a developer script"),
     "vendor-backend": Fact(Layer.BUILT, "another vendor's backend directory beside the ROCm one"),
     "separate-distribution": Fact(Layer.SHIPPED, "a nested distribution the root install does not pull in"),
+    "required-part": Fact(Layer.SHIPPED, "a nested distribution the shipped package imports without a fallback"),
     "optional-part": Fact(Layer.SHIPPED, "a component in an optional directory"),
     "optional-dir": Fact(Layer.SHIPPED, "an optional directory (tests, examples, benchmarks)"),
     "never-imported": Fact(Layer.IMPORTED, "a shipped module `import` of the package never loads"),

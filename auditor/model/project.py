@@ -13,7 +13,7 @@ from auditor.model.rocmpath.pycalls import Uncalled, not_called_by_default
 from auditor.model.rocmpath.model import SAME_SOURCES, ProjectBuild
 from auditor.model.rocmpath.pyreach import optional_modules_of
 from auditor.model.rocmpath.reader import owner
-from auditor.model.rocmpath.redefine import uses
+from auditor.model.rocmpath.redefine import CUDA_NAME, uses
 from auditor.truth.switches import shipped
 from auditor.types import PROJECT_MACRO, FileResult, Finding, Rule
 
@@ -113,7 +113,10 @@ class ReachModel:
         host = project.included_by_parts.get(path)   # compiled only through another component's includes
         part = project.components.get(host or comp)
         through = f" (compiled only through the includes of {host}/)" if host else ""
-        if part == "secondary":
+        needed = project.required_parts.get(host or comp)
+        if part == "secondary" and needed:
+            steps.append(Step("required-part", True, needed))
+        elif part == "secondary":
             steps.append(Step("separate-distribution", False,
                               f"{host or comp}/ is a separate distribution{through}"))
         elif part == "optional":
@@ -244,7 +247,8 @@ class ReachModel:
         steps: list[Step] = []
         if self.kinds.get(finding.path) in ("cuda", "cpp"):
             for name, where in self.project.rocm_redefinitions.get(comp, {}).items():
-                if uses(name, snippet):
+                # a CUDA-shaped name maps every line using it; another (`atomicAdd_block`) only the finding on it
+                if uses(name, snippet) if CUDA_NAME.match(name) else finding.subject == name:
                     steps.append(Step("redefined-name", True,
                                       f"the project redefines `{name}` for the ROCm build ({where})", where))
                     break

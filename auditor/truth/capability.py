@@ -123,8 +123,22 @@ class CapabilityEvaluator:
         return None
 
     def _nvidia_only_threshold(self, compare: ast.Compare) -> bool:
-        """`cap >= (9, 0)` (or `(9, 0) <= cap`, `major > 8`, `sm >= 90`): a lower bound at an architecture AMD has no
-        counterpart for, which every AMD GPU passes (guards.toml [persona] nvidia_only_from)."""
+        """`cap >= (9, 0)` (or `(9, 0) <= cap`, `major > 8`, `sm >= 90`, `major * 100 + minor * 10 >= 900`): a lower
+        bound at an architecture AMD has no counterpart for, which every AMD GPU passes (guards.toml [persona]
+        nvidia_only_from). Evaluated on the NVIDIA capabilities on either side of that architecture, so the scale
+        the code puts the capability on does not matter (`>= 800` on `major * 100 + minor * 10` is Ampere's)."""
+        if len(compare.ops) != 1 or not isinstance(compare.ops[0], (ast.Gt, ast.GtE, ast.Lt, ast.LtE)):
+            return False
+        first = self.persona.nvidia_only_major
+        try:
+            below = self.value(compare, Gpu("nvidia", first - 1, 9), 0)
+            at = self.value(compare, Gpu("nvidia", first, 0), 0)
+        except (_Unknown, TypeError, ValueError, KeyError, IndexError, ZeroDivisionError, AttributeError):
+            return self._literal_threshold(compare)
+        return bool(at) and not below
+
+    def _literal_threshold(self, compare: ast.Compare) -> bool:
+        """The bound read from the literal alone, where the expression cannot be evaluated on an NVIDIA GPU."""
         if len(compare.ops) != 1:
             return False
         op = compare.ops[0]

@@ -11,7 +11,7 @@ from __future__ import annotations
 
 import ast
 import re
-from collections.abc import Callable, Collection, Mapping
+from collections.abc import Callable, Collection, Iterable, Mapping
 from dataclasses import dataclass, field
 from functools import cache
 from typing import Any
@@ -108,6 +108,7 @@ class PythonPersona:
     properties_calls: frozenset[str] = frozenset()
     nvidia_arch_text: str = "(?!)"
     nvidia_only_major: int = 99                       # thresholds from this major are NVIDIA-only architectures
+    command_line: frozenset[str] = frozenset()        # the build script's arguments (`sys.argv`): no project flag
     profiles: dict[str, Profile] = field(default_factory=dict, compare=False, hash=False, repr=False)
 
     @classmethod
@@ -129,7 +130,7 @@ class PythonPersona:
                    names(section, "rocm_version_words"), names(section, "cuda_version_words"),
                    names(persona, "true_calls"), gpus, names(persona, "capability_calls"),
                    names(persona, "properties_calls"), str(persona.get("nvidia_arch_text", "(?!)")),
-                   int(persona.get("nvidia_only_from", {}).get("major", 99)))
+                   int(persona.get("nvidia_only_from", {}).get("major", 99)), names(persona, "command_line"))
         made.profiles.update({
             "code": Profile(re.compile(made.rocm_true_pattern), NEVER, NEVER, re.compile(made.cuda_only_call_pattern)),
             "build": Profile(re.compile(made.build_rocm_true_pattern), re.compile(made.build_rocm_call_pattern),
@@ -141,7 +142,12 @@ class PythonPersona:
                 "cuda_only_names": sorted(self.cuda_only_names),
                 "cuda_only_call_pattern": self.cuda_only_call_pattern, "cuda_only_env": sorted(self.cuda_only_env),
                 "true_calls": sorted(self.true_calls), "capability_calls": sorted(self.capability_calls),
-                "gpus": [(g.arch, g.major, g.minor) for g in self.gpus]}
+                "gpus": [(g.arch, g.major, g.minor) for g in self.gpus], "command_line": sorted(self.command_line)}
+
+    def vendor_neutral(self) -> "PythonPersona":
+        """Only what holds for a default install on any vendor's machine (no project flag on the command line): a
+        test false here is an opt-in, off for a CUDA user's default install too."""
+        return PythonPersona.of({}, {"command_line": sorted(self.command_line)})
 
     def profile(self, name: str) -> Profile:
         return self.profiles[name]
@@ -180,6 +186,36 @@ class PythonPersona:
                 and "os.environ" in names_of(right):
             return isinstance(op, ast.NotIn)
         return None
+
+    def command_line_test(self, node: ast.Compare, name_of: Callable[[ast.AST], str],
+                          argument_names: Collection[str]) -> bool | None:
+        """`"--enable-x" in sys.argv`, or `arg == "--enable-x"` with `arg` bound from `sys.argv`: the default install
+        runs the build script with the installer's own commands, so a project's own flag is absent."""
+        right, op = node.comparators[0], node.ops[0]
+        membership = isinstance(op, (ast.In, ast.NotIn))
+        flag = string_value(node.left if membership else right)
+        if flag is None or not flag.startswith("-"):
+            return None
+        if membership and name_of(right.value if isinstance(right, ast.Subscript) else right) in self.command_line:
+            return isinstance(op, ast.NotIn)
+        if isinstance(op, (ast.Eq, ast.NotEq)) and isinstance(node.left, ast.Name) and node.left.id in argument_names:
+            return isinstance(op, ast.NotEq)
+        return None
+
+    def command_line_names(self, nodes: Iterable[ast.AST], name_of: Callable[[ast.AST], str]) -> frozenset[str]:
+        """The names a loop binds from the command line: `for arg in sys.argv`, `for i, arg in
+        enumerate(sys.argv[1:])`."""
+        names: set[str] = set()
+        for node in nodes:
+            if isinstance(node, (ast.For, ast.comprehension)):
+                source = node.iter
+                if isinstance(source, ast.Call) and name_of(source.func) == "enumerate" and source.args:
+                    source = source.args[0]
+                if isinstance(source, ast.Subscript):
+                    source = source.value
+                if name_of(source) in self.command_line:
+                    names.update(n.id for n in ast.walk(node.target) if isinstance(n, ast.Name))
+        return frozenset(names)
 
     def version_test(self, node: ast.Compare, name_of: Callable[[ast.AST], str]) -> bool | None:
         """`'cu' in torch.__version__`: ROCm PyTorch's version carries `+rocm6.2`, never `cu`."""

@@ -21,7 +21,7 @@ SWITCH_KEYS: dict[str, dict[str, str]] = {
                "build_rocm_call_pattern": "regex", "build_cuda_only_pattern": "regex", "build_rocm_values": "names",
                "build_cuda_values": "names", "rocm_version_words": "names", "cuda_version_words": "names"},
     "persona": {"true_calls": "names", "gpus": "gpus", "capability_calls": "names", "properties_calls": "names",
-                "nvidia_arch_text": "regex", "nvidia_only_from": "values"},
+                "nvidia_arch_text": "regex", "nvidia_only_from": "values", "command_line": "names"},
     "build": {"rocm_condition_pattern": "regex", "rocm_value_pattern": "regex", "make_true_value_pattern": "regex"},
     "cmake": {"cuda_option_pattern": "regex", "other_backend_pattern": "regex",
               "hip_evidence_pattern": "regex", "hip_evidence_ranks": "regexes", "hip_language_pattern": "regex",

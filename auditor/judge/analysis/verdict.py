@@ -182,9 +182,12 @@ def verdicts(
         reason = (f"{overall}: a collection of {len(programs)} independent programs; {share['blocked']} blocked, "
                   f"{share['needs-port']} need porting, {share['ready']} ready")
         return tuple(out), overall, reason
-    head = max(primary, key=lambda c: ORDER[c.verdict]) if primary else out[0]
-    reason = head.reason
-    uncovered = [c for c in out if c.kind != "primary" and c.verdict != "ready"]
+    # a nested distribution the package imports without a fallback decides with the package
+    needed = [c for c in out if c.path in project.required_parts]
+    head = max(primary + needed, key=lambda c: ORDER[c.verdict]) if primary else out[0]
+    reason = head.reason if head.kind == "primary" else \
+        f"{head.verdict}: {project.required_parts[head.path]}. {head.reason.split(': ', 1)[-1]}"
+    uncovered = [c for c in out if c.kind != "primary" and c.verdict != "ready" and c not in needed]
     if uncovered:
         reason += ". Not covered: " + "; ".join(f"{c.path}/ ({c.kind}, {c.verdict})" for c in uncovered[:4])
     if isinstance(head.rocm_path, RocmPath) and head.rocm_path.cuda_only_artifacts and head.rocm_path.verified:

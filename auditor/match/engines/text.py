@@ -52,6 +52,9 @@ def scan_text(text: str, rulebook: Rulebook | ScanContext, path: str, kind: str,
             continue
         for rule in rules:
             m = _compiled(rule.text.lines).search(line)
+            if m and rule.text.unless_call is not None \
+                    and _compiled(rule.text.unless_call).search(enclosing_command(code, number)):
+                continue
             if m:
                 named = next((g for g in ("subject", "hit") if g in m.re.groupindex and m.group(g)), 0)
                 subject = " ".join(m.group(named).split())   # (?P<subject>…) / (?P<hit>…): the part a fingerprint keeps
@@ -61,3 +64,26 @@ def scan_text(text: str, rulebook: Rulebook | ScanContext, path: str, kind: str,
                     guarded=number in excluded or rule.id in guarded_rules,
                 ))
     return findings
+
+
+COMMAND_START = re.compile(r"^\s*[A-Za-z_][\w.]*\s*\(")
+MAX_COMMAND_LINES = 200
+
+
+def enclosing_command(code: list[str], number: int) -> str:
+    """The multi-line command (`find_program(...)` from its name to its closing parenthesis) whose arguments hold
+    line `number` (1-based), or that line alone. Bounded: a command is looked for within MAX_COMMAND_LINES lines."""
+    for start in range(number, max(0, number - MAX_COMMAND_LINES), -1):
+        if not COMMAND_START.match(code[start - 1]):
+            continue
+        depth, end = 0, None
+        for index in range(start - 1, min(len(code), start - 1 + MAX_COMMAND_LINES)):
+            depth += code[index].count("(") - code[index].count(")")
+            if depth <= 0:
+                end = index + 1
+                break
+        if end is None or end >= number:
+            return "\n".join(code[start - 1:end if end is not None else number])
+        if start < number:
+            break   # the nearest command before the line closed before it: the line is in none
+    return code[number - 1]

@@ -44,6 +44,7 @@ class PythonMatch:
     strings: str | None = None         # regex on a string literal's value
     contexts: Strings = ()             # only in these syntactic contexts (PYTHON_CONTEXTS); () = any
     keywords: Strings = ()             # a call only with one of these keyword arguments
+    unless_argument: Strings = ()      # not a call hit when its first argument is written as one of these
     in_calls: Strings = ()             # only inside a call of one of these
     files: Strings = ()                # only in files whose name matches one of these globs
     needles: Strings = ()              # hand-written prefilter words (replace the derived ones)
@@ -83,6 +84,7 @@ class TextMatch:
     lines: str = ""                    # regex on one code line (comments blanked)
     files: Strings = ()                # file kinds (TEXT_KINDS)
     guarded_by: str | None = None      # regex: a file that also matches this has the ROCm counterpart
+    unless_call: str | None = None     # regex: not a hit inside a command (`name(` to its `)`) that matches it
 
 
 @dataclass(frozen=True, slots=True)

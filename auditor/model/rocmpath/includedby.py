@@ -59,3 +59,28 @@ def included_only_by_parts(files: Sequence[SourceFile], text_of: Callable[[str],
         if parts and all(components.get(c) in NOT_ROOT for c in parts):
             out[f.path] = sorted(parts)[0]
     return out
+
+
+def included_only_from(sources: Mapping[str, str], edges: Mapping[str, set[str]]) -> dict[str, str]:
+    """file -> the note of one of `sources` (file -> note), for each file not among them that only those sources
+    include, directly or through other headers: a header compiled only as part of those sources."""
+    out: dict[str, str] = {}
+    for path in edges:
+        if path in sources:
+            continue
+        seen, frontier, notes, reached_elsewhere = {path}, [path], [], False
+        while frontier and not reached_elsewhere and len(seen) < MAX_INCLUDERS:
+            for includer in edges.get(frontier.pop(), ()):
+                if includer in seen:
+                    continue
+                seen.add(includer)
+                if includer in sources:
+                    notes.append(sources[includer])
+                elif includer in edges:
+                    frontier.append(includer)
+                else:   # a file nobody includes and no optional build lists: compiled on its own
+                    reached_elsewhere = True
+                    break
+        if notes and not reached_elsewhere and not frontier:
+            out[path] = min(notes)
+    return out

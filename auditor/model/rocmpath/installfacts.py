@@ -13,7 +13,7 @@ from auditor.model.rocmpath.jitloads import jit_built
 from auditor.model.rocmpath.model import ProjectBuild
 from auditor.model.rocmpath.pybuild import PyBuild
 from auditor.model.rocmpath.rocmevidence import GPU_SUFFIXES, with_built_gpu_sources
-from auditor.model.rocmpath.sidebuilds import required_side_builds
+from auditor.model.rocmpath.sidebuilds import required_distributions, required_side_builds
 from auditor.types import SourceFile
 
 
@@ -30,11 +30,12 @@ def note_install_runs(project: ProjectBuild, comp: str, mine: Sequence[SourceFil
 def note_what_the_install_skips(project: ProjectBuild, manifests: Mapping[str, Sequence[str]],
                                 owner: Callable[[str], str], owned: Mapping[str, Sequence[SourceFile]],
                                 own_files: Sequence[SourceFile], text_of: Callable[[str], str]) -> None:
-    """The entry points' modules, the C/C++ files only a nested distribution includes, and each component's GPU
-    sources once the sources the install skips are known."""
+    """The entry points' modules, the nested distributions the package cannot run without, the C/C++ files only a
+    nested distribution includes, and each component's GPU sources once the sources the install skips are known."""
     manifest_paths = [m for found in manifests.values() for m in found]
     project.entry_modules = entry_modules([text_of(m) for m in manifest_paths if m.endswith("setup.py")],
                                           [text_of(m) for m in manifest_paths if m.endswith("pyproject.toml")])
+    project.required_parts = required_distributions(project, owned, text_of)
     project.included_by_parts = included_only_by_parts(own_files, text_of, owner,
                                                        project.components, project.provenance)
     for comp in owned:

@@ -128,6 +128,7 @@ class ProjectBuild:
     entry_modules: frozenset[str] = frozenset()         # modules the entry points run (rocmpath/entrypoints.py)
     jit_built: dict[str, str] = field(default_factory=dict)    # source -> the load() importing the package runs
     required_builds: dict[str, str] = field(default_factory=dict)  # source -> why a side setup script is needed
+    required_parts: dict[str, str] = field(default_factory=dict)   # nested distribution -> why the package needs it
     unrun_scripts: frozenset[str] = frozenset()         # shell scripts pip's build never runs (rocmpath/devscripts.py)
     vendor_backends: frozenset[str] = frozenset()                  # `nvidia/` beside `amd/`, cuda.txt beside rocm.txt
     collection: bool = False                                       # a collection of independent programs

@@ -12,14 +12,14 @@ import copy
 import dataclasses
 import functools
 import re
-from collections.abc import Iterable
 from dataclasses import dataclass, field
 
 from auditor.match.engines.python.guards import binds_what_follows_reads
 from auditor.parse.python import flatten
 from auditor.model.rocmpath.branches import only_refuses, only_says
 from auditor.model.rocmpath.pymacros import macro_edits
-from auditor.model.rocmpath.pynames import derived_truth, extension_classes, unset_on_rocm
+from auditor.model.rocmpath.pypaths import spelled_strings
+from auditor.model.rocmpath.pynames import defaults_on_rocm, derived_truth, extension_classes, set_only_by_opt_in
 from auditor.model.rocmpath.pytruth import Truth
 from auditor.truth.python import dotted
 from auditor.truth.python import PythonPersona, shipped_persona
@@ -49,6 +49,7 @@ class PyBuild:
     rocm_macros: set[str] = field(default_factory=set)
     cuda_macros: set[str] = field(default_factory=set)
     cuda_lines: set[int] = field(default_factory=set)             # lines of CUDA branches
+    opt_in_lines: set[int] = field(default_factory=set)   # lines of branches no vendor's default install takes
     fenced_on_rocm: list[int] = field(default_factory=list)       # is_compatible()-style fences false on ROCm
     calls_setup: bool = False
     uses_cuda_extension: bool = False
@@ -60,34 +61,6 @@ class PyBuild:
     @property
     def rocm_artifacts(self) -> set[str]:
         return {name for name, where in self.artifacts.items() if where & {ROCM, "both"}}
-
-
-def _strings(nodes: Iterable[ast.AST]) -> list[tuple[int, str]]:
-    """String constants among the nodes, with `os.path.join("a", "b")` and `Path("a") / "b"` joined."""
-    out: list[tuple[int, str]] = []
-    for sub in nodes:
-        if isinstance(sub, ast.Constant) and isinstance(sub.value, str):
-            out.append((sub.lineno, sub.value))
-        elif isinstance(sub, ast.Call) and dotted(sub.func).endswith(("path.join", "osp.join")):
-            # an f-string part stands for any name (`f"{name}_cuda.cu"` is `*_cuda.cu`)
-            parts = [part for a in sub.args if (part := _path_part(a)) is not None]
-            if len(parts) > 1:
-                out.append((sub.lineno, "/".join(parts)))
-        elif isinstance(sub, ast.BinOp) and isinstance(sub.op, ast.Div):
-            parts = [p.value for p in (sub.left, sub.right) if isinstance(p, ast.Constant) and isinstance(p.value, str)]
-            if parts:
-                out.append((sub.lineno, "/".join(parts)))
-    return out
-
-
-def _path_part(node: ast.AST) -> str | None:
-    """A string constant as written, an f-string with `*` for each formatted value; None for anything else."""
-    if isinstance(node, ast.Constant):
-        return node.value if isinstance(node.value, str) else None
-    if isinstance(node, ast.JoinedStr):
-        return "".join(v.value if isinstance(v, ast.Constant) and isinstance(v.value, str) else "*"
-                       for v in node.values)
-    return None
 
 
 def _names_cuda_configuration(test: ast.AST) -> bool:
@@ -102,12 +75,16 @@ def _builds_extension(node: ast.AST) -> bool:
 
 class _Reader:
     def __init__(self, path: str, tree: ast.Module, unset: frozenset[str] = frozenset(),
-                 switches: PythonPersona | None = None):
+                 switches: PythonPersona | None = None, kept: frozenset[str] = frozenset(),
+                 opt_in_names: frozenset[str] = frozenset()):
         self.build = PyBuild(path)
         self.tree = tree
         self.nodes = flatten(tree)   # every node, once: the passes below each go over all of them
-        self.truth = derived_truth(self.nodes, unset, switches)
-        self._unset, self._switches = unset, switches
+        self.truth = derived_truth(self.nodes, unset, switches, kept)
+        self._switches = switches
+        self._unset_opt_in, self._kept_opt_in = unset & opt_in_names, kept & opt_in_names
+        self._unset_by_vendor = unset - opt_in_names
+        self.opt_in: list[tuple[int, int]] = []   # (first, last line) of branches only an opt-in takes
         self.extension_names = extension_classes(self.nodes, EXTENSIONS)
         self.around: dict[int, tuple[list[ast.stmt], int]] = {}   # id of an `if` -> its block and place in it
         for node in self.nodes:
@@ -117,21 +94,31 @@ class _Reader:
                         if isinstance(stmt, ast.If):
                             self.around[id(stmt)] = (block, index)
         self.regions: list[tuple[int, int, str]] = []   # (first, last line, configuration)
+        self.cuda_bodies: list[tuple[int, int]] = []    # the CUDA regions that are branches, not tests
         self._by_line: list[str] = []
         self._painted_regions = -1
 
     @functools.cached_property
     def _vendor_truth(self) -> Truth:
-        """The reading with what every GPU machine passes (`torch.cuda.is_available()`) unknown: a test true on ROCm
-        only through such a fact is true on CUDA too, so it selects no vendor's build. Made only for a script
-        with a test true on ROCm."""
+        """The reading with what every GPU machine passes (`torch.cuda.is_available()`) and every default install
+        leaves off (an opt-in flag) unknown: a test true on ROCm only through such a fact is true on CUDA too, so it
+        selects no vendor's build. Made only for a script with a test true on ROCm."""
         persona = self._switches if self._switches is not None else shipped_persona()
-        return derived_truth(self.nodes, self._unset, dataclasses.replace(persona, true_calls=frozenset()))
+        return derived_truth(self.nodes, self._unset_by_vendor, dataclasses.replace(persona, true_calls=frozenset()))
+
+    @functools.cached_property
+    def _opt_in_truth(self) -> Truth:
+        """The reading on any vendor's default install: only its vendor-neutral facts, and the names at their
+        default because of them."""
+        persona = self._switches if self._switches is not None else shipped_persona()
+        return derived_truth(self.nodes, self._unset_opt_in, persona.vendor_neutral(), self._kept_opt_in)
 
     def mark(self, body: list[ast.stmt], config: str) -> None:
         if body:
             first, last = body[0].lineno, max(getattr(s, "end_lineno", s.lineno) or s.lineno for s in body)
             self.regions.append((first, last, config))
+            if config == CUDA:
+                self.cuda_bodies.append((first, last))
 
     def classify(self) -> None:
         for node in self.nodes:
@@ -157,6 +144,8 @@ class _Reader:
                 self.mark(node.orelse, CUDA)
         elif value is False:
             self.mark(node.body, CUDA)
+            if node.body and self._opt_in_truth.of(node.test) is False:
+                self.opt_in.append((node.body[0].lineno, node.body[-1].end_lineno or node.body[-1].lineno))
             block, index = self.around.get(id(node), ([], 0))
             # (a test naming the CUDA configuration itself, `'cu' in torch.__version__`, builds it for CUDA by intent)
             # (an else that only prints or warns drops it as silently: `else: print("building without CUDA")`)
@@ -185,16 +174,18 @@ class _Reader:
 
     def _ifexp(self, node: ast.IfExp) -> None:
         """`CUDAExtension if (use_cuda or use_rocm) else CppExtension`: the arm a ROCm build takes, when it names
-        an extension class or carries ROCm compile evidence, is a ROCm selection (its test line is the evidence; an
+        a GPU extension class or carries ROCm compile evidence, is a ROCm selection (its test line is the evidence; an
         expression's arms share lines, so they are not painted as line regions)."""
         value = self.truth.of(node.test)
         if value is None:
             return
         arm = node.body if value else node.orelse
-        names_class = isinstance(arm, (ast.Name, ast.Attribute)) and EXTENSIONS.search(dotted(arm)) is not None
-        if names_class or any(setup_rocm(text) for _, text in _strings(ast.walk(arm))):
+        # a CppExtension arm is the CPU build a ROCm machine falls back to, not a ROCm build
+        gpu_class = isinstance(arm, (ast.Name, ast.Attribute)) and EXTENSIONS.search(dotted(arm)) is not None \
+            and "Cpp" not in dotted(arm).split(".")[-1]
+        if gpu_class or any(setup_rocm(text) for _, text in spelled_strings(ast.walk(arm))):
             self.build.rocm_tests.append(node.lineno)
-            if names_class and "CUDA" in dotted(arm):
+            if gpu_class and "CUDA" in dotted(arm):
                 # ROCm PyTorch hipifies and compiles a CUDAExtension: the project builds its extension for HIP
                 self.build.evidence.append((node.lineno, f"{dotted(arm)} if {ast.unparse(node.test)}"))
 
@@ -256,6 +247,8 @@ class _Reader:
         for first, last, config in self.regions:
             if config == CUDA:
                 build.cuda_lines.update(range(first, last + 1))
+        for first, last in self.opt_in:
+            build.opt_in_lines.update(range(first, last + 1))
         for node in self.nodes:
             if isinstance(node, (ast.Name, ast.Attribute)) and dotted(node).split(".")[-1] == "CUDAExtension" or \
                     isinstance(node, ast.ImportFrom) and any(a.name == "CUDAExtension" for a in node.names):
@@ -271,7 +264,7 @@ class _Reader:
                     self._extension(node)
             elif isinstance(node, ast.FunctionDef) and node.name == "is_compatible":
                 self._fence(node)
-        for line, text in _strings(self.nodes):
+        for line, text in spelled_strings(self.nodes):
             config = self.config_at(line)
             macro = DEFINE.match(text)
             if config == ROCM and (setup_rocm(text) or (macro or FLAG.match(text)) and build.uses_cuda_extension):
@@ -286,9 +279,15 @@ class _Reader:
                 build.sources.setdefault(text.lstrip("./"), set()).add(config)
         self._macro_lists()
         self._variables()
+        # a test inside a branch the ROCm build does not take decides nothing for it (`if not OPT_IN: ... if
+        # CUDA_HOME is None: raise`)
+        build.rocm_tests = sorted(line for line in build.rocm_tests if not self._in_cuda_branch(line))
+        build.refusals = [line for line in build.refusals if not self._in_cuda_branch(line)]
         build.evidence.sort(key=lambda e: (not setup_strong(e[1]), e[0]))
-        build.rocm_tests.sort()
         return build
+
+    def _in_cuda_branch(self, line: int) -> bool:
+        return any(first <= line <= last for first, last in self.cuda_bodies)
 
     def _macro_lists(self) -> None:
         """The project's macros of each configuration from `define_macros`/`undef_macros` edits; on the ROCm branch
@@ -309,7 +308,7 @@ class _Reader:
             if isinstance(node, ast.Assign) and len(node.targets) == 1 and isinstance(node.targets[0], ast.Name):
                 if _builds_extension(node.value):   # `setup_kwargs = {"ext_modules": [CUDAExtension(...)]}`
                     continue
-                texts = {t.lstrip("./") for _, t in _strings(ast.walk(node.value)) if SOURCE.search(t)}
+                texts = {t.lstrip("./") for _, t in spelled_strings(ast.walk(node.value)) if SOURCE.search(t)}
                 if texts:
                     held.setdefault(node.targets[0].id, set()).update(texts)
         used: dict[str, set[str]] = {}
@@ -347,7 +346,7 @@ class _Reader:
             self.build.artifacts.setdefault(name, set()).add(config)
             self.build.artifact_lines.setdefault((name, config), node.lineno)
             self.build.artifact_sources.setdefault(name, set()).update(
-                text.lstrip("./") for _, text in _strings(ast.walk(node)) if SOURCE.search(text))
+                text.lstrip("./") for _, text in spelled_strings(ast.walk(node)) if SOURCE.search(text))
 
     def _fence(self, node: ast.FunctionDef) -> None:
         """`def is_compatible(...): if is_rocm_pytorch(): return False`: this op is off on ROCm."""
@@ -381,11 +380,16 @@ def read_python_build(path: str, text: str, tree: ast.Module | None = None,
     reader = _Reader(path, tree, switches=switches)
     reader.classify()
     unset: set[str] = set()
-    for _ in range(MAX_REREADS):   # read again with those names false: their branches are CUDA's too
-        more = unset_on_rocm(reader.nodes, reader.config_at, reader.truth) - reader.truth.cuda_names
-        if not more:
+    kept: set[str] = set()
+    opt_in: set[str] = set()
+    for _ in range(MAX_REREADS):   # read again with those names at their default: what they gate is decided too
+        falsy, truthy = defaults_on_rocm(reader.nodes, reader.config_at, reader.truth)
+        more_unset, more_kept = falsy - reader.truth.cuda_names, truthy - kept
+        if not (more_unset or more_kept):
             break
-        unset |= more
-        reader = _Reader(path, tree, frozenset(unset), switches)
+        unset |= more_unset
+        kept |= more_kept
+        opt_in |= set_only_by_opt_in(reader.nodes, reader.config_at, reader.opt_in, more_unset | more_kept)
+        reader = _Reader(path, tree, frozenset(unset), switches, frozenset(kept), frozenset(opt_in))
         reader.classify()
     return reader.collect()

@@ -15,11 +15,14 @@ class Truth:
     (auditor/truth/python.py) with the build reader's profile and the names the build script derives."""
 
     def __init__(self, rocm_names: set[str], cuda_names: frozenset[str] = frozenset(),
-                 switches: PythonPersona | None = None, loop_names: frozenset[str] = frozenset()):
+                 switches: PythonPersona | None = None, loop_names: frozenset[str] = frozenset(),
+                 argument_names: frozenset[str] = frozenset()):
         """`switches`: guards.toml's [python] and [persona], the ones the Python engine reads (the shipped file's
-        when None); `loop_names`: names a `for` binds, which vary per iteration rather than per platform."""
+        when None); `loop_names`: names a `for` binds, which vary per iteration rather than per platform;
+        `argument_names`: those bound from the command line (`for arg in sys.argv`)."""
         self.rocm_names = rocm_names
         self.loop_names = loop_names
+        self.argument_names = argument_names
         self.cuda_names = cuda_names      # false (None) on ROCm: `use_cuda = torch.version.cuda and …`, CUDA_HOME
         self.switches = switches if switches is not None else shipped_persona()
         self.profile = self.switches.profile("build")
@@ -45,6 +48,9 @@ class Truth:
         environ = self.switches.environ_test(node, lambda n: (dotted(n),))
         if environ is not None:
             return environ     # `"CUDA_HOME" in os.environ`: unset where no CUDA toolkit is installed
+        flag = self.switches.command_line_test(node, dotted, self.argument_names)
+        if flag is not None:
+            return flag   # `arg == "--enable-cuda-ext"` for an argument: absent from the default install
         if isinstance(node.left, ast.Name) and node.left.id in self.loop_names:
             return None   # `for main, suffix in product(files, ["cpu", "cuda"])`: `suffix == "cuda"` is one variant
         return self.switches.backend_test(node)

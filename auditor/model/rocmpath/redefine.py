@@ -32,7 +32,9 @@ def rocm_redefinitions(text: str, facts: PreprocFacts, shim: bool = False) -> di
         lowered = text.lower()
         if not any(word in lowered for word in ROCM_WORDS):
             return {}
-    candidates = [(m.group(1), m.start(), shim) for m in DEFINED_MACRO.finditer(text) if CUDA_NAME.match(m.group(1))]
+    # any name a ROCm-only branch #defines (`#define atomicAdd_block atomicAdd`): the judge maps a CUDA-shaped one on
+    # every line that uses it, another only where it is the finding's subject (auditor/model/project.py)
+    candidates = [(m.group(1), m.start(), shim) for m in DEFINED_MACRO.finditer(text)]
     candidates += [(name, m.start(), shim) for m in TYPE_ALIAS.finditer(text)
                    if (name := m.group(1) or m.group(2)) and CUDA_NAME.match(name)]
     # a device function the project defines where ROCm compiles it is the project's own (ggml's `__hgt2_mask` under

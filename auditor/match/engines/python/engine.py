@@ -166,7 +166,8 @@ class _Engine(SyntacticContexts, SetupRequirements):
         names = self.tree.names.of(node.func)
         for rule in self.call_rules:
             hit = pattern_matches(rule.python.calls, names)
-            if hit and self._keywords_ok(rule, node) and self._context_ok(rule, node) and self._inside_ok(rule, node):
+            if hit and self._keywords_ok(rule, node) and self._argument_ok(rule, node) \
+                    and self._context_ok(rule, node) and self._inside_ok(rule, node):
                 self.raw.append((rule, node, hit, "code", None))
         if "importlib.import_module" in names and node.args:
             value = string_value(node.args[0])
@@ -188,6 +189,12 @@ class _Engine(SyntacticContexts, SetupRequirements):
     def _keywords_ok(rule: Rule, node: ast.Call) -> bool:
         wanted = rule.python.keywords
         return not wanted or any(kw.arg in wanted for kw in node.keywords)
+
+    @staticmethod
+    def _argument_ok(rule: Rule, node: ast.Call) -> bool:
+        """`_jit_set_nvfuser_enabled(False)` switches the feature off: harmless where switching it on is not."""
+        harmless = rule.python.unless_argument
+        return not harmless or not node.args or ast.unparse(node.args[0]) not in harmless
 
     def _embedded(self, node: ast.Call, keyword: str, position: int | None) -> None:
         given: ast.AST | None = next((kw.value for kw in node.keywords if kw.arg == keyword), None)

@@ -1,0 +1,3 @@
+from fftkit.conv import FFTConv
+
+__all__ = ["FFTConv"]

@@ -1,0 +1,3 @@
+from normkit.fused import FusedNorm
+
+__all__ = ["FusedNorm"]
