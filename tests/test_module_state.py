@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.codebase import syntax_tree
+
 REPO = Path(__file__).resolve().parent.parent
 AUDITOR = REPO / "auditor"
 
@@ -92,7 +94,7 @@ def _targets(node: ast.AST) -> list[ast.expr]:
 
 def module_state(relative: str, source: str) -> list[tuple[str, str]]:
     """(name, what) for every piece of module-level mutable state in one module's source."""
-    tree = ast.parse(source)
+    tree = syntax_tree(source)
     containers: set[str] = set()
     for node in tree.body:
         value = getattr(node, "value", None)
@@ -134,7 +136,7 @@ def _enclosing_class(tree: ast.Module, inner: ast.AST) -> str:
 def memoised(source: str) -> list[str]:
     """Functions of the module under functools.cache or lru_cache."""
     out = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(syntax_tree(source)):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for decorator in node.decorator_list:
                 text = ast.unparse(decorator)
