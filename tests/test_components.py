@@ -146,3 +146,29 @@ def test_a_rewrite_is_paid_once_per_directory_of_kernels(tmp_path, run_json):
     ptx = [f for f in large["findings"] if f["category"] == "ptx_inline_asm"]
     assert len(ptx) == 5 and sum(f["effort_hours"][1] > 0 for f in ptx) == 1
     assert large["effort"]["by_category"]["ptx_inline_asm"] == small["effort"]["by_category"]["ptx_inline_asm"]
+
+
+def test_of_components_with_the_same_verdict_the_one_with_the_most_work_explains_it(tmp_path, run_json):
+    kernel = (
+        "__global__ void reduce(float* x) {\n"
+        "  float v = x[threadIdx.x];\n"
+        "  for (int o = 16; o > 0; o /= 2) v += __shfl_down_sync(0xffffffff, v, o);\n"
+        "  if (threadIdx.x % 32 == 0) x[threadIdx.x / 32] = v;\n"
+        "}\n"
+    )
+    root = write_tree(tmp_path / "repo", {
+        "setup.py": ("from setuptools import setup\nfrom torch.utils.cpp_extension import CUDAExtension\n"
+                     "setup(name='render', packages=['render'],\n"
+                     "      ext_modules=[CUDAExtension('render._C', ['render/csrc/reduce.cu'])])\n"),
+        "render/__init__.py": "",
+        "environment.yml": "name: render\ndependencies:\n  - cudatoolkit=11.3\n  - pytorch\n",
+        "render/csrc/CMakeLists.txt": (
+            "cmake_minimum_required(VERSION 3.18)\nproject(render_kernels LANGUAGES CXX CUDA)\n"
+            "add_library(render_kernels SHARED reduce.cu)\n"),
+        "render/csrc/reduce.cu": kernel,
+    })
+    _, report = run_json(root, "--fail-on", "never")
+    by_path = {c["path"]: c for c in report["components"]}
+    assert by_path["."]["verdict"] == by_path["render/csrc"]["verdict"] == "needs-port"
+    assert by_path["render/csrc"]["live_findings"] > by_path["."]["live_findings"]
+    assert report["summary"]["verdict_reason"] == by_path["render/csrc"]["reason"]

@@ -121,6 +121,22 @@ def test_availability_checked_and_type_checking_imports_are_optional():
     assert found[12] == (False, False)
 
 
+def test_a_module_level_name_holding_an_availability_check_is_that_check():
+    code = (
+        "import importlib.util\n"
+        "trt_installed = importlib.util.find_spec('tensorrt') is not None\n"
+        "plugin_installed = trt_installed and importlib.util.find_spec('tensorrt.plugin') is not None\n"
+        "if plugin_installed:\n"
+        "    import tensorrt\n"                                        # 5: checked through two names
+        "use_trt = True\n"
+        "if use_trt:\n"
+        "    import pycuda.driver\n"                                   # 8: a plain flag checks nothing
+    )
+    found = optional_by_line(code)
+    assert found[5] == (False, True)
+    assert found[8] == (False, False)
+
+
 def test_an_except_import_error_fallback_to_a_cuda_module_is_guarded_at_its_uses():
     code = (
         "try:\n"

@@ -55,7 +55,8 @@ class ReachModel:
         packages = [f for f in findings if (rule := rules.get(f.rule_id)) is not None
                     and rule.category == PACKAGE_CATEGORY]
         # parsing every shipped module is costly: only when a Python package finding needs it
-        optional = optional_modules_of(project, {r.path: r.facts.imports for r in results if r.kind == "python"}) \
+        optional = optional_modules_of(project, {r.path: r.facts.imports for r in results if r.kind == "python"},
+                                       base.program_imports(results)) \
             if any(kinds.get(f.path) == "python" for f in packages) else frozenset()
         required = frozenset(f.rule_id for f in packages if base.declares_hard_dependency(f))
         stale: dict[str, list[str]] = {}
@@ -68,6 +69,19 @@ class ReachModel:
         return cls(base.project, kinds, base.components, optional_dir, base.optional_lines, optional, required,
                    base.hipify_kept, MappingProxyType({c: tuple(sites) for c, sites in stale.items()}),
                    MappingProxyType(not_called), base.gpu_free_components())
+
+    def program_imports(self, results: Sequence[FileResult]) -> frozenset[str]:
+        """What the project's own programs import: its Python files outside the shipped packages and optional
+        directories (`tools/train.py`), whose `from pkg.models import build` reaches `pkg.models` as a
+        user's program would."""
+        out: set[str] = set()
+        for r in results:
+            comp = self.component(r.path)
+            packages = self.project.shipped_python.get(comp, frozenset())
+            if r.kind == "python" and packages and not in_packages(r.path, packages) \
+                    and PurePosixPath(r.path).name != "setup.py" and not self.optional_dir(r.path, comp):
+                out.update(r.facts.imports)
+        return frozenset(out)
 
     def gpu_free_components(self) -> frozenset[str]:
         """The components whose default ROCm build compiles no GPU source (ProjectBuild.skipped_by_default)."""

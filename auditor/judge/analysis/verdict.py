@@ -184,7 +184,8 @@ def verdicts(
         return tuple(out), overall, reason
     # a nested distribution the package imports without a fallback decides with the package
     needed = [c for c in out if c.path in project.required_parts]
-    head = max(primary + needed, key=lambda c: ORDER[c.verdict]) if primary else out[0]
+    # of components with the same verdict, the one with the most work explains it (its findings fill the plan)
+    head = max(primary + needed, key=lambda c: (ORDER[c.verdict], c.live)) if primary else out[0]
     reason = head.reason if head.kind == "primary" else \
         f"{head.verdict}: {project.required_parts[head.path]}. {head.reason.split(': ', 1)[-1]}"
     uncovered = [c for c in out if c.kind != "primary" and c.verdict != "ready" and c not in needed]

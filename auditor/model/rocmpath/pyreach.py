@@ -51,7 +51,8 @@ def _reach(packages: Iterable[str], python_files: Iterable[str], imports_of: Cal
                 modules[".".join(parts)] = path
     edges = {name: [absolute(i, name, path.endswith("__init__.py")) for i in imports_of(path)]
              for name, path in modules.items()}
-    roots = [n for n in modules if "." not in n or n in entries]
+    named = {".".join(parts[:i]) for entry in entries for parts in [entry.split(".")] for i in range(2, len(parts) + 1)}
+    roots = [n for n in modules if "." not in n or n in named]
     reached: set[str] = set()
     frontier = list(roots)
     while frontier:
@@ -68,11 +69,13 @@ def _reach(packages: Iterable[str], python_files: Iterable[str], imports_of: Cal
     return modules, reached
 
 
-def optional_modules_of(project: ProjectBuild, scanned_imports: Mapping[str, tuple[str, ...]]) -> frozenset[str]:
-    """The shipped modules `import <package>` never loads. `scanned_imports`: each scanned Python file's
-    unguarded imports, read by the scan's own parse; a shipped module the scan did not cover (`--only`, a
+def optional_modules_of(project: ProjectBuild, scanned_imports: Mapping[str, tuple[str, ...]],
+                        programs: frozenset[str] = frozenset()) -> frozenset[str]:
+    """The shipped modules neither `import <package>` nor the project's own programs (`programs`: the modules its
+    training or tool scripts import, `from pkg.models import build`) load. `scanned_imports`: each scanned Python
+    file's unguarded imports, read by the scan's own parse; a shipped module the scan did not cover (`--only`, a
     pre-commit run) is read and parsed here."""
-    return _of(project, scanned_imports, optional_modules)
+    return _of(project, scanned_imports, optional_modules, programs)
 
 
 def imported_modules_of(project: ProjectBuild, scanned_imports: Mapping[str, tuple[str, ...]]) -> frozenset[str]:
@@ -84,7 +87,7 @@ def imported_modules_of(project: ProjectBuild, scanned_imports: Mapping[str, tup
 def _of(project: ProjectBuild, scanned_imports: Mapping[str, tuple[str, ...]],
         select: Callable[[Iterable[str], Iterable[str], Callable[[str], tuple[str, ...]], frozenset[str]],
                          frozenset[str]],
-        ) -> frozenset[str]:
+        programs: frozenset[str] = frozenset()) -> frozenset[str]:
     optional: set[str] = set()
     for shipped, files in project.python_packages:
         by_path = {f.path: f for f in files}
@@ -97,5 +100,5 @@ def _of(project: ProjectBuild, scanned_imports: Mapping[str, tuple[str, ...]],
             except (SyntaxError, ValueError, RecursionError, MemoryError):
                 return ()
 
-        optional |= select(shipped, list(by_path), imports_of, project.entry_modules)
+        optional |= select(shipped, list(by_path), imports_of, project.entry_modules | programs)
     return frozenset(optional)

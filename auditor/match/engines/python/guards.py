@@ -23,6 +23,7 @@ AVAILABILITY = re.compile(r"(?:^|\.)(?:is_\w+_available|find_spec|_is_package_av
 EXITS = (ast.Return, ast.Raise, ast.Continue, ast.Break)
 
 Pos = tuple[int, int]
+MAX_AVAILABILITY_NAMES = 4   # `b = a and find_spec(...)`, `a = find_spec(...)`: names followed this deep
 
 
 Located = ast.stmt | ast.expr   # the nodes that carry a position
@@ -101,6 +102,7 @@ class GuardedRegions:
         self._tree = tree
         self.capabilities: CapabilitySites | None = None   # made when a comparison is first read
         self._tests_rocm: bool | None = None   # some test in the file names ROCm (asked once, when needed)
+        self._assigned_once: dict[str, ast.expr] | None = None   # module-level names bound once (when asked)
 
     def _candidates(self, node: ast.AST) -> set[str]:
         return set(self.names.of(node)) | {dotted_name(node) or ""}
@@ -123,24 +125,42 @@ class GuardedRegions:
         names = self._candidates(node.func if isinstance(node, ast.Call) else node)
         return self.persona.atom(node, names, self.profile, cuda=self.local_cuda)
 
-    def availability(self, test: ast.AST) -> bool | None:
+    def availability(self, test: ast.AST, depth: int = 0) -> bool | None:
         """True for `if is_x_available():`/`if TYPE_CHECKING:`/`find_spec(...) is not None`, False for their
-        negation, None for anything else."""
+        negation, None for anything else; a module-level name assigned such a test once (`fa_installed =
+        find_spec("flash_attn") is not None`) is that test."""
+        if depth > MAX_AVAILABILITY_NAMES:
+            return None
+        if isinstance(test, ast.Name) and (value := self._module_values().get(test.id)) is not None:
+            return self.availability(value, depth + 1)
         if isinstance(test, ast.UnaryOp) and isinstance(test.op, ast.Not):
-            inner = self.availability(test.operand)
+            inner = self.availability(test.operand, depth)
             return None if inner is None else not inner
         if isinstance(test, ast.Compare) and len(test.ops) == 1 and isinstance(test.comparators[0], ast.Constant) \
                 and test.comparators[0].value is None and isinstance(test.ops[0], (ast.Is, ast.IsNot)):
-            inner = self.availability(test.left)
+            inner = self.availability(test.left, depth)
             return None if inner is None else (inner if isinstance(test.ops[0], ast.IsNot) else not inner)
         if isinstance(test, ast.BoolOp) and isinstance(test.op, ast.And):
-            return True if any(self.availability(v) is True for v in test.values) else None
+            return True if any(self.availability(v, depth) is True for v in test.values) else None
         name = dotted_name(test.func if isinstance(test, ast.Call) else test) or ""
         if name.split(".")[-1] == "TYPE_CHECKING":
             return True
         if isinstance(test, ast.Call) and AVAILABILITY.search(name):
             return True
         return None
+
+    def _module_values(self) -> dict[str, ast.expr]:
+        """Names the module assigns exactly once at its top level, with the value."""
+        if self._assigned_once is None:
+            counts: dict[str, int] = {}
+            values: dict[str, ast.expr] = {}
+            for stmt in self._tree.module.body:
+                if isinstance(stmt, ast.Assign) and len(stmt.targets) == 1 and isinstance(stmt.targets[0], ast.Name):
+                    name = stmt.targets[0].id
+                    counts[name] = counts.get(name, 0) + 1
+                    values[name] = stmt.value
+            self._assigned_once = {name: value for name, value in values.items() if counts[name] == 1}
+        return self._assigned_once
 
     def visit_availability(self, test: ast.AST, body: Sequence[Located], orelse: Sequence[Located]) -> None:
         value = self.availability(test)
