@@ -126,9 +126,7 @@ def read_project(
     for comp in order:
         mine = owned[comp]
         pybuilds, cbuilds = _builds(project, mine, texts, switches)
-        rocm_macros |= {m for b in pybuilds for m in b.rocm_macros} | {m for b in cbuilds for m in b.rocm_macros}
-        cuda_macros |= {m for b in pybuilds for m in b.cuda_macros} | {m for b in cbuilds for m in b.cuda_macros} \
-            | _cuda_subdirectory_macros(cbuilds)
+        rocm_macros, cuda_macros = _and_build_macros(rocm_macros, cuda_macros, pybuilds, cbuilds)
         optional_macros |= {m for cb in cbuilds for m in cb.optional_macros}
         hip_build = any(b.builds_on_rocm for b in cbuilds) or any(b.builds_on_rocm for b in pybuilds)
         if any(b.hipify or b.uses_cuda_extension for b in pybuilds) and not any(b.builds_on_rocm for b in cbuilds):
@@ -304,6 +302,14 @@ def _builds(project: ProjectBuild, mine: Sequence[SourceFile], texts: _BuildText
             if made.opt_in_lines:
                 project.optional_lines[f.path] = frozenset(made.opt_in_lines)
     return pybuilds, cbuilds
+
+
+def _and_build_macros(rocm: set[str], cuda: set[str], pybuilds: Sequence[PyBuild],
+                      cbuilds: Sequence[CBuild]) -> tuple[set[str], set[str]]:
+    """The macros so far with those a component's builds define for ROCm and only for CUDA."""
+    return (rocm | {m for b in pybuilds for m in b.rocm_macros} | {m for b in cbuilds for m in b.rocm_macros},
+            cuda | {m for b in pybuilds for m in b.cuda_macros} | {m for b in cbuilds for m in b.cuda_macros}
+            | _cuda_subdirectory_macros(cbuilds))
 
 
 def _cuda_subdirectory_macros(cbuilds: Sequence[CBuild]) -> set[str]:
