@@ -1,13 +1,20 @@
 import atexit
+import itertools
 import json
 import os
 import shutil
+import sys
 import tempfile
 from pathlib import Path
 
 import pytest
 
-from auditor.cli.app import main
+# The suite keeps compiled bytecode even where PYTHONDONTWRITEBYTECODE is set: else each worker, and each Python
+# process a test starts, compiles the same modules (and pytest rewrites the same test modules) again.
+sys.dont_write_bytecode = False
+os.environ.pop("PYTHONDONTWRITEBYTECODE", None)
+
+from auditor.cli.app import main  # noqa: E402 - after the bytecode switch above, so its modules are kept compiled
 
 REPO = Path(__file__).resolve().parent.parent
 FIXTURES = REPO / "fixtures"
@@ -23,9 +30,13 @@ atexit.register(shutil.rmtree, SESSION_CACHE + "-home", True)
 atexit.register(shutil.rmtree, SESSION_CACHE, True)
 
 
+_TESTS = itertools.count()
+
+
 @pytest.fixture(autouse=True)
 def _cache_of_this_test(tmp_path_factory, monkeypatch):
-    monkeypatch.setenv("ROCM_AUDIT_CACHE_DIR", str(tmp_path_factory.mktemp("cache")))
+    # a path of its own that the run makes when it first caches (mktemp lists every directory made so far: quadratic)
+    monkeypatch.setenv("ROCM_AUDIT_CACHE_DIR", str(tmp_path_factory.getbasetemp() / "caches" / str(next(_TESTS))))
 
 
 def write_tree(root: Path, files: dict[str, str | bytes]) -> Path:
@@ -78,5 +89,7 @@ def fast_diagonal(rows, columns) -> list:
 
 
 def fast_first(values, fast: int = 1) -> list:
-    """One-axis variants of one mechanism: the first `fast` stay in `pytest -m "not slow"`, the rest are slow."""
-    return [pytest.param(v, marks=() if i < fast else pytest.mark.slow) for i, v in enumerate(values)]
+    """One-axis variants of one mechanism: the first `fast` stay in `pytest -m "not slow"`, the rest are slow. A
+    tuple is the values of several argument names."""
+    return [pytest.param(*(v if isinstance(v, tuple) else (v,)), marks=() if i < fast else pytest.mark.slow)
+            for i, v in enumerate(values)]

@@ -11,6 +11,7 @@ import auditor.run.runner.workers
 from auditor.run.runner.cache import EVICTION_MARKER
 from auditor.run.runner.cache import EntryStore, cache_directory
 from auditor.cli.app import main
+from auditor.match.rulebook import shipped_rulebook
 from auditor.util.errors import ToolError
 from tests.conftest import FIXTURES, write_tree
 
@@ -195,11 +196,19 @@ def test_files_that_fail_are_not_cached(tmp_path, capsys, scans):
 
 
 def test_a_damaged_rulebook_entry_is_parsed_again(tmp_path, capsys):
+    """Each run as a new process makes it (a process reads the rulebook once): the first writes the entry, the
+    second reads it, the third finds it damaged and parses the rule files."""
     cache = tmp_path / "cache"
+    shipped_rulebook.cache_clear()
     clean = audit_json(capsys, FIXTURES / "portable_repo", "--cache-dir", cache)
+    assert entries(cache / "rulebook")
+    shipped_rulebook.cache_clear()
+    assert audit_json(capsys, FIXTURES / "portable_repo", "--cache-dir", cache) == clean
+    assert not shipped_rulebook.cache_info().currsize     # read from the entry, not from the rule files
     for path in entries(cache / "rulebook"):
         path.write_bytes(b"garbage")
     assert audit_json(capsys, FIXTURES / "portable_repo", "--cache-dir", cache) == clean
+    assert shipped_rulebook.cache_info().currsize
 
 
 def test_entries_are_written_whole_or_not_at_all(tmp_path):

@@ -143,7 +143,8 @@ def test_a_template_argument_is_not_read_as_the_callee(tmp_path, capsys, argumen
     root = write_tree(tmp_path / "repo", {"k.cu": TEMPLATE_CALL.replace("<warp_size>(v)", f"<{argument}>(v)")})
     _fix(root)
     assert "__shfl_down_sync(0xffffffff, val, offset)" in (root / "k.cu").read_text()
-    assert "warpReduceSum" in capsys.readouterr().out
+    # refused for the call at line 10, read as a call of warpReduceSum
+    assert "k.cu:5: RA200 lane-limited code (called from lane-limited code (line 10: " in capsys.readouterr().out
 
 
 def test_a_file_local_helper_is_judged_by_its_own_translation_units_calls(tmp_path, capsys):
@@ -154,8 +155,9 @@ def test_a_file_local_helper_is_judged_by_its_own_translation_units_calls(tmp_pa
     root = write_tree(tmp_path / "repo", {"a.cu": helper, "b.cu": other})
     _fix(root)
     assert "__shfl_down_sync(ROCM_AUDIT_FULL_MASK, v, 1)" in (root / "a.cu").read_text()
-    # the same helper not file-local: the other file's lane-limited call counts
-    root2 = write_tree(tmp_path / "repo2", {"a.cu": helper.replace("static ", ""), "b.cu": other})
+    # the same helper not file-local, and another file that declares it (not defines it) calls it lane-limited
+    declared = other.replace("__device__ float warp_sum(float v) { return v; }", "__device__ float warp_sum(float v);")
+    root2 = write_tree(tmp_path / "repo2", {"a.cu": helper.replace("static ", ""), "b.cu": declared})
     _fix(root2)
     assert "0xffffffff" in (root2 / "a.cu").read_text()
 

@@ -217,3 +217,108 @@ def test_a_file_the_hip_check_cannot_parse_is_unchecked_not_verified(tmp_path, c
            "not found)" in out
     assert "0 by the ROCm check only, 1 by neither (not written)." in out
     assert "ROCM_AUDIT_FULL_MASK" not in (root / "k.cu").read_text()
+
+
+BUILD_FILES = {
+    "cmake": ("CMakeLists.txt", ("project(p CUDA)\ninclude_directories(${CMAKE_CURRENT_SOURCE_DIR}/include)\n"
+                                 "add_library(p src/k.cu)\n")),
+    "setup.py": ("setup.py", ("import os\nfrom setuptools import setup\n"
+                              "from torch.utils.cpp_extension import CUDAExtension\n"
+                              "here = os.path.dirname(os.path.abspath(__file__))\n"
+                              "setup(ext_modules=[CUDAExtension('p', ['src/k.cu'], "
+                              "include_dirs=[os.path.join(here, 'include')])])\n")),
+}
+
+
+@needs_nvcc
+@pytest.mark.parametrize("build", list(BUILD_FILES))
+@pytest.mark.parametrize("breaks_cuda", [False, True], ids=["right", "changes-cuda"])
+def test_verify_compiles_with_the_include_paths_the_build_files_name(tmp_path, capsys, monkeypatch, build,
+                                                                     breaks_cuda):
+    """A unit that finds its header only through the project's include path (`#include "warp.cuh"` from src/, the
+    header in include/) is compiled with that path, the edited header read as the run leaves it: a right edit is
+    checked, one that changes the CUDA code is rolled back."""
+    monkeypatch.setattr(compilers, "find_compilers", lambda: (find_compilers()[0], None))
+    monkeypatch.setattr(compilers, "find_hip_device_check", lambda: (None, "no HIP headers found"))
+    if breaks_cuda:
+        monkeypatch.setattr(definitions, "FULL_MASK_DEFINITION",
+                            definitions.FULL_MASK_DEFINITION.replace("0xffffffffu", "0x0000ffffu"))
+    name, text = BUILD_FILES[build]
+    root = write_tree(tmp_path / "repo", {name: text, "include/warp.cuh": WARP_HEADER,
+                                          "src/k.cu": UNIT.replace("ops/warp.cuh", "warp.cuh")})
+    main(["fix", str(root), "--verify", "--no-progress", "--fail-on", "never"])
+    out = capsys.readouterr().out
+    header = (root / "include/warp.cuh").read_text()
+    if breaks_cuda:
+        assert "include/warp.cuh: left unchanged: nvcc's PTX differs after the fix" in out
+        assert header == WARP_HEADER
+    else:
+        assert "include/warp.cuh: RA200 x1 (through src/k.cu: nvcc PTX identical)" in out
+        assert "ROCM_AUDIT_FULL_MASK, v, o)" in header
+
+
+@needs_nvcc
+def test_verify_reads_the_new_header_in_a_parent_directory_as_the_run_will_write_it(tmp_path, capsys, monkeypatch):
+    """Touched files in two directories share one new rocm_audit_compat.h above them (`#include
+    "../rocm_audit_compat.h"`): the header is not on disk yet, and the include check takes it as the run will
+    write it instead of refusing an include that leaves the file's directory."""
+    monkeypatch.setattr(compilers, "find_compilers", lambda: (find_compilers()[0], None))
+    monkeypatch.setattr(compilers, "find_hip_device_check", lambda: (None, "no HIP headers found"))
+    root = write_tree(tmp_path / "repo", {"a/k.cu": KERNEL, "b/k.cu": KERNEL.replace("void k(", "void j(")})
+    main(["fix", str(root), "--verify", "--no-progress", "--fail-on", "never"])
+    out = capsys.readouterr().out
+    assert "a/k.cu: RA200 x1 (nvcc PTX identical)" in out and "b/k.cu: RA200 x1 (nvcc PTX identical)" in out
+    assert '#include "../rocm_audit_compat.h"' in (root / "a/k.cu").read_text()
+    assert (root / "rocm_audit_compat.h").is_file()
+
+
+MATH_KERNEL = ("#include <cuda_runtime.h>\n__global__ void k(float* out) {\n"
+               "  float v = out[threadIdx.x];\n"
+               + "".join(f"  v += {f}(v + {i}.f);\n" for i, f in enumerate(
+                   ["expf", "logf", "sqrtf", "rsqrtf", "tanhf", "erff", "sinf", "cosf", "powf(v, 2.f) + fabsf",
+                    "fmaxf(v, 0.f) + fminf", "__expf", "__logf", "exp2f", "log2f", "ceilf", "floorf", "roundf",
+                    "truncf", "__fdividef(v, 3.f) + fmodf(v, 2.f) + cbrtf", "atanf", "asinf", "acosf", "expm1f",
+                    "log1pf", "sinhf"]))
+               + "  v += __shfl_xor_sync(0xffffffff, v, 1);\n"
+               "  out[threadIdx.x] = v;\n}\n")
+
+
+@needs_device_check
+def test_hip_device_check_reads_math_calls_and_counts_every_error(tmp_path, capsys, monkeypatch):
+    """A kernel with 25 math calls before its mask: with HIP's runtime wrapper the math calls are
+    declared, and with no error limit the mask's static_assert is reached (without them clang stopped at 20
+    errors about math calls and never saw the mask)."""
+    monkeypatch.setattr(compilers, "find_compilers", lambda: (None, None))
+    root = write_tree(tmp_path / "repo", {"k.cu": MATH_KERNEL})
+    main(["fix", str(root), "--verify", "--no-progress", "--fail-on", "never"])
+    out = capsys.readouterr().out
+    assert "k.cu: RA200 x1 (HIP device check: 1 error(s) fewer (static assertion failed" in out
+    assert "ROCM_AUDIT_FULL_MASK" in (root / "k.cu").read_text()
+
+
+def test_the_device_check_says_whether_its_headers_have_the_half_types(tmp_path):
+    """The 'Verified with' line names where the HIP headers come from and whether hip_fp16.h/hip_bf16.h are there
+    (a ROCm install has them; the triton package's copy does not), so a file using half types is known unjudged."""
+    from auditor.fix.hipdevice import HipDeviceCheck
+    bare = tmp_path / "bare"
+    (bare / "hip").mkdir(parents=True)
+    full = tmp_path / "full"
+    (full / "hip").mkdir(parents=True)
+    for name in ("hip_fp16.h", "hip_bf16.h"):
+        (full / "hip" / name).write_text("#pragma once\n")
+    assert "no hip_fp16.h/hip_bf16.h there, so files using CUDA's half types are not judged" in \
+        HipDeviceCheck(bare, (7, 1), tmp_path).describe()
+    assert f"HIP 6.4 headers at {full}; hip_fp16.h, hip_bf16.h from there)" in \
+        HipDeviceCheck(full, (6, 4), tmp_path).describe()
+
+
+@needs_device_check
+def test_the_device_check_reads_the_new_header_in_a_parent_directory(tmp_path, capsys, monkeypatch):
+    """`#include "../rocm_audit_compat.h"` names a header the run has not written yet: the device check is handed it
+    under that spelling, and sees the mask fixed instead of a missing file."""
+    monkeypatch.setattr(compilers, "find_compilers", lambda: (None, None))
+    root = write_tree(tmp_path / "repo", {"a/k.cu": KERNEL, "b/k.cu": KERNEL.replace("void k(", "void j(")})
+    main(["fix", str(root), "--verify", "--no-progress", "--fail-on", "never"])
+    out = capsys.readouterr().out
+    assert "a/k.cu: RA200 x1 (HIP device check: 1 error(s) fewer (static assertion failed" in out
+    assert "b/k.cu: RA200 x1 (HIP device check: 1 error(s) fewer" in out

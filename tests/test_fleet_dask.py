@@ -8,11 +8,16 @@ from tests.fleetrepos import make_org, run_fleet
 
 pytestmark = pytest.mark.slow   # a Dask LocalCluster
 
-distributed = pytest.importorskip("distributed", reason="Dask distributed is installed by the test extra")
 
 
 @pytest.fixture(scope="module")
-def scheduler():
+def distributed():
+    """Imported when a test runs, not when the suite is collected (`pytest -m "not slow"` collects this file too)."""
+    return pytest.importorskip("distributed", reason="Dask distributed is installed by the test extra")
+
+
+@pytest.fixture(scope="module")
+def scheduler(distributed):
     cluster = distributed.LocalCluster(n_workers=2, threads_per_worker=1, processes=True, dashboard_address=None,
                                        host="127.0.0.1")
     try:
@@ -88,7 +93,7 @@ def make_certificates(where):
 
 
 @pytest.fixture(scope="module")
-def tls_scheduler(tmp_path_factory):
+def tls_scheduler(tmp_path_factory, distributed):
     """A LocalCluster that speaks TLS only and asks every peer for a certificate its CA signed."""
     import shutil
 

@@ -149,6 +149,7 @@ def test_the_pre_pass_in_a_child_gives_the_report_the_serial_one_gives(tmp_path,
 
     import auditor.run.pipeline.context as context
     from auditor.cli.app import main
+    from auditor.match.rulebook import shipped_rulebook
     from tests.conftest import write_tree
 
     root = write_tree(tmp_path / "p", {
@@ -174,6 +175,7 @@ def test_the_pre_pass_in_a_child_gives_the_report_the_serial_one_gives(tmp_path,
     monkeypatch.setattr("auditor.cli.settings.default_jobs", lambda: 2)   # -j 2 even on one core
     reports = []
     for jobs in ("1", "2"):
+        shipped_rulebook.cache_clear()   # as in a new process: no query compiled yet
         main([str(root), "--format", "json", "--no-progress", "--no-cache", "-j", jobs])
         report = json.loads(capsys.readouterr().out)
         reports.append((report["summary"], [(f["rule"], f["path"], f["line"], f["disposition"])

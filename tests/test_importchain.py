@@ -123,3 +123,28 @@ def test_cuda_source_held_in_a_python_string_is_read_by_the_cuda_rules(tmp_path)
     lines = {(f.rule_id, f.span.line) for f in report.findings if f.path == "jit/activation.py"}
     assert ("RA310", 8) in lines           # programmatic dependent launch, on its line inside the string
     assert all(line <= 9 for _, line in lines)   # the one-line message and the docstring are not code
+
+
+def test_a_file_the_scan_could_not_parse_is_not_parsed_again_to_link_imports():
+    from dataclasses import replace
+
+    from auditor.match.xlang.importchain import link_imports
+    from auditor.run.scan.file import scan_text_as
+
+    rulebook = load_rulebook()
+    results = [scan_text_as(path, "python", text, rulebook) for path, text in TREE.items()]
+    findings = [f for r in results for f in r.findings]
+    read_paths: list[str] = []
+
+    def read(path):
+        read_paths.append(path)
+        return TREE[path]
+
+    linked = link_imports(results, findings, rulebook, read)
+    assert any(f.path == "kern/norm.py" for f in linked)
+    # the scan failed on norm.py (a memory ceiling, say): it stays unread, and so does its chain through it
+    failed = [replace(r, error="could not parse: out of memory") if r.path == "kern/norm.py" else r for r in results]
+    read_paths.clear()
+    linked = link_imports(failed, findings, rulebook, read)
+    assert "kern/norm.py" not in read_paths
+    assert not any(f.path == "kern/norm.py" for f in linked)

@@ -27,10 +27,25 @@ def _large(tmp_path):
                           "app/serve.py": "import os\nimport pynvml\n"})
 
 
+@pytest.mark.slow   # an 800 KB file parsed up to a ceiling 150 MB over this process's memory; the fast run has the
+# ceiling (the last test) and a parse out of memory failing closed the same way (the next test)
 def test_a_file_over_the_memory_ceiling_is_not_scanned_and_fails_closed(tmp_path, capfd):
     _large(tmp_path)
     ceiling = f"{(data_now() + (150 << 20)) >> 20}M"   # what this process holds, inherited, plus 150 MB
     code, out = check(tmp_path, capfd, "--max-worker-memory", ceiling)
+    assert code == 1
+    assert "::error file=app/table.py,title=rocm-audit%3A fails closed::app/table.py: not scanned completely " \
+           "(cannot parse: too deep or too large to parse within the memory a scanning process may take" in out
+    assert "::error file=app/table.py,line=1,col=1,title=rocm-audit RA100" in out   # its imports are still read
+    assert "file=app/serve.py,line=2" in out     # the other file is scanned in full
+
+
+def test_a_parse_out_of_memory_is_not_scanned_and_fails_closed(tmp_path, capfd):
+    """CPython's parser runs out of memory on a long enough chain of unary operators, whatever the ceiling: the
+    file that the ceiling stops takes the same way."""
+    write_tree(tmp_path, {"app/table.py": "import tensorrt_llm\nX = " + "-" * 100_000 + "1\n",
+                          "app/serve.py": "import os\nimport pynvml\n"})
+    code, out = check(tmp_path, capfd)
     assert code == 1
     assert "::error file=app/table.py,title=rocm-audit%3A fails closed::app/table.py: not scanned completely " \
            "(cannot parse: too deep or too large to parse within the memory a scanning process may take" in out

@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+from tests.codebase import syntax_tree
+
 REPO = Path(__file__).resolve().parent.parent
 AUDITOR = REPO / "auditor"
 
@@ -37,6 +39,8 @@ PROCESS_STATE = {
 # (module, function): why its memo cannot go stale or carry one run's facts into another.
 PURE_MEMOS = {
     ("auditor/match/hipify/apitable.py", "shipped_table"): "no argument: the API table shipped in the package",
+    ("auditor/match/rulebook/__init__.py", "shipped_rulebook"):
+        "no argument: the rule files shipped in the package (values compiled from them are their own text's)",
     ("auditor/run/runner/cache.py", "tool_digest"): "no argument: rocm-audit's own code and rule files",
     ("auditor/run/runner/cachetrust/key.py", "cache_secret"): "no argument: the user's key, made or read once per process",
     ("auditor/util/datacodec.py", "decoder"): "a Python type",
@@ -90,7 +94,7 @@ def _targets(node: ast.AST) -> list[ast.expr]:
 
 def module_state(relative: str, source: str) -> list[tuple[str, str]]:
     """(name, what) for every piece of module-level mutable state in one module's source."""
-    tree = ast.parse(source)
+    tree = syntax_tree(source)
     containers: set[str] = set()
     for node in tree.body:
         value = getattr(node, "value", None)
@@ -132,7 +136,7 @@ def _enclosing_class(tree: ast.Module, inner: ast.AST) -> str:
 def memoised(source: str) -> list[str]:
     """Functions of the module under functools.cache or lru_cache."""
     out = []
-    for node in ast.walk(ast.parse(source)):
+    for node in ast.walk(syntax_tree(source)):
         if isinstance(node, (ast.FunctionDef, ast.AsyncFunctionDef)):
             for decorator in node.decorator_list:
                 text = ast.unparse(decorator)

@@ -197,3 +197,10 @@ def test_a_cuda_arch_branch_with_real_code_or_no_else_stays_guarded():
     assert excluded_lines(with_fallback) == {3, 5}
     no_else = "#if __CUDA_ARCH__ >= 800\n  asm volatile(\"mma.sync\");\n#endif\n"
     assert excluded_lines(no_else) == {2}
+
+
+def test_a_notice_else_after_a_branch_a_rocm_build_takes_leaves_the_cuda_branch_guarded():
+    # `#if CUDA ... #elif <unknown, the HIP build's macro> ... #else #error`: the ROCm build takes the #elif
+    chooser = ("#if defined(__CUDA_ARCH__)\n#include \"cuda/config.hpp\"\n#elif defined(COMPILING_HIP)\n"
+               "#include \"hip/config.hpp\"\n#else\n#error \"no device\"\n#endif\n")
+    assert excluded_lines(chooser) == {2}

@@ -16,6 +16,7 @@ from auditor.model.facts import FACTS
 from auditor.model.reach import Step
 from auditor.match.rulebook import RuleError, load_rulebook, parse_rule
 from auditor.types import Finding, Severity, Span
+from tests.codebase import syntax_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 MODEL = ROOT / "auditor" / "model" / "project.py"
@@ -90,7 +91,7 @@ def test_no_rule_id_or_name_appears_in_python_code_outside_the_rulebook():
     for path in sorted((ROOT / "auditor").rglob("*.py")):
         if "rulebook" in path.relative_to(ROOT / "auditor").parts:
             continue
-        for node in ast.walk(ast.parse(path.read_text())):
+        for node in ast.walk(syntax_tree(path.read_text(encoding="utf-8"))):
             if isinstance(node, ast.Constant) and isinstance(node.value, str) \
                     and (node.value in names or re.fullmatch(r"RA\d{3}", node.value)):
                 found.append(f"{path.relative_to(ROOT)}:{node.lineno}: {node.value}")

@@ -17,8 +17,6 @@ IDENTIFIER = re.compile(r"(?<![\w.*/-])(_*[A-Z][A-Z0-9]*_[A-Z0-9_]*[A-Z0-9]|_*[a
                         r"|[A-Za-z_]\w*(?:\.[A-Za-z_]\w*)+)(?![\w*])")
 PLACEHOLDER = re.compile(r"(X{2,}|Y{2,})$|^(e\.g|i\.e)$")   # cudaXX, cuXXX: a pattern's spelling, not a name
 ROCM_SIDE = re.compile(r"^(hip|roc|amd)", re.IGNORECASE)    # what the rule maps to: its documented mapping
-FLAGGED = [pytest.param(rule, example, id=f"{rule.id}-{i}") for rule in RULEBOOK.rules
-           for i, example in enumerate(rule.flag)]
 
 
 def _findings(rule, example):
@@ -35,20 +33,22 @@ def _held(rule, example) -> str:
                       rule.rocm_alternative or ""]).lower()
 
 
-@pytest.mark.parametrize(("rule", "example"), FLAGGED)
-def test_flag_example_messages_name_only_what_the_code_holds(rule, example):
-    findings = _findings(rule, example)
-    assert findings, f"{rule.id}: its flag example makes no finding of it"
-    held = _held(rule, example)
-    for finding in findings:
-        message = f"{finding.message} {finding.detail}"
-        foreign = {name for name in IDENTIFIER.findall(message)
-                   if name.lower() not in f"{held}\n{finding.subject.lower()}"
-                   and not PLACEHOLDER.search(name) and not ROCM_SIDE.match(name)}
-        assert not foreign, f"{rule.id} line {finding.span.line}: {message!r} names {sorted(foreign)}"
-        subject = " ".join(finding.subject.split())
-        if is_a_name(subject):          # a name, not a whole line: the message leads with it
-            assert subject in message, (rule.id, subject, message)
+# one test per rule, over all its flag examples (a test per example cost more in the test runner than in the scan)
+@pytest.mark.parametrize("rule", RULEBOOK.rules, ids=lambda rule: rule.id)
+def test_flag_example_messages_name_only_what_the_code_holds(rule):
+    for i, example in enumerate(rule.flag):
+        findings = _findings(rule, example)
+        assert findings, f"{rule.id}: its flag example {i} makes no finding of it"
+        held = _held(rule, example)
+        for finding in findings:
+            message = f"{finding.message} {finding.detail}"
+            foreign = {name for name in IDENTIFIER.findall(message)
+                       if name.lower() not in f"{held}\n{finding.subject.lower()}"
+                       and not PLACEHOLDER.search(name) and not ROCM_SIDE.match(name)}
+            assert not foreign, f"{rule.id} example {i} line {finding.span.line}: {message!r} names {sorted(foreign)}"
+            subject = " ".join(finding.subject.split())
+            if is_a_name(subject):          # a name, not a whole line: the message leads with it
+                assert subject in message, (rule.id, i, subject, message)
 
 
 def test_a_message_naming_another_package_of_its_rule_is_caught():

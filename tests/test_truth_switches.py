@@ -12,6 +12,7 @@ import pytest
 
 from auditor.match.rulebook import RuleError, load_rulebook, rules_root
 from auditor.truth.switches import SwitchError, Switches, read_table, shipped
+from tests.codebase import syntax_tree
 
 ROOT = Path(__file__).resolve().parent.parent
 GUARDS = (ROOT / "rules" / "guards.toml").read_text(encoding="utf-8")
@@ -34,7 +35,7 @@ def _data_names() -> set[str]:
 def _code_strings(source: str):
     """(line, text) of every string constant that is not a docstring (comments and docstrings may name a switch:
     they explain, they do not decide)."""
-    tree = ast.parse(source)
+    tree = syntax_tree(source)
     docstrings = {id(node.body[0].value) for node in ast.walk(tree)
                   if isinstance(node, (ast.Module, ast.ClassDef, ast.FunctionDef, ast.AsyncFunctionDef))
                   and node.body and isinstance(node.body[0], ast.Expr) and isinstance(node.body[0].value, ast.Constant)}

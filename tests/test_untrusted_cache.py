@@ -15,7 +15,7 @@ from auditor.run.runner.cache import (
     CHECKSUM_BYTES, EVICTION_MARKER, FORMAT, EntryStore, ResultCache, evict, result_cache, tool_digest,
 )
 from auditor.cli.app import main
-from auditor.match.rulebook import load_rulebook
+from auditor.match.rulebook import load_rulebook, shipped_rulebook
 from auditor.types import FileFacts, FileResult, Finding, Severity, SourceFile, Span
 from tests.conftest import write_tree
 
@@ -55,6 +55,7 @@ def test_planted_pickles_do_not_run(tmp_path, capsys):
     plant(store, "rulebook", tool_digest(), evil)
     plant(store, "rulebook", tool_digest(), evil, header=b"rocm-audit cache 1\n")
     rulebook = load_rulebook()
+    shipped_rulebook.cache_clear()   # as in a new process: the run reads the planted rulebook entry
     results = result_cache(cache, rulebook, 16 * 1024 * 1024)
     key = results.key(SourceFile("a.py", str(repo / "a.py"), "python"), (repo / "a.py").read_bytes())
     plant(store, "results", key, evil)

@@ -8,7 +8,7 @@ import subprocess
 import pytest
 
 from auditor.cli.fleet.sources import display_name
-from tests.conftest import write_tree
+from tests.conftest import fast_first, write_tree
 from tests.fleetrepos import PORTABLE, TRT, run_fleet
 from tests.gitrepo import GitRepo
 
@@ -46,7 +46,8 @@ def test_a_link_in_place_of_the_clone_directory_is_not_fetched_into(tmp_path):
     assert list(elsewhere.iterdir()) == []
 
 
-@pytest.mark.parametrize("where", ["current directory", "scanned repository"])
+# one check over the current directory and the scanned paths (cli/fleet/clones.py): the second in the full run
+@pytest.mark.parametrize("where", fast_first(["current directory", "scanned repository"]))
 def test_a_cache_inside_a_git_checkout_is_refused(tmp_path, capsys, monkeypatch, where):
     """The README's workflow kept ROCM_AUDIT_CACHE_DIR in the checkout (`.rocm-audit-state/cache`): a pull
     request's commits choose what is there. fleet refuses it before anything runs (exit 2, one line)."""

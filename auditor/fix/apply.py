@@ -75,7 +75,7 @@ def run_fix(paths: Sequence[Path], rulebook: Rulebook, specs: dict[str, FixSpec]
                 for o in outcomes]
     outcomes = settle(outcomes, home)
     return FixRun(tuple(outcomes), plan.not_fixable + refused_variants, unsafe_left, report, report, root, home,
-                  context.includers)
+                  context.includers, context.include_dirs)
 
 
 def _kind(outcome: FileOutcome, sources: dict[str, SourceFile]) -> str:

@@ -10,6 +10,7 @@ path; nothing from the scanned tree chooses the command (the flags are fixed her
 from __future__ import annotations
 
 import os
+import posixpath
 import re
 import shutil
 import subprocess
@@ -22,6 +23,7 @@ from pathlib import Path
 from auditor.fix.home import settle
 from auditor.fix.outcome import FileOutcome, FixRun
 from auditor.fix.includes import IncludeRefused, check_includes
+from auditor.fix.include_paths import existing_in_tree
 from auditor.fix.hipdevice import (OFFLOAD_ARCH, OLDEST_SYNC_HIP, HipDeviceCheck, device_errors,
                                    find_hip_device_check)
 
@@ -77,14 +79,18 @@ class Overlay:
 
     before: Mapping[str, str] = field(default_factory=dict)
     after: Mapping[str, str] = field(default_factory=dict)
+    include_dirs: tuple[str, ...] = ()        # the project's include paths, relative to the root
 
 
 def verify_file(path: Path, root: Path, old: str, new: str, nvcc: Compiler | None,
-                hipcc: Compiler | None, device: HipDeviceCheck | None = None, overlay: Overlay = Overlay()) -> Verdict:
-    """`path`: a translation unit of the tree; `old` and `new` its texts, compiled with `overlay`'s files."""
+                hipcc: Compiler | None, device: HipDeviceCheck | None = None, overlay: Overlay = Overlay(),
+                include_dirs: tuple[str, ...] = ()) -> Verdict:
+    """`path`: a translation unit of the tree; `old` and `new` its texts, compiled with `overlay`'s files and the
+    project's include paths (`include_dirs`, relative to the root, after the file's own directory)."""
+    overlay = replace(overlay, include_dirs=include_dirs)
     try:
-        check_includes(old, path, root)
-        check_includes(new, path, root)
+        check_includes(old, path, root, include_dirs, overlay.before)
+        check_includes(new, path, root, include_dirs, overlay.after)
     except IncludeRefused as err:
         return Verdict(None, f"not compiled: {err}")
     notes: list[str] = []
@@ -106,7 +112,8 @@ def verify_file(path: Path, root: Path, old: str, new: str, nvcc: Compiler | Non
         notes.append("hipcc compiles it" if after.output is not None else f"hipcc does not compile it either way "
                      f"({after.error})")
     elif device is not None:
-        before_errors, after_errors = (device_errors(device, path, root, text, files) for text, files in (
+        before_errors, after_errors = (device_errors(device, path, root, text, files, include_dirs)
+                                       for text, files in (
             (old, overlay.before), (new, overlay.after)))
         if before_errors.failure or after_errors.failure:
             notes.append(f"HIP device check did not finish ({before_errors.failure or after_errors.failure})")
@@ -138,12 +145,12 @@ def _compile_both(compiler: Compiler, flags: tuple[str, ...], path: Path, root: 
     sits at its place in a private copy of the tree's layout that holds only it and the overlay's files; the
     tree's own directories come after on the include path."""
     with tempfile.TemporaryDirectory(prefix="rocm-audit-verify-") as scratch:
-        return (_compile(compiler, flags, path, root, old, Path(scratch), ptx, overlay.before),
-                _compile(compiler, flags, path, root, new, Path(scratch), ptx, overlay.after))
+        return (_compile(compiler, flags, path, root, old, Path(scratch), ptx, overlay.before, overlay.include_dirs),
+                _compile(compiler, flags, path, root, new, Path(scratch), ptx, overlay.after, overlay.include_dirs))
 
 
 def _compile(compiler: Compiler, flags: tuple[str, ...], path: Path, root: Path, text: str, scratch: Path,
-             ptx: bool, files: Mapping[str, str] = MappingProxyType({})) -> _Result:
+             ptx: bool, files: Mapping[str, str] = MappingProxyType({}), include_dirs: tuple[str, ...] = ()) -> _Result:
     tree = scratch / "tree"
     shutil.rmtree(tree, ignore_errors=True)
     relative = _relative(path, root)
@@ -153,8 +160,12 @@ def _compile(compiler: Compiler, flags: tuple[str, ...], path: Path, root: Path,
         (tree / name).write_text(content, encoding="utf-8")
     out = scratch / ("out.ptx" if ptx else "out.o")
     out.unlink(missing_ok=True)
-    extra = [arg for name in files for arg in ("-I", str((root / name).parent))]
-    command = [compiler.path, *flags, "-I", str(path.parent), *extra, "-I", str(tree), "-I", str(root), str(source),
+    # each directory first as the private copy, where an edited header is read as the run leaves it: the project's
+    # include paths, then the directories of the overlay's files (for the headers beside them)
+    dirs = [*include_dirs, *(posixpath.dirname(name) or "." for name in files)]
+    searched = [arg for name in dict.fromkeys(dirs) for arg in ("-I", str(tree / name), "-I", str(root / name))]
+    command = [compiler.path, *flags, "-I", str(path.parent), *searched, "-I", str(tree), "-I", str(root),
+               str(source),
                "-o", str(out)]
     env = {**os.environ, "HIP_PLATFORM": "amd"} if compiler.name == "hipcc" else None
     try:
@@ -208,10 +219,11 @@ def verify_run(run: FixRun, keep_unchecked: bool = False) -> tuple[FixRun, str]:
     home_files = Overlay({home.path: home.old} if home and not home.created else {},
                          {home.path: home.new} if home else {})
     changed = {o.path: o for o in run.files if o.changed}
+    home_files = replace(home_files, include_dirs=existing_in_tree(list(run.include_dirs), run.root))
     for outcome in run.files:
         if outcome.changed and outcome.applied and outcome.path.endswith(UNITS):
             verdict = verify_file(Path(outcome.abspath), run.root, outcome.old, outcome.new, nvcc, usable_hipcc,
-                                  device, home_files)
+                                  device, home_files, home_files.include_dirs)
         elif outcome.changed and outcome.applied and outcome.path.endswith(HEADERS):
             verdict = _through_a_unit(outcome, run, changed, home_files, nvcc, usable_hipcc, device)
         else:
@@ -252,7 +264,8 @@ def _through_a_unit(header: FileOutcome, run: FixRun, changed: Mapping[str, File
         except (OSError, UnicodeDecodeError) as err:
             return Verdict(None, f"its unit {unit} cannot be read ({err})")
     verdict = verify_file(run.root / unit, run.root, old, new, nvcc, hipcc, device,
-                          Overlay({**home.before, header.path: header.old}, {**home.after, header.path: header.new}))
+                          Overlay({**home.before, header.path: header.old}, {**home.after, header.path: header.new}),
+                          home.include_dirs)
     return replace(verdict, note=f"through {unit}: {verdict.note}" if verdict.note else "")
 
 

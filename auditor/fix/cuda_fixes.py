@@ -13,7 +13,8 @@ from auditor.fix import definitions
 from auditor.fix.definitions import FULL_MASK, SLEEP
 from auditor.fix.named_mask import named_mask
 from auditor.fix.warp32 import exchange_in_group
-from auditor.fix.lanes import lane_limit, tensor_core_use, unparsed_limit, unparsed_regions
+from auditor.fix.first_lane import first_lane_reduction
+from auditor.fix.lanes import lane_limit, tensor_core_use, unparsed_limit, unparsed_regions, whole_warp_limit
 from auditor.parse.cuda import Node, parse
 from auditor.types import Finding
 
@@ -166,10 +167,13 @@ def full_mask(root: Node, offset: int, finding: Finding, context: FixContext):
     if branch := _cuda_version_branch(node):
         raise Skip(f"in a branch for a CUDA compiler version ({branch}): HIP leaves that macro undefined and compiles "
                    "the other branch, so a fix changes nothing there")
-    in_group = exchange_in_group(node)
     own_unit = finding.path.endswith((".cu", ".cpp", ".cc", ".cxx", ".c"))
-    limited = lane_limit(node, root, context.lane_limited_beyond_group if in_group else context.lane_limited,
-                         in_group, own_unit)
+    in_group = exchange_in_group(node, own_unit, context.constants)
+    if not in_group and node.type != "preproc_arg" and first_lane_reduction(node, own_unit, context.constants):
+        limited = whole_warp_limit(node, context.lane_limited, own_unit)
+    else:
+        limited = lane_limit(node, root, context.lane_limited_beyond_group if in_group else context.lane_limited,
+                             in_group, own_unit)
     if limited:
         raise Skip(f"lane-limited code ({limited}): only some lanes run the call, and the exchange is not one that "
                    "stays in a 32-lane group (an xor-shuffle from 16 or less, a width of 32 or less), so on a 64-lane "

@@ -46,6 +46,10 @@ class FixContext:
     named_elsewhere: Mapping[str, str | None] = field(default_factory=lambda: MappingProxyType({}))
     # header -> the project files that include it (`--verify` compiles a header through one of them)
     includers: Mapping[str, tuple[str, ...]] = field(default_factory=lambda: MappingProxyType({}))
+    # the include paths the project's build files name, relative to the root (auditor/fix/include_paths.py)
+    include_dirs: tuple[str, ...] = ()
+    # integer names the project's sources define with one value (`#define WARP_SIZE 32` in a common header)
+    constants: Mapping[bytes, int] = field(default_factory=lambda: MappingProxyType({}))
 
 
 NO_CONTEXT = FixContext()

@@ -113,8 +113,25 @@ class DeviceErrors:
         return next(iter(fresh))[1][:160] if fresh else ""
 
 
+_QUOTED = re.compile(r'^[ \t]*#[ \t]*include[ \t]*"([^"\n]+)"', re.MULTILINE)
+
+
+def _spellings(path: Path, text: str, given: Mapping[str, str]) -> dict[str, str]:
+    """The given files again under the path an include spells them with (`dir/../rocm_audit_compat.h`): clang
+    finds a file it is handed in memory only under the very path it looks up, and a file the run has not written
+    yet is not on disk to resolve `..` against."""
+    found: dict[str, str] = {}
+    for directory, content in [(str(path.parent), text), *((os.path.dirname(p), t) for p, t in given.items())]:
+        for name in _QUOTED.findall(content):
+            spelled = os.path.join(directory, name)
+            normal = os.path.normpath(spelled)
+            if spelled != normal and normal in given:
+                found[spelled] = given[normal]
+    return found
+
+
 def device_errors(check: HipDeviceCheck, path: Path, root: Path, text: str,
-                  files: Mapping[str, str] = MappingProxyType({})) -> DeviceErrors:
+                  files: Mapping[str, str] = MappingProxyType({}), include_dirs: tuple[str, ...] = ()) -> DeviceErrors:
     """clang's errors for `text` compiled as the device side of `path` (its directory and the scanned root on the
     include path, the file itself never read from disk; `files`, relative to the root, read as given)."""
     with tempfile.TemporaryDirectory(prefix="rocm-audit-hip-") as scratch:
@@ -129,8 +146,10 @@ def device_errors(check: HipDeviceCheck, path: Path, root: Path, text: str,
                 "-resource-dir", str(check.resource), "-isystem", str(check.resource),
                 "-isystem", str(check.include), "-isystem", str(shims), "-I", str(path.parent), "-I", str(root)]
         extra = [arg for name in files for arg in ("-I", str((root / name).parent))]
+        extra += [arg for name in include_dirs for arg in ("-I", str(root / name))]   # the project's include paths
+        given = {str(root / name): content for name, content in files.items()}
         request = json.dumps({"path": str(path), "text": text, "args": args + extra,
-                              "files": {str(root / name): content for name, content in files.items()}})
+                              "files": {**given, **_spellings(path, text, given)}})
         try:
             done = subprocess.run(module_command("auditor.fix.hipworker"), input=request.encode("utf-8"),
                                   capture_output=True, timeout=PARSE_SECONDS, cwd=scratch, stdin=None)

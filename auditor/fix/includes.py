@@ -8,7 +8,9 @@ from __future__ import annotations
 
 import os
 import re
+from collections.abc import Mapping
 from pathlib import Path, PurePosixPath
+from types import MappingProxyType
 
 from auditor.util.errors import ToolError
 
@@ -23,16 +25,24 @@ class IncludeRefused(ToolError):
     """The file reads something outside the tree, or cannot be known to stay inside it."""
 
 
-def check_includes(text: str, path: Path, root: Path) -> int:
+def check_includes(text: str, path: Path, root: Path, include_dirs: tuple[str, ...] = (),
+                   planned: Mapping[str, str] = MappingProxyType({})) -> int:
     """Raises IncludeRefused naming the first include a compile would read outside `root`; returns how many tree
-    headers the file reaches."""
+    headers the file reaches. `planned`: files the run will write (root-relative path -> text), such as the
+    fixer's new header in a parent directory, which count as tree files though they are not on disk yet."""
     real_root = Path(os.path.realpath(root))
     seen: set[Path] = set()
     pending: list[tuple[bytes, Path, str]] = [(text.encode("utf-8"), path.parent, path.name)]
     while pending:
         data, directory, where = pending.pop()
         for name in _names(data, where):
-            found = _resolve(name, directory, root, real_root, where)
+            if (written := _planned(name, directory, real_root, planned)) is not None:
+                if written not in seen:
+                    seen.add(written)
+                    pending.append((planned[str(written.relative_to(real_root))].encode("utf-8"), written.parent,
+                                    str(written.relative_to(real_root))))
+                continue
+            found = _resolve(name, directory, root, real_root, where, include_dirs)
             if found is None or found in seen:
                 continue
             if len(seen) >= MAX_HEADERS:
@@ -47,6 +57,16 @@ def check_includes(text: str, path: Path, root: Path) -> int:
     return len(seen)
 
 
+def _planned(name: str, directory: Path, real_root: Path, planned: Mapping[str, str]) -> Path | None:
+    """The planned file a quoted include names relative to the including file's directory, if any."""
+    if not planned or PurePosixPath(name).is_absolute():
+        return None
+    candidate = Path(os.path.normpath(Path(os.path.realpath(directory)) / name))
+    if not candidate.is_relative_to(real_root):
+        return None
+    return candidate if str(candidate.relative_to(real_root)) in planned else None
+
+
 def _names(data: bytes, where: str) -> list[str]:
     names = []
     for match in [*_INCLUDE.finditer(data), *_HAS_INCLUDE.finditer(data)]:
@@ -59,13 +79,14 @@ def _names(data: bytes, where: str) -> list[str]:
     return names
 
 
-def _resolve(name: str, directory: Path, root: Path, real_root: Path, where: str) -> Path | None:
-    """The tree file a compile would read for `name` (the including file's directory, then the root), None for a
-    toolchain header; IncludeRefused when the name points outside the tree."""
+def _resolve(name: str, directory: Path, root: Path, real_root: Path, where: str,
+             include_dirs: tuple[str, ...] = ()) -> Path | None:
+    """The tree file a compile would read for `name` (the including file's directory, the project's include paths,
+    then the root), None for a toolchain header; IncludeRefused when the name points outside the tree."""
     pure = PurePosixPath(name)
     if pure.is_absolute() or name.startswith("\\") or re.match(r"^[A-Za-z]:", name):
         raise IncludeRefused(f"{where} includes an absolute path ({name}): it is outside the scanned tree")
-    for base in (directory, root):
+    for base in (directory, *(root / d for d in include_dirs), root):
         candidate = base / name
         if os.path.lexists(candidate):
             real = Path(os.path.realpath(candidate))

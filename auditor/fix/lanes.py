@@ -11,6 +11,8 @@ from __future__ import annotations
 import re
 from collections.abc import Mapping
 
+from auditor.fix.calls import (Arity, argument_count, arity, call_key, callee_name, fits, limited_for,
+                               function_name as _function_name, nodes_of as _nodes)
 from auditor.fix.warp32 import keeps_one_group, leaves_one_group
 from auditor.parse.cuda import Node
 
@@ -44,33 +46,31 @@ def enclosing_function_name(root: Node, offset: int) -> str | None:
 
 
 def lane_limited_calls(root: Node, wanted: frozenset[str] | None = None, in_group: bool = False) -> dict[str, str]:
-    """Functions this file calls from lane-limited code (only those in `wanted`, when given): callee name ->
-    where and why. A helper defined in a header (warp_reduce_sum) is lane-limited where any file calls it so.
-    `in_group`: limits that keep one 32-lane group (`if (warp_id == 0)`) do not count."""
+    """Calls this file makes from lane-limited code to functions it does not define itself (only of functions in
+    `wanted`, when given): call_key (callee name and number of arguments, so an overload with another parameter
+    count is not concerned) -> where and why. A helper defined in a header (warp_reduce_sum) is lane-limited where
+    any file calls it so; a call that a definition in its own file fits reaches that one (kernel collections define
+    a `warpReduceSum` in every program), never another file's. `in_group`: limits that keep one 32-lane group
+    (`if (warp_id == 0)`) do not count."""
     out: dict[str, str] = {}
+    own: dict[bytes, list[Arity]] = {}   # the functions this file defines: a call that fits one reaches it
+    for function in _nodes(root, "function_definition"):
+        if name := _function_name(function):
+            own.setdefault(name, []).append(arity(function))
     for function in _nodes(root, "function_definition"):
         indexed: set[bytes] | None = None
         for call in _nodes(function, "call_expression"):
             name = callee_name(call)
-            if not name or name.decode() in out or name.startswith(b"__") \
+            if not name or name.startswith(b"__") \
                     or (wanted is not None and name.decode("utf-8", "replace") not in wanted):
+                continue
+            key = call_key(name.decode(), argument_count(call))
+            if key in out or any(fits(argument_count(call), takes) for takes in own.get(name, ())):
                 continue
             indexed = _lane_dependent_names(function) if indexed is None else indexed
             if why := _limit_in_function(call, function, indexed, in_group):
-                out[name.decode()] = f"line {call.start_point[0] + 1}: {why}"
+                out[key] = f"line {call.start_point[0] + 1}: {why}"
     return out
-
-
-def callee_name(call: Node) -> bytes | None:
-    """The called function's own name: `warpReduceSum<warp_size>(x)` and `ops::sum<T, 4>(x)` call warpReduceSum
-    and sum (template arguments are not the callee)."""
-    callee = call.child_by_field_name("function")
-    if callee is None:
-        return None
-    if callee.type in ("template_function", "template_method"):
-        callee = callee.child_by_field_name("name") or callee
-    names = _NAME.findall((callee.text or b"").split(b"<", 1)[0])
-    return names[-1] if names else None
 
 
 def file_local(function: Node) -> bool:
@@ -167,13 +167,32 @@ def lane_limit(node: Node, root: Node, limited_elsewhere: Mapping[str, str] | No
     if found:
         return found
     name = _function_name(function)
+    takes = arity(function)   # a call with another number of arguments reaches another overload
     elsewhere = limited_elsewhere if not (own_unit and file_local(function)) else None
-    if name and elsewhere and (where := elsewhere.get(name.decode())):
+    if name and elsewhere and (where := limited_for(elsewhere, name.decode(), takes)):
         return f"{name.decode()} is called from lane-limited code ({where})"
     for call in _calls_of(root, name) if name else ():
+        if not fits(argument_count(call), takes):
+            continue
         caller = _enclosing_function(call)
         if caller is not None and caller != function and (why := _limit_in_function(call, caller, None, in_group)):
             return f"called from lane-limited code (line {call.start_point[0] + 1}: {why})"
+    return None
+
+
+def whole_warp_limit(node: Node, limited_elsewhere: Mapping[str, str], own_unit: bool) -> str | None:
+    """For a reduction read only at first lanes (auditor/fix/first_lane.py), which is right whatever condition
+    decides the warps that run it: why it still cannot be judged (cooperative-group tiles, or a call from another
+    file's lane-limited code, whose reads are not followed), or None."""
+    function = _enclosing_function(node)
+    if function is None:
+        return "not inside a function: the lanes that run it are not known"
+    if tile := _TILE.search(function.text or b""):
+        return f"the function works in cooperative-group tiles ({tile.group(0).decode().rstrip('< ')})"
+    name = _function_name(function)
+    elsewhere = limited_elsewhere if not (own_unit and file_local(function)) else None
+    if name and elsewhere and (where := limited_for(elsewhere, name.decode(), arity(function))):
+        return f"{name.decode()} is called from lane-limited code ({where})"
     return None
 
 
@@ -321,31 +340,8 @@ def _enclosing_function(node: Node) -> Node | None:
     return current
 
 
-def _function_name(function: Node) -> bytes | None:
-    declarator = function.child_by_field_name("declarator")
-    while declarator is not None and declarator.type != "function_declarator":
-        declarator = declarator.child_by_field_name("declarator")
-    inner = declarator.child_by_field_name("declarator") if declarator is not None else None
-    names = _NAME.findall(inner.text or b"") if inner is not None else []
-    return names[-1] if names else None
-
-
 def _calls_of(root: Node, name: bytes):
-    stack = [root]
-    while stack:
-        current = stack.pop()
-        if current.type == "call_expression" and callee_name(current) == name:
-            yield current
-        stack.extend(current.named_children)
-
-
-def _nodes(root: Node, kind: str):
-    stack = [root]
-    while stack:
-        current = stack.pop()
-        if current.type == kind:
-            yield current
-        stack.extend(current.named_children)
+    return (call for call in _nodes(root, "call_expression") if callee_name(call) == name)
 
 
 def _shown(node: Node) -> str:

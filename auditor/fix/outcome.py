@@ -40,6 +40,7 @@ class FixRun:
     root: Path = Path(".")                    # what the files' paths are relative to
     home: str | None = None                   # the header of the fixer's definitions (auditor/fix/compat.py)
     includers: Mapping[str, tuple[str, ...]] = field(default_factory=dict)   # header -> files including it
+    include_dirs: tuple[str, ...] = ()        # the project's build files' include paths, relative to `root`
 
     @property
     def applied(self) -> int:

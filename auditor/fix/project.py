@@ -8,8 +8,10 @@ import tomllib
 from collections.abc import Mapping, Sequence
 from pathlib import PurePosixPath
 
+from auditor.fix.calls import constants, merged_constants
 from auditor.fix.compat import HEADER_SUFFIXES, choose_home, shim_kind
 from auditor.fix.edits import FixContext
+from auditor.fix.include_paths import cmake_include_dirs, python_include_dirs
 from auditor.fix.lanes import (enclosing_function_name, lane_limited_calls, tensor_core_use, unparsed_regions,
                                unseen_use)
 from auditor.parse.cuda import parse
@@ -35,11 +37,14 @@ def fix_context(files: Sequence[SourceFile], max_bytes: int, helpers: frozenset[
     includes: dict[str, list[bytes]] = {}
     tensor_core: set[str] = set()
     homes: dict[str, list[str]] = {"own": [], "shim": []}
+    include_dirs: list[str] = []     # what the project's build files put on the include path (for --verify)
+    defined: list[dict[bytes, int]] = []
     needles = [name.encode() for name in helpers]
     for source in files:
         if source.kind in ("cuda", "cpp"):
             data = _read(source, max_bytes)
             includes[source.path] = _QUOTED_INCLUDE.findall(data)
+            defined.append(constants(data))
             if source.path.endswith(HEADER_SUFFIXES) and (kind := shim_kind(data)):
                 homes[kind].append(source.path)
             if tensor_core_use(data):
@@ -61,9 +66,15 @@ def fix_context(files: Sequence[SourceFile], max_bytes: int, helpers: frozenset[
                 shims.setdefault(match.group(1).decode(), f"{source.path}:{line}")
         elif PurePosixPath(source.path).name == "pyproject.toml" and "/" not in source.path:
             python = requires_python(_read(source, max_bytes).decode("utf-8", "replace")) or python
+        name = PurePosixPath(source.path).name
+        if name == "CMakeLists.txt" or name.endswith(".cmake"):
+            include_dirs += cmake_include_dirs(_read(source, max_bytes).decode("utf-8", "replace"), source.path)
+        elif name == "setup.py":
+            include_dirs += python_include_dirs(_read(source, max_bytes).decode("utf-8", "replace"), source.path)
     return FixContext(shims, limited, beyond_group, python, tensor_core_only(includes, tensor_core),
                       compat_header=choose_home(defining, includes, homes["shim"], homes["own"]),
-                      includers={h: tuple(sorted(found)) for h, found in includers(includes).items()})
+                      includers={h: tuple(sorted(found)) for h, found in includers(includes).items()},
+                      include_dirs=tuple(dict.fromkeys(include_dirs)), constants=merged_constants(defined))
 
 
 def tensor_core_only(includes: Mapping[str, Sequence[bytes]], tensor_core: set[str]) -> dict[str, str]:

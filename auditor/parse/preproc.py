@@ -186,7 +186,11 @@ def _hollow_alternatives(lines: list[str], excluded: set[int]) -> set[int]:
             stack.pop()
             kind, first, last = branches[-1]
             body = lines[first - 1:last]
-            if kind == "else" and any(NOTICE.match(b) for b in body) \
+            # (not when another branch is one a ROCm build may take: `#elif defined(COMPILING_HIP)` is its path)
+            open_alternative = any(not set(range(start, end + 1)) & excluded
+                                   and not all(NOT_CODE.match(b) for b in lines[start - 1:end])
+                                   for _, start, end in branches[:-1])
+            if kind == "else" and any(NOTICE.match(b) for b in body) and not open_alternative \
                     and all(NOT_CODE.match(b) or NOTICE.match(b) for b in body):
                 for _, start, end in branches[:-1]:
                     skipped = set(range(start, end + 1)) & excluded

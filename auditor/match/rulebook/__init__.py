@@ -8,11 +8,12 @@ import re
 import tomllib
 from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field, replace
-from functools import cached_property
+from functools import cache, cached_property
 from pathlib import Path, PurePosixPath
 from typing import TYPE_CHECKING
 
 from auditor.match.hipify.apitable import ApiTable, shipped_table
+from auditor.match.rulebook.context import Memo
 from auditor.match.rulebook.traits import TRAITS
 from auditor.types import CATEGORIES, EFFORT_CLASSES, Rule, Severity
 
@@ -160,6 +161,9 @@ class Rulebook:
     # every rule of the full rulebook, before --select/--ignore: (id or name, id). A suppression comment naming
     # one of them is never "unknown", whatever this run selected.
     every_rule: tuple[tuple[str, str], ...] = ()
+    # values made from the rules' own text (tree-sitter query groups compiled in this process): carried by the
+    # selections and API-table variants made from this rulebook, so every run of the process shares them
+    compiled: Memo = field(default_factory=Memo, compare=False, repr=False)
 
     def suppression_ids(self) -> dict[str, str]:
         """What a suppression comment may name, upper-cased, to the rule id: every rule's id and name."""
@@ -269,7 +273,19 @@ def load_pack(directory: Path, check_queries: bool = False) -> list[Rule]:
 def load_rulebook(root: Path | None = None, check_queries: bool = False, packs: Sequence[Path] = ()) -> Rulebook:
     """Queries are compiled when first used (and checked here with `check_queries`, as the tests do). `packs`:
     rule pack directories whose rules join the shipped ones (ids must not collide)."""
-    root = root or rules_root()
+    if root is None and not check_queries and not packs:
+        return shipped_rulebook()
+    return _read_rulebook(root or rules_root(), check_queries, packs)
+
+
+@cache
+def shipped_rulebook() -> Rulebook:
+    """The shipped rules, read once per process: every run of a process that reads many trees (`fix`, `history`)
+    shares them, and the query groups compiled for them."""
+    return _read_rulebook(rules_root(), False, ())
+
+
+def _read_rulebook(root: Path, check_queries: bool, packs: Sequence[Path]) -> Rulebook:
     rules: list[Rule] = []
     for path in _rule_files(root):
         rules.extend(read_rule_file(path, path.relative_to(root).as_posix(), check_queries))

@@ -145,11 +145,11 @@ class ScanContext:
     def compiled(self, key: tuple, make: Callable[[], T]) -> T:
         """A value made from the rules' own text alone, whatever the project (tree-sitter query groups compiled in
         this process): kept with the rulebook, so the runs of one process that share it share the value."""
-        return self.rulebook.own_context.memo.get(key, make)
+        return self.rulebook.compiled.get(key, make)
 
     def known(self, key: tuple) -> bool:
         """Whether `compiled` holds a value for this key in this process."""
-        return key in self.rulebook.own_context.memo.values
+        return key in self.rulebook.compiled.values
 
     def suppression_ids(self) -> dict[str, str]:
         return self.rulebook.suppression_ids()

@@ -47,7 +47,8 @@ def link_imports(results: Sequence[FileResult], findings: Sequence[Finding], rul
     import on ROCm because of a finding of the rule's categories with a disposition in `carried`."""
     rulebook = ScanContext.of(rules_in_force)
     rules = rulebook.family("importchain")
-    python = sorted(r.path for r in results if r.kind == "python")
+    # a file the scan could not read or parse (over the memory ceiling, say) is never parsed again here
+    python = sorted(r.path for r in results if r.kind == "python" and r.error is None)
     if not rules or not python:
         return []
     names = module_names(python)

@@ -37,6 +37,7 @@ class CBuild:
     rocm_macros: set[str] = field(default_factory=set)
     cuda_macros: set[str] = field(default_factory=set)
     optional_macros: set[str] = field(default_factory=set)
+    unconditional_macros: set[str] = field(default_factory=set)        # defined outside every if()
     sources: dict[str, set[str]] = field(default_factory=dict)        # source pattern -> configurations
     subdirs: dict[str, str] = field(default_factory=dict)             # add_subdirectory target -> configuration
     cuda_lines: set[int] = field(default_factory=set)
@@ -286,6 +287,8 @@ class _CMakeReading:
                     self.build.rocm_macros.add(d.group(1))
                 elif config == CUDA:
                     self.build.cuda_macros.add(d.group(1))
+                elif config == BOTH:
+                    self.build.unconditional_macros.add(d.group(1))
 
 
 def _languages_cuda(code: str) -> bool:

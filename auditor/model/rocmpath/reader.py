@@ -3,6 +3,7 @@ the configuration that compiles each source file, and the project macros for the
 from __future__ import annotations
 
 import ast
+import posixpath
 from dataclasses import replace
 import re
 import time
@@ -125,8 +126,7 @@ def read_project(
     for comp in order:
         mine = owned[comp]
         pybuilds, cbuilds = _builds(project, mine, texts, switches)
-        rocm_macros |= {m for b in pybuilds for m in b.rocm_macros} | {m for b in cbuilds for m in b.rocm_macros}
-        cuda_macros |= {m for b in pybuilds for m in b.cuda_macros} | {m for b in cbuilds for m in b.cuda_macros}
+        rocm_macros, cuda_macros = _and_build_macros(rocm_macros, cuda_macros, pybuilds, cbuilds)
         optional_macros |= {m for cb in cbuilds for m in cb.optional_macros}
         hip_build = any(b.builds_on_rocm for b in cbuilds) or any(b.builds_on_rocm for b in pybuilds)
         if any(b.hipify or b.uses_cuda_extension for b in pybuilds) and not any(b.builds_on_rocm for b in cbuilds):
@@ -138,7 +138,7 @@ def read_project(
                 project.rocm_redefinitions[comp] = redefined
         project.paths[comp] = rocm_path(comp, mine, pybuilds, cbuilds, comp_shims if hip_build else set(),
                                         manifests.extras.get(comp, []), text_of)
-        provenance(project, comp, mine, pybuilds, cbuilds, text_of, facts)
+        provenance(project, comp, mine, pybuilds, cbuilds, text_of, _with_build_macros(facts, rocm_macros, cuda_macros))
         _note_shipped_python(project, comp, mine, pybuilds, texts, optional_dirs, manifests.comps.get(comp, []))
         python_packages.append((project.shipped_python[comp], tuple(f for f in mine if f.kind == "python")))
         unread |= not_installed(comp, [f.path for f in mine if f.path in known], text_of)
@@ -302,6 +302,32 @@ def _builds(project: ProjectBuild, mine: Sequence[SourceFile], texts: _BuildText
             if made.opt_in_lines:
                 project.optional_lines[f.path] = frozenset(made.opt_in_lines)
     return pybuilds, cbuilds
+
+
+def _and_build_macros(rocm: set[str], cuda: set[str], pybuilds: Sequence[PyBuild],
+                      cbuilds: Sequence[CBuild]) -> tuple[set[str], set[str]]:
+    """The macros so far with those a component's builds define for ROCm and only for CUDA."""
+    return (rocm | {m for b in pybuilds for m in b.rocm_macros} | {m for b in cbuilds for m in b.rocm_macros},
+            cuda | {m for b in pybuilds for m in b.cuda_macros} | {m for b in cbuilds for m in b.cuda_macros}
+            | _cuda_subdirectory_macros(cbuilds))
+
+
+def _cuda_subdirectory_macros(cbuilds: Sequence[CBuild]) -> set[str]:
+    """Macros a CMake file defines unconditionally where its parent adds its directory only for CUDA
+    (`if(BUILD_CUDA) add_subdirectory(cuda)`, `cuda/CMakeLists.txt`: `target_compile_definitions(... COMPILING_CUDA)`):
+    only the CUDA build defines them."""
+    cuda_dirs = {posixpath.normpath(posixpath.join(parent_dir(b.path), target))
+                 for b in cbuilds for target, config in b.subdirs.items() if config == "cuda"}
+    return {m for b in cbuilds if parent_dir(b.path) in cuda_dirs for m in b.unconditional_macros}
+
+
+def _with_build_macros(facts: PreprocFacts | None, rocm: set[str], cuda: set[str]) -> PreprocFacts | None:
+    """The preprocessor facts with the macros the builds read so far define for ROCm or only for CUDA: an
+    `#include` under `#ifdef COMPILING_CUDA` does not pull a header into the ROCm build."""
+    if facts is None or (rocm <= facts.rocm_defined and not cuda - rocm - facts.cuda_only_defined):
+        return facts
+    return replace(facts, rocm_defined=facts.rocm_defined | rocm,
+                   cuda_only_defined=facts.cuda_only_defined | (cuda - rocm - facts.rocm_defined))
 
 
 def _redefined_for_rocm(mine: Sequence[SourceFile], facts: PreprocFacts, text_of: Callable[[str], str],

@@ -330,10 +330,11 @@ def tool_digest() -> str:
 
 def cached_rulebook(directory: Path | None):
     """The rulebook, read from the cache when the rule files and rocm-audit are unchanged (parsing and
-    validating the TOML costs ~15 times more)."""
-    from auditor.match.rulebook import load_rulebook
+    validating the TOML costs ~15 times more); once read in this process, the same one again (the query groups
+    compiled for it are kept with it)."""
+    from auditor.match.rulebook import load_rulebook, shipped_rulebook
 
-    if directory is None:
+    if directory is None or shipped_rulebook.cache_info().currsize:
         return load_rulebook()
     store = EntryStore(directory)
     key = tool_digest()

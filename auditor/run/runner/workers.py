@@ -314,7 +314,9 @@ def scan_all(
         _plan_queries(chosen, rulebook, max_bytes, every_query)
 
     if work is None and time_budget > 0 and todo and fork_available():
-        # in a child the budget can stop a scan stuck inside C code (a regex, a parse): auditor/run/runner/isolate.py
+        # in a child the budget can stop a scan stuck inside C code (a regex, a parse): auditor/run/runner/isolate.py;
+        # the queries compile here, so that the next run of this process (fix, history, a test) has them too
+        compile_queries(todo, rulebook, max_bytes)
         results.extend(scan_in_children(todo, scan_one, time_budget, progress, plan, memory))
     elif work is None:
         plan(todo)
