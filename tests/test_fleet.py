@@ -264,6 +264,21 @@ def _children(pid: int) -> list[int]:
     return found
 
 
+def test_a_scan_started_while_the_fleet_stops_ends_itself(tmp_path, hanging_git_server):
+    """Ctrl-C can come between a scan's fork and its listing among the running ones: stop_all never sees that
+    child, so the scan's own thread ends it (else the fleet would wait out the scan's timeout)."""
+    from auditor.cli.fleet import tasks
+
+    task = tasks.RepoTask("hangs", hanging_git_server, "git", 120.0, (), str(tmp_path / "clones"))
+    tasks.stop_all()
+    try:
+        started = time.monotonic()
+        outcome = tasks.scan_repository(task)
+        assert time.monotonic() - started < 30 and outcome.status == "failed"
+    finally:
+        tasks.start_all()
+
+
 def test_ctrl_c_ends_the_scans_under_way(tmp_path, hanging_git_server):
     """Each scan runs in a session of its own, out of reach of the terminal's Ctrl-C: the fleet ends them."""
     fleet = subprocess.Popen([sys.executable, "-m", "auditor", "fleet", hanging_git_server, "--out", str(tmp_path),

@@ -8,7 +8,7 @@ from concurrent.futures import ThreadPoolExecutor
 from auditor.util.errors import ToolError
 from auditor.cli.fleet.dasksecurity import SchedulerSecurity, client_security
 from auditor.cli.fleet.tasks import (Outcome, RepoTask, failed, outcome_from_answer, scan_as_json, scan_repository,
-                                 stop_all, task_to_json)
+                                 start_all, stop_all, task_to_json)
 
 CONNECT_SECONDS = 30
 DASK_HINT = "pip install 'rocm-audit[dask]'"
@@ -27,6 +27,7 @@ def run_local(tasks: Sequence[RepoTask], jobs: int, done: Done | None = None) ->
             done(outcome)
         return outcome
 
+    start_all()
     with ThreadPoolExecutor(max_workers=max(1, min(jobs, len(tasks)))) as pool:
         try:
             return list(pool.map(one, tasks))

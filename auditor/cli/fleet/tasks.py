@@ -26,6 +26,8 @@ SCANNED, UNCHANGED, FAILED = "scanned", "unchanged", "failed"
 STATUSES = (SCANNED, UNCHANGED, FAILED)
 _RUNNING: set[subprocess.Popen] = set()   # the scans this process started and still waits on
 _LOCK = threading.Lock()
+# set by stop_all: a scan started while it ran (forked, not yet in _RUNNING) is ended by its own thread
+_STOPPING = threading.Event()
 MAX_REASON = 400
 
 
@@ -121,6 +123,9 @@ def scan_repository(task: RepoTask) -> Outcome:
                              stderr=subprocess.PIPE, start_new_session=True)
     with _LOCK:
         _RUNNING.add(child)
+        stopping = _STOPPING.is_set()
+    if stopping:
+        _kill_group(child, wait=False)
     try:
         out, err = child.communicate(request, timeout=task.timeout)
     except subprocess.TimeoutExpired:
@@ -146,9 +151,15 @@ def _kill_group(child: subprocess.Popen, wait: bool = True) -> None:
         child.communicate()
 
 
+def start_all() -> None:
+    """A run of scans begins: none is being stopped."""
+    _STOPPING.clear()
+
+
 def stop_all() -> None:
     """End every scan this process started (an interrupted fleet run): in their own sessions, they would not
-    get the terminal's Ctrl-C."""
+    get the terminal's Ctrl-C. A scan whose process is forked but not yet listed ends itself (`_STOPPING`)."""
+    _STOPPING.set()
     with _LOCK:
         running = list(_RUNNING)
     for child in running:
