@@ -281,8 +281,11 @@ def test_a_scan_started_while_the_fleet_stops_ends_itself(tmp_path, hanging_git_
 
 def test_ctrl_c_ends_the_scans_under_way(tmp_path, hanging_git_server):
     """Each scan runs in a session of its own, out of reach of the terminal's Ctrl-C: the fleet ends them."""
+    # as a terminal's foreground job: a suite started in the background (`cmd &` in a script) ignores SIGINT, and a
+    # child would inherit that
     fleet = subprocess.Popen([sys.executable, "-m", "auditor", "fleet", hanging_git_server, "--out", str(tmp_path),
-                              "--timeout", "120"], stdout=subprocess.PIPE, stderr=subprocess.PIPE)
+                              "--timeout", "120"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                             preexec_fn=lambda: signal.signal(signal.SIGINT, signal.SIG_DFL))
     scans: list[int] = []
     try:
         deadline = time.monotonic() + 60
