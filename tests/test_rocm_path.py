@@ -254,6 +254,8 @@ def test_rocm_redefinitions_need_a_rocm_only_branch():
     on_rocm = "#if defined(USE_ROCM)\n#define __shfl_xor_sync(m, v, l) __shfl_xor(v, l)\n#define WARP 64\n#endif\n"
     # every name counts; the judge maps lines using a CUDA-shaped one, and only findings on another (`WARP`)
     assert rocm_redefinitions(on_rocm, facts) == {"__shfl_xor_sync": 2, "WARP": 3}
+    guarded = "#ifdef USE_ROCM\n#define ROCM_SHIM_H_\n#define atomicAdd_block atomicAdd\n#endif\n"
+    assert rocm_redefinitions(guarded, facts) == {"atomicAdd_block": 3}   # a bare #define maps nothing
     both = "#define __shfl_xor_sync(m, v, l) __shfl_xor(v, l)\n#ifdef USE_ROCM\n#endif\n"
     assert rocm_redefinitions(both, facts) == {}
     cuda_side = "#ifndef USE_ROCM\n#define __stwb(d, s) *d = s\n#endif\n"

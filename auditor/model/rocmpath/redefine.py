@@ -32,9 +32,11 @@ def rocm_redefinitions(text: str, facts: PreprocFacts, shim: bool = False) -> di
         lowered = text.lower()
         if not any(word in lowered for word in ROCM_WORDS):
             return {}
-    # any name a ROCm-only branch #defines (`#define atomicAdd_block atomicAdd`): the judge maps a CUDA-shaped one on
-    # every line that uses it, another only where it is the finding's subject (auditor/model/project.py)
-    candidates = [(m.group(1), m.start(), shim) for m in DEFINED_MACRO.finditer(text)]
+    # any name a ROCm-only branch #defines to something (`#define atomicAdd_block atomicAdd`): the judge maps a
+    # CUDA-shaped one on every line that uses it, another only where it is the finding's subject
+    # (auditor/model/project.py); a bare `#define GUARD_H_` maps nothing, and skipping it spares the branch reading
+    candidates = [(m.group(1), m.start(), shim) for m in DEFINED_MACRO.finditer(text)
+                  if CUDA_NAME.match(m.group(1)) or _has_replacement(text, m.end())]
     candidates += [(name, m.start(), shim) for m in TYPE_ALIAS.finditer(text)
                    if (name := m.group(1) or m.group(2)) and CUDA_NAME.match(name)]
     # a device function the project defines where ROCm compiles it is the project's own (ggml's `__hgt2_mask` under
@@ -52,6 +54,15 @@ def rocm_redefinitions(text: str, facts: PreprocFacts, shim: bool = False) -> di
         if line in rocm_only or (compiled_counts and line not in states.excluded and line not in states.dead):
             out.setdefault(name, line)
     return out
+
+
+def _has_replacement(text: str, after_name: int) -> bool:
+    """The #define whose name ends at `after_name` gives it a replacement (after any parameter list)."""
+    end = text.find("\n", after_name)
+    rest = text[after_name:end if end != -1 else len(text)]
+    if rest.startswith("("):
+        rest = rest[rest.find(")") + 1:] if ")" in rest else ""
+    return bool(rest.strip())
 
 
 def _device_functions(text: str):
