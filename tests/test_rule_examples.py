@@ -22,3 +22,13 @@ def test_every_flag_example_pins_its_line(rule):
     """A `# flag` / `// flag` marker or `line = N` (a one-line example pins itself)."""
     unpinned = [i for i, example in enumerate(rule.flag) if not example.lines]
     assert not unpinned, f"{rule.id}: flag example(s) {unpinned} mark no line"
+
+
+def test_a_line_inside_a_multi_line_command_reads_the_whole_command_and_one_outside_reads_itself():
+    from auditor.match.engines.text import Commands
+
+    code = ["set(A /opt/rocm/hip)", "find_program(H", "  PATHS /opt/rocm", "  /opt/rocm/hip", ")", "message(x)"]
+    commands = Commands(code)
+    assert commands.around(4) == "find_program(H\n  PATHS /opt/rocm\n  /opt/rocm/hip\n)"
+    assert commands.around(1) == "set(A /opt/rocm/hip)"
+    assert commands.around(6) == "message(x)"

@@ -47,13 +47,14 @@ def scan_text(text: str, rulebook: Rulebook | ScanContext, path: str, kind: str,
     joined = "\n".join(code) if any(r.text.guarded_by is not None for r in rules) else ""
     guarded_rules = {r.id for r in rules if r.text.guarded_by is not None
                      and _compiled(r.text.guarded_by).search(joined)}
+    commands = Commands(code)
     for number, line in enumerate(code, start=1):
         if not line.strip():
             continue
         for rule in rules:
             m = _compiled(rule.text.lines).search(line)
             if m and rule.text.unless_call is not None \
-                    and _compiled(rule.text.unless_call).search(enclosing_command(code, number)):
+                    and _compiled(rule.text.unless_call).search(commands.around(number)):
                 continue
             if m:
                 named = next((g for g in ("subject", "hit") if g in m.re.groupindex and m.group(g)), 0)
@@ -70,20 +71,42 @@ COMMAND_START = re.compile(r"^\s*[A-Za-z_][\w.]*\s*\(")
 MAX_COMMAND_LINES = 200
 
 
-def enclosing_command(code: list[str], number: int) -> str:
-    """The multi-line command (`find_program(...)` from its name to its closing parenthesis) whose arguments hold
-    line `number` (1-based), or that line alone. Bounded: a command is looked for within MAX_COMMAND_LINES lines."""
-    for start in range(number, max(0, number - MAX_COMMAND_LINES), -1):
-        if not COMMAND_START.match(code[start - 1]):
-            continue
-        depth, end = 0, None
-        for index in range(start - 1, min(len(code), start - 1 + MAX_COMMAND_LINES)):
-            depth += code[index].count("(") - code[index].count(")")
-            if depth <= 0:
-                end = index + 1
-                break
-        if end is None or end >= number:
-            return "\n".join(code[start - 1:end if end is not None else number])
-        if start < number:
-            break   # the nearest command before the line closed before it: the line is in none
-    return code[number - 1]
+class Commands:
+    """The multi-line commands of a file (`find_program(...)` from its name to its closing parenthesis), read in
+    one pass the first time a line's command is asked for; each command's text is joined once."""
+
+    def __init__(self, code: list[str]):
+        self.code = code
+        self._start: list[int] | None = None      # per line: the index of its command's first line, or -1
+        self._end: dict[int, int] = {}            # command's first line -> one past its last
+        self._text: dict[int, str] = {}
+
+    def around(self, number: int) -> str:
+        """The command whose arguments hold line `number` (1-based), or that line alone. A command runs at most
+        MAX_COMMAND_LINES lines."""
+        if self._start is None:
+            self._read()
+        assert self._start is not None
+        start = self._start[number - 1]
+        if start < 0:
+            return self.code[number - 1]
+        if start not in self._text:
+            self._text[start] = "\n".join(self.code[start:self._end[start]])
+        return self._text[start]
+
+    def _read(self) -> None:
+        starts = [-1] * len(self.code)
+        start, depth = -1, 0
+        for index, line in enumerate(self.code):
+            if start < 0 and COMMAND_START.match(line):
+                start, depth = index, 0
+            if start < 0:
+                continue
+            starts[index] = start
+            depth += line.count("(") - line.count(")")
+            if depth <= 0 or index + 1 - start >= MAX_COMMAND_LINES:
+                self._end[start] = index + 1
+                start = -1
+        if start >= 0:
+            self._end[start] = len(self.code)
+        self._start = starts
