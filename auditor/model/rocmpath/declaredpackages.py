@@ -62,11 +62,12 @@ def _from_pyproject(text: str) -> Declared | None:
 
 def _find(include: object, exclude: object) -> Declared | None:
     """`find_packages`' patterns, when they are lists of strings (a missing include is every package)."""
-    include = ["*"] if include is None else include
-    exclude = [] if exclude is None else exclude
-    if not (_strings(include) and isinstance(exclude, (list, tuple)) and all(isinstance(p, str) for p in exclude)):
+    included = ["*"] if include is None else include
+    excluded = [] if exclude is None else exclude
+    if not (isinstance(included, (list, tuple)) and included and all(isinstance(p, str) for p in included)
+            and isinstance(excluded, (list, tuple)) and all(isinstance(p, str) for p in excluded)):
         return None
-    return Declared(include=tuple(include), exclude=tuple(exclude))
+    return Declared(include=tuple(str(p) for p in included), exclude=tuple(str(p) for p in excluded))
 
 
 def _plain_layout(package_dir: object) -> bool:
@@ -98,8 +99,8 @@ def _from_setup(tree: ast.Module | None) -> Declared | None:
             listed = ast.literal_eval(value)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             listed = None
-        if _strings(listed):
-            return Declared(names=frozenset(p.split(".")[0] for p in listed))   # type: ignore[union-attr]
+        if isinstance(listed, (list, tuple)) and _strings(listed):
+            return Declared(names=frozenset(str(p).split(".")[0] for p in listed))
         if isinstance(value, ast.Call) and _called(value) in FIND_CALLS:
             return _find_call(value)
         return None

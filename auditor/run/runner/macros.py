@@ -44,8 +44,8 @@ def project_macros(
         # branches of the files that test it (`#if !defined(LIB_DEVICE_HIP) ... #else #define NVLS_AVAILABLE 0`):
         # those files are read again with it, until nothing new is derived
         derived = answer[1]
-        known = dict(facts.rocm_values)
-        new = {name for name, value in derived.items() if known.get(name) != value}
+        seen = dict(facts.rocm_values)
+        new = {name for name, value in derived.items() if seen.get(name) != value}
         if not new:
             break
         for name in new:
