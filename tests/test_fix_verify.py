@@ -95,6 +95,25 @@ def test_verify_keeps_a_right_fix_in_a_file_with_internal_linkage_names(tmp_path
     assert "ROCM_AUDIT_FULL_MASK" in (root / "k.cu").read_text()
 
 
+TEMPLATE_KERNELS_ONLY = ("#include <cuda_runtime.h>\nnamespace ops {\nstatic __device__ int counter;\n}\n"
+                         "template <typename T>\n__global__ void k(T* out) {\n  atomicAdd(&ops::counter, 1);\n"
+                         "  T v = out[threadIdx.x];\n  v += __shfl_xor_sync(0xffffffff, v, 1);\n"
+                         "  out[threadIdx.x] = v;\n}\ntemplate __global__ void k<float>(float*);\n")
+
+
+@needs_nvcc
+def test_verify_keeps_a_right_fix_where_nvcc_puts_its_process_id_in_internal_names(tmp_path, capsys, monkeypatch):
+    """In a unit that defines no external non-template function (its kernels are templates), nvcc 13 ends each
+    internal-linkage id with its own process id (`_INTERNAL_<hash>_4_k_cu_<hash>_28651`): two compiles of the
+    same text differ there, so the whole id is normalised, read to the length its mangled name gives it."""
+    monkeypatch.setattr(compilers, "find_compilers", lambda: (find_compilers()[0], None))
+    monkeypatch.setattr(compilers, "find_hip_device_check", lambda: (None, "no HIP headers found"))
+    root = write_tree(tmp_path / "repo", {"k.cu": TEMPLATE_KERNELS_ONLY})
+    main(["fix", str(root), "--verify", "--keep-unchecked", "--no-progress", "--fail-on", "never"])
+    assert "k.cu: RA200 x1 (nvcc PTX identical)" in capsys.readouterr().out
+    assert "ROCM_AUDIT_FULL_MASK" in (root / "k.cu").read_text()
+
+
 @pytest.mark.parametrize(("include", "why"), [
     ('#include "/dev/zero"\n', "includes an absolute path (/dev/zero)"),
     ('#include "../outside.h"\n', "includes ../outside.h, which resolves outside the scanned tree"),
