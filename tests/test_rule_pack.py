@@ -154,6 +154,7 @@ ok = ["y = 'A_RUN_b'"]
 '''.replace("A_RUN", "a" * 40)
 
 
+@pytest.mark.slow
 def test_a_pack_example_that_backtracks_is_the_packs_error_not_a_hang(tmp_path):
     """`rules --check` runs the examples under the per-file budget in a child process: a regex stuck in C is
     ended and reported as the pack's error (exit 2, one line)."""

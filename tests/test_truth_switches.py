@@ -48,6 +48,7 @@ def test_every_switch_word_is_in_the_data_file():
     assert [w for w in SWITCH_WORDS if w not in GUARDS.replace("\\", "")] == []
 
 
+@pytest.mark.slow
 def test_no_module_outside_truth_names_a_switch_in_code():
     words = sorted(_data_names() | set(SWITCH_WORDS), key=len, reverse=True)
     pattern = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(w) for w in words) + r")(?!\w)")
