@@ -149,8 +149,8 @@ def test_the_summary_says_the_project_stays_blocked_with_checks_reason(tmp_path,
     main(["check", str(root), "--no-progress", "--format", "json"])
     summary = json.loads(capsys.readouterr().out)["summary"]
     assert (summary["verdict"], summary["verdict_reason"]) == (
-        "blocked", "blocked: 2 finding(s) with no ROCm equivalent: tma-tensor-map (CUtensorMap, "
-        "cuTensorMapEncodeTiled) in tma.cu:2")
+        "blocked", ("blocked: 2 finding(s) with no ROCm equivalent: tma-tensor-map (CUtensorMap, "
+                    "cuTensorMapEncodeTiled) in tma.cu:2"))
     assert ("ROCM_AUDIT_FULL_MASK" in (root / "k.cu").read_text()) is not diff
 
 
