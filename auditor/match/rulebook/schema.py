@@ -73,6 +73,7 @@ class CudaMatch:
     kernel_needs: str | None = None    # regex: a hit in a __global__ kernel whose text lacks it is not one
     rocm_twin: str | None = None       # regex of ROCm switches: a directive handled beside one is not a hit
     capability: bool = False           # a hit comparing a capability is evaluated on the persona's AMD GPUs
+    sync_mask: bool = False            # a variable's initial value counts only when the variable is a *_sync mask
 
 
 @dataclass(frozen=True, slots=True)
@@ -221,6 +222,8 @@ def _validate_cuda(match: CudaMatch, where: str) -> None:
         raise RuleError(f"{where}: rocm_twin narrows a query on preprocessor directives: a regex of ROCm switches")
     if match.capability and match.query is None:
         raise RuleError(f"{where}: capability narrows a query: its comparisons are evaluated on the AMD GPUs")
+    if match.sync_mask and match.query is None:
+        raise RuleError(f"{where}: sync_mask narrows a query: a variable's value counts where it is a *_sync mask")
     if match.in_functions and match.query is None:
         raise RuleError(f"{where}: in_functions narrows a query: a list of function specifiers such as __global__")
     if not match.files or not set(match.files) <= {"cuda", "cpp"}:
