@@ -4,6 +4,7 @@ exit codes as `check`, and the fixed CUDA sources still compile with nvcc."""
 from __future__ import annotations
 
 import hashlib
+import json
 import re
 import shutil
 import subprocess
@@ -125,6 +126,38 @@ def test_exit_code_counts_what_remains(tmp_path, capsys):
     assert main(["fix", str(root), "--diff", "--no-progress"]) == 1     # nothing written: the finding is there
     assert main(["fix", str(root), "--no-progress"]) == 0               # written: nothing high remains
     assert main(["check", str(root), "--no-progress", "--format", "json"]) == 0
+
+
+TMA_HOST = ("#include <cuda.h>\nvoid make_map(CUtensorMap* map, void* base) {\n"
+            "  cuTensorMapEncodeTiled(map, CU_TENSOR_MAP_DATA_TYPE_FLOAT32, 2, base, 0, 0, 0, 0, "
+            "CU_TENSOR_MAP_INTERLEAVE_NONE, CU_TENSOR_MAP_SWIZZLE_NONE, CU_TENSOR_MAP_L2_PROMOTION_NONE, "
+            "CU_TENSOR_MAP_FLOAT_OOB_FILL_NONE);\n}\n")
+MASK_KERNEL = "__global__ void k(float* o) { o[threadIdx.x] += __shfl_xor_sync(0xffffffff, o[threadIdx.x], 1); }\n"
+
+
+@pytest.mark.parametrize("diff", [False, True], ids=["written", "diff"])
+def test_the_summary_says_the_project_stays_blocked_with_checks_reason(tmp_path, capsys, diff):
+    """A mask fix in a project blocked by an API with no ROCm equivalent is made, and the summary says the
+    verdict is still blocked, with check's reason: the fixes alone do not give it a ROCm build."""
+    cmake = "cmake_minimum_required(VERSION 3.24)\nproject(k LANGUAGES CXX CUDA)\nadd_library(k SHARED k.cu tma.cu)\n"
+    root = write_tree(tmp_path / "repo", {"CMakeLists.txt": cmake, "k.cu": MASK_KERNEL, "tma.cu": TMA_HOST})
+    main(["fix", str(root), "--no-progress", "--fail-on", "never"] + (["--diff"] if diff else []))
+    said = capsys.readouterr()
+    assert ("Verdict now: " if diff else "Verdict after fixing: ") + "blocked: 2 finding(s) with no ROCm " \
+        "equivalent: tma-tensor-map (CUtensorMap, cuTensorMapEncodeTiled) in tma.cu:2\n  No fix ports the code " \
+        "that blocks it" in (said.err if diff else said.out)
+    main(["check", str(root), "--no-progress", "--format", "json"])
+    summary = json.loads(capsys.readouterr().out)["summary"]
+    assert (summary["verdict"], summary["verdict_reason"]) == (
+        "blocked", ("blocked: 2 finding(s) with no ROCm equivalent: tma-tensor-map (CUtensorMap, "
+                    "cuTensorMapEncodeTiled) in tma.cu:2"))
+    assert ("ROCM_AUDIT_FULL_MASK" in (root / "k.cu").read_text()) is not diff
+
+
+def test_a_summary_names_no_verdict_when_the_project_is_not_blocked(tmp_path, capsys):
+    root = write_tree(tmp_path / "repo", {"k.cu": MASK_KERNEL})
+    main(["fix", str(root), "--no-progress", "--fail-on", "never"])
+    assert "Verdict" not in capsys.readouterr().out
 
 
 def test_flags_without_fix_are_usage_errors(tmp_path, capsys):

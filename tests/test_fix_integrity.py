@@ -65,18 +65,32 @@ def test_p2_cmake_shim_stays_ready_after_fix(tmp_path, capsys):
     assert (code, report["summary"]["verdict"]) == (0, "ready")
 
 
-def test_a_fix_that_moves_the_rocm_path_evidence_is_rolled_back(tmp_path):
+def _hip_architectures_everywhere(tmp_path):
+    """A CUDA-only CMake project fixed with the HIP-architecture line offered everywhere, as the fix once was."""
     cmake = "cmake_minimum_required(VERSION 3.24)\nproject(k LANGUAGES CXX CUDA)\nset(CMAKE_CUDA_ARCHITECTURES 80)\n" \
             "add_library(k SHARED k.cu)\n"
     root = write_tree(tmp_path / "repo", {"CMakeLists.txt": cmake, "k.cu": "__global__ void k(float* x) {}\n"})
     specs = dict(shipped_fixes())
-    specs["RA603"] = replace(specs["RA603"], only_where=None)     # offered everywhere, as the fix once was
+    specs["RA603"] = replace(specs["RA603"], only_where=None)
     run = run_fix([root], RULEBOOK, specs, unsafe=True)
     (outcome,) = [o for o in run.files if o.path == "CMakeLists.txt"]
+    return outcome
+
+
+def test_a_fix_that_moves_the_rocm_path_evidence_is_rolled_back(tmp_path):
+    outcome = _hip_architectures_everywhere(tmp_path)
     assert not outcome.changed
     # the added line makes the tree look like a broken ROCm build: findings change disposition, evidence moves
     assert outcome.rolled_back.startswith(("the fix would change the project's verdict or ROCm-path evidence",
                                            "the fixes would change the analysis beyond their targets"))
+
+
+def test_a_rollback_for_moved_evidence_names_both_verdicts_and_the_component_not_two_cut_reasons(tmp_path):
+    """The reason says which verdict became which and whose evidence moved; two verdict reasons cut at 80
+    columns read the same before and after."""
+    assert _hip_architectures_everywhere(tmp_path).rolled_back == (
+        "the fix would change the project's verdict or ROCm-path evidence (verdict needs-port -> ready; "
+        "evidence of .)")
 
 
 def test_a_directory_swapped_for_a_link_between_plan_and_write_is_not_written_through(tmp_path):

@@ -83,13 +83,22 @@ STATIC_HELPER = ("#include <cuda_runtime.h>\nstatic __device__ float pair(float 
                  "  out[threadIdx.x] = pair(out[threadIdx.x]);\n}\n")
 
 
+TEMPLATE_KERNELS_ONLY = ("#include <cuda_runtime.h>\nnamespace ops {\nstatic __device__ int counter;\n}\n"
+                         "template <typename T>\n__global__ void k(T* out) {\n  atomicAdd(&ops::counter, 1);\n"
+                         "  T v = out[threadIdx.x];\n  v += __shfl_xor_sync(0xffffffff, v, 1);\n"
+                         "  out[threadIdx.x] = v;\n}\ntemplate __global__ void k<float>(float*);\n")
+
+
 @needs_nvcc
-def test_verify_keeps_a_right_fix_in_a_file_with_internal_linkage_names(tmp_path, capsys, monkeypatch):
-    """nvcc 13 names `static` symbols _INTERNAL_<hash of the compile directory and file>_: before and after are
-    compiled in one directory, and the hash is normalised."""
+@pytest.mark.parametrize("kernel", [STATIC_HELPER, TEMPLATE_KERNELS_ONLY], ids=["directory-hash", "process-id"])
+def test_verify_keeps_a_right_fix_in_a_file_with_internal_linkage_names(tmp_path, capsys, monkeypatch, kernel):
+    """nvcc 13 names `static` symbols _INTERNAL_<hash of the compile directory and file>_...: before and after are
+    compiled in one directory, and the ids are normalised whole. In a unit that defines no external non-template
+    function (its kernels are templates) each id also ends with nvcc's process id (`..._k_cu_<hash>_28651`), which
+    differs between two compiles of the same text: the id is read to the length its mangled name gives it."""
     monkeypatch.setattr(compilers, "find_compilers", lambda: (find_compilers()[0], None))
     monkeypatch.setattr(compilers, "find_hip_device_check", lambda: (None, "no HIP headers found"))
-    root = write_tree(tmp_path / "repo", {"k.cu": STATIC_HELPER})
+    root = write_tree(tmp_path / "repo", {"k.cu": kernel})
     main(["fix", str(root), "--verify", "--keep-unchecked", "--no-progress", "--fail-on", "never"])
     assert "k.cu: RA200 x1 (nvcc PTX identical)" in capsys.readouterr().out
     assert "ROCM_AUDIT_FULL_MASK" in (root / "k.cu").read_text()

@@ -101,6 +101,9 @@ def summary(run: FixRun, diff: bool) -> str:
     state = "now" if diff else "after fixing"
     lines.append(f"Remaining {state}: {len(report.gated())} finding(s) would break on ROCm, as rocm-audit check "
                  "counts them (it lists them).")
+    if report.verdict == "blocked":   # fixes that compile on ROCm do not make a blocked project build there
+        lines += [f"Verdict {state}: {visible(report.verdict_reason)}",
+                  "  No fix ports the code that blocks it: the ROCm build needs that code replaced first."]
     return "\n".join(lines) + "\n"
 
 

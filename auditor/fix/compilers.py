@@ -24,6 +24,7 @@ from auditor.fix.home import settle
 from auditor.fix.outcome import FileOutcome, FixRun
 from auditor.fix.includes import IncludeRefused, check_includes
 from auditor.fix.include_paths import existing_in_tree
+from auditor.fix.ptx_ids import normalise_internal_ids
 from auditor.fix.hipdevice import (OFFLOAD_ARCH, OLDEST_SYNC_HIP, HipDeviceCheck, device_errors,
                                    find_hip_device_check)
 
@@ -31,9 +32,6 @@ COMPILE_SECONDS = 300
 HEADERS = (".h", ".hpp", ".cuh", ".hh", ".hxx", ".inl")
 UNITS = (".cu",)
 MAX_UNIT_BYTES = 16 * 1024 * 1024
-# internal-linkage names nvcc derives from a hash of the file (anonymous namespaces) or of the compile
-# directory and file (`static` functions and variables: _INTERNAL_<8 hex>_)
-_ANONYMOUS = re.compile(rb"_GLOBAL__N__[0-9a-f]{8}_|_INTERNAL_[0-9a-f]{8}_")
 NVCC_FLAGS = ("-ptx", "-std=c++17", "-arch=sm_80", "-w")
 HIPCC_FLAGS = ("-std=c++17", f"--offload-arch={OFFLOAD_ARCH}", "-x", "hip", "-c", "-w")
 _HIP_VERSION = re.compile(r"HIP version:\s*(\d+)\.(\d+)")
@@ -187,9 +185,9 @@ def _relative(path: Path, root: Path) -> Path:
 
 
 def _comparable(ptx: bytes | None) -> bytes | None:
-    """PTX with the anonymous-namespace ids normalised: nvcc derives them from a hash of the file's text, so they
-    differ for any edit (a comment too) while the code is the same."""
-    return None if ptx is None else _ANONYMOUS.sub(b"_GLOBAL__N__X_", ptx)
+    """PTX with the ids of internal-linkage names normalised: they hold a hash of the compile directory and, in
+    some units, nvcc's process id, which differ between two compiles of the same code."""
+    return None if ptx is None else normalise_internal_ids(ptx)
 
 
 def _version(path: str) -> str:
