@@ -12,6 +12,7 @@ MAX_DEPTH imports from a root."""
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
@@ -65,7 +66,7 @@ def link_imports(results: Sequence[FileResult], findings: Sequence[Finding], rul
             continue
         wanted = [f for f in findings if f.path in names and not f.guarded and f.disposition in carried
                   and categories.get(f.rule_id) in spec.fails_with and f.severity >= Severity.parse(spec.root_severity)]
-        roots = _roots(wanted, trees)
+        roots = _roots(wanted, trees, rulebook)
         if roots:
             out += _importers(rule, roots, names, may_import, trees)
     return out
@@ -110,21 +111,34 @@ class _Trees:
         return self.trees[path]
 
 
-def _roots(wanted: Sequence[Finding], trees: _Trees) -> dict[str, Failing]:
+def _roots(wanted: Sequence[Finding], trees: _Trees, rulebook: ScanContext) -> dict[str, Failing]:
     """The files whose import-time code holds one of `wanted`, each with its first such finding."""
     by_path: dict[str, list[Finding]] = {}
     for f in wanted:
         by_path.setdefault(f.path, []).append(f)
     roots = {}
     for path, found in sorted(by_path.items()):
-        module = trees.module(path)
-        if module is None:
+        lines = _import_time_lines_of(trees, path, rulebook)
+        if lines is None:
             continue
-        lines = _import_time_lines(module)
         hit = next((f for f in sorted(found, key=Finding.sort_key) if f.span.line in lines), None)
         if hit is not None:
             roots[path] = Failing(hit, (path,))
     return roots
+
+
+def _import_time_lines_of(trees: _Trees, path: str, rulebook: ScanContext) -> frozenset[int] | None:
+    """A file's import-time lines (None: unreadable or unparsable). A pure function of its text, kept with the
+    rulebook under the text's digest: `history` parses a file again only when its text changed."""
+    text = trees.source(path)
+    if text is None:
+        return None
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).digest()
+
+    def lines() -> frozenset[int] | None:
+        module = trees.module(path)
+        return None if module is None else frozenset(_import_time_lines(module))
+    return rulebook.compiled(("import-time lines", digest), lines)
 
 
 def _import_time_lines(module: ast.Module) -> set[int]:
