@@ -10,6 +10,7 @@ import time
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
+from functools import lru_cache
 from pathlib import Path, PurePosixPath
 
 from auditor.util.boundedio import UnsafeRead, read_text_bounded
@@ -40,6 +41,7 @@ from auditor.match.engines.python.envoptin import opt_in_lines, opt_in_macros
 from auditor.model.rocmpath.optinlibs import opt_in_tests
 from auditor.model.rocmpath.wideshuffle import wide_shuffle_macros, wide_shuffle_uses
 from auditor.types import SourceFile
+from auditor.util.purepaths import pure
 
 MAX_BUILD_BYTES = 2 * 1024 * 1024
 BUILD_NAMES = frozenset({"setup.py", "pyproject.toml", "CMakeLists.txt", "Makefile", "makefile", "GNUmakefile"})
@@ -55,8 +57,8 @@ def read_build_file(source: SourceFile) -> str | None:
 
 
 def is_build_file(path: str) -> bool:
-    name = PurePosixPath(path).name
-    return name in BUILD_NAMES or name.endswith((".cmake", ".mk")) or "op_builder" in PurePosixPath(path).parts
+    name = pure(path).name
+    return name in BUILD_NAMES or name.endswith((".cmake", ".mk")) or "op_builder" in pure(path).parts
 
 
 def _python_build(path: str, text: str, tree: ast.Module | None, unread: dict[str, str],
@@ -88,6 +90,12 @@ def _pyproject_is_distribution(text: str) -> tuple[bool, dict]:
 
 
 def owner(path: str, comps: Sequence[str]) -> str:
+    """The deepest of `comps` holding `path` ("." when none does)."""
+    return _owner(path, comps if isinstance(comps, tuple) else tuple(comps))
+
+
+@lru_cache(maxsize=1 << 17)
+def _owner(path: str, comps: tuple[str, ...]) -> str:
     best = "."
     for comp in comps:
         if comp != "." and within(path, comp) and len(comp) > len(best if best != "." else ""):
@@ -152,7 +160,7 @@ def read_project(
     project.unread_requirements = frozenset(unread)
     note_what_the_install_skips(project, manifests.comps, lambda p: owner(p, order), owned, own_files, text_of)
     project.vendor_backends = vendor_backends(own_files)
-    project.own_packages = frozenset(PurePosixPath(p).name for pkgs in project.shipped_python.values() for p in pkgs) \
+    project.own_packages = frozenset(pure(p).name for pkgs in project.shipped_python.values() for p in pkgs) \
         | frozenset(manifests.dist_names)
     project.dependencies = hard_dependencies(own_files, text_of)
     return project
@@ -214,7 +222,7 @@ def _manifests(own_files: Sequence[SourceFile], texts: _BuildTexts) -> _Manifest
     extras: dict[str, list[tuple[str, int, str]]] = {}
     dist_names: set[str] = set()
     for f in own_files:
-        name = PurePosixPath(f.path).name
+        name = pure(f.path).name
         directory = parent_dir(f.path)
         if PYPROJECTS.match(name):
             for extra, line in rocm_extras(f.path, text_of(f.path)):
@@ -245,18 +253,18 @@ def _components(project: ProjectBuild, comps: dict[str, list[str]], own_files: S
     part of the parent; a C/C++ build whose sources the root setup.py compiles is primary."""
     cmake_children = set()
     for f in own_files:
-        if PurePosixPath(f.path).name == "CMakeLists.txt":
+        if pure(f.path).name == "CMakeLists.txt":
             for target in set(re.findall(r"add_subdirectory\s*\(\s*\"?([^\s)\"]+)", text_of(f.path))):
                 cmake_children.add(PurePosixPath(parent_dir(f.path), target).as_posix().removeprefix("./"))
     for child in list(comps):
-        if child in cmake_children and all(PurePosixPath(m).name == "CMakeLists.txt" for m in comps[child]):
+        if child in cmake_children and all(pure(m).name == "CMakeLists.txt" for m in comps[child]):
             del comps[child]
     comps.setdefault(".", [])
     order = sorted(comps)
     root_installs = installed_by_path((f.path for f in own_files), text_of, order) \
         | compiled_by_setup(root_setup, [c for c in order if not any(_is_python_manifest(m) for m in comps[c])])
     for comp in order:
-        parts = {p.lower() for p in PurePosixPath(comp).parts}
+        parts = {p.lower() for p in pure(comp).parts}
         if comp != "." and parts & optional_dirs:
             project.components[comp] = "optional"
         elif comp == "." or not comps.get(".") or comp in root_installs:
@@ -271,7 +279,7 @@ def _components(project: ProjectBuild, comps: dict[str, list[str]], own_files: S
 
 
 def _is_python_manifest(path: str) -> bool:
-    return PurePosixPath(path).name in ("setup.py", "pyproject.toml")
+    return pure(path).name in ("setup.py", "pyproject.toml")
 
 
 def _builds(project: ProjectBuild, mine: Sequence[SourceFile], texts: _BuildTexts,
@@ -282,8 +290,8 @@ def _builds(project: ProjectBuild, mine: Sequence[SourceFile], texts: _BuildText
     pybuilds: list[PyBuild] = []
     cbuilds: list[CBuild] = []
     for f in mine:
-        name = PurePosixPath(f.path).name
-        if name == "setup.py" or (f.kind == "python" and "op_builder" in PurePosixPath(f.path).parts):
+        name = pure(f.path).name
+        if name == "setup.py" or (f.kind == "python" and "op_builder" in pure(f.path).parts):
             built = _python_build(f.path, text_of(f.path), texts.tree_of(f.path), project.unread, switches)
             if built:
                 pybuilds.append(built)
@@ -361,7 +369,7 @@ def _note_opt_ins_and_shuffles(project: ProjectBuild, files: Sequence[SourceFile
     """The opt-in macros (the C builds' `optional_macros`, `-D` flags behind a setup.py environment opt-in, debug
     switches nothing defines), the lines behind them, the files that test them (auditor/model/rocmpath/optinlibs.py),
     and the calls of shuffle macros ROCm expands to a wavefront-wide shuffle (auditor/model/rocmpath/wideshuffle.py)."""
-    setups = {f.path: opt_in_lines(text_of(f.path)) for f in files if PurePosixPath(f.path).name == "setup.py"}
+    setups = {f.path: opt_in_lines(text_of(f.path)) for f in files if pure(f.path).name == "setup.py"}
     optional_macros |= {m for path, lines in setups.items() for m in opt_in_macros(text_of(path), lines)}
     project.optional_macros = frozenset(optional_macros - project.rocm_macros) | _debug_switches(files, text_of)
     _mark_lines_behind_optional_macros(project, files, text_of, setups)
@@ -391,8 +399,8 @@ def _debug_switches(files: Sequence[SourceFile], text_of: Callable[[str], str]) 
     tested = tested_switches(text_of(f.path) for f in files if f.kind in C_KINDS)
     if not tested:
         return frozenset()
-    builds = (text_of(f.path) for f in files if f.kind in BUILD_INPUTS or PurePosixPath(f.path).name == "setup.py"
-              or (f.kind == "python" and "op_builder" in PurePosixPath(f.path).parts))
+    builds = (text_of(f.path) for f in files if f.kind in BUILD_INPUTS or pure(f.path).name == "setup.py"
+              or (f.kind == "python" and "op_builder" in pure(f.path).parts))
     return undefined_switches(tested, builds)
 
 
