@@ -48,6 +48,12 @@ BUILD_NAMES = frozenset({"setup.py", "pyproject.toml", "CMakeLists.txt", "Makefi
 SHIM_LINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(?:cu|CU)\w+[ \t]+(?:hip|HIP)\w+", re.MULTILINE)
 
 
+def _shim_header(text: str) -> bool:
+    """Five or more `#define cuX hipX` lines (a line that has one spells `hip` or `HIP`: most files are ruled
+    out without the regular expression)."""
+    return ("hip" in text or "HIP" in text) and len(SHIM_LINE.findall(text)) >= 5
+
+
 def read_build_file(source: SourceFile) -> str | None:
     """A build file's text; None when it is not a regular file of at most MAX_BUILD_BYTES."""
     try:
@@ -139,7 +145,7 @@ def read_project(
         hip_build = any(b.builds_on_rocm for b in cbuilds) or any(b.builds_on_rocm for b in pybuilds)
         if any(b.hipify or b.uses_cuda_extension for b in pybuilds) and not any(b.builds_on_rocm for b in cbuilds):
             hipified.add(comp)
-        comp_shims = {f.path for f in mine if f.kind in C_KINDS and len(SHIM_LINE.findall(text_of(f.path))) >= 5}
+        comp_shims = {f.path for f in mine if f.kind in C_KINDS and _shim_header(text_of(f.path))}
         if hip_build:
             shims |= comp_shims
             if facts is not None and (redefined := _redefined_for_rocm(mine, facts, text_of, comp_shims, rocm_macros)):
