@@ -18,6 +18,7 @@ from auditor.run.pipeline import audit
 from tests.conftest import write_tree
 from tests.history_repo import git, history_points, linear_history
 from tests.test_importchain import CUDA_IPC, TREE
+from tests.test_reach_python_tolerated import FALLBACK_IMPORT, KERNEL, TOLERATED_BUILD
 
 pytestmark = pytest.mark.slow   # scans of git histories
 
@@ -92,3 +93,28 @@ def test_the_import_chain_reads_a_root_from_the_scan_as_from_a_parse_of_its_text
     from_facts = link_imports(report.results, found, rulebook, read, frozenset({f.disposition for f in found}))
     assert sorted((f.path, f.span.line) for f in again) == sorted((f.path, f.span.line) for f in from_facts)
     assert sorted((f.path, f.span.line, f.detail) for f in from_facts) == chain
+
+
+def test_a_build_script_s_facts_are_read_once_per_text(tmp_path, monkeypatch):
+    """What a setup.py tolerates failing to build is derived once per text (util/textmemo.py), at every point of
+    a history alike; a changed text is read again, and the model's answer is a fresh reading's."""
+    from auditor.model.rocmpath import optionalbuilds
+    from auditor.util import textmemo
+
+    monkeypatch.setattr(textmemo, "_kept", type(textmemo._kept)())
+    read: list[int] = []
+    real = optionalbuilds.tolerated_builds
+    monkeypatch.setattr(optionalbuilds, "tolerated_builds", lambda tree: read.append(1) or real(tree))
+    tree = write_tree(tmp_path / "r", {"setup.py": TOLERATED_BUILD, "fastpkg/__init__.py": FALLBACK_IMPORT,
+                                       "csrc/fused.cu": KERNEL})
+
+    def optional_builds() -> dict[str, str]:
+        from auditor.run.pipeline import prepare
+
+        return dict(prepare([tree], load_rulebook(), root=tree).project.optional_builds)
+    first = optional_builds()
+    assert list(first) == ["csrc/fused.cu"] and read == [1]
+    assert optional_builds() == first and read == [1]
+    (tree / "setup.py").write_text(TOLERATED_BUILD.replace("    warnings.warn(f'fused kernels not built: {err}')",
+                                                           "    raise"))
+    assert optional_builds() == {} and read == [1, 1]

@@ -10,7 +10,7 @@ import time
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from functools import lru_cache
+from functools import lru_cache, partial
 from pathlib import Path, PurePosixPath
 
 from auditor.util.boundedio import UnsafeRead, read_text_bounded
@@ -41,6 +41,7 @@ from auditor.match.engines.python.envoptin import opt_in_lines, opt_in_macros
 from auditor.model.rocmpath.optinlibs import opt_in_tests
 from auditor.model.rocmpath.wideshuffle import wide_shuffle_macros, wide_shuffle_uses
 from auditor.types import SourceFile
+from auditor.util.textmemo import by_text
 from auditor.util.purepaths import pure
 
 MAX_BUILD_BYTES = 2 * 1024 * 1024
@@ -78,7 +79,8 @@ def _python_build(path: str, text: str, tree: ast.Module | None, unread: dict[st
         return None
 
 
-def _calls_setup(text: str, tree: ast.Module | None) -> bool:
+def _calls_setup(text: str, tree_of: Callable[[str], ast.Module | None], path: str) -> bool:
+    tree = tree_of(path)
     if tree is None:
         return "setup(" in text
     return any(isinstance(n, ast.Call) and (getattr(n.func, "id", None) or getattr(n.func, "attr", None)) == "setup"
@@ -233,7 +235,8 @@ def _manifests(own_files: Sequence[SourceFile], texts: _BuildTexts) -> _Manifest
         if PYPROJECTS.match(name):
             for extra, line in rocm_extras(f.path, text_of(f.path)):
                 extras.setdefault(directory, []).append((f.path, line, extra))
-        if name == "setup.py" and _calls_setup(text_of(f.path), texts.tree_of(f.path)):
+        if name == "setup.py" and by_text("calls setup", text_of(f.path),
+                                          partial(_calls_setup, text_of(f.path), texts.tree_of, f.path)):
             comps.setdefault(directory, []).append(f.path)
             dist_names |= setup_names(text_of(f.path)) | extension_names(text_of(f.path))
         elif name == "pyproject.toml":
@@ -375,7 +378,8 @@ def _note_opt_ins_and_shuffles(project: ProjectBuild, files: Sequence[SourceFile
     """The opt-in macros (the C builds' `optional_macros`, `-D` flags behind a setup.py environment opt-in, debug
     switches nothing defines), the lines behind them, the files that test them (auditor/model/rocmpath/optinlibs.py),
     and the calls of shuffle macros ROCm expands to a wavefront-wide shuffle (auditor/model/rocmpath/wideshuffle.py)."""
-    setups = {f.path: opt_in_lines(text_of(f.path)) for f in files if pure(f.path).name == "setup.py"}
+    setups = {f.path: by_text("opt-in lines", text_of(f.path), partial(opt_in_lines, text_of(f.path)))
+              for f in files if pure(f.path).name == "setup.py"}
     optional_macros |= {m for path, lines in setups.items() for m in opt_in_macros(text_of(path), lines)}
     project.optional_macros = frozenset(optional_macros - project.rocm_macros) | _debug_switches(files, text_of)
     _mark_lines_behind_optional_macros(project, files, text_of, setups)

@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import ast
 import re
-from functools import lru_cache
 
 from auditor.match.engines.python.guards import dotted_name
 from auditor.parse.python import flatten
@@ -37,7 +36,6 @@ def opt_in_macros(text: str, lines: frozenset[int] | None = None) -> frozenset[s
     return frozenset(on - off)
 
 
-@lru_cache(maxsize=32)     # the setup.py texts of a tree, at each point of a history
 def opt_in_lines(text: str) -> frozenset[int]:
     """The body lines of each `if` whose test requires an environment opt-in (a name assigned, once, a test of an
     environment variable that is false at the variable's default, or such a test itself, alone or as a term of
