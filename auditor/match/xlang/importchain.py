@@ -16,7 +16,6 @@ import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import PurePosixPath
 
 from auditor.match.engines import make_finding
 from auditor.parse.pyimports import absolute, import_time_lines
@@ -25,6 +24,7 @@ from auditor.match.rulebook import Rulebook
 from auditor.match.rulebook.context import ScanContext
 from auditor.match.rulebook.schema import ImportChainMatch
 from auditor.types import LIVE, FileResult, Finding, Rule, Severity, Span
+from auditor.util.purepaths import pure
 
 MAX_DEPTH = 8
 TRIPLE = re.compile(r'"""|\'\'\'')
@@ -76,7 +76,7 @@ def module_names(paths: Iterable[str]) -> dict[str, str]:
     files = set(paths)
     out = {}
     for path in files:
-        parts = list(PurePosixPath(path).with_suffix("").parts)
+        parts = list(pure(path).with_suffix("").parts)
         top = len(parts) - 1
         while top > 0 and "/".join(parts[:top]) + "/__init__.py" in files:
             top -= 1

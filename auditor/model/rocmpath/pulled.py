@@ -16,7 +16,7 @@ from pathlib import Path
 
 from auditor.util.escape import visible
 from auditor.model.rocmpath.provenance import parent_dir
-from auditor.model.rocmpath.reader import read_build_file
+from auditor.model.rocmpath.buildtexts import read_build_file
 from auditor.types import SourceFile
 from auditor.util.purepaths import pure
 

@@ -11,7 +11,7 @@ from collections.abc import Callable, Iterable, Mapping
 
 from auditor.parse.pyimports import absolute, unguarded_imports
 from auditor.model.rocmpath.model import ProjectBuild
-from auditor.model.rocmpath.reader import read_build_file
+from auditor.model.rocmpath.buildtexts import read_build_file
 from auditor.types import SourceFile
 from auditor.util.purepaths import pure
 

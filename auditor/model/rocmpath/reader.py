@@ -6,20 +6,18 @@ import ast
 import posixpath
 from dataclasses import replace
 import re
-import time
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
 from functools import lru_cache, partial
-from pathlib import Path, PurePosixPath
+from pathlib import PurePosixPath
 
-from auditor.util.boundedio import UnsafeRead, read_text_bounded
 from auditor.match.inputs.kinds import BUILD_INPUTS
 from auditor.truth.cpp import PreprocFacts
 from auditor.truth.make import compiles_cuda
 from auditor.truth.python import PythonPersona
 from auditor.model.rocmpath.debugswitch import tested_switches, undefined_switches
-from auditor.model.rocmpath.deps import MAX_PYTHON_BUILD_CHARS, hard_dependencies
+from auditor.model.rocmpath.deps import hard_dependencies
 from auditor.model.rocmpath.localreqs import compiled_by_setup, installed_by_path
 from auditor.model.rocmpath.rocmevidence import rocm_path
 from auditor.model.rocmpath.installfacts import note_install_runs, note_what_the_install_skips
@@ -41,11 +39,10 @@ from auditor.match.engines.python.envoptin import opt_in_lines, opt_in_macros
 from auditor.model.rocmpath.optinlibs import opt_in_tests
 from auditor.model.rocmpath.wideshuffle import wide_shuffle_macros, wide_shuffle_uses
 from auditor.types import SourceFile
+from auditor.model.rocmpath.buildtexts import NESTED_TOO_DEEPLY, BuildTexts
 from auditor.util.textmemo import by_text
 from auditor.util.purepaths import pure
 
-MAX_BUILD_BYTES = 2 * 1024 * 1024
-BUILD_NAMES = frozenset({"setup.py", "pyproject.toml", "CMakeLists.txt", "Makefile", "makefile", "GNUmakefile"})
 SHIM_LINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(?:cu|CU)\w+[ \t]+(?:hip|HIP)\w+", re.MULTILINE)
 
 
@@ -55,27 +52,14 @@ def _shim_header(text: str) -> bool:
     return ("hip" in text or "HIP" in text) and len(SHIM_LINE.findall(text)) >= 5
 
 
-def read_build_file(source: SourceFile) -> str | None:
-    """A build file's text; None when it is not a regular file of at most MAX_BUILD_BYTES."""
-    try:
-        return read_text_bounded(Path(source.abspath), MAX_BUILD_BYTES, "build file")
-    except (OSError, UnsafeRead):
-        return None
-
-
-def is_build_file(path: str) -> bool:
-    name = pure(path).name
-    return name in BUILD_NAMES or name.endswith((".cmake", ".mk")) or "op_builder" in pure(path).parts
-
-
-def _python_build(path: str, text: str, tree: ast.Module | None, unread: dict[str, str],
+def _python_build(path: str, text: str, parses: bool, unread: dict[str, str],
                   switches: PythonPersona | None = None) -> PyBuild | None:
-    if tree is None:
+    if not parses:
         return None
     try:
-        return read_python_build_text(path, text, switches)   # a pure function of the text, which `tree` is parsed from
+        return read_python_build_text(path, text, switches)   # a pure function of the text
     except RecursionError:   # the readers do not recurse on the tree's depth; kept as the last line of defence
-        unread[path] = "not read as a build script: nested too deeply"
+        unread[path] = NESTED_TOO_DEEPLY
         return None
 
 
@@ -125,7 +109,7 @@ def read_project(
     known = {f.path for f in files}
     own_files = list(files)
     files = own_files + [f for f in pulled_in if f.path not in known]
-    texts = _BuildTexts(project, {f.path: f for f in files}, deadline)
+    texts = BuildTexts(project, {f.path: f for f in files}, deadline)
     text_of = texts.text_of
     manifests = _manifests(own_files, texts)
     root_setup = texts.tree_of("setup.py") if "setup.py" in manifests.comps.get(".", ()) else None
@@ -174,47 +158,6 @@ def read_project(
     return project
 
 
-class _BuildTexts:
-    """The tree's files read (and Python build scripts parsed) once each, bounded in size and by the deadline;
-    a file that cannot be is noted in the project's `unread`."""
-
-    def __init__(self, project: ProjectBuild, by_path: dict[str, SourceFile], deadline: float | None) -> None:
-        self.project, self.by_path, self.deadline = project, by_path, deadline
-        self.texts: dict[str, str] = {}
-        self.trees: dict[str, ast.Module | None] = {}
-
-    def text_of(self, path: str) -> str:
-        texts, project = self.texts, self.project
-        if path not in texts:
-            if self.deadline is not None and time.monotonic() > self.deadline:
-                texts[path] = ""
-                if is_build_file(path):
-                    project.unread[path] = "not read: the build pre-pass ran out of its time budget"
-            else:
-                text = read_build_file(self.by_path[path])
-                texts[path] = text or ""
-                if text is None and is_build_file(path):
-                    project.unread[path] = f"not read: over {MAX_BUILD_BYTES // 2**20} MB or not a regular file"
-        return texts[path]
-
-    def tree_of(self, path: str) -> ast.Module | None:
-        """A Python build script parsed once; None (and the file noted as unread) when it cannot be."""
-        trees = self.trees
-        if path not in trees:
-            text = self.text_of(path)
-            trees[path] = None
-            if len(text) > MAX_PYTHON_BUILD_CHARS:
-                self.project.unread[path] = f"not read as a build script: over {MAX_PYTHON_BUILD_CHARS // 1024} KB"
-            else:
-                try:
-                    trees[path] = ast.parse(text)
-                except (SyntaxError, ValueError, MemoryError):
-                    pass
-                except RecursionError:
-                    self.project.unread[path] = "not read as a build script: nested too deeply"
-        return trees[path]
-
-
 @dataclass(frozen=True, slots=True)
 class _Manifests:
     comps: dict[str, list[str]]                        # component directory -> its manifests
@@ -222,7 +165,7 @@ class _Manifests:
     dist_names: frozenset[str]                         # the names the project distributes and builds
 
 
-def _manifests(own_files: Sequence[SourceFile], texts: _BuildTexts) -> _Manifests:
+def _manifests(own_files: Sequence[SourceFile], texts: BuildTexts) -> _Manifests:
     """Components from real manifests: a setup.py that calls setup(), a pyproject.toml of a distribution, a
     CMakeLists.txt with project(), a Makefile compiling CUDA; and the ROCm extras the pyprojects declare."""
     text_of = texts.text_of
@@ -291,7 +234,7 @@ def _is_python_manifest(path: str) -> bool:
     return pure(path).name in ("setup.py", "pyproject.toml")
 
 
-def _builds(project: ProjectBuild, mine: Sequence[SourceFile], texts: _BuildTexts,
+def _builds(project: ProjectBuild, mine: Sequence[SourceFile], texts: BuildTexts,
             switches: PythonPersona | None = None) -> tuple[list[PyBuild], list[CBuild]]:
     """A component's build scripts read: setup.py and op builders, CMake files, Makefiles (their CUDA-only
     lines, opt-in lines and anything left unread go into the project)."""
@@ -301,7 +244,7 @@ def _builds(project: ProjectBuild, mine: Sequence[SourceFile], texts: _BuildText
     for f in mine:
         name = pure(f.path).name
         if name == "setup.py" or (f.kind == "python" and "op_builder" in pure(f.path).parts):
-            built = _python_build(f.path, text_of(f.path), texts.tree_of(f.path), project.unread, switches)
+            built = _python_build(f.path, text_of(f.path), texts.parses(f.path), project.unread, switches)
             if built:
                 pybuilds.append(built)
                 project.cuda_build_lines[f.path] = frozenset(built.cuda_lines)
@@ -362,7 +305,7 @@ def _redefined_for_rocm(mine: Sequence[SourceFile], facts: PreprocFacts, text_of
 
 
 def _note_shipped_python(project: ProjectBuild, comp: str, mine, pybuilds: list[PyBuild],
-                         texts: _BuildTexts, optional_dirs: frozenset[str], manifests: Sequence[str]) -> None:
+                         texts: BuildTexts, optional_dirs: frozenset[str], manifests: Sequence[str]) -> None:
     """The component's shipped packages, the CUDA-only artifacts its shipped Python can do without
     (auditor/model/rocmpath/tolerated.py), the extensions the install goes on without, and what it runs."""
     project.shipped_python[comp] = packages(comp, mine)
