@@ -118,3 +118,14 @@ def test_a_build_script_s_facts_are_read_once_per_text(tmp_path, monkeypatch):
     (tree / "setup.py").write_text(TOLERATED_BUILD.replace("    warnings.warn(f'fused kernels not built: {err}')",
                                                            "    raise"))
     assert optional_builds() == {} and read == [1, 1]
+
+
+def test_a_build_script_too_deep_to_parse_is_noted_at_every_point(tmp_path):
+    """Whether a build script parses is kept per text (rocmpath/buildtexts.py): a second reading of the same text,
+    as history's next point does, still notes it as unread."""
+    from auditor.run.pipeline import prepare
+
+    deep = "from setuptools import setup\nsetup(name='deep')\nx = 1" + " + 1" * 20_000 + "\n"   # ast's recursion limit
+    tree = write_tree(tmp_path / "r", {"setup.py": deep, "csrc/k.cu": KERNEL})
+    notes = [prepare([tree], load_rulebook(), root=tree).project.unread.get("setup.py") for _ in range(2)]
+    assert notes == ["not read as a build script: nested too deeply"] * 2
