@@ -114,6 +114,7 @@ def test_unreadable_file_is_listed(tmp_path, run_json, monkeypatch):
     assert [f["path"] for f in report["findings"]] == ["open.py"]
 
 
+@pytest.mark.slow
 def test_a_file_over_the_time_budget_is_reported_and_the_scan_goes_on(tmp_path, run_json):
     write_tree(tmp_path / "warm", {"serve.py": "import tensorrt_llm\n", "k.cu": "__global__ void k() {}\n"})
     run_json(tmp_path / "warm")  # imports and rule compilation happen before the budget matters

@@ -122,6 +122,21 @@ def test_another_vendors_backend_beside_the_rocm_one(tmp_path, run_json):
     assert report["summary"]["verdict"] == "ready"
 
 
+def test_versioned_requirement_variants_per_vendor_are_backends_too(tmp_path, run_json):
+    root = write_tree(tmp_path / "repo", {
+        "pyproject.toml": "[project]\nname = \"comm\"\nversion = \"1\"\n",
+        "comm/__init__.py": "",
+        "python/requirements_rocm6.txt": "cupy-rocm-6-0\n",
+        "python/requirements_cuda12.txt": "cupy-cuda12x\ncuda-bindings\n",
+        "python/requirements_cudatools.txt": "cupy-cuda12x\n",    # no vendor word of its own: read as it is
+    })
+    _, report = run_json(root, "--fail-on", "never")
+    by_path = {(f["path"], f["line"]): f["disposition"] for f in report["findings"]}
+    assert by_path[("python/requirements_cuda12.txt", 1)] == "other-vendor-backend"
+    assert by_path[("python/requirements_cuda12.txt", 2)] == "other-vendor-backend"
+    assert by_path[("python/requirements_cudatools.txt", 1)] == "live"
+
+
 def test_a_module_only_loaded_by_a_function_or_a_guard_is_an_optional_integration(tmp_path, run_json):
     root = write_tree(tmp_path / "repo", {
         "pyproject.toml": "[project]\nname = \"pkg\"\nversion = \"1\"\ndependencies = [\"torch\"]\n",

@@ -142,6 +142,7 @@ def test_large_values_pass_through_the_pipes(forked):
     assert _reaped(forked)
 
 
+@pytest.mark.slow
 def test_the_pre_pass_in_a_child_gives_the_report_the_serial_one_gives(tmp_path, capsys, monkeypatch):
     """`prepare` reads the build files in a child while it compiles the scan's queries (with -j 2), and in one
     process with -j 1: the same report either way."""

@@ -99,6 +99,7 @@ def test_a_git_lfs_pointer_is_not_scanned_as_the_file_in_every_format(tmp_path, 
         in out
 
 
+@pytest.mark.slow
 def test_a_byte_identical_vendored_copy_does_not_hide_the_shipped_file_from_fleet(tmp_path):
     upstream = GitRepo(tmp_path / "upstream" / "serving", {"app/serve.py": CRITICAL,
                                                            "third_party/copy/serve.py": CRITICAL})
@@ -108,6 +109,7 @@ def test_a_byte_identical_vendored_copy_does_not_hide_the_shipped_file_from_flee
     assert row["verdict"] == "blocked", row
 
 
+@pytest.mark.slow
 def test_history_refuses_a_tree_that_lists_a_million_files_before_listing_it(tmp_path, capsys):
     """Six tree objects, each naming the one below ten times: a few KiB of objects, 10**6 paths."""
     repo = GitRepo(tmp_path / "repo", {"app/serve.py": "import torch\n"})
@@ -149,6 +151,7 @@ def test_an_edit_hidden_from_git_status_is_not_recorded_as_the_commit(tmp_path, 
     assert "the working tree holds changes its commit does not: this run is recorded as no commit's" in err
 
 
+@pytest.mark.slow
 def test_a_kept_fleet_report_rewritten_with_its_stamp_is_not_reused(tmp_path):
     """The stamp's SHA-256 is anybody's to recompute: a blocked repository's kept report turned `ready`, stamp
     and all, must not come back ready; the store's run says blocked, so it is scanned again."""

@@ -74,6 +74,7 @@ def test_record_needs_a_git_repository(tmp_path):
     assert record(tmp_path, tmp_path / "h.db") == 2
 
 
+@pytest.mark.slow
 def test_two_processes_recording_at_once_both_land(repo, tmp_path):
     db = tmp_path / "h.db"
     command = [sys.executable, "-m", "auditor", str(repo), "--record", "--db", str(db), "--format", "json",

@@ -8,6 +8,8 @@ from __future__ import annotations
 import ast
 from pathlib import Path
 
+import pytest
+
 from tests.codebase import syntax_tree
 
 REPO = Path(__file__).resolve().parent.parent
@@ -150,6 +152,7 @@ def _modules() -> dict[str, str]:
             for path in sorted(AUDITOR.rglob("*.py"))}
 
 
+@pytest.mark.slow
 def test_no_module_level_mutable_state_outside_the_listed_process_state():
     found = {(relative, name): what for relative, source in _modules().items()
              for name, what in module_state(relative, source)}
@@ -160,6 +163,7 @@ def test_no_module_level_mutable_state_outside_the_listed_process_state():
     assert not stale, f"listed as process state but no longer found: {sorted(stale)}"
 
 
+@pytest.mark.slow
 def test_every_memoised_function_is_listed_as_a_pure_function_of_immutable_input():
     found = {(relative, name) for relative, source in _modules().items() for name in memoised(source)}
     assert found - set(PURE_MEMOS) == set(), "memoised: argue why its input is immutable, in PURE_MEMOS"

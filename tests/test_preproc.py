@@ -204,3 +204,23 @@ def test_a_notice_else_after_a_branch_a_rocm_build_takes_leaves_the_cuda_branch_
     chooser = ("#if defined(__CUDA_ARCH__)\n#include \"cuda/config.hpp\"\n#elif defined(COMPILING_HIP)\n"
                "#include \"hip/config.hpp\"\n#else\n#error \"no device\"\n#endif\n")
     assert excluded_lines(chooser) == {2}
+
+
+def test_a_switch_defined_with_no_value_on_a_branch_rocm_takes_is_defined_there():
+    """`#define LIB_DEVICE_HIP` under `#if defined(__HIP_PLATFORM_AMD__)`, inside an include guard: the ROCm build
+    sees the switch defined, so the header's own `#if !defined(LIB_DEVICE_HIP)` branch is CUDA's."""
+    code = ("#ifndef LIB_DEVICE_HPP_\n#define LIB_DEVICE_HPP_\n"
+            "#if defined(__HIP_PLATFORM_AMD__)\n#define LIB_DEVICE_HIP\n#endif\n"
+            "#if !defined(LIB_DEVICE_HIP)\nint cuda_only;\n#else\n#define FEATURE_AVAILABLE 0\n#endif\n"
+            "#define LIB_VERSION 3\n"
+            "#endif\n")
+    states = line_states(code, FACTS)
+    assert dict(states.rocm_values) == {"LIB_DEVICE_HIP": 1, "FEATURE_AVAILABLE": 0}
+    assert 7 in states.excluded
+    # a value every build defines the same (only the include guard around it) says nothing about ROCm
+    assert "LIB_VERSION" not in dict(states.rocm_values)
+
+
+def test_an_unknown_switch_is_no_include_guard_unless_it_defines_itself():
+    code = "#ifndef MY_FEATURE\n#define OTHER 1\n#endif\n"
+    assert dict(line_states(code, FACTS).rocm_values) == {}

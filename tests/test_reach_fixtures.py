@@ -15,7 +15,7 @@ import pytest
 from auditor.cli.app import main
 from auditor.fix.apply import run_fix
 from auditor.fix.data import shipped_fixes
-from auditor.run.pipeline.context import prepare, reach_model, scan_all
+from auditor.run.pipeline.context import analyse, prepare, reach_model, scan_all
 from auditor.run.pipeline.options import ScanOptions
 from auditor.match.rulebook import load_rulebook
 from tests.conftest import fast_first
@@ -82,6 +82,10 @@ def test_the_reach_of_each_named_line_holds_the_facts_that_decide_it(tree):
     for result in results:
         for finding in result.findings:
             scanned[f"{finding.path}:{finding.span.line}"].append(finding)
+    # a line only a cross-file link reports (an import of a module that fails on ROCm): the analysis's finding
+    linked = [f for f in analyse(ctx, results).findings if not scanned[f"{f.path}:{f.span.line}"]]
+    for finding in linked:
+        scanned[f"{finding.path}:{finding.span.line}"].append(finding)
     for expected in BY_TREE[tree]:
         at = expected["at"]
         if expected["disposition"] == "none":
@@ -94,3 +98,30 @@ def test_the_reach_of_each_named_line_holds_the_facts_that_decide_it(tree):
             assert not set(expected.get("not_facts", ())) & reach.facts, (at, reach.facts)
             if "confidence" in expected:
                 assert str(reach.confidence) == expected["confidence"], at
+
+
+@pytest.mark.parametrize(("manifest", "text", "shipped"), [
+    ("pyproject.toml", '[tool.setuptools]\npackages = ["corekit", "corekit.nn"]\n', {"corekit"}),
+    ("pyproject.toml", '[tool.setuptools.packages.find]\ninclude = ["corekit*"]\n', {"corekit"}),
+    ("pyproject.toml", '[tool.setuptools.packages.find]\nexclude = ["extra*", "benchmarks*"]\n', {"corekit"}),
+    ("pyproject.toml", '[tool.setuptools]\npackage-dir = {"corekit" = "lib"}\npackages = ["corekit"]\n',
+     {"corekit", "extra"}),
+    ("setup.py", 'from setuptools import setup\nsetup(name="corekit", packages=["corekit", "corekit.nn"])\n',
+     {"corekit"}),
+    ("setup.py", ('from setuptools import find_packages, setup\n'
+                  'setup(name="corekit", packages=find_packages(exclude=["extra", "extra.*"]))\n'), {"corekit"}),
+    ("setup.py", 'import setuptools\nPKGS = ["corekit"]\nsetuptools.setup(name="corekit", packages=PKGS)\n',
+     {"corekit", "extra"}),
+])
+def test_the_shipped_packages_are_those_the_manifest_declares(manifest, text, shipped, tmp_path):
+    """Read, never run: a literal list or find_packages' literal patterns; a computed list or a package mapped to
+    another directory leaves every package directory shipped."""
+    from auditor.model.rocmpath.reader import read_project
+    from auditor.run.discover.files import discover
+    from tests.conftest import write_tree
+    if manifest == "pyproject.toml":
+        text = '[project]\nname = "corekit"\nversion = "1"\n' + text
+    root = write_tree(tmp_path / "repo", {manifest: text, "corekit/__init__.py": "", "corekit/nn/__init__.py": "",
+                                          "extra/__init__.py": "", "extra/tool.py": "import pynvml\n"})
+    project = read_project(discover([root], root).files)
+    assert project.shipped_python["."] == frozenset(shipped)

@@ -94,6 +94,7 @@ def test_a_conda_toolkit_package_is_reported_once_in_pip_and_in_conda_files(tmp_
 UNSHIPPED = re.compile(r"\b(design|rocm-path|style)\.md\b|knowledge/\w+\.yaml|\bshared/")
 
 
+@pytest.mark.slow
 def test_no_committed_file_cites_a_document_that_does_not_ship():
     tracked = subprocess.run(["git", "ls-files", "-z"], cwd=REPO, capture_output=True, check=True).stdout
     citing = []
@@ -106,6 +107,7 @@ def test_no_committed_file_cites_a_document_that_does_not_ship():
     assert not citing
 
 
+@pytest.mark.slow
 def test_bare_pytest_collects_the_suite():
     pytest_bin = Path(sys.executable).with_name("pytest")
     done = subprocess.run([str(pytest_bin), "--collect-only", "-q", "tests/test_bad_input.py"], cwd=REPO,

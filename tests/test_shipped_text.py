@@ -3,6 +3,8 @@ session, a review round, a blind-set branch) or commit hashes in the code, rules
 import re
 import subprocess
 
+import pytest
+
 from tests.conftest import REPO
 
 SHIPPED = ("auditor/", "rules/", "docs/", "scripts/", "README.md")
@@ -29,6 +31,7 @@ def _hits(pattern: re.Pattern[str], text: str) -> list[int]:
     return [text.count("\n", 0, m.start()) + 1 for m in pattern.finditer(text)]
 
 
+@pytest.mark.slow
 def test_no_shipped_file_cites_an_issue_or_the_work_log():
     found = []
     for name in _shipped_files():

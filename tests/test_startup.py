@@ -3,6 +3,8 @@ import json
 import subprocess
 import sys
 
+import pytest
+
 from tests.conftest import FIXTURES
 
 HEAVY = ("tree_sitter", "jinja2", "pygments", "rich", "packaging")
@@ -23,6 +25,7 @@ def test_version_loads_nothing_heavy():
     assert loaded_after("--version") == set()
 
 
+@pytest.mark.slow
 def test_a_hook_run_on_python_files_loads_neither_tree_sitter_nor_the_html_report(tmp_path):
     files = [str(FIXTURES / "llm_serving" / "llmserve" / name) for name in ("engine.py", "fp8.py", "server.py")]
     hook = ("check", "--force-exclude", "--quiet", "--no-progress", "--no-html", "--cache-dir", str(tmp_path))

@@ -45,6 +45,7 @@ def test_80_column_summary_is_pinned_and_never_squeezes_a_column(monkeypatch, ca
     assert not [line for line in lines if re.search(r"[^.]\.\.(\s|$)", line)]   # no doubled full stops
 
 
+@pytest.mark.slow
 def test_a_large_tree_stays_about_sixty_lines_and_verbose_lists_every_group(monkeypatch, capsys, tmp_path):
     tree = {f"kernels/k{i:03d}.cu": "".join(f"__device__ int f{i}_{j}(int m) {{ return __shfl_xor_sync("
                                            f"0xffffffff, m, {j % 16}) + (threadIdx.x & 31); }}\n"

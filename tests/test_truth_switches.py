@@ -48,6 +48,7 @@ def test_every_switch_word_is_in_the_data_file():
     assert [w for w in SWITCH_WORDS if w not in GUARDS.replace("\\", "")] == []
 
 
+@pytest.mark.slow
 def test_no_module_outside_truth_names_a_switch_in_code():
     words = sorted(_data_names() | set(SWITCH_WORDS), key=len, reverse=True)
     pattern = re.compile(r"(?<![\w-])(?:" + "|".join(re.escape(w) for w in words) + r")(?!\w)")
@@ -59,9 +60,9 @@ def test_no_module_outside_truth_names_a_switch_in_code():
         for line, text in _code_strings(path.read_text(encoding="utf-8")):
             if m := pattern.search(text):
                 found.append(f"{relative}:{line}: {m.group(0)}")
-    # user-facing messages, not tests of anything
-    assert [f for f in found if not f.startswith("auditor/model/project.py")] == [
-        "auditor/model/rocmpath/rocmevidence.py:160: hipcc"]
+    # user-facing messages, not tests of anything (compared without their line numbers, which edits move)
+    assert [re.sub(r":\d+:", ":", f) for f in found if not f.startswith("auditor/model/project.py")] == [
+        "auditor/model/rocmpath/rocmevidence.py: hipcc"]
     assert [f.split(": ")[1] for f in found if f.startswith("auditor/model/project.py")] == ["__HIPCC__"]
 
 

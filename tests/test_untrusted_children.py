@@ -5,6 +5,8 @@ import json
 import subprocess
 from pathlib import Path
 
+import pytest
+
 from auditor.util.childpython import REFUSED, module_command
 from tests.conftest import REPO, write_tree
 from tests.fleetrepos import PORTABLE, run_fleet
@@ -20,6 +22,7 @@ def planted_checkout(root: Path) -> Path:
                              "auditor/cli/fleet/__main__.py": code, "auditor/__main__.py": code})
 
 
+@pytest.mark.slow
 def test_fleet_started_in_a_checkout_holding_auditor_never_imports_it(tmp_path, monkeypatch):
     checkout = planted_checkout(tmp_path / "checkout")
     repo = GitRepo(tmp_path / "org/portable", PORTABLE)

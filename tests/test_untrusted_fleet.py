@@ -12,6 +12,8 @@ from tests.conftest import fast_first, write_tree
 from tests.fleetrepos import PORTABLE, TRT, run_fleet
 from tests.gitrepo import GitRepo
 
+pytestmark = pytest.mark.slow   # fleet runs over git repositories
+
 
 def plant_bare_repository(path, marker):
     """A bare repository whose config runs a command (writing `marker`) when git fetches into it over ssh."""

@@ -49,6 +49,9 @@ def _with_tree(result: FileResult, example: Example, rulebook: Rulebook) -> File
 
     from auditor.match.xlang.importchain import link_imports
     from auditor.match.xlang.link import link_ops
+    from auditor.match.xlang.ownextension import link_own_extensions
+    from auditor.model.rocmpath.pybuild import read_python_build_text
+    from auditor.model.rocmpath.rocmevidence import cuda_only_artifacts
 
     files = dict(example.tree)
     files[example.file] = example.code
@@ -56,8 +59,12 @@ def _with_tree(result: FileResult, example: Example, rulebook: Rulebook) -> File
               if (kind := classify(path)) and path != example.file]
     results = [result, *others]
     found = [f for r in results for f in r.findings]
+    builds = [b for path, code in files.items() if path.endswith("setup.py")
+              and (b := read_python_build_text(path, code, rulebook.own_context.guards.python)) is not None]
     linked = [f for f in [*link_ops(results, found, rulebook, files.get),
-                          *link_imports(results, found, rulebook, files.get)] if f.path == example.file]
+                          *link_imports(results, found, rulebook, files.get),
+                          *link_own_extensions(results, rulebook, files.get, {"cuda": cuda_only_artifacts(builds)})]
+              if f.path == example.file]
     return replace(result, findings=(*result.findings, *linked))
 
 

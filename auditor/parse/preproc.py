@@ -50,14 +50,21 @@ class _Group:
     """One #if … #endif group while it is being read. A branch ROCm skips counts as guarded even
     without an #else (docs/concepts.md, Guarded code: `#if __CUDA_ARCH__ >= 900` paths are ROCm-handled)."""
 
-    __slots__ = ("truth", "taken", "dead", "cuda_truth", "cuda_taken")
+    __slots__ = ("truth", "taken", "dead", "cuda_truth", "cuda_taken", "guard", "include_guard")
 
-    def __init__(self, truth: Tri, dead: bool, cuda_truth: Tri = None):
+    def __init__(self, truth: Tri, dead: bool, cuda_truth: Tri = None, guard: str = ""):
         self.truth = truth          # of the branch being read
         self.taken = truth          # of any branch so far
         self.dead = dead
         self.cuda_truth = cuda_truth    # the same, for a CUDA build
         self.cuda_taken = cuda_truth
+        self.guard = guard          # `#ifndef X` until its first #define: an include guard when that defines X
+        self.include_guard = False
+
+    def taken_as_include_guard(self) -> None:
+        """`#ifndef X` / `#define X`: every build reads the header's body the first time it is included."""
+        self.truth = self.taken = self.cuda_truth = self.cuda_taken = True
+        self.include_guard = True
 
     @property
     def rocm_only(self) -> bool:
@@ -128,21 +135,32 @@ class _BranchReading:
         name = re.match(r"[A-Za-z_]\w*", rest)
         if not name or any(group.dead for group in self.stack):
             return
+        top = self.stack[-1] if self.stack else None
+        if top is not None and top.guard:
+            if top.guard == name.group(0) and top.truth is None:
+                top.taken_as_include_guard()
+            top.guard = ""
         on_cuda_side = any(group.truth is False for group in self.stack)
         self.cuda_only_macro[name.group(0)] = self.cuda_only_macro.get(name.group(0), True) and on_cuda_side
         if on_cuda_side and self.cuda_only_macro[name.group(0)]:
             self.facts = self.facts.with_cuda_only(frozenset({name.group(0)}))
         literal = re.match(r"[A-Za-z_]\w*\s+(\d{1,18})\s*(?://.*|/\*.*)?$", rest)
+        # a switch with no value (`#if defined(__HIP_PLATFORM_AMD__)` / `#define LIB_DEVICE_HIP`) is defined, which
+        # `#if defined(X)` and `#ifdef X` read; as a number it is 1 here
+        bare = re.fullmatch(r"[A-Za-z_]\w*\s*(?://.*|/\*.*)?", rest)
         # a branch only ROCm takes, or one ROCm certainly takes (the `#else` of
         # `#if defined(__CUDA_ARCH_FEAT_SM100_ALL)` defining `X_SUPPORTED 0`): the value the ROCm build sees
-        rocm_takes = all(g.truth is True for g in self.stack)
-        if literal and self.stack and (rocm_takes or any(g.rocm_only for g in self.stack)) and not on_cuda_side:
-            self.derived[name.group(0)] = int(literal.group(1))
-            self.facts = self.facts.with_value(name.group(0), int(literal.group(1)))
+        rocm_takes = all(g.truth is True for g in self.stack) and not all(g.include_guard for g in self.stack)
+        if (literal or bare) and self.stack and (rocm_takes or any(g.rocm_only for g in self.stack)) \
+                and not on_cuda_side:
+            value = int(literal.group(1)) if literal else 1
+            self.derived[name.group(0)] = value
+            self.facts = self.facts.with_value(name.group(0), value)
 
     def open_group(self, word: str, rest: str) -> None:
         truth, is_dead = condition(word, rest, self.facts)
-        self.stack.append(_Group(truth, is_dead and truth is False, condition(word, rest, self.cuda_facts)[0]))
+        guard = rest.split()[0] if word == "ifndef" and rest.split() else ""
+        self.stack.append(_Group(truth, is_dead and truth is False, condition(word, rest, self.cuda_facts)[0], guard))
 
     def next_branch(self, word: str, rest: str) -> None:
         """`#elif` (as `word`: if, ifdef, ifndef): taken when no branch before it was and its condition holds."""

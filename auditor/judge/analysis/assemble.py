@@ -25,6 +25,7 @@ from auditor.judge.analysis.verdict import verdicts
 from auditor.judge.analysis.wideshuffle import wide_shuffle_findings
 from auditor.match.xlang.importchain import link_imports
 from auditor.match.xlang.link import link_ops, settled
+from auditor.match.xlang.ownextension import link_own_extensions
 
 # the dispositions of a library finding that make an extension op CUDA-only (auditor/match/xlang): not one the ROCm
 # build does not compile, compiles another source for, or guards
@@ -103,6 +104,7 @@ def _judged_findings(
     if read is not None:
         linked = link_ops(results, findings, rulebook, read, CARRIED, jobs)
         linked += link_imports(results, findings, rulebook, read, CARRIED)
+        linked += link_own_extensions(results, rulebook, read, {"cuda": project.cuda_only_extensions()})
         findings += [settled(p, f) for p, f in zip(placed(linked), linked)]
     findings.sort(key=Finding.sort_key)
     return findings

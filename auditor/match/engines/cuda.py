@@ -127,7 +127,7 @@ def _query_hits(index: CudaRuleIndex, ctx: ScanContext, tree: ts_cuda.CudaTree, 
 
     def query_hit(rule: Rule, node) -> None:
         if _in_functions(rule, node) and not _table_index(rule, node) and not _other_isa(rule, node, path) \
-                and not kernel_lacks(rule, node) and not rocm_handled_beside(rule, node) \
+                and not kernel_lacks(rule, node) and _feeds_sync(rule, node) and not rocm_handled_beside(rule, node) \
                 and not _alike_on_amd(rule, node, ctx):
             hit(rule, node, " ".join(ts_cuda.text(node).split())[:80])
 
@@ -222,6 +222,25 @@ def _in_functions(rule: Rule, node) -> bool:
     while node is not None and node.type != "function_definition":
         node = node.parent
     return node is not None and any(child.type in wanted for child in node.children)
+
+
+SYNC_CALL = r"\b__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|match_any|match_all|reduce_[a-z]+)_sync|\b__syncwarp"
+
+
+def _feeds_sync(rule: Rule, node) -> bool:
+    """A hit of a rule with `sync_mask` that is a variable's initial value (`uint32_t m = (1U << n) - 1;`) counts
+    only when the function passes that variable as the lane mask of a warp `*_sync` call: a 32-bit value built by
+    a shift is as often a bit field of the data. Any other hit (the mask argument itself) counts."""
+    if not rule.cuda.sync_mask or node.parent is None or node.parent.type != "init_declarator":
+        return True
+    declared = node.parent.child_by_field_name("declarator")
+    function = node
+    while function is not None and function.type != "function_definition":
+        function = function.parent
+    if declared is None or function is None:
+        return False
+    name = re.escape(ts_cuda.text(declared))
+    return re.search(rf"(?:{SYNC_CALL})\s*\(\s*{name}\b", ts_cuda.text(function)) is not None
 
 
 def _queries_present(rules: tuple[Rule, ...], lowered: str) -> tuple[Rule, ...]:

@@ -36,6 +36,7 @@ DEFAULT_EXAMPLE_FILE = {
     "shell": "run.sh",
     "extension": "example.py",
     "importchain": "example.py",
+    "ownextension": "example.py",
     "k8s": "deploy/worker.yaml",
     "bazel": "BUILD.bazel",
     "conda": "recipe/meta.yaml",

@@ -73,6 +73,7 @@ class CudaMatch:
     kernel_needs: str | None = None    # regex: a hit in a __global__ kernel whose text lacks it is not one
     rocm_twin: str | None = None       # regex of ROCm switches: a directive handled beside one is not a hit
     capability: bool = False           # a hit comparing a capability is evaluated on the persona's AMD GPUs
+    sync_mask: bool = False            # a variable's initial value counts only when the variable is a *_sync mask
 
 
 @dataclass(frozen=True, slots=True)
@@ -110,11 +111,22 @@ class ImportChainMatch:
     root_severity: str = "high"        # at least this severity
 
 
-Match = Union[DependencyMatch, PythonMatch, CudaMatch, TextMatch, ExtensionMatch, ImportChainMatch]
+@dataclass(frozen=True, slots=True)
+class OwnExtensionMatch:
+    """A Python import of one of the project's own extension modules that only these build configurations of its
+    build script build (auditor/match/xlang/ownextension.py): no engine runs it, the link does."""
+
+    family: ClassVar[str] = "ownextension"
+    primary: ClassVar[frozenset[str]] = frozenset({"built_only_for"})
+    built_only_for: Strings = ()       # configurations: "cuda" (an extension the ROCm configuration leaves out)
+
+
+Match = Union[DependencyMatch, PythonMatch, CudaMatch, TextMatch, ExtensionMatch, ImportChainMatch, OwnExtensionMatch]
 MatchType = (type[DependencyMatch] | type[PythonMatch] | type[CudaMatch] | type[TextMatch] | type[ExtensionMatch]
-             | type[ImportChainMatch])
+             | type[ImportChainMatch] | type[OwnExtensionMatch])
 MATCH_TYPES: dict[str, MatchType] = {t.family: t for t in (DependencyMatch, PythonMatch, CudaMatch, TextMatch,
-                                                            ExtensionMatch, ImportChainMatch)}
+                                                            ExtensionMatch, ImportChainMatch, OwnExtensionMatch)}
+BUILD_CONFIGURATIONS = frozenset({"cuda"})   # what OwnExtensionMatch.built_only_for names
 PYTHON_CONTEXTS = {"compare", "argument", "attribute", "call", "test", "format", "log", "member", "other"}
 TEXT_KINDS = {"build", "container", "ci", "shell", "k8s", "bazel", "conda", "cython"}
 HIPIFY_STATUSES = {"unsupported"}   # what HIPIFY cannot translate; the API table says which names
@@ -182,6 +194,9 @@ def validate(match: Match, where: str, check_regexes: bool = True) -> None:
         _validate_cuda(match, where)
     elif isinstance(match, (ExtensionMatch, ImportChainMatch)):
         _validate_link(match, where)
+    elif isinstance(match, OwnExtensionMatch):
+        if not match.built_only_for or not set(match.built_only_for) <= BUILD_CONFIGURATIONS:
+            raise RuleError(f"{where}: built_only_for is a list of build configurations {sorted(BUILD_CONFIGURATIONS)}")
     elif match.versions is not None:
         from packaging.specifiers import InvalidSpecifier, SpecifierSet
 
@@ -207,6 +222,8 @@ def _validate_cuda(match: CudaMatch, where: str) -> None:
         raise RuleError(f"{where}: rocm_twin narrows a query on preprocessor directives: a regex of ROCm switches")
     if match.capability and match.query is None:
         raise RuleError(f"{where}: capability narrows a query: its comparisons are evaluated on the AMD GPUs")
+    if match.sync_mask and match.query is None:
+        raise RuleError(f"{where}: sync_mask narrows a query: a variable's value counts where it is a *_sync mask")
     if match.in_functions and match.query is None:
         raise RuleError(f"{where}: in_functions narrows a query: a list of function specifiers such as __global__")
     if not match.files or not set(match.files) <= {"cuda", "cpp"}:

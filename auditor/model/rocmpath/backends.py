@@ -7,8 +7,9 @@ from collections.abc import Sequence
 from auditor.types import SourceFile
 from auditor.util.purepaths import pure
 
-VENDOR_NAME = re.compile(r"(?i)^(?:nvidia|cuda|cu\d+|cutlass|sycl|xpu|intel|npu|tpu|mps|metal|cann|musa|neuron)$")
-ROCM_NAME = re.compile(r"(?i)^(?:rocm|hip|amd|amdgpu|aiter)$")
+# a version may follow the name: `requirements_cuda12.txt` beside `requirements_rocm6.txt`
+VENDOR_NAME = re.compile(r"(?i)^(?:nvidia|cuda\d*|cu\d+|cutlass|sycl|xpu|intel|npu|tpu|mps|metal|cann|musa|neuron)$")
+ROCM_NAME = re.compile(r"(?i)^(?:rocm\d*|hip\d*|amd|amdgpu|aiter)$")
 
 
 def _split(stem: str) -> tuple[str, str]:

@@ -148,6 +148,10 @@ class ProjectBuild:
         return self.provenance.get(path) in ("unreferenced", "other-backend", "opt-in") \
             or path in self.optional_builds or path in self.included_by_parts
 
+    def cuda_only_extensions(self) -> frozenset[str]:
+        """The extension modules (dotted import names) only the CUDA configuration of a build script builds."""
+        return frozenset(a for rocm in self.paths.values() for a in rocm.cuda_only_artifacts)
+
     def sealed(self) -> "ProjectBuild":
         """This model as a run keeps it once the build pre-pass has read it (auditor/run/pipeline/context.py): no field
         can be set and no mapping changed; the analysis computes from it (dispositions), never writes into it."""

@@ -12,6 +12,7 @@ from auditor.match.inputs.kinds import C_FAMILY
 from auditor.parse.nesting import MAX_NESTING
 from auditor.parse.preproc import line_states
 from auditor.truth.cpp import PreprocFacts
+from auditor.model.rocmpath.declaredpackages import Declared
 from auditor.model.rocmpath.cmakebuild import subdir_config
 from auditor.model.rocmpath.model import ProjectBuild
 from auditor.util.purepaths import pure
@@ -199,8 +200,9 @@ def _remembered_includes(text: str, configs: frozenset[str], facts: PreprocFacts
     return tuple(out)
 
 
-def packages(comp: str, mine) -> frozenset[str]:
-    """Top-level package directories the component ships (with an __init__.py; a src/ layout too)."""
+def packages(comp: str, mine, declared: Declared | None = None) -> frozenset[str]:
+    """Top-level package directories the component ships (with an __init__.py; a src/ layout too), those its
+    manifest declares when it declares them (auditor/model/rocmpath/declaredpackages.py)."""
     out: set[str] = set()
     for f in mine:
         if pure(f.path).name != "__init__.py":
@@ -212,7 +214,7 @@ def packages(comp: str, mine) -> frozenset[str]:
             top = parts[0]
         else:
             continue
-        if pure(top).name.lower() in NOT_SHIPPED:
+        if pure(top).name.lower() in NOT_SHIPPED or (declared and not declared.ships(pure(top).name)):
             continue
         out.add(top if comp == "." else f"{comp}/{top}")
     return frozenset(out)

@@ -31,6 +31,7 @@ from auditor.model.rocmpath.provenance import (
     C_KINDS, parent_dir, within, behind_macros, packages, provenance,
 )
 from auditor.model.rocmpath.backends import vendor_backends
+from auditor.model.rocmpath.declaredpackages import declared_packages
 from auditor.model.rocmpath.redefine import rocm_redefinitions, undefined_in_shims
 from auditor.model.rocmpath.reqsets import not_installed
 from auditor.model.rocmpath.optionalbuilds import optional_builds
@@ -308,7 +309,7 @@ def _note_shipped_python(project: ProjectBuild, comp: str, mine, pybuilds: list[
                          texts: BuildTexts, optional_dirs: frozenset[str], manifests: Sequence[str]) -> None:
     """The component's shipped packages, the CUDA-only artifacts its shipped Python can do without
     (auditor/model/rocmpath/tolerated.py), the extensions the install goes on without, and what it runs."""
-    project.shipped_python[comp] = packages(comp, mine)
+    project.shipped_python[comp] = packages(comp, mine, declared_packages(manifests, texts.text_of, texts.tree_of))
     project.tolerated_artifacts.update(tolerated_artifacts(
         set(project.cuda_only_artifact_files.values()) - set(project.tolerated_artifacts),
         project.shipped_python[comp], mine, texts.text_of))

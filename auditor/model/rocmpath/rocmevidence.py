@@ -88,7 +88,8 @@ def _build_evidence(pybuilds: Sequence[PyBuild], cbuilds: Sequence[CBuild]) -> _
         for name, configs in b.artifacts.items():
             if configs & {"rocm", "both"}:
                 rocm_artifacts.add(name)
-            if configs & {"cuda", "both"}:
+            # an extension only an opt-in builds (`--enable-x` on the command line) is no vendor's default build
+            if configs & {"cuda", "both"} and b.artifact_lines.get((name, "cuda")) not in b.opt_in_lines:
                 cuda_artifacts.add(name)
             if configs >= {"rocm", "cuda"}:
                 evidence.append(Evidence(RocmPattern.ALTERNATIVE_IMPLEMENTATION,
@@ -106,6 +107,12 @@ def _build_evidence(pybuilds: Sequence[PyBuild], cbuilds: Sequence[CBuild]) -> _
             evidence.append(Evidence(RocmPattern.BACKEND_SWITCH, f"{cb.path}:{line}",
                                      f"builds for HIP (`{what[:70]}`)"))
     return _BuildEvidence(tuple(evidence), tuple(refusals), frozenset(rocm_artifacts), frozenset(cuda_artifacts))
+
+
+def cuda_only_artifacts(pybuilds: Sequence[PyBuild]) -> frozenset[str]:
+    """The extensions these build scripts build in the CUDA configuration and not in the ROCm one."""
+    built = _build_evidence(pybuilds, ())
+    return built.cuda_artifacts - built.rocm_artifacts
 
 
 def _declared_evidence(shims: set[str], extras: Sequence[tuple[str, int, str]],

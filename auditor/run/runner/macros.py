@@ -37,22 +37,52 @@ def project_macros(
     whole = memo.whole_key(sources) if memo is not None else None
     if memo is not None and whole is not None and (known := memo.load_whole(whole)) is not None:
         return known
+    parts = {source.path: part for source in sources if (part := _file_part(source, facts, max_bytes, memo))}
+    answer = _merged(parts.values())
+    for _ in range(MAX_ROUNDS):
+        # a macro one header derives on ROCm (`#define LIB_DEVICE_HIP` under `__HIP_PLATFORM_AMD__`) decides the
+        # branches of the files that test it (`#if !defined(LIB_DEVICE_HIP) ... #else #define NVLS_AVAILABLE 0`):
+        # those files are read again with it, until nothing new is derived
+        derived = answer[1]
+        known = dict(facts.rocm_values)
+        new = {name for name, value in derived.items() if known.get(name) != value}
+        if not new:
+            break
+        for name in new:
+            facts = facts.with_value(name, derived[name])
+        for source in sources:   # only a file that defines something can change its part
+            if any(parts.get(source.path, ((), ()))) and _names_any(source, new, max_bytes):
+                part = _file_part(source, facts, max_bytes, None)
+                if part is not None:
+                    parts[source.path] = part
+        answer = _merged(parts.values())
+    if memo is not None and (whole := whole or memo.whole_key(sources)) is not None:
+        memo.save_whole(whole, answer)
+    return answer
+
+
+MAX_ROUNDS = 3   # headers deriving a macro from another header's derived macro, and so on
+
+
+def _merged(parts: Iterable[FilePart]) -> tuple[frozenset[str], dict[str, int]]:
+    """(macros every file defines only on CUDA-only branches, the values every file derives alike on ROCm)."""
     verdict: dict[str, bool] = {}
     values: dict[str, set[int]] = {}
-    for source in sources:
-        part = _file_part(source, facts, max_bytes, memo)
-        if part is None:
-            continue
-        defines, rocm_values = part
+    for defines, rocm_values in parts:
         for name, cuda_only in defines:
             verdict[name] = verdict.get(name, True) and cuda_only
         for name, value in rocm_values:
             values.setdefault(name, set()).add(value)
     derived = {name: next(iter(found)) for name, found in values.items() if len(found) == 1}
-    answer = frozenset(name for name, cuda_only in verdict.items() if cuda_only and name not in derived), derived
-    if memo is not None and (whole := whole or memo.whole_key(sources)) is not None:
-        memo.save_whole(whole, answer)
-    return answer
+    return frozenset(name for name, cuda_only in verdict.items() if cuda_only and name not in derived), derived
+
+
+def _names_any(source: SourceFile, names: set[str], max_bytes: int) -> bool:
+    try:
+        text = read_prefix(source.abspath, max_bytes + 1).decode("utf-8", "replace")
+    except OSError:
+        return False
+    return any(name in text for name in names)
 
 
 def _file_part(source: SourceFile, facts: PreprocFacts, max_bytes: int, memo: "_Memo | None") -> FilePart | None:

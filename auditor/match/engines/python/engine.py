@@ -11,6 +11,7 @@ from pathlib import PurePosixPath
 from auditor.match.engines import make_finding, snippet_of
 from auditor.match.engines.dependency import import_rule_for
 from auditor.parse.declared import Declared
+from auditor.parse.pyimports import absolute
 from auditor.match.engines.python.callers import helper_calls
 from auditor.match.engines.python.capability import CapabilitySites
 from auditor.match.engines.python.contexts import SyntacticContexts
@@ -63,9 +64,10 @@ class PythonScan:
 
 class _Engine(SyntacticContexts, SetupRequirements):
     def __init__(self, tree: PythonTree, rulebook: ScanContext, path: str, lines: list[str],
-                 lowered: str | Haystack | None):
+                 lowered: str | Haystack | None, module: str | None = None):
         self.tree = tree
         self.path = path
+        self.module = module
         self.lines = lines
         self.is_setup = PurePosixPath(path).name == "setup.py"
         dependency_rules = tuple(r for r in rulebook.family("dependency") if r.dependency.imports)
@@ -136,12 +138,23 @@ class _Engine(SyntacticContexts, SetupRequirements):
             self._import(node, alias.name)
 
     def on_import_from(self, node: ast.ImportFrom) -> None:
+        if node.level and self.module is not None:
+            self._relative_import(node, self.module)
         if node.level or not node.module:
             return
         if node.module.startswith("torch.utils.cpp_extension"):
             self.scan.uses_cpp_extension = True
         candidates = [f"{node.module}.{a.name}" for a in node.names if a.name != "*"] + [node.module]
         for candidate in candidates:
+            if self._import(node, candidate):
+                break
+
+    def _relative_import(self, node: ast.ImportFrom, module: str) -> None:
+        """`from . import gpu` in the module `pkg.functions.f`: the project's own `pkg.functions.gpu`."""
+        target = absolute("." * node.level + (node.module or ""), module, self.path.endswith("__init__.py"))
+        if not target:
+            return
+        for candidate in [f"{target}.{a.name}" for a in node.names if a.name != "*"] + [target]:
             if self._import(node, candidate):
                 break
 
@@ -362,7 +375,9 @@ _GUARD_READERS: dict[type[ast.AST], Callable[[_Engine, Any], None]] = {
 
 def scan_python(
     tree: PythonTree, rulebook: Rulebook | ScanContext, path: str, lines: list[str],
-    lowered: str | Haystack | None = None,
+    lowered: str | Haystack | None = None, module: str | None = None,
 ) -> PythonScan:
-    """`lowered` (the file's text in lower case) lets rules whose needles it lacks be skipped."""
-    return _Engine(tree, ScanContext.of(rulebook), path, lines, lowered).run()
+    """`lowered` (the file's text in lower case) lets rules whose needles it lacks be skipped. `module`: the
+    file's dotted module name in its project, when known: its relative imports are then matched as absolute ones
+    (only the project's own modules are imported that way, which only a rule naming them can match)."""
+    return _Engine(tree, ScanContext.of(rulebook), path, lines, lowered, module).run()

@@ -1,0 +1,2 @@
+from corekit.nn import Linear
+from corekit.device import memory_report

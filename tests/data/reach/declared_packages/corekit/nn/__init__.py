@@ -1,0 +1,5 @@
+import torch
+
+
+class Linear(torch.nn.Linear):
+    pass

@@ -1,0 +1,3 @@
+#include <lib/buffer.hpp>
+
+size_t rounded(size_t n) { return granularity(n); }

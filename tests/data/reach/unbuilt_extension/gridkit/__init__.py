@@ -1,0 +1,1 @@
+from .functions import aggregate, pooled

@@ -1,0 +1,2 @@
+from .aggregate import aggregate
+from .pooling import pooled
