@@ -194,6 +194,7 @@ class FileFacts:
     unknown_suppressions: tuple[tuple[int, str], ...] = ()   # (line, rule id) of suppressions naming no rule
     imports: tuple[str, ...] = ()     # Python: the modules importing this one loads unconditionally (pyimports.py)
     opt_in_lines: tuple[int, ...] = ()   # Python: lines behind an environment opt-in off by default (envoptin.py)
+    import_time: tuple[tuple[int, int], ...] | None = None   # Python: lines run at import, as runs (None: not parsed)
     exports: tuple[tuple[str, str, str, int], ...] = ()   # C/C++, for xlang: ops (module, op, function, line)
     fenced_exports: tuple[int, ...] = ()   # lines of those registrations on a branch a ROCm build never compiles
     functions: tuple[tuple[str, int, int, tuple[str, ...]], ...] = ()   # (name, lines, calls): C/C++ xlang, Python

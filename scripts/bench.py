@@ -253,6 +253,7 @@ class Run:
     code: int
     stdout: str
     cpu_seconds: float = 0.0   # user + system time of rocm-audit and every process it waited for
+    peak_pss_kib: int = 0      # largest summed PSS (shared pages counted once), when sampled (`pss=True`)
 
 
 def _children_cpu() -> float:
@@ -260,8 +261,12 @@ def _children_cpu() -> float:
     return usage.ru_utime + usage.ru_stime
 
 
-def run(args: list[str], env: dict[str, str], cwd: Path | None = None, command: list[str] | None = None) -> Run:
-    peak = [0]
+def run(args: list[str], env: dict[str, str], cwd: Path | None = None, command: list[str] | None = None,
+        pss: bool = False) -> Run:
+    """`pss`: sample the summed PSS too (slower to read than the resident sizes)."""
+    from scripts.bench_floor import tree_pss_kib
+
+    peak = [0, 0]
     cpu_before = _children_cpu()
     start = time.perf_counter()
     process = subprocess.Popen((command or rocm_audit_command()) + args, env=env, cwd=cwd, stdout=subprocess.PIPE,
@@ -271,6 +276,8 @@ def run(args: list[str], env: dict[str, str], cwd: Path | None = None, command: 
     def sample() -> None:
         while not done.wait(0.01):
             peak[0] = max(peak[0], _tree_rss_kib(process.pid))
+            if pss:
+                peak[1] = max(peak[1], tree_pss_kib(process.pid))
 
     sampler = threading.Thread(target=sample, daemon=True)
     sampler.start()
@@ -280,7 +287,7 @@ def run(args: list[str], env: dict[str, str], cwd: Path | None = None, command: 
     sampler.join()
     if process.returncode not in (0, 1):
         raise SystemExit(f"bench: rocm-audit {' '.join(args)} exited {process.returncode}: {stderr}")
-    return Run(elapsed, peak[0], process.returncode, stdout, _children_cpu() - cpu_before)
+    return Run(elapsed, peak[0], process.returncode, stdout, _children_cpu() - cpu_before, peak[1])
 
 
 def median(runs: list[Run]) -> Run:

@@ -34,6 +34,10 @@ PROCESS_STATE = {
         "results this process read from the authenticated result cache, by cache directory and key: a key is "
         "everything a result depends on and no entry is rewritten under it, so a hit is that entry (history reads "
         "each unchanged file's result once for all its points); bounded by MAX_LOADED",
+    ("auditor/util/textmemo.py", "_kept"):
+        "values derived from a file's text by a pure function, keyed by what is derived and the text's digest: "
+        "a key's value never changes, so nothing of one run reaches another (history derives them once for all its "
+        "points); bounded by MAX_ENTRIES",
     ("auditor/parse/python.py", "_CHILD_FIELDS"):
         "a memo of a pure function of Python's own ast node classes (their _fields): its input never changes",
 }
@@ -72,6 +76,10 @@ PURE_MEMOS = {
         "a text (str), frozen configurations and frozen preprocessor facts; returns tuples and frozensets",
     ("auditor/model/rocmpath/pybuild.py", "_read_remembered"):
         "a path and a text (str); its caller returns a deep copy of the PyBuild, never the one remembered",
+    ("auditor/util/purepaths.py", "pure"): "a path (str); the PurePosixPath is immutable",
+    ("auditor/judge/table.py", "_first_match"): "a frozenset of fact names; the table is a constant of frozen rows",
+    ("auditor/judge/analysis/effort.py", "_in_optional_dir"): "a path (str), a frozenset of names and a path (str)",
+    ("auditor/model/rocmpath/reader.py", "_owner"): "a path (str) and a tuple of component directories (str)",
     ("auditor/util/vcs.py", "_neutral_config"): "no argument: git's own list of config keys that run programs",
 }
 

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 from collections.abc import Mapping
 from dataclasses import dataclass
+from functools import lru_cache
 
 from auditor.judge.classes import CLASSES
 from auditor.judge.dispositions import (
@@ -101,13 +102,19 @@ TABLE: tuple[Row, ...] = (
 
 def judge(names: frozenset[str], steps: Mapping[str, Step]) -> tuple[Row, str]:
     """The first row matching `names` (the finding's reach facts and rule classes), and its note."""
+    row, term = _first_match(names)
+    if row.note:
+        return row, row.note
+    return row, next((steps[n].note for n in term.present if n in steps and steps[n].note), "")
+
+
+@lru_cache(maxsize=4096)
+def _first_match(names: frozenset[str]) -> tuple[Row, Term]:
+    """The first row matching `names` and its term: a run's findings share a few hundred sets of facts."""
     for row in TABLE:
         term = row.match(names)
-        if term is None:
-            continue
-        if row.note:
-            return row, row.note
-        return row, next((steps[n].note for n in term.present if n in steps and steps[n].note), "")
+        if term is not None:
+            return row, term
     raise AssertionError("the judge table ends with a row that matches every finding")
 
 

@@ -3,9 +3,9 @@ shipped packages."""
 from __future__ import annotations
 
 import re
-from pathlib import PurePosixPath
 
 from auditor.match.inputs.kinds import OPS_KINDS
+from auditor.util.purepaths import pure
 
 # (`packaging/`: release-wheel build scripts; the default install never runs them)
 OPS_DIRS = frozenset({".github", ".gitlab", ".circleci", "docker", "dockerfiles", "ci", ".ci", "scripts", "tools",
@@ -18,11 +18,11 @@ def is_ops(path: str, kind: str) -> bool:
     """CI, container or developer script: by its kind or a directory it sits in."""
     if kind in OPS_KINDS:
         return True
-    return any(part.lower() in OPS_DIRS for part in PurePosixPath(path).parts[:-1])
+    return any(part.lower() in OPS_DIRS for part in pure(path).parts[:-1])
 
 
 def written_for_rocm(path: str) -> bool:
-    p = PurePosixPath(path)
+    p = pure(path)
     return p.suffix == ".hip" or any(ROCM_DIRS.search(part) for part in p.parts[:-1]) or bool(ROCM_FILE.search(p.name))
 
 

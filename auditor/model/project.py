@@ -4,7 +4,6 @@ from __future__ import annotations
 
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass, field
-from pathlib import PurePosixPath
 from types import MappingProxyType
 
 from auditor.model.places import in_packages, is_ops, under, written_for_rocm
@@ -16,6 +15,7 @@ from auditor.model.rocmpath.reader import owner
 from auditor.model.rocmpath.redefine import CUDA_NAME, uses
 from auditor.truth.switches import shipped
 from auditor.types import PROJECT_MACRO, FileResult, Finding, Rule
+from auditor.util.purepaths import pure
 
 PACKAGE_CATEGORY = "cuda_only_python_package"
 STALE_TRAIT = "stale-hip"   # auditor/match/rulebook/traits.py
@@ -79,7 +79,7 @@ class ReachModel:
             comp = self.component(r.path)
             packages = self.project.shipped_python.get(comp, frozenset())
             if r.kind == "python" and packages and not in_packages(r.path, packages) \
-                    and PurePosixPath(r.path).name != "setup.py" and not self.optional_dir(r.path, comp):
+                    and pure(r.path).name != "setup.py" and not self.optional_dir(r.path, comp):
                 out.update(r.facts.imports)
         return frozenset(out)
 
@@ -93,7 +93,7 @@ class ReachModel:
     def declares_hard_dependency(self, finding: Finding) -> bool:
         """A package finding in a manifest or setup.py the install reads, outside CI and other vendors' parts."""
         kind = self.kinds.get(finding.path, "")
-        return (kind == "manifest" or PurePosixPath(finding.path).name == "setup.py") and not finding.optional \
+        return (kind == "manifest" or pure(finding.path).name == "setup.py") and not finding.optional \
             and finding.path not in self.project.unread_requirements and not is_ops(finding.path, kind) \
             and not any(under(finding.path, v) for v in self.project.vendor_backends)
 
@@ -145,8 +145,8 @@ class ReachModel:
         if line in project.cuda_build_lines.get(path, ()):
             steps.append(Step("cuda-build-branch", False, "only the CUDA configuration of this build runs this line",
                               f"{path}:{line}"))
-        if kind in ("python", "notebook") and PurePosixPath(path).name != "setup.py" \
-                and "op_builder" not in PurePosixPath(path).parts:
+        if kind in ("python", "notebook") and pure(path).name != "setup.py" \
+                and "op_builder" not in pure(path).parts:
             packages = project.shipped_python.get(comp, frozenset())
             if packages and not in_packages(path, packages):
                 steps.append(Step("not-packaged", False, "Python outside the shipped packages"))

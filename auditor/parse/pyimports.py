@@ -15,6 +15,8 @@ GUARD_TEST = re.compile(r"(?:^|\.)(?:TYPE_CHECKING|is_\w+_available|find_spec|_i
                         r"|[A-Z][A-Z0-9_]*_AVAILABLE|HAS_[A-Z0-9_]+)$")
 IMPORT_ERRORS = frozenset({"ImportError", "ModuleNotFoundError", "Exception", "BaseException"})
 _LAZY = (ast.FunctionDef, ast.AsyncFunctionDef, ast.Lambda)
+_SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign)
+_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 def _dotted(node: ast.AST) -> str:
@@ -120,3 +122,42 @@ def unconditional_statements(module: ast.Module) -> list[ast.stmt]:
             inner = ([] if _catches_import_error(node) else node.body) + node.orelse + node.finalbody
         frontier.extend(reversed(inner))
     return out
+
+
+def import_time_lines(module: ast.Module) -> set[int]:
+    """Lines run at import: the module-level imports and simple statements that call something, and the bodies
+    of the module's functions and classes that such a statement calls by name."""
+    statements = unconditional_statements(module)
+    defined = {node.name: node for node in statements if isinstance(node, _DEFS)}
+    lines: set[int] = set()
+    for node in statements:
+        calls = [c for c in ast.walk(node) if isinstance(c, ast.Call)] if isinstance(node, _SIMPLE) else []
+        if isinstance(node, (ast.Import, ast.ImportFrom)) or calls:
+            lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
+        for call in calls:
+            target = defined.get(call.func.id) if isinstance(call.func, ast.Name) else None
+            if target is not None:
+                lines.update(_body_lines(target))
+    return lines
+
+
+def _body_lines(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> range | set[int]:
+    """A function's body; of a class, its class-level statements and its `__init__`."""
+    if not isinstance(node, ast.ClassDef):
+        return range(node.lineno, (node.end_lineno or node.lineno) + 1)
+    out: set[int] = set()
+    for stmt in node.body:
+        if not isinstance(stmt, _DEFS) or stmt.name == "__init__":
+            out.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
+    return out
+
+
+def line_runs_of(lines: Iterable[int]) -> tuple[tuple[int, int], ...]:
+    """Line numbers as (first, last) runs of consecutive lines, in order: compact to keep with a file's result."""
+    runs: list[tuple[int, int]] = []
+    for line in sorted(lines):
+        if runs and line == runs[-1][1] + 1:
+            runs[-1] = (runs[-1][0], line)
+        else:
+            runs.append((line, line))
+    return tuple(runs)

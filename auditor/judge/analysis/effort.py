@@ -6,11 +6,11 @@ import tomllib
 from collections import defaultdict
 from collections.abc import Sequence
 from dataclasses import dataclass
-from functools import cache
-from pathlib import PurePosixPath
+from functools import cache, lru_cache
 
 from auditor.match.rulebook import rules_root
 from auditor.types import Assumption, Effort, FileResult, Finding, Rule, Severity
+from auditor.util.purepaths import pure
 
 
 Hours = tuple[float, float]
@@ -98,8 +98,13 @@ def load_model() -> EffortModel:
 
 
 def in_optional_dir(path: str, model: EffortModel, within: str = "") -> bool:
-    inner = PurePosixPath(path).relative_to(within) if within and path.startswith(within + "/") else PurePosixPath(path)
-    return any(part.lower() in model.optional_dirs for part in inner.parts[:-1])
+    return _in_optional_dir(path, model.optional_dirs, within)
+
+
+@lru_cache(maxsize=1 << 17)
+def _in_optional_dir(path: str, optional_dirs: frozenset[str], within: str) -> bool:
+    inner = pure(path).relative_to(within) if within and path.startswith(within + "/") else pure(path)
+    return any(part.lower() in optional_dirs for part in inner.parts[:-1])
 
 
 def counts(finding: Finding) -> bool:
@@ -140,7 +145,7 @@ def site_hours(findings: Sequence[Finding], rules: dict[str, Rule], model: Effor
             continue
         dependency = rule.category in DEPENDENCY_CATEGORIES
         rewrite = not dependency and rule.effort in ("L", "XL")
-        folder = PurePosixPath(finding.path).parent.as_posix()
+        folder = pure(finding.path).parent.as_posix()
         if rewrite and (rule.id, folder) in paid_in:
             continue   # the rewrite of this directory's kernels covers its (generated) siblings
         if rewrite:
@@ -180,7 +185,7 @@ def family(path: str) -> str:
     """Files that differ only in numbers or a generator's hash (`fmha_fwd_hdim64_fp16_sm80.cu`, `…hdim128…`,
     `moe_gemm_276cec1f1d2c8ba1e4cb_kernel.cu`) are one generated family: one problem for the effort, however
     many instances the generator wrote."""
-    p = PurePosixPath(path)
+    p = pure(path)
     name = GENERATED_HASH.sub("#", p.name)
     return f"{p.parent.as_posix()}/{re.sub(r'[0-9]+', '#', name)}"
 
@@ -196,7 +201,7 @@ def review_hours(result: FileResult, model: EffortModel) -> Hours:
 
 
 def _top_directory(path: str) -> str:
-    parts = PurePosixPath(path).parts
+    parts = pure(path).parts
     return parts[0] + "/" if len(parts) > 1 else "(top level)"
 
 
@@ -297,7 +302,7 @@ def _review_plan(
         component = component_of(result.path, components)
         cost = NO_HOURS if result.path in hipified else review_hours(result, model)
         if cost != NO_HOURS:
-            folder = PurePosixPath(result.path).parent.as_posix()
+            folder = pure(result.path).parent.as_posix()
             per_directory[folder] += 1
             if per_directory[folder] > model.review_full_files:
                 cost = model.review_repeat_hours

@@ -13,6 +13,7 @@ from collections.abc import Sequence
 from pathlib import PurePosixPath
 
 from auditor.types import Coverage, CoverageFile, FileResult
+from auditor.util.purepaths import pure
 
 TORCH, HIPIFY = "torch-hipify", "hipify"
 LOCATIONS_PER_NAME = 20   # file:line of the first references of each unconverted name
@@ -23,18 +24,18 @@ COMPONENT_FILES = {"setup.py", "pyproject.toml"}
 
 def _owner(path: PurePosixPath, roots: set[PurePosixPath]) -> PurePosixPath:
     """The nearest component root above a file (the scanned root when there is none)."""
-    return next((d for d in path.parents if d in roots), PurePosixPath("."))
+    return next((d for d in path.parents if d in roots), pure("."))
 
 
 def _torch_roots(results: Sequence[FileResult]) -> tuple[set[PurePosixPath], set[PurePosixPath]]:
     """(component roots, those whose Python code builds with torch.utils.cpp_extension)."""
-    roots = {PurePosixPath(r.path).parent for r in results if PurePosixPath(r.path).name in COMPONENT_FILES}
-    torch = {_owner(PurePosixPath(r.path), roots) for r in results if r.facts.cpp_extension}
+    roots = {pure(r.path).parent for r in results if pure(r.path).name in COMPONENT_FILES}
+    torch = {_owner(pure(r.path), roots) for r in results if r.facts.cpp_extension}
     return roots, torch
 
 
 def translator_for(path: str, roots: set[PurePosixPath], torch: set[PurePosixPath]) -> str:
-    return TORCH if _owner(PurePosixPath(path), roots) in torch else HIPIFY
+    return TORCH if _owner(pure(path), roots) in torch else HIPIFY
 
 
 def coverage(results: Sequence[FileResult], table: Sequence[str] = ()) -> Coverage:

@@ -20,7 +20,7 @@ class PythonEngine:
         from auditor.match.engines.python.cudasource import CUDA_SOURCE_NEEDLES
         from auditor.match.engines.python.envoptin import opt_in_lines_of
         from auditor.match.engines.python.functions import python_functions
-        from auditor.parse.pyimports import unguarded_imports
+        from auditor.parse.pyimports import import_time_lines, line_runs_of, unguarded_imports
         from auditor.parse.python import PythonParseError, parse
         from auditor.match.rulebook.prefilter import Haystack, python_gate
 
@@ -54,8 +54,12 @@ class PythonEngine:
             sub_tree = ts_cuda.parse(embedded.code.encode())
             hits = scan_cuda(sub_tree, ctx, path, "cuda", lines, line_offset=embedded.first_line - 1)
             found.extend(_guard_with(hits, scan.guarded))
+        # where a finding may be the root of an import chain (auditor/match/xlang/importchain.py), from this parse:
+        # the file is never parsed again there (None: not parsed cleanly, or nothing found)
+        import_time = line_runs_of(import_time_lines(tree.module)) if note is None and found else None
         return EngineResult(tuple(found), FileFacts(cpp_extension=scan.uses_cpp_extension, imports=imports,
-                                                    opt_in_lines=opt_in, functions=functions), note)
+                                                    opt_in_lines=opt_in, import_time=import_time,
+                                                    functions=functions), note)
 
 
 def _guard_with(findings: list[Finding], guarded_line) -> list[Finding]:

@@ -12,25 +12,24 @@ MAX_DEPTH imports from a root."""
 from __future__ import annotations
 
 import ast
+import hashlib
 import re
 from collections.abc import Callable, Iterable, Mapping, Sequence
 from dataclasses import dataclass, replace
-from pathlib import PurePosixPath
 
 from auditor.match.engines import make_finding
-from auditor.parse.pyimports import absolute, unconditional_statements
+from auditor.parse.pyimports import absolute, import_time_lines
 from auditor.parse.python import PythonParseError, parse
 from auditor.match.rulebook import Rulebook
 from auditor.match.rulebook.context import ScanContext
 from auditor.match.rulebook.schema import ImportChainMatch
 from auditor.types import LIVE, FileResult, Finding, Rule, Severity, Span
+from auditor.util.purepaths import pure
 
 MAX_DEPTH = 8
 TRIPLE = re.compile(r'"""|\'\'\'')
 IMPORT_LINE = re.compile(r"(?:from[ \t]+[\w.]+[ \t]+import|import[ \t]+\w)")
 Reader = Callable[[str], "str | None"]
-_SIMPLE = (ast.Expr, ast.Assign, ast.AnnAssign, ast.AugAssign)
-_DEFS = (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)
 
 
 @dataclass(frozen=True, slots=True)
@@ -65,7 +64,7 @@ def link_imports(results: Sequence[FileResult], findings: Sequence[Finding], rul
             continue
         wanted = [f for f in findings if f.path in names and not f.guarded and f.disposition in carried
                   and categories.get(f.rule_id) in spec.fails_with and f.severity >= Severity.parse(spec.root_severity)]
-        roots = _roots(wanted, trees)
+        roots = _roots(wanted, trees, rulebook, {r.path: r for r in results})
         if roots:
             out += _importers(rule, roots, names, may_import, trees)
     return out
@@ -77,7 +76,7 @@ def module_names(paths: Iterable[str]) -> dict[str, str]:
     files = set(paths)
     out = {}
     for path in files:
-        parts = list(PurePosixPath(path).with_suffix("").parts)
+        parts = list(pure(path).with_suffix("").parts)
         top = len(parts) - 1
         while top > 0 and "/".join(parts[:top]) + "/__init__.py" in files:
             top -= 1
@@ -110,49 +109,39 @@ class _Trees:
         return self.trees[path]
 
 
-def _roots(wanted: Sequence[Finding], trees: _Trees) -> dict[str, Failing]:
+def _roots(wanted: Sequence[Finding], trees: _Trees, rulebook: ScanContext,
+           results: Mapping[str, FileResult]) -> dict[str, Failing]:
     """The files whose import-time code holds one of `wanted`, each with its first such finding."""
     by_path: dict[str, list[Finding]] = {}
     for f in wanted:
         by_path.setdefault(f.path, []).append(f)
     roots = {}
     for path, found in sorted(by_path.items()):
-        module = trees.module(path)
-        if module is None:
+        lines = _import_time_lines_of(trees, results[path], rulebook)
+        if lines is None:
             continue
-        lines = _import_time_lines(module)
         hit = next((f for f in sorted(found, key=Finding.sort_key) if f.span.line in lines), None)
         if hit is not None:
             roots[path] = Failing(hit, (path,))
     return roots
 
 
-def _import_time_lines(module: ast.Module) -> set[int]:
-    """Lines run at import: the module-level imports and simple statements that call something, and the bodies
-    of the module's functions and classes that such a statement calls by name."""
-    statements = unconditional_statements(module)
-    defined = {node.name: node for node in statements if isinstance(node, _DEFS)}
-    lines: set[int] = set()
-    for node in statements:
-        calls = [c for c in ast.walk(node) if isinstance(c, ast.Call)] if isinstance(node, _SIMPLE) else []
-        if isinstance(node, (ast.Import, ast.ImportFrom)) or calls:
-            lines.update(range(node.lineno, (node.end_lineno or node.lineno) + 1))
-        for call in calls:
-            target = defined.get(call.func.id) if isinstance(call.func, ast.Name) else None
-            if target is not None:
-                lines.update(_body_lines(target))
-    return lines
+def _import_time_lines_of(trees: _Trees, result: FileResult, rulebook: ScanContext) -> frozenset[int] | None:
+    """A file's import-time lines (None: unreadable or unparsable): from the scan's own parse (FileFacts), else
+    parsed here, kept with the rulebook under the text's digest (`history` parses a file again only when its text
+    changed)."""
+    if result.facts.import_time is not None:
+        return frozenset(line for first, last in result.facts.import_time for line in range(first, last + 1))
+    path = result.path
+    text = trees.source(path)
+    if text is None:
+        return None
+    digest = hashlib.blake2b(text.encode("utf-8", "surrogatepass"), digest_size=20).digest()
 
-
-def _body_lines(node: ast.FunctionDef | ast.AsyncFunctionDef | ast.ClassDef) -> range | set[int]:
-    """A function's body; of a class, its class-level statements and its `__init__`."""
-    if not isinstance(node, ast.ClassDef):
-        return range(node.lineno, (node.end_lineno or node.lineno) + 1)
-    out: set[int] = set()
-    for stmt in node.body:
-        if not isinstance(stmt, _DEFS) or stmt.name == "__init__":
-            out.update(range(stmt.lineno, (stmt.end_lineno or stmt.lineno) + 1))
-    return out
+    def lines() -> frozenset[int] | None:
+        module = trees.module(path)
+        return None if module is None else frozenset(import_time_lines(module))
+    return rulebook.compiled(("import-time lines", digest), lines)
 
 
 def _import_sites(path: str, module_name: str, text: str) -> list[tuple[int, tuple[str, ...]]]:

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Sequence
-from pathlib import PurePosixPath
 
 from auditor.types import SourceFile
+from auditor.util.purepaths import pure
 
 # a version may follow the name: `requirements_cuda12.txt` beside `requirements_rocm6.txt`
 VENDOR_NAME = re.compile(r"(?i)^(?:nvidia|cuda\d*|cu\d+|cutlass|sycl|xpu|intel|npu|tpu|mps|metal|cann|musa|neuron)$")
@@ -23,13 +23,13 @@ def vendor_backends(files: Sequence[SourceFile]) -> frozenset[str]:
     named for ROCm (`amd/`, `requirements/rocm.txt`): one backend among several."""
     children: dict[str, set[str]] = {}
     for f in files:
-        parts = PurePosixPath(f.path).parts
+        parts = pure(f.path).parts
         for depth in range(len(parts)):
             parent = "/".join(parts[:depth]) or "."
             children.setdefault(parent, set()).add(parts[depth])
     out: set[str] = set()
     for parent, names in children.items():
-        stems = {name: PurePosixPath(name).stem for name in names}
+        stems = {name: pure(name).stem for name in names}
         rocm_whole = any(ROCM_NAME.match(stem) for stem in stems.values())
         rocm_rests = {_split(stem)[1] for stem in stems.values() if ROCM_NAME.match(_split(stem)[0])}
         rocm_heads = {_rsplit(stem)[0] for stem in stems.values() if ROCM_NAME.match(_rsplit(stem)[1])}

@@ -7,10 +7,10 @@ import ast
 import re
 from collections.abc import Callable, Iterable
 from functools import lru_cache
-from pathlib import PurePosixPath
 
 from auditor.parse.manifest import ManifestError, pyproject_toml, requirements_txt
 from auditor.types import SourceFile
+from auditor.util.purepaths import pure
 
 NAME = re.compile(r"^\s*([A-Za-z0-9][A-Za-z0-9._-]*)")
 # a setup.py or op builder larger than this is not a real one (vLLM's is 30 KB): parsing megabytes of Python with
@@ -42,7 +42,7 @@ def _install_requires(text: str) -> tuple[str, ...]:
 def hard_dependencies(files: Iterable[SourceFile], text_of: Callable[[str], str]) -> frozenset[str]:
     names: set[str] = set()
     for f in files:
-        path = PurePosixPath(f.path)
+        path = pure(f.path)
         try:
             if path.name == "pyproject.toml" and len(path.parts) <= 2:
                 names |= {normalized(d.text) for d in pyproject_toml(text_of(f.path)).declared if not d.optional

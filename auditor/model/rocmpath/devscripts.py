@@ -5,10 +5,10 @@ run by a developer by hand. It is such a script unless one of those build files 
 from __future__ import annotations
 
 from collections.abc import Callable, Sequence
-from pathlib import PurePosixPath
 
 from auditor.model.rocmpath.provenance import within
 from auditor.types import SourceFile
+from auditor.util.purepaths import pure
 
 PIP_BUILDS = frozenset({"setup.py", "pyproject.toml"})
 SHELL_KIND = "shell"
@@ -16,7 +16,7 @@ SHELL_KIND = "shell"
 
 def _runs_builds(path: str) -> bool:
     """A file pip's build may run: the Python build scripts and the CMake files scikit-build runs."""
-    name = PurePosixPath(path).name
+    name = pure(path).name
     return name in PIP_BUILDS or name == "CMakeLists.txt" or name.endswith(".cmake")
 
 
@@ -24,10 +24,10 @@ def unrun_scripts(manifests: Sequence[str], mine: Sequence[SourceFile], packages
                   text_of: Callable[[str], str]) -> frozenset[str]:
     """The component's shell scripts outside its shipped packages that no build file pip runs names, when pip
     installs the component (`manifests`: its setup.py or distribution pyproject.toml, empty when it has none)."""
-    if not any(PurePosixPath(m).name in PIP_BUILDS for m in manifests):
+    if not any(pure(m).name in PIP_BUILDS for m in manifests):
         return frozenset()
     scripts = [f.path for f in mine if f.kind == SHELL_KIND and not any(within(f.path, p) for p in packages)]
     if not scripts:
         return frozenset()
     builds = [text_of(f.path) for f in mine if _runs_builds(f.path)]
-    return frozenset(s for s in scripts if not any(PurePosixPath(s).name in text for text in builds))
+    return frozenset(s for s in scripts if not any(pure(s).name in text for text in builds))

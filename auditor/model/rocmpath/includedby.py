@@ -6,10 +6,10 @@ from __future__ import annotations
 
 import posixpath
 from collections.abc import Callable, Mapping, Sequence
-from pathlib import PurePosixPath
 
 from auditor.model.rocmpath.provenance import C_KINDS, INCLUDE, parent_dir
 from auditor.types import SourceFile
+from auditor.util.purepaths import pure
 
 NOT_ROOT = frozenset({"secondary", "optional"})
 MAX_INCLUDERS = 10_000       # include edges followed per file (the walk is bounded like every other read)
@@ -19,12 +19,12 @@ def includers(files: Sequence[SourceFile], text_of: Callable[[str], str]) -> dic
     """file -> the C/C++ files that `#include` it (resolved beside the includer first, else by name)."""
     by_name: dict[str, list[str]] = {}
     for f in files:
-        by_name.setdefault(PurePosixPath(f.path).name, []).append(f.path)
+        by_name.setdefault(pure(f.path).name, []).append(f.path)
     found: dict[str, set[str]] = {}
     for f in files:
         for target in INCLUDE.findall(text_of(f.path)):
             beside = posixpath.normpath(posixpath.join(parent_dir(f.path), target))
-            candidates = by_name.get(PurePosixPath(target).name, [])
+            candidates = by_name.get(pure(target).name, [])
             resolved = [beside] if beside in candidates else \
                 [c for c in candidates if c.endswith(target.lstrip("./"))]
             for path in resolved:

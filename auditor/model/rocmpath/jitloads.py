@@ -8,12 +8,12 @@ import ast
 import fnmatch
 import re
 from collections.abc import Callable, Sequence
-from pathlib import PurePosixPath
 
 from auditor.model.rocmpath.provenance import C_KINDS, parent_dir, within
 from auditor.parse.python import flatten
 from auditor.truth.python import dotted
 from auditor.types import SourceFile
+from auditor.util.purepaths import pure
 
 LOADERS = re.compile(r"^load(?:_inline)?$|(?:^|\.)cpp_extension\.load(?:_inline)?$")
 SOURCE_NAME = re.compile(r"[\w*{}.-]+\.(?:cu|cuh|cpp|cc|cxx|c|hip)$")
@@ -55,8 +55,8 @@ def _source_names(call: ast.Call, assigned: dict[str, list[ast.expr]]) -> set[st
     for arg in args:
         for node in ast.walk(arg):
             text = _text(node)
-            if text and SOURCE_NAME.fullmatch(PurePosixPath(text).name):
-                names.add(FIELD.sub("*", PurePosixPath(text).name))
+            if text and SOURCE_NAME.fullmatch(pure(text).name):
+                names.add(FIELD.sub("*", pure(text).name))
     return names
 
 
@@ -88,6 +88,6 @@ def jit_built(mine: Sequence[SourceFile], packages: frozenset[str], text_of: Cal
                 continue
             for name in _source_names(call, assigned):
                 for path in c_files:
-                    if within(path, home) and fnmatch.fnmatch(PurePosixPath(path).name, name):
+                    if within(path, home) and fnmatch.fnmatch(pure(path).name, name):
                         found.setdefault(path, f"{f.path}:{call.lineno}")
     return found

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Sequence
+from functools import partial
 from pathlib import PurePosixPath
 
 from auditor.model.rocmpath.model import ProjectBuild
@@ -15,6 +16,7 @@ from auditor.model.rocmpath.pybuild import PyBuild
 from auditor.model.rocmpath.pytolerant import tolerated_builds
 from auditor.model.rocmpath.tolerated import tolerated_artifacts
 from auditor.types import SourceFile
+from auditor.util.textmemo import by_text
 
 
 def optional_builds(project: ProjectBuild, comp: str, mine: Sequence[SourceFile], pybuilds: Sequence[PyBuild],
@@ -23,9 +25,10 @@ def optional_builds(project: ProjectBuild, comp: str, mine: Sequence[SourceFile]
     """Notes each optional extension's sources in `project.optional_builds`; returns the extensions' names."""
     optional: set[str] = set()
     for build in pybuilds:
-        tree = tree_of(build.path)
-        builds = {name: f"the install tolerates `{name}` failing to build ({build.path}:{line})"
-                  for name, line in (tolerated_builds(tree) if tree is not None else {}).items()}
+        path = build.path
+        tolerated = by_text("tolerated builds", text_of(path), partial(_tolerated, tree_of, path))
+        builds = {name: f"the install tolerates `{name}` failing to build ({path}:{line})"
+                  for name, line in tolerated.items()}
         skipped = {name: f"the default ROCm install does not build `{name}` "
                          f"({build.path}:{build.artifact_lines.get((name, 'cuda'), 0)}: a branch false on ROCm)"
                    for name, configs in build.artifacts.items() if configs == {"cuda"}}
@@ -61,3 +64,8 @@ def _headers_of_optional_builds(project: ProjectBuild, mine: Sequence[SourceFile
     for path, note in included_only_from(sources, edges).items():
         if project.provenance.get(path) not in ("both", "rocm"):
             project.optional_builds.setdefault(path, f"only optional builds' sources include it: {note}")
+
+
+def _tolerated(tree_of: Callable[[str], ast.Module | None], path: str) -> dict[str, int]:
+    tree = tree_of(path)
+    return tolerated_builds(tree) if tree is not None else {}

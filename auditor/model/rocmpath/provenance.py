@@ -7,7 +7,6 @@ import fnmatch
 import functools
 import posixpath
 import re
-from pathlib import PurePosixPath
 
 from auditor.match.inputs.kinds import C_FAMILY
 from auditor.parse.nesting import MAX_NESTING
@@ -16,6 +15,7 @@ from auditor.truth.cpp import PreprocFacts
 from auditor.model.rocmpath.declaredpackages import Declared
 from auditor.model.rocmpath.cmakebuild import subdir_config
 from auditor.model.rocmpath.model import ProjectBuild
+from auditor.util.purepaths import pure
 
 C_KINDS = C_FAMILY
 INCLUDE = re.compile(r'^[ \t]*#[ \t]*include[ \t]*[<"]([^>"]+)[>"]', re.MULTILINE)
@@ -24,7 +24,7 @@ NOT_SHIPPED = {"tests", "test", "testing", "examples", "example", "benchmarks", 
 
 
 def parent_dir(path: str) -> str:
-    parent = PurePosixPath(path).parent.as_posix()
+    parent = pure(path).parent.as_posix()
     return "." if parent in ("", ".") else parent
 
 
@@ -103,10 +103,10 @@ def _source_patterns(comp: str, pybuilds, cbuilds) -> dict[str, set[str]]:
     """Each source pattern the component's builds list (relative to the component), with the configurations
     that compile it; a CMake subdirectory added for one configuration stands for every file under it."""
     patterns: dict[str, set[str]] = {}
-    on_demand = not any(b.artifacts for b in pybuilds if PurePosixPath(b.path).name == "setup.py")
+    on_demand = not any(b.artifacts for b in pybuilds if pure(b.path).name == "setup.py")
     for b, from_cmake in [(b, False) for b in pybuilds] + [(b, True) for b in cbuilds]:
         base = parent_dir(b.path)
-        op_builder = "op_builder" in PurePosixPath(b.path).parts
+        op_builder = "op_builder" in pure(b.path).parts
         if op_builder:   # sources an op builder compiles on first use (JIT) when the install builds no extension
             base = comp
         for pattern, configs in b.sources.items():
@@ -130,7 +130,7 @@ def _source_patterns(comp: str, pybuilds, cbuilds) -> dict[str, set[str]]:
 
 def _pattern_key(base: str, pattern: str, comp: str) -> str | None:
     """A source pattern a build file in `base` lists, relative to the component (None: outside it)."""
-    if ".." in PurePosixPath(pattern).parts:
+    if ".." in pure(pattern).parts:
         return _resolved(base, pattern, comp)
     nested = base != "." and comp != base and within(base, comp)
     return f"{relative_to(base, comp)}/{pattern}" if nested else pattern
@@ -140,13 +140,13 @@ def _spread_through_includes(roles: dict[str, set[str]], c_files, text_of, facts
     """A header takes the configurations of the files that include it, transitively (`roles` grows)."""
     by_name: dict[str, list[str]] = {}
     for f in c_files:
-        by_name.setdefault(PurePosixPath(f.path).name, []).append(f.path)
+        by_name.setdefault(pure(f.path).name, []).append(f.path)
     frontier = list(roles)
     seen_edges: set[tuple[str, str, frozenset[str]]] = set()
     while frontier:
         path = frontier.pop()
         for target, carried in _includes(text_of(path), roles[path], facts):
-            candidates = by_name.get(PurePosixPath(target).name, [])
+            candidates = by_name.get(pure(target).name, [])
             beside = posixpath.normpath(posixpath.join(parent_dir(path), target))
             if beside in candidates:   # `#include "x.cuh"` finds the includer's own directory first
                 candidates = [beside]
@@ -205,16 +205,16 @@ def packages(comp: str, mine, declared: Declared | None = None) -> frozenset[str
     manifest declares when it declares them (auditor/model/rocmpath/declaredpackages.py)."""
     out: set[str] = set()
     for f in mine:
-        if PurePosixPath(f.path).name != "__init__.py":
+        if pure(f.path).name != "__init__.py":
             continue
-        parts = PurePosixPath(relative_to(f.path, comp)).parts
+        parts = pure(relative_to(f.path, comp)).parts
         if len(parts) >= 2 and parts[0] == "src" and len(parts) >= 3:
             top = f"src/{parts[1]}"
         elif len(parts) >= 2:
             top = parts[0]
         else:
             continue
-        if PurePosixPath(top).name.lower() in NOT_SHIPPED or (declared and not declared.ships(PurePosixPath(top).name)):
+        if pure(top).name.lower() in NOT_SHIPPED or (declared and not declared.ships(pure(top).name)):
             continue
         out.add(top if comp == "." else f"{comp}/{top}")
     return frozenset(out)

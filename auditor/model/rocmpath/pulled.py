@@ -12,12 +12,13 @@ import re
 import stat
 import time
 from collections.abc import Sequence
-from pathlib import Path, PurePosixPath
+from pathlib import Path
 
 from auditor.util.escape import visible
 from auditor.model.rocmpath.provenance import parent_dir
-from auditor.model.rocmpath.reader import read_build_file
+from auditor.model.rocmpath.buildtexts import read_build_file
 from auditor.types import SourceFile
+from auditor.util.purepaths import pure
 
 MAX_PULLED_BUILD_FILES = 400
 MAX_WALK_ENTRIES = 20_000       # directory entries looked at, over all targets
@@ -40,7 +41,7 @@ def pulled_in_build_files(files: Sequence[SourceFile], root: Path, vendored: Seq
         return []
     targets: set[str] = set()
     for f in files:
-        if PurePosixPath(f.path).name == "CMakeLists.txt":
+        if pure(f.path).name == "CMakeLists.txt":
             for target in ADD_SUBDIRECTORY.findall(read_build_file(f) or ""):
                 path = inside_target(parent_dir(f.path), target)
                 if path and any(path == v or path.startswith(v + "/") for v in vendored):

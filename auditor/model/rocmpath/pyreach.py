@@ -8,12 +8,12 @@ from __future__ import annotations
 
 import ast
 from collections.abc import Callable, Iterable, Mapping
-from pathlib import PurePosixPath
 
 from auditor.parse.pyimports import absolute, unguarded_imports
 from auditor.model.rocmpath.model import ProjectBuild
-from auditor.model.rocmpath.reader import read_build_file
+from auditor.model.rocmpath.buildtexts import read_build_file
 from auditor.types import SourceFile
+from auditor.util.purepaths import pure
 
 
 def optional_modules(
@@ -43,8 +43,8 @@ def _reach(packages: Iterable[str], python_files: Iterable[str], imports_of: Cal
     for path in python_files:
         for package in packages:
             if path.startswith(package + "/"):
-                top = PurePosixPath(package)
-                rel = PurePosixPath(path).relative_to(top.parent)
+                top = pure(package)
+                rel = pure(path).relative_to(top.parent)
                 parts = list(rel.with_suffix("").parts)
                 if parts[-1] == "__init__":
                     parts = parts[:-1]

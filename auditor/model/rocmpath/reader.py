@@ -6,19 +6,18 @@ import ast
 import posixpath
 from dataclasses import replace
 import re
-import time
 import tomllib
 from collections.abc import Callable, Mapping, Sequence
 from dataclasses import dataclass
-from pathlib import Path, PurePosixPath
+from functools import lru_cache, partial
+from pathlib import PurePosixPath
 
-from auditor.util.boundedio import UnsafeRead, read_text_bounded
 from auditor.match.inputs.kinds import BUILD_INPUTS
 from auditor.truth.cpp import PreprocFacts
 from auditor.truth.make import compiles_cuda
 from auditor.truth.python import PythonPersona
 from auditor.model.rocmpath.debugswitch import tested_switches, undefined_switches
-from auditor.model.rocmpath.deps import MAX_PYTHON_BUILD_CHARS, hard_dependencies
+from auditor.model.rocmpath.deps import hard_dependencies
 from auditor.model.rocmpath.localreqs import compiled_by_setup, installed_by_path
 from auditor.model.rocmpath.rocmevidence import rocm_path
 from auditor.model.rocmpath.installfacts import note_install_runs, note_what_the_install_skips
@@ -41,37 +40,32 @@ from auditor.match.engines.python.envoptin import opt_in_lines, opt_in_macros
 from auditor.model.rocmpath.optinlibs import opt_in_tests
 from auditor.model.rocmpath.wideshuffle import wide_shuffle_macros, wide_shuffle_uses
 from auditor.types import SourceFile
+from auditor.model.rocmpath.buildtexts import NESTED_TOO_DEEPLY, BuildTexts
+from auditor.util.textmemo import by_text
+from auditor.util.purepaths import pure
 
-MAX_BUILD_BYTES = 2 * 1024 * 1024
-BUILD_NAMES = frozenset({"setup.py", "pyproject.toml", "CMakeLists.txt", "Makefile", "makefile", "GNUmakefile"})
 SHIM_LINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(?:cu|CU)\w+[ \t]+(?:hip|HIP)\w+", re.MULTILINE)
 
 
-def read_build_file(source: SourceFile) -> str | None:
-    """A build file's text; None when it is not a regular file of at most MAX_BUILD_BYTES."""
-    try:
-        return read_text_bounded(Path(source.abspath), MAX_BUILD_BYTES, "build file")
-    except (OSError, UnsafeRead):
-        return None
+def _shim_header(text: str) -> bool:
+    """Five or more `#define cuX hipX` lines (a line that has one spells `hip` or `HIP`: most files are ruled
+    out without the regular expression)."""
+    return ("hip" in text or "HIP" in text) and len(SHIM_LINE.findall(text)) >= 5
 
 
-def is_build_file(path: str) -> bool:
-    name = PurePosixPath(path).name
-    return name in BUILD_NAMES or name.endswith((".cmake", ".mk")) or "op_builder" in PurePosixPath(path).parts
-
-
-def _python_build(path: str, text: str, tree: ast.Module | None, unread: dict[str, str],
+def _python_build(path: str, text: str, parses: bool, unread: dict[str, str],
                   switches: PythonPersona | None = None) -> PyBuild | None:
-    if tree is None:
+    if not parses:
         return None
     try:
-        return read_python_build_text(path, text, switches)   # a pure function of the text, which `tree` is parsed from
+        return read_python_build_text(path, text, switches)   # a pure function of the text
     except RecursionError:   # the readers do not recurse on the tree's depth; kept as the last line of defence
-        unread[path] = "not read as a build script: nested too deeply"
+        unread[path] = NESTED_TOO_DEEPLY
         return None
 
 
-def _calls_setup(text: str, tree: ast.Module | None) -> bool:
+def _calls_setup(text: str, tree_of: Callable[[str], ast.Module | None], path: str) -> bool:
+    tree = tree_of(path)
     if tree is None:
         return "setup(" in text
     return any(isinstance(n, ast.Call) and (getattr(n.func, "id", None) or getattr(n.func, "attr", None)) == "setup"
@@ -89,6 +83,12 @@ def _pyproject_is_distribution(text: str) -> tuple[bool, dict]:
 
 
 def owner(path: str, comps: Sequence[str]) -> str:
+    """The deepest of `comps` holding `path` ("." when none does)."""
+    return _owner(path, comps if isinstance(comps, tuple) else tuple(comps))
+
+
+@lru_cache(maxsize=1 << 17)
+def _owner(path: str, comps: tuple[str, ...]) -> str:
     best = "."
     for comp in comps:
         if comp != "." and within(path, comp) and len(comp) > len(best if best != "." else ""):
@@ -110,7 +110,7 @@ def read_project(
     known = {f.path for f in files}
     own_files = list(files)
     files = own_files + [f for f in pulled_in if f.path not in known]
-    texts = _BuildTexts(project, {f.path: f for f in files}, deadline)
+    texts = BuildTexts(project, {f.path: f for f in files}, deadline)
     text_of = texts.text_of
     manifests = _manifests(own_files, texts)
     root_setup = texts.tree_of("setup.py") if "setup.py" in manifests.comps.get(".", ()) else None
@@ -132,7 +132,7 @@ def read_project(
         hip_build = any(b.builds_on_rocm for b in cbuilds) or any(b.builds_on_rocm for b in pybuilds)
         if any(b.hipify or b.uses_cuda_extension for b in pybuilds) and not any(b.builds_on_rocm for b in cbuilds):
             hipified.add(comp)
-        comp_shims = {f.path for f in mine if f.kind in C_KINDS and len(SHIM_LINE.findall(text_of(f.path))) >= 5}
+        comp_shims = {f.path for f in mine if f.kind in C_KINDS and _shim_header(text_of(f.path))}
         if hip_build:
             shims |= comp_shims
             if facts is not None and (redefined := _redefined_for_rocm(mine, facts, text_of, comp_shims, rocm_macros)):
@@ -153,51 +153,10 @@ def read_project(
     project.unread_requirements = frozenset(unread)
     note_what_the_install_skips(project, manifests.comps, lambda p: owner(p, order), owned, own_files, text_of)
     project.vendor_backends = vendor_backends(own_files)
-    project.own_packages = frozenset(PurePosixPath(p).name for pkgs in project.shipped_python.values() for p in pkgs) \
+    project.own_packages = frozenset(pure(p).name for pkgs in project.shipped_python.values() for p in pkgs) \
         | frozenset(manifests.dist_names)
     project.dependencies = hard_dependencies(own_files, text_of)
     return project
-
-
-class _BuildTexts:
-    """The tree's files read (and Python build scripts parsed) once each, bounded in size and by the deadline;
-    a file that cannot be is noted in the project's `unread`."""
-
-    def __init__(self, project: ProjectBuild, by_path: dict[str, SourceFile], deadline: float | None) -> None:
-        self.project, self.by_path, self.deadline = project, by_path, deadline
-        self.texts: dict[str, str] = {}
-        self.trees: dict[str, ast.Module | None] = {}
-
-    def text_of(self, path: str) -> str:
-        texts, project = self.texts, self.project
-        if path not in texts:
-            if self.deadline is not None and time.monotonic() > self.deadline:
-                texts[path] = ""
-                if is_build_file(path):
-                    project.unread[path] = "not read: the build pre-pass ran out of its time budget"
-            else:
-                text = read_build_file(self.by_path[path])
-                texts[path] = text or ""
-                if text is None and is_build_file(path):
-                    project.unread[path] = f"not read: over {MAX_BUILD_BYTES // 2**20} MB or not a regular file"
-        return texts[path]
-
-    def tree_of(self, path: str) -> ast.Module | None:
-        """A Python build script parsed once; None (and the file noted as unread) when it cannot be."""
-        trees = self.trees
-        if path not in trees:
-            text = self.text_of(path)
-            trees[path] = None
-            if len(text) > MAX_PYTHON_BUILD_CHARS:
-                self.project.unread[path] = f"not read as a build script: over {MAX_PYTHON_BUILD_CHARS // 1024} KB"
-            else:
-                try:
-                    trees[path] = ast.parse(text)
-                except (SyntaxError, ValueError, MemoryError):
-                    pass
-                except RecursionError:
-                    self.project.unread[path] = "not read as a build script: nested too deeply"
-        return trees[path]
 
 
 @dataclass(frozen=True, slots=True)
@@ -207,7 +166,7 @@ class _Manifests:
     dist_names: frozenset[str]                         # the names the project distributes and builds
 
 
-def _manifests(own_files: Sequence[SourceFile], texts: _BuildTexts) -> _Manifests:
+def _manifests(own_files: Sequence[SourceFile], texts: BuildTexts) -> _Manifests:
     """Components from real manifests: a setup.py that calls setup(), a pyproject.toml of a distribution, a
     CMakeLists.txt with project(), a Makefile compiling CUDA; and the ROCm extras the pyprojects declare."""
     text_of = texts.text_of
@@ -215,12 +174,13 @@ def _manifests(own_files: Sequence[SourceFile], texts: _BuildTexts) -> _Manifest
     extras: dict[str, list[tuple[str, int, str]]] = {}
     dist_names: set[str] = set()
     for f in own_files:
-        name = PurePosixPath(f.path).name
+        name = pure(f.path).name
         directory = parent_dir(f.path)
         if PYPROJECTS.match(name):
             for extra, line in rocm_extras(f.path, text_of(f.path)):
                 extras.setdefault(directory, []).append((f.path, line, extra))
-        if name == "setup.py" and _calls_setup(text_of(f.path), texts.tree_of(f.path)):
+        if name == "setup.py" and by_text("calls setup", text_of(f.path),
+                                          partial(_calls_setup, text_of(f.path), texts.tree_of, f.path)):
             comps.setdefault(directory, []).append(f.path)
             dist_names |= setup_names(text_of(f.path)) | extension_names(text_of(f.path))
         elif name == "pyproject.toml":
@@ -246,18 +206,18 @@ def _components(project: ProjectBuild, comps: dict[str, list[str]], own_files: S
     part of the parent; a C/C++ build whose sources the root setup.py compiles is primary."""
     cmake_children = set()
     for f in own_files:
-        if PurePosixPath(f.path).name == "CMakeLists.txt":
+        if pure(f.path).name == "CMakeLists.txt":
             for target in set(re.findall(r"add_subdirectory\s*\(\s*\"?([^\s)\"]+)", text_of(f.path))):
                 cmake_children.add(PurePosixPath(parent_dir(f.path), target).as_posix().removeprefix("./"))
     for child in list(comps):
-        if child in cmake_children and all(PurePosixPath(m).name == "CMakeLists.txt" for m in comps[child]):
+        if child in cmake_children and all(pure(m).name == "CMakeLists.txt" for m in comps[child]):
             del comps[child]
     comps.setdefault(".", [])
     order = sorted(comps)
     root_installs = installed_by_path((f.path for f in own_files), text_of, order) \
         | compiled_by_setup(root_setup, [c for c in order if not any(_is_python_manifest(m) for m in comps[c])])
     for comp in order:
-        parts = {p.lower() for p in PurePosixPath(comp).parts}
+        parts = {p.lower() for p in pure(comp).parts}
         if comp != "." and parts & optional_dirs:
             project.components[comp] = "optional"
         elif comp == "." or not comps.get(".") or comp in root_installs:
@@ -272,10 +232,10 @@ def _components(project: ProjectBuild, comps: dict[str, list[str]], own_files: S
 
 
 def _is_python_manifest(path: str) -> bool:
-    return PurePosixPath(path).name in ("setup.py", "pyproject.toml")
+    return pure(path).name in ("setup.py", "pyproject.toml")
 
 
-def _builds(project: ProjectBuild, mine: Sequence[SourceFile], texts: _BuildTexts,
+def _builds(project: ProjectBuild, mine: Sequence[SourceFile], texts: BuildTexts,
             switches: PythonPersona | None = None) -> tuple[list[PyBuild], list[CBuild]]:
     """A component's build scripts read: setup.py and op builders, CMake files, Makefiles (their CUDA-only
     lines, opt-in lines and anything left unread go into the project)."""
@@ -283,9 +243,9 @@ def _builds(project: ProjectBuild, mine: Sequence[SourceFile], texts: _BuildText
     pybuilds: list[PyBuild] = []
     cbuilds: list[CBuild] = []
     for f in mine:
-        name = PurePosixPath(f.path).name
-        if name == "setup.py" or (f.kind == "python" and "op_builder" in PurePosixPath(f.path).parts):
-            built = _python_build(f.path, text_of(f.path), texts.tree_of(f.path), project.unread, switches)
+        name = pure(f.path).name
+        if name == "setup.py" or (f.kind == "python" and "op_builder" in pure(f.path).parts):
+            built = _python_build(f.path, text_of(f.path), texts.parses(f.path), project.unread, switches)
             if built:
                 pybuilds.append(built)
                 project.cuda_build_lines[f.path] = frozenset(built.cuda_lines)
@@ -346,7 +306,7 @@ def _redefined_for_rocm(mine: Sequence[SourceFile], facts: PreprocFacts, text_of
 
 
 def _note_shipped_python(project: ProjectBuild, comp: str, mine, pybuilds: list[PyBuild],
-                         texts: _BuildTexts, optional_dirs: frozenset[str], manifests: Sequence[str]) -> None:
+                         texts: BuildTexts, optional_dirs: frozenset[str], manifests: Sequence[str]) -> None:
     """The component's shipped packages, the CUDA-only artifacts its shipped Python can do without
     (auditor/model/rocmpath/tolerated.py), the extensions the install goes on without, and what it runs."""
     project.shipped_python[comp] = packages(comp, mine, declared_packages(manifests, texts.text_of, texts.tree_of))
@@ -362,7 +322,8 @@ def _note_opt_ins_and_shuffles(project: ProjectBuild, files: Sequence[SourceFile
     """The opt-in macros (the C builds' `optional_macros`, `-D` flags behind a setup.py environment opt-in, debug
     switches nothing defines), the lines behind them, the files that test them (auditor/model/rocmpath/optinlibs.py),
     and the calls of shuffle macros ROCm expands to a wavefront-wide shuffle (auditor/model/rocmpath/wideshuffle.py)."""
-    setups = {f.path: opt_in_lines(text_of(f.path)) for f in files if PurePosixPath(f.path).name == "setup.py"}
+    setups = {f.path: by_text("opt-in lines", text_of(f.path), partial(opt_in_lines, text_of(f.path)))
+              for f in files if pure(f.path).name == "setup.py"}
     optional_macros |= {m for path, lines in setups.items() for m in opt_in_macros(text_of(path), lines)}
     project.optional_macros = frozenset(optional_macros - project.rocm_macros) | _debug_switches(files, text_of)
     _mark_lines_behind_optional_macros(project, files, text_of, setups)
@@ -392,8 +353,8 @@ def _debug_switches(files: Sequence[SourceFile], text_of: Callable[[str], str]) 
     tested = tested_switches(text_of(f.path) for f in files if f.kind in C_KINDS)
     if not tested:
         return frozenset()
-    builds = (text_of(f.path) for f in files if f.kind in BUILD_INPUTS or PurePosixPath(f.path).name == "setup.py"
-              or (f.kind == "python" and "op_builder" in PurePosixPath(f.path).parts))
+    builds = (text_of(f.path) for f in files if f.kind in BUILD_INPUTS or pure(f.path).name == "setup.py"
+              or (f.kind == "python" and "op_builder" in pure(f.path).parts))
     return undefined_switches(tested, builds)
 
 

@@ -5,9 +5,9 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Sequence
-from pathlib import PurePosixPath
 
 from auditor.model.rocmpath.rocmmanifests import PYPROJECTS, rocm_extras
+from auditor.util.purepaths import pure
 
 REQUIREMENT_FILE = re.compile(r"(?i)^(?:.*requirements.*|constraints.*)\.(?:txt|in)$")
 NAMED = re.compile(r"""[\w.\-/]+\.(?:txt|in)\b""")
@@ -19,7 +19,7 @@ CONDA_RECIPES = frozenset({"meta.yaml", "meta.yml", "recipe.yaml"})
 
 
 def is_requirement_file(path: str) -> bool:
-    p = PurePosixPath(path)
+    p = pure(path)
     return p.suffix in (".txt", ".in") and (bool(REQUIREMENT_FILE.match(p.name))
                                             or any(part.lower() == "requirements" for part in p.parts[:-1]))
 
@@ -27,19 +27,19 @@ def is_requirement_file(path: str) -> bool:
 def unread_requirement_files(paths: Sequence[str], text_of: Callable[[str], str]) -> frozenset[str]:
     """Requirement files of one component that its packaging does not read, directly or through `-r`;
     empty when the packaging reads none (then `requirements.txt` is how the project installs)."""
-    packaging = [p for p in paths if PurePosixPath(p).name in PACKAGING]
+    packaging = [p for p in paths if pure(p).name in PACKAGING]
     requirement_files = [p for p in paths if is_requirement_file(p)]
     if not packaging or not requirement_files:
         return frozenset()
-    named = {PurePosixPath(m).name for p in packaging for m in NAMED.findall(text_of(p))}
-    read = {p for p in requirement_files if PurePosixPath(p).name in named}
+    named = {pure(m).name for p in packaging for m in NAMED.findall(text_of(p))}
+    read = {p for p in requirement_files if pure(p).name in named}
     if not read:
         return frozenset()
     frontier = list(read)
     while frontier:
         current = frontier.pop()
         for target in INCLUDE.findall(text_of(current)):
-            resolved = (PurePosixPath(current).parent / target).as_posix()
+            resolved = (pure(current).parent / target).as_posix()
             for candidate in requirement_files:
                 if candidate not in read and (candidate == resolved or candidate.endswith("/" + target)):
                     read.add(candidate)
@@ -59,11 +59,11 @@ def install_variants(comp: str, paths: Sequence[str], text_of: Callable[[str], s
     root = "" if comp == "." else comp.rstrip("/") + "/"
     if not any(p == root + name for p in paths for name in PACKAGING):
         return frozenset()
-    variants = {p for p in paths if ALTERNATIVE_PYPROJECT.match(PurePosixPath(p).name)
-                or PurePosixPath(p).name in CONDA_RECIPES}
+    variants = {p for p in paths if ALTERNATIVE_PYPROJECT.match(pure(p).name)
+                or pure(p).name in CONDA_RECIPES}
     default = root + "pyproject.toml"
-    rocm = sorted(p for p in variants if PurePosixPath(p).parent == PurePosixPath(default).parent
-                  and PYPROJECTS.match(PurePosixPath(p).name) and rocm_extras(p, text_of(p)))
+    rocm = sorted(p for p in variants if pure(p).parent == pure(default).parent
+                  and PYPROJECTS.match(pure(p).name) and rocm_extras(p, text_of(p)))
     if not rocm or default not in paths or rocm_extras(default, text_of(default)):
         return frozenset(variants)
     return frozenset((variants - {rocm[0]}) | {default})

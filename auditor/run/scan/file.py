@@ -145,6 +145,7 @@ def scan_text_as(
         unknown_suppressions=tuple(suppressions.unknown_ids),
         imports=engine_facts.imports,
         opt_in_lines=engine_facts.opt_in_lines,
+        import_time=engine_facts.import_time,
         exports=engine_facts.exports,
         fenced_exports=engine_facts.fenced_exports,
         functions=engine_facts.functions,
