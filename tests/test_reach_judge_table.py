@@ -84,6 +84,7 @@ def test_an_unknown_trait_is_refused_by_the_rulebook():
         parse_rule(rule, "rules/cuda/x.toml", check_queries=False)
 
 
+@pytest.mark.slow
 def test_no_rule_id_or_name_appears_in_python_code_outside_the_rulebook():
     """Rules are data: what code needs to know of a rule is a trait in its TOML (auditor/match/rulebook/traits.py)."""
     names = {r.name for r in load_rulebook().rules if "-" in r.name}

@@ -156,6 +156,7 @@ def test_a_stray_budget_alarm_is_a_tool_error_not_a_crash(tmp_path, capsys, monk
     assert main([str(repo), "--format", "json", "--no-progress"]) == 2
 
 
+@pytest.mark.slow
 def test_the_budget_stops_a_scan_stuck_inside_a_regex(tmp_path, capsys, monkeypatch):
     """A catastrophic regex runs in C, where SIGALRM cannot stop it: the child scanning it is ended instead."""
     import auditor.run.runner.workers
