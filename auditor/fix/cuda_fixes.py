@@ -15,13 +15,13 @@ from auditor.fix.named_mask import named_mask
 from auditor.fix.warp32 import exchange_in_group
 from auditor.fix.first_lane import first_lane_reduction
 from auditor.fix.lanes import lane_limit, tensor_core_use, unparsed_limit, unparsed_regions, whole_warp_limit
-from auditor.parse.cuda import Node, parse
+from auditor.parse.cuda import WARP_SYNC_CALL, Node, parse
 from auditor.types import Finding
 
 NEWLINE = b"\n"
 _MASK_IN_MACRO = re.compile(
-    rb"(__(?:shfl|shfl_up|shfl_down|shfl_xor|ballot|any|all|match_any|match_all|reduce_[a-z]+)_sync\s*\(\s*|"
-    rb"__syncwarp\s*\(\s*)(0[xX][fF]{8}[uUlL]*|~\s*0[uU]?|-\s*1|(?:uint32_t|unsigned(?:\s+int)?)\s*\(\s*-\s*1\s*\)"
+    rb"((?:" + WARP_SYNC_CALL.encode() + rb")\s*\(\s*)"
+    rb"(0[xX][fF]{8}[uUlL]*|~\s*0[uU]?|-\s*1|(?:uint32_t|unsigned(?:\s+int)?)\s*\(\s*-\s*1\s*\)"
     rb"|\(\s*(?:uint32_t|unsigned(?:\s+int)?)\s*\)\s*-\s*1)(?=\s*[,)])")
 # `uint32_t(-1)`, `unsigned(-1)`: all 32 bits set, written as a functional cast
 _FUNCTIONAL_ALL_ONES = re.compile(rb"^(?:uint32_t|unsigned(?:\s+int)?)\s*\(\s*-\s*1\s*\)$")

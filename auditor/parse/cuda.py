@@ -277,6 +277,18 @@ def node_texts(nodes: Sequence[ts.Node]) -> list[bytes]:
     return [node.text or b"" for node in nodes]
 
 
+# the warp functions whose first argument is a lane mask
+WARP_SYNC_CALL = (r"__(?:shfl|shfl_up|shfl_down|shfl_xor|ballot|any|all|match_any|match_all|reduce_[a-z]+)_sync"
+                  r"|__syncwarp")
+
+
+def enclosing_function(node: ts.Node | None) -> ts.Node | None:
+    """The function definition that holds `node` (the node itself when it is one), or None at file scope."""
+    while node is not None and node.type != "function_definition":
+        node = node.parent
+    return node
+
+
 def text(node: ts.Node) -> str:
     return node.text.decode("utf-8", "replace") if node.text is not None else ""
 

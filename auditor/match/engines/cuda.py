@@ -219,12 +219,8 @@ def _in_functions(rule: Rule, node) -> bool:
     wanted = rule.cuda.in_functions
     if not wanted:
         return True
-    while node is not None and node.type != "function_definition":
-        node = node.parent
-    return node is not None and any(child.type in wanted for child in node.children)
-
-
-SYNC_CALL = r"\b__(?:shfl(?:_up|_down|_xor)?|ballot|any|all|match_any|match_all|reduce_[a-z]+)_sync|\b__syncwarp"
+    function = ts_cuda.enclosing_function(node)
+    return function is not None and any(child.type in wanted for child in function.children)
 
 
 def _feeds_sync(rule: Rule, node) -> bool:
@@ -234,13 +230,11 @@ def _feeds_sync(rule: Rule, node) -> bool:
     if not rule.cuda.sync_mask or node.parent is None or node.parent.type != "init_declarator":
         return True
     declared = node.parent.child_by_field_name("declarator")
-    function = node
-    while function is not None and function.type != "function_definition":
-        function = function.parent
+    function = ts_cuda.enclosing_function(node)
     if declared is None or function is None:
         return False
     name = re.escape(ts_cuda.text(declared))
-    return re.search(rf"(?:{SYNC_CALL})\s*\(\s*{name}\b", ts_cuda.text(function)) is not None
+    return re.search(rf"\b(?:{ts_cuda.WARP_SYNC_CALL})\s*\(\s*{name}\b", ts_cuda.text(function)) is not None
 
 
 def _queries_present(rules: tuple[Rule, ...], lowered: str) -> tuple[Rule, ...]:

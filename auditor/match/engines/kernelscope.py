@@ -17,8 +17,7 @@ def kernel_lacks(rule: Rule, node) -> bool:
     pattern = rule.cuda.kernel_needs
     if not pattern:
         return False
-    while node is not None and node.type != "function_definition":
-        node = node.parent
-    if node is None or not any(child.type == "__global__" for child in node.children):
+    kernel = ts_cuda.enclosing_function(node)
+    if kernel is None or not any(child.type == "__global__" for child in kernel.children):
         return False
-    return re.search(pattern, ts_cuda.text(node)) is None
+    return re.search(pattern, ts_cuda.text(kernel)) is None

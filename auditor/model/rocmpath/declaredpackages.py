@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
 from pathlib import PurePosixPath
+from typing import TypeGuard
 
 FIND_CALLS = frozenset({"find_packages", "find_namespace_packages"})
 
@@ -52,7 +53,7 @@ def _from_pyproject(text: str) -> Declared | None:
     if not isinstance(setuptools, dict) or not _plain_layout(setuptools.get("package-dir")):
         return None
     listed = setuptools.get("packages")
-    if isinstance(listed, list) and listed and all(isinstance(p, str) for p in listed):
+    if _strings(listed):
         return Declared(names=frozenset(p.split(".")[0] for p in listed))
     find = listed.get("find") if isinstance(listed, dict) else None
     if isinstance(find, dict):
@@ -64,10 +65,11 @@ def _find(include: object, exclude: object) -> Declared | None:
     """`find_packages`' patterns, when they are lists of strings (a missing include is every package)."""
     included = ["*"] if include is None else include
     excluded = [] if exclude is None else exclude
-    if not (isinstance(included, (list, tuple)) and included and all(isinstance(p, str) for p in included)
-            and isinstance(excluded, (list, tuple)) and all(isinstance(p, str) for p in excluded)):
+    if not _strings(included):
         return None
-    return Declared(include=tuple(str(p) for p in included), exclude=tuple(str(p) for p in excluded))
+    if excluded in ([], ()):
+        return Declared(include=tuple(included))
+    return Declared(include=tuple(included), exclude=tuple(excluded)) if _strings(excluded) else None
 
 
 def _plain_layout(package_dir: object) -> bool:
@@ -76,7 +78,8 @@ def _plain_layout(package_dir: object) -> bool:
     return package_dir is None or (isinstance(package_dir, dict) and set(package_dir) <= {""})
 
 
-def _strings(value: object) -> bool:
+def _strings(value: object) -> TypeGuard[list[str] | tuple[str, ...]]:
+    """A non-empty list of strings, as a manifest writes one."""
     return isinstance(value, (list, tuple)) and bool(value) and all(isinstance(v, str) for v in value)
 
 
@@ -99,8 +102,8 @@ def _from_setup(tree: ast.Module | None) -> Declared | None:
             listed = ast.literal_eval(value)
         except (ValueError, TypeError, SyntaxError, MemoryError, RecursionError):
             listed = None
-        if isinstance(listed, (list, tuple)) and _strings(listed):
-            return Declared(names=frozenset(str(p).split(".")[0] for p in listed))
+        if _strings(listed):
+            return Declared(names=frozenset(p.split(".")[0] for p in listed))
         if isinstance(value, ast.Call) and _called(value) in FIND_CALLS:
             return _find_call(value)
         return None

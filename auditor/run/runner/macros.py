@@ -51,10 +51,12 @@ def project_macros(
         for name in new:
             facts = facts.with_value(name, derived[name])
         for source in sources:   # only a file that defines something can change its part
-            if any(parts.get(source.path, ((), ()))) and _names_any(source, new, max_bytes):
-                part = _file_part(source, facts, max_bytes, None)
-                if part is not None:
-                    parts[source.path] = part
+            if not any(parts.get(source.path, ((), ()))):
+                continue
+            text = _text(source, max_bytes)
+            if text is not None and any(name in text for name in new) \
+                    and (part := _part_of(text, facts)) is not None:
+                parts[source.path] = part
         answer = _merged(parts.values())
     if memo is not None and (whole := whole or memo.whole_key(sources)) is not None:
         memo.save_whole(whole, answer)
@@ -77,12 +79,22 @@ def _merged(parts: Iterable[FilePart]) -> tuple[frozenset[str], dict[str, int]]:
     return frozenset(name for name, cuda_only in verdict.items() if cuda_only and name not in derived), derived
 
 
-def _names_any(source: SourceFile, names: set[str], max_bytes: int) -> bool:
+def _text(source: SourceFile, max_bytes: int) -> str | None:
     try:
-        text = read_prefix(source.abspath, max_bytes + 1).decode("utf-8", "replace")
+        return read_prefix(source.abspath, max_bytes + 1).decode("utf-8", "replace")
     except OSError:
-        return False
-    return any(name in text for name in names)
+        return None
+
+
+def _part_of(text: str, facts: PreprocFacts) -> FilePart | None:
+    """A file's defines and ROCm values (None: too deep, or a #define of over 4300 digits: the scan reports it)."""
+    if "#define" not in text and "# define" not in text:
+        return ((), ())
+    try:
+        states = line_states(text, facts)
+    except (RecursionError, ValueError):
+        return None
+    return (tuple(states.defines), tuple(states.rocm_values))
 
 
 def _file_part(source: SourceFile, facts: PreprocFacts, max_bytes: int, memo: "_Memo | None") -> FilePart | None:
@@ -95,14 +107,9 @@ def _file_part(source: SourceFile, facts: PreprocFacts, max_bytes: int, memo: "_
         data = read_prefix(source.abspath, max_bytes + 1)
     except OSError:
         return None
-    text = data.decode("utf-8", "replace")
-    part: FilePart = ((), ())
-    if "#define" in text or "# define" in text:
-        try:
-            states = line_states(text, facts)
-        except (RecursionError, ValueError):  # too deep, or a #define of over 4300 digits: the scan reports it
-            return None
-        part = (tuple(states.defines), tuple(states.rocm_values))
+    part = _part_of(data.decode("utf-8", "replace"), facts)
+    if part is None:
+        return None
     if memo is not None:
         memo.save(source, stat, data, part)
     return part

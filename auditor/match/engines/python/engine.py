@@ -138,23 +138,16 @@ class _Engine(SyntacticContexts, SetupRequirements):
             self._import(node, alias.name)
 
     def on_import_from(self, node: ast.ImportFrom) -> None:
-        if node.level and self.module is not None:
-            self._relative_import(node, self.module)
-        if node.level or not node.module:
-            return
-        if node.module.startswith("torch.utils.cpp_extension"):
-            self.scan.uses_cpp_extension = True
-        candidates = [f"{node.module}.{a.name}" for a in node.names if a.name != "*"] + [node.module]
-        for candidate in candidates:
-            if self._import(node, candidate):
-                break
-
-    def _relative_import(self, node: ast.ImportFrom, module: str) -> None:
-        """`from . import gpu` in the module `pkg.functions.f`: the project's own `pkg.functions.gpu`."""
-        target = absolute("." * node.level + (node.module or ""), module, self.path.endswith("__init__.py"))
+        # `from . import gpu` in the module `pkg.functions.f` is the project's own `pkg.functions.gpu`, read so only
+        # when the file's module name is known
+        target = node.module if not node.level else None if self.module is None else \
+            absolute("." * node.level + (node.module or ""), self.module, self.path.endswith("__init__.py"))
         if not target:
             return
-        for candidate in [f"{target}.{a.name}" for a in node.names if a.name != "*"] + [target]:
+        if target.startswith("torch.utils.cpp_extension"):
+            self.scan.uses_cpp_extension = True
+        candidates = [f"{target}.{a.name}" for a in node.names if a.name != "*"] + [target]
+        for candidate in candidates:
             if self._import(node, candidate):
                 break
 
