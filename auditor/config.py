@@ -21,6 +21,7 @@ from pathlib import Path
 from typing import Protocol
 
 from auditor.util.errors import ToolError
+from auditor.util.tomltext import load_toml
 
 CONFIG_FILE = ".rocm-audit.toml"
 PYPROJECT = "pyproject.toml"
@@ -132,7 +133,7 @@ def read_config(path: Path, trusted: bool = False) -> ConfigFile:
 
 def parse_config(path: Path, text: str, trusted: bool = False) -> ConfigFile:
     try:
-        data = tomllib.loads(text)
+        data = load_toml(text)
     except tomllib.TOMLDecodeError as err:
         raise ConfigError(f"{_position(path, err, text)}: not valid TOML: {_toml_message(err)}") from None
     table = ""

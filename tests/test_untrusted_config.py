@@ -185,6 +185,21 @@ def test_blank_pyproject_is_linear(tmp_path, capsys):
         assert run(capsys, *args)[0] in (0, 1)
 
 
+def test_a_pyproject_nested_past_the_recursion_limit_is_an_invalid_file_not_a_crash(tmp_path, capsys):
+    """`packages = [[[[...` 50,000 deep: every reader of the tree's TOML (manifests, ROCm extras, declared packages,
+    entry points) takes it as invalid TOML; the file fails the run like any unreadable file (exit 1), no exit 2."""
+    nested = "[" * 50_000 + "]" * 50_000
+    repo = write_tree(tmp_path / "repo", {
+        "pyproject.toml": f'[project]\nname = "pkg"\nversion = "1"\n[tool.setuptools]\npackages = {nested}\n',
+        "pkg/__init__.py": "import torch\n",
+    })
+    code, out, _ = run(capsys, "check", repo, "--format", "json", "--no-cache")
+    report = json.loads(out)
+    assert code == 1
+    assert {e["path"]: e["message"] for e in report["errors"]} == {
+        "pyproject.toml": "invalid TOML: nested too deeply to read"}
+
+
 def test_repo_config_cannot_ask_for_its_files_to_be_rewritten(tmp_path, capsys):
     """`fix = true` / `unsafe = true` in a scanned repository's config would turn a check into a rewrite of
     the very tree being judged: ignored, with the line named, and the tree is left as it was."""

@@ -8,6 +8,7 @@ from pathlib import PurePosixPath
 
 from auditor.util.errors import ScannedFileError
 from auditor.parse.declared import Declared
+from auditor.util.tomltext import load_toml
 
 URL_OPTION = re.compile(r"^\s*(?:--index-url|--extra-index-url|-i|--find-links|-f)(?:\s+|=)(\S+)")
 INCLUDE_OPTION = re.compile(r"^\s*(?:-r|--requirement|-c|--constraint)(?:\s+|=)(\S+)")
@@ -274,7 +275,7 @@ def environment_yml(text: str) -> ManifestContent:
 
 def _toml(text: str) -> dict:
     try:
-        return tomllib.loads(text)
+        return load_toml(text)
     except tomllib.TOMLDecodeError as err:
         raise ManifestError(f"invalid TOML: {err}") from None
 

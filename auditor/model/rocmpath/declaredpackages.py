@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import ast
 import tomllib
+from auditor.util.tomltext import load_toml
 from collections.abc import Callable, Iterable
 from dataclasses import dataclass
 from fnmatch import fnmatchcase
@@ -46,8 +47,8 @@ def declared_packages(manifests: Iterable[str], text_of: Callable[[str], str],
 
 def _from_pyproject(text: str) -> Declared | None:
     try:
-        data = tomllib.loads(text)
-    except (tomllib.TOMLDecodeError, UnicodeError, RecursionError):
+        data = load_toml(text)
+    except (tomllib.TOMLDecodeError, UnicodeError):
         return None
     setuptools = (data.get("tool") or {}).get("setuptools") if isinstance(data.get("tool"), dict) else None
     if not isinstance(setuptools, dict) or not _plain_layout(setuptools.get("package-dir")):

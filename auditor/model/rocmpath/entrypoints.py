@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from auditor.util.tomltext import load_toml
 from collections.abc import Iterable
 
 # `"gpukit = gpukit.cli:main"` in a setup.py's entry_points
@@ -17,7 +18,7 @@ def entry_modules(setup_texts: Iterable[str], pyproject_texts: Iterable[str]) ->
     found = {m for text in setup_texts for m in SETUP_ENTRY.findall(text)}
     for text in pyproject_texts:
         try:
-            project = tomllib.loads(text).get("project") or {}
+            project = load_toml(text).get("project") or {}
         except (tomllib.TOMLDecodeError, ValueError):
             continue
         tables = [project.get(t) for t in TABLES] + list((project.get("entry-points") or {}).values())

@@ -43,6 +43,7 @@ from auditor.types import SourceFile
 from auditor.model.rocmpath.buildtexts import NESTED_TOO_DEEPLY, BuildTexts
 from auditor.util.textmemo import by_text
 from auditor.util.purepaths import pure
+from auditor.util.tomltext import load_toml
 
 SHIM_LINE = re.compile(r"^[ \t]*#[ \t]*define[ \t]+(?:cu|CU)\w+[ \t]+(?:hip|HIP)\w+", re.MULTILINE)
 
@@ -74,7 +75,7 @@ def _calls_setup(text: str, tree_of: Callable[[str], ast.Module | None], path: s
 
 def _pyproject_is_distribution(text: str) -> tuple[bool, dict]:
     try:
-        data = tomllib.loads(text)
+        data = load_toml(text)
     except (tomllib.TOMLDecodeError, ValueError):
         return False, {}
     return ("project" in data or "build-system" in data), data

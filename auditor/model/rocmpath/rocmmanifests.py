@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import re
 import tomllib
+from auditor.util.tomltext import load_toml
 from collections.abc import Iterable
 from pathlib import PurePosixPath
 
@@ -22,7 +23,7 @@ def rocm_extras(path: str, text: str) -> list[tuple[str, int]]:
     if not PYPROJECTS.match(PurePosixPath(path).name):
         return []
     try:
-        data = tomllib.loads(text)
+        data = load_toml(text)
     except (tomllib.TOMLDecodeError, ValueError):
         return []
     extras = (data.get("project") or {}).get("optional-dependencies") or {}
