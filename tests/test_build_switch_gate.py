@@ -46,10 +46,6 @@ def test_a_rocm_build_decides_the_gate_by_whether_it_defines_the_switch(tmp_path
     root = write_tree(tmp_path / "p", {"CMakeLists.txt": cmake, "src/sum.cc": GATED})
     _, data = run_json(root, "--no-cache")
     assert _gate(data) == {2: disposition}
-    # beside the project's own ROCm build, a live gate compiles GPU code out of it: work, not a rename
-    severity = {f["severity"] for f in data["findings"] if f["rule"] == "RA846"}
-    assert severity == ({"medium"} if disposition == "live" else {"low"})
-    assert (data["summary"]["verdict"] == "needs-port") == (disposition == "live")
 
 
 def test_a_gate_the_rocm_build_handles_beside_it_is_not_reported(tmp_path, run_json):

@@ -41,8 +41,6 @@ def assign(findings: Sequence[Finding], rules: Mapping[str, Rule], model: ReachM
         disposition = judged.row.disposition
         # `guarded` the flag and `guarded` the disposition are one thing (code written for ROCm too)
         f = replace(f, disposition=disposition, disposition_note=judged.note, guarded=disposition == GUARDED)
-        if judged.row.at_least is not None and f.severity < judged.row.at_least:
-            f = replace(f, severity=judged.row.at_least)
         out.append(_opt_in_library(f, rule, model.project))
     return _within_optional_integrations(out, model.kinds)
 

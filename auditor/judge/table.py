@@ -17,7 +17,6 @@ from auditor.judge.dispositions import (
 )
 from auditor.model.facts import FACTS
 from auditor.model.reach import Step
-from auditor.types import Severity
 
 
 @dataclass(frozen=True, slots=True)
@@ -48,7 +47,6 @@ class Row:
     disposition: str
     terms: tuple[Term, ...]
     note: str = ""        # "": the note of the first fact of the matching term that has one
-    at_least: Severity | None = None   # the least severity a finding of this row has (the work it stands for)
 
     @property
     def effect(self) -> Effect:
@@ -63,8 +61,8 @@ class Row:
 STALE_NOTE = "a HIP build path written for what ROCm 6 removed: not proof that a current ROCm builds the project"
 
 
-def _row(name: str, disposition: str, *terms: str, note: str = "", at_least: Severity | None = None) -> Row:
-    return Row(name, disposition, tuple(Term.parse(t) for t in terms), note, at_least)
+def _row(name: str, disposition: str, *terms: str, note: str = "") -> Row:
+    return Row(name, disposition, tuple(Term.parse(t) for t in terms), note)
 
 
 TABLE: tuple[Row, ...] = (
@@ -90,10 +88,7 @@ TABLE: tuple[Row, ...] = (
     _row("verify: an op compiled on first use", VERIFY, "opt-in-op & soft",
          note="in an op the ROCm path compiles on first use"),
     _row("not built", NOT_BUILT, "unreferenced"),
-    # the project's own ROCm build compiles this gate without the switch: its GPU code is compiled out of that
-    # build (the other side says "not compiled with GPU support"), which is port work wherever the rule rates a gate
-    _row("CUDA-only build switch", LIVE, "build-switch & cuda-only-switch & rocm-path-verified",
-         at_least=Severity.MEDIUM),
+    _row("CUDA-only build switch", LIVE, "build-switch & cuda-only-switch & rocm-path-verified"),
     _row("build switch the ROCm build keeps", GUARDED, "build-switch & rocm-path-verified",
          note="the ROCm build compiles this, and its build files do not keep the switch CUDA-only"),
     _row("verify: a CUDA build setting", VERIFY, "build-setting & rocm-build-file",
@@ -128,6 +123,5 @@ def markdown() -> str:
     lines = ["| # | row | when (any of) | disposition | verdict |", "|---|---|---|---|---|"]
     for number, row in enumerate(TABLE, 1):
         when = "<br>".join(f"`{term}`" for term in row.terms) or "anything else"
-        effect = f"{row.effect}, at least {row.at_least.label}" if row.at_least is not None else str(row.effect)
-        lines.append(f"| {number} | {row.name} | {when} | `{row.disposition}` | {effect} |")
+        lines.append(f"| {number} | {row.name} | {when} | `{row.disposition}` | {row.effect} |")
     return "\n".join(lines)
